@@ -1,0 +1,57 @@
+// Every error this package throws or rejects with carries a stable `code`. Argument errors
+// extend the built-in TypeError / RangeError so that ordinary checks keep working.
+
+export type ErrorCode =
+  | 'KDP_INVALID_ARG_TYPE'
+  | 'KDP_OUT_OF_RANGE'
+  | 'KDP_INVALID_VALUE'
+  | 'KDP_INVALID_OPTION';
+
+/** A value of the wrong type: `argument` names it, `expected` says what would do. */
+export class InvalidArgTypeError extends TypeError {
+  readonly code = 'KDP_INVALID_ARG_TYPE' as const;
+  constructor(readonly argument: string, readonly expected: string, actual: unknown) {
+    super(`${argument} must be ${expected}, got ${describe(actual)}`);
+    this.name = 'InvalidArgTypeError';
+  }
+}
+
+/** A number outside what the argument allows. */
+export class OutOfRangeError extends RangeError {
+  readonly code = 'KDP_OUT_OF_RANGE' as const;
+  constructor(readonly argument: string, readonly expected: string, actual: unknown) {
+    super(`${argument} must be ${expected}, got ${describe(actual)}`);
+    this.name = 'OutOfRangeError';
+  }
+}
+
+/** A value that is not one of a fixed set; the message lists the valid ones. */
+export class InvalidValueError extends RangeError {
+  readonly code = 'KDP_INVALID_VALUE' as const;
+  constructor(readonly argument: string, readonly valid: readonly string[], actual: unknown) {
+    super(`${argument} must be one of ${valid.map((v) => `'${v}'`).join(', ')}, got ${describe(actual)}`);
+    this.name = 'InvalidValueError';
+  }
+}
+
+/** Describes a value for an error message without dumping large objects or buffers. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  switch (typeof value) {
+    case 'string':
+      return value.length > 40 ? `a string of length ${value.length}` : JSON.stringify(value);
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    case 'symbol':
+      return value.toString();
+    case 'function':
+      return 'a function';
+    default: {
+      const name = (value as object).constructor?.name;
+      return name ? `an instance of ${name}` : 'an object';
+    }
+  }
+}

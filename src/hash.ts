@@ -1,0 +1,157 @@
+// Kafka-exact partition functions: the partition each of librdkafka's six built-in
+// partitioners (rd_kafka_msg_partitioner_* in src/rdkafka_msg.c, v2.12) picks for a key,
+// and Java's Utils.murmur2. The work happens in WebAssembly (assembly/partition.ts).
+
+import { shared, Core } from './wasm';
+import { writeKey, keyBytes, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
+import { InvalidArgTypeError, InvalidValueError, OutOfRangeError } from './errors';
+
+/** librdkafka's `partitioner` names, in the order of their codes in assembly/partition.ts. */
+export const PARTITIONERS = Object.freeze([
+  'murmur2_random',
+  'murmur2',
+  'consistent_random',
+  'consistent',
+  'fnv1a_random',
+  'fnv1a',
+] as const);
+
+export type PartitionerName = (typeof PARTITIONERS)[number];
+
+/** Hash families, as numbered in assembly/partition.ts. */
+export const enum Family {
+  Murmur2 = 0,
+  Crc32 = 1,
+  Fnv1a = 2,
+}
+
+/** The partition returned where the partitioner does not decide by the key. */
+export const UNDECIDED = -1;
+
+/** The code of a partitioner name; throws InvalidValueError listing the valid names. */
+export function partitionerCode(name: unknown, argument = 'partitioner'): number {
+  switch (name) {
+    case 'murmur2_random': return 0;
+    case 'murmur2': return 1;
+    case 'consistent_random': return 2;
+    case 'consistent': return 3;
+    case 'fnv1a_random': return 4;
+    case 'fnv1a': return 5;
+    default: throw new InvalidValueError(argument, PARTITIONERS, name);
+  }
+}
+
+/** Throws unless `n` is a usable partition count: an integer in [1, 2^31 - 1]. */
+export function checkPartitionCount(n: unknown, argument = 'numPartitions'): void {
+  if (typeof n !== 'number') throw new InvalidArgTypeError(argument, 'an integer >= 1', n);
+  if (!(n >= 1 && n <= 0x7fffffff && Math.floor(n) === n)) {
+    throw new OutOfRangeError(argument, 'an integer >= 1 and < 2^31', n);
+  }
+}
+
+/** Hash of a key too long for the key region, fed through it in chunks. */
+export function streamHash(core: Core, family: Family, key: Key): number {
+  const bytes = keyBytes(key);
+  const chunk = core.keyCapacity; // a multiple of 4, as murmur2's blocks need
+  const { exports, bytes: memory, keys } = core;
+  exports.streamStart(family, bytes.length);
+  let offset = 0;
+  for (; bytes.length - offset > chunk; offset += chunk) {
+    memory.set(bytes.subarray(offset, offset + chunk), keys);
+    exports.streamUpdate(chunk);
+  }
+  memory.set(bytes.subarray(offset), keys);
+  return exports.streamFinish(bytes.length - offset);
+}
+
+/** Partition of one key in `core`; arguments already checked except the key's type. */
+export function partitionIn(core: Core, code: number, key: unknown, n: number, argument: string): number {
+  const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, argument);
+  if (length !== DOES_NOT_FIT) return core.exports.partition(code, length, n);
+  const family: Family = code >> 1;
+  return core.exports.hashPartition(family, streamHash(core, family, key as Key), n);
+}
+
+/**
+ * Java's `Utils.murmur2(key)` (kafka-clients), as a signed int32. A string is hashed as its
+ * UTF-8 bytes.
+ */
+export function murmur2(key: Key): number {
+  const core = shared;
+  const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+  if (length === NULL_LENGTH) throw new InvalidArgTypeError('key', 'a string, Buffer or Uint8Array', key);
+  if (length !== DOES_NOT_FIT) return core.exports.hash(Family.Murmur2, length);
+  return streamHash(core, Family.Murmur2, key);
+}
+
+/**
+ * The partition librdkafka's `partitioner` (default 'murmur2_random', the Java producer's
+ * choice for keyed records) picks for `key` among `numPartitions`, or -1 where that
+ * partitioner does not decide by the key (a null key for the `*_random` ones, and also
+ * the empty key for 'consistent_random').
+ */
+export function partitionForKey(
+  key: Key | null | undefined,
+  numPartitions: number,
+  partitioner: PartitionerName = 'murmur2_random',
+): number {
+  checkPartitionCount(numPartitions);
+  return partitionIn(shared, partitionerCode(partitioner), key, numPartitions, 'key');
+}
+
+/** partitionForKey for many keys, one WebAssembly call per batch of packed keys. */
+export function partitionForKeys(
+  keys: ReadonlyArray<Key | null | undefined>,
+  numPartitions: number,
+  partitioner: PartitionerName = 'murmur2_random',
+): Int32Array {
+  if (!Array.isArray(keys)) throw new InvalidArgTypeError('keys', 'an array of keys', keys);
+  checkPartitionCount(numPartitions);
+  return partitionBatchIn(shared, partitionerCode(partitioner), keys, numPartitions, new Int32Array(keys.length));
+}
+
+/**
+ * Fills `out` with the partitions of `keys`: keys are packed into the key region with
+ * their lengths in the lengths table, and each full region is one WebAssembly call. A key
+ * longer than the whole region is hashed on its own, in chunks.
+ */
+export function partitionBatchIn(
+  core: Core,
+  code: number,
+  keys: ReadonlyArray<unknown>,
+  n: number,
+  out: Int32Array,
+): Int32Array {
+  const { exports, bytes: memory, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = core;
+  const total = keys.length;
+  let start = 0; // index of the first key of the pending call
+  let count = 0;
+  let used = 0;
+  const flush = (): void => {
+    if (count === 0) return;
+    exports.partitionBatch(code, count, n);
+    out.set(i32.subarray(results, results + count), start);
+    start += count;
+    count = 0;
+    used = 0;
+  };
+  for (let i = 0; i < total; i++) {
+    const key = keys[i];
+    let length = writeKey(memory, base + used, keyCapacity - used, key, `keys[${i}]`);
+    if (length === DOES_NOT_FIT) {
+      flush();
+      length = writeKey(memory, base, keyCapacity, key, `keys[${i}]`);
+      if (length === DOES_NOT_FIT) {
+        out[i] = partitionIn(core, code, key, n, `keys[${i}]`);
+        start = i + 1;
+        continue;
+      }
+    }
+    i32[lengths + count] = length;
+    count++;
+    if (length > 0) used += length;
+    if (count === batchCapacity) flush();
+  }
+  flush();
+  return out;
+}

@@ -1,0 +1,89 @@
+// Writing a message key into the WebAssembly key region: strings as their UTF-8 bytes,
+// exactly as Buffer.from(key, 'utf8') encodes them (a lone surrogate becomes U+FFFD,
+// EF BF BD, as V8's String::WriteUtf8 with REPLACE_INVALID_UTF8 does for node-rdkafka),
+// Buffers and Uint8Arrays as they are.
+
+import { InvalidArgTypeError } from './errors';
+
+/** A message key as node-rdkafka takes it. */
+export type Key = string | Buffer | Uint8Array;
+
+/** Length written for a null or undefined key. */
+export const NULL_LENGTH = -1;
+/** Returned by writeKey when the key does not fit in the space left. */
+export const DOES_NOT_FIT = -2;
+
+// Up to this many UTF-16 units a JS loop beats the fixed cost of a native utf8 write.
+const SHORT_STRING = 48;
+// Up to this many bytes a JS loop beats Uint8Array.prototype.set.
+const SHORT_BYTES = 32;
+
+const KEY_EXPECTED = 'a string, Buffer, Uint8Array, null or undefined';
+
+/**
+ * Writes `key` at byte offset `at` of `memory`, using at most `room` bytes. Returns the
+ * number of bytes written, NULL_LENGTH for a null/undefined key, or DOES_NOT_FIT.
+ * Throws InvalidArgTypeError (naming `argument`) for anything that is not a key.
+ */
+export function writeKey(memory: Buffer, at: number, room: number, key: unknown, argument: string): number {
+  if (typeof key === 'string') {
+    const units = key.length;
+    if (units <= SHORT_STRING && units * 3 <= room) return writeShortString(memory, at, key);
+    if (units * 3 <= room) return memory.write(key, at, room, 'utf8');
+    const length = Buffer.byteLength(key, 'utf8');
+    return length <= room ? memory.write(key, at, room, 'utf8') : DOES_NOT_FIT;
+  }
+  if (key instanceof Uint8Array) {
+    const length = key.length;
+    if (length > room) return DOES_NOT_FIT;
+    if (length <= SHORT_BYTES) {
+      for (let i = 0; i < length; i++) memory[at + i] = key[i];
+    } else {
+      memory.set(key, at);
+    }
+    return length;
+  }
+  if (key === null || key === undefined) return NULL_LENGTH;
+  throw new InvalidArgTypeError(argument, KEY_EXPECTED, key);
+}
+
+/** The UTF-8 bytes of a key that did not fit, for hashing in chunks. */
+export function keyBytes(key: Key): Uint8Array {
+  return typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
+}
+
+/** Encodes a short string; the caller guarantees 3 bytes of room per UTF-16 unit. */
+function writeShortString(memory: Buffer, at: number, key: string): number {
+  let p = at;
+  const units = key.length;
+  for (let i = 0; i < units; i++) {
+    let c = key.charCodeAt(i);
+    if (c < 0x80) {
+      memory[p++] = c;
+      continue;
+    }
+    if (c < 0x800) {
+      memory[p++] = 0xc0 | (c >> 6);
+      memory[p++] = 0x80 | (c & 0x3f);
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = i + 1 < units ? key.charCodeAt(i + 1) : 0;
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        // A surrogate pair: one 4-byte sequence (takes no more than the 6 bytes reserved).
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+        memory[p++] = 0xf0 | (cp >> 18);
+        memory[p++] = 0x80 | ((cp >> 12) & 0x3f);
+        memory[p++] = 0x80 | ((cp >> 6) & 0x3f);
+        memory[p++] = 0x80 | (cp & 0x3f);
+        i++;
+        continue;
+      }
+      c = 0xfffd;
+    }
+    memory[p++] = 0xe0 | (c >> 12);
+    memory[p++] = 0x80 | ((c >> 6) & 0x3f);
+    memory[p++] = 0x80 | (c & 0x3f);
+  }
+  return p - at;
+}

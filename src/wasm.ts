@@ -1,0 +1,65 @@
+// Loads the WebAssembly core (assembly/, built to build/kdp.wasm) once, synchronously, at
+// require time, and gives typed access to its exports and to the regions of its memory
+// described in assembly/memory.ts.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The numeric exports of assembly/index.ts. */
+export interface CoreExports {
+  readonly memory: { readonly buffer: ArrayBuffer; grow(deltaPages: number): number };
+  keysPtr(): number;
+  lengthsPtr(): number;
+  resultsPtr(): number;
+  keyCapacity(): number;
+  batchCapacity(): number;
+  hash(family: number, length: number): number;
+  partition(algorithm: number, length: number, partitions: number): number;
+  hashPartition(family: number, hash: number, partitions: number): number;
+  partitionBatch(algorithm: number, count: number, partitions: number): void;
+  streamStart(family: number, totalLength: number): void;
+  streamUpdate(length: number): void;
+  streamFinish(length: number): number;
+}
+
+/** One instance of the core with views over its memory. */
+export interface Core {
+  readonly exports: CoreExports;
+  /** Byte view of the whole memory, as a Buffer (for its fast utf8 write). */
+  readonly bytes: Buffer;
+  readonly i32: Int32Array;
+  /** Byte offset of the key region and its size. */
+  readonly keys: number;
+  readonly keyCapacity: number;
+  /** Int32 index (not byte offset) of the batch lengths and results tables. */
+  readonly lengths: number;
+  readonly results: number;
+  readonly batchCapacity: number;
+}
+
+const compiled = new WebAssembly.Module(readFileSync(join(__dirname, 'kdp.wasm')));
+
+/** A new instance of the core: its own memory, so its state is its own. */
+export function instantiate(): Core {
+  const exports = new WebAssembly.Instance(compiled, {
+    env: {
+      abort(): never {
+        throw new Error('kafka-dynamic-partitioner: WebAssembly core aborted');
+      },
+    },
+  }).exports as unknown as CoreExports;
+  const buffer = exports.memory.buffer;
+  return {
+    exports,
+    bytes: Buffer.from(buffer),
+    i32: new Int32Array(buffer),
+    keys: exports.keysPtr(),
+    keyCapacity: exports.keyCapacity(),
+    lengths: exports.lengthsPtr() >> 2,
+    results: exports.resultsPtr() >> 2,
+    batchCapacity: exports.batchCapacity(),
+  };
+}
+
+/** The instance behind the stateless functions of hash.ts. */
+export const shared: Core = instantiate();
