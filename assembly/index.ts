@@ -48,3 +48,66 @@ export function streamUpdate(length: i32): void {
 export function streamFinish(length: i32): i32 {
   return stream.streamFinish(KEYS, length);
 }
+
+// ---- hot-key detection and spreading (spread.ts); each DynamicPartitioner has its own instance ----
+
+import * as spread from "./spread";
+import * as hotkeys from "./hotkeys";
+import { murmur2Lanes, laneB } from "./murmur2";
+
+export function configure(
+  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64,
+  hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
+  widen: f64,
+): void {
+  spread.configure(width, depth, entries, topics, partitions, growth, hot, cool, admit, minimum, warm, factor, most, on, run, widen);
+}
+
+/** Partition for the key at KEYS in topic slot `topic`; see spread.ts. */
+export function decide(topic: i32, algorithm: i32, length: i32, partitions: i32): i32 {
+  return spread.decideAt(topic, algorithm, KEYS, length, partitions);
+}
+
+/** decide() for `count` keys packed as for partitionBatch. */
+export function decideBatch(topic: i32, algorithm: i32, count: i32, partitions: i32): void {
+  spread.decideBatchAt(topic, algorithm, KEYS, LENGTHS, RESULTS, count, partitions);
+}
+
+export function topicReset(topic: i32, partitions: i32): void { spread.topicReset(topic, partitions); }
+export function topicResize(topic: i32, partitions: i32): void { spread.topicResize(topic, partitions); }
+export function tick(factor: f64): void { spread.tick(factor); }
+export function currentWeight(): f64 { return spread.currentWeight(); }
+
+/**
+ * The first `width` allowed partitions of the key at KEYS among `partitions`, written to
+ * RESULTS: its normal partition, then normal + step, + 2 step, ... (mod partitions).
+ * Returns how many were written (at most BATCH_CAPACITY), or 0 for a key that is not decided by its bytes.
+ */
+export function allowedPartitions(algorithm: i32, length: i32, partitions: i32, width: i32): i32 {
+  const base = partitionOf(algorithm, KEYS, length, partitions);
+  if (base < 0) return 0;
+  murmur2Lanes(KEYS, length < 0 ? 0 : length);
+  const step = spread.spreadStep(laneB, partitions);
+  if (width > partitions) width = partitions;
+  if (width > BATCH_CAPACITY) width = BATCH_CAPACITY;
+  let p = base;
+  for (let i = 0; i < width; i++) {
+    store<i32>(RESULTS + (<usize>i << 2), p);
+    p += step;
+    if (p >= partitions) p -= partitions;
+  }
+  return width;
+}
+
+export function cellsPtr(): usize { return spread.CELLS; }
+export function eventsPtr(): usize { return spread.events; }
+export function topicSizePtr(): usize { return spread.tSize; }
+export function topicTotalPtr(): usize { return spread.tTotal; }
+export function topicLoadsPtr(): usize { return spread.tLoads; }
+export function topicPenaltyPtr(): usize { return spread.tPenalty; }
+export function entryTopicPtr(): usize { return hotkeys.eTopic; }
+export function entryCountPtr(): usize { return hotkeys.eCount; }
+export function entryStatePtr(): usize { return hotkeys.eState; }
+export function entryWidthPtr(): usize { return hotkeys.eWidth; }
+export function entrySizePtr(): usize { return hotkeys.eSize; }
+export function account(topic: i32, partition: i32): void { spread.account(topic, partition); }

@@ -15,3 +15,21 @@ export const RESULTS: usize = memory.data(BATCH_CAPACITY << 2, 16);
 
 /** Length marker of a null key in LENGTHS. */
 export const NULL_KEY: i32 = -1;
+
+// The arena: the regions of the hot-key state (sketch, heavy-hitter table, per-topic loads),
+// sized from the options and carved out once by `configure`. Memory never grows after that.
+let arenaTop: usize = (__heap_base + 15) & ~15;
+
+/** `bytes` of zeroed memory, 16-byte aligned; grows the memory by exactly what is missing. */
+export function arenaAlloc(bytes: usize): usize {
+  const ptr = arenaTop;
+  const end = (ptr + bytes + 15) & ~15;
+  const have = <usize>memory.size() << 16;
+  if (end > have) {
+    const pages = <i32>((end - have + 0xffff) >>> 16);
+    if (memory.grow(pages) < 0) unreachable();
+  }
+  memory.fill(ptr, 0, end - ptr);
+  arenaTop = end;
+  return ptr;
+}

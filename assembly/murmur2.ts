@@ -60,3 +60,43 @@ export function murmur2Finish(h: u32, ptr: usize, length: i32): i32 {
 export function murmur2(ptr: usize, length: i32): i32 {
   return murmur2Finish(murmur2Start(length), ptr, length);
 }
+
+/** Seed of the second murmur2 lane: the key's spreading step and sketch fingerprint. */
+// @ts-ignore: decorator
+@inline export const ALT_SEED: u32 = 0x2545f491;
+
+/** The second lane of murmur2Lanes, set by each call. */
+export let laneB: u32 = 0;
+
+/**
+ * Kafka's murmur2 of [ptr, ptr + length) (returned) and, in the same pass, murmur2 with
+ * ALT_SEED (left in laneB): two hashes of one key for the price of one read.
+ */
+export function murmur2Lanes(ptr: usize, length: i32): i32 {
+  let a: u32 = SEED ^ <u32>length;
+  let b: u32 = ALT_SEED ^ <u32>length;
+  const end = ptr + <usize>(length & ~3);
+  while (ptr < end) {
+    let k = load<u32>(ptr);
+    k *= M;
+    k ^= k >>> R;
+    k *= M;
+    a = (a * M) ^ k;
+    b = (b * M) ^ k;
+    ptr += 4;
+  }
+  let tail: u32 = 0;
+  switch (length & 3) {
+    case 3: tail ^= <u32>load<u8>(ptr, 2) << 16;
+    case 2: tail ^= <u32>load<u8>(ptr, 1) << 8;
+    case 1: {
+      tail ^= <u32>load<u8>(ptr);
+      a = (a ^ tail) * M;
+      b = (b ^ tail) * M;
+    }
+  }
+  a ^= a >>> 13; a *= M; a ^= a >>> 15;
+  b ^= b >>> 13; b *= M; b ^= b >>> 15;
+  laneB = b;
+  return <i32>a;
+}

@@ -55,3 +55,12 @@ export function describe(value: unknown): string {
     }
   }
 }
+
+/** An option that is unknown, of the wrong type or out of range; `path` names it (e.g. options.sketch.width). */
+export class InvalidOptionError extends TypeError {
+  readonly code = 'KDP_INVALID_OPTION' as const;
+  constructor(readonly path: string, readonly expected: string, actual: unknown) {
+    super(`${path} must be ${expected}, got ${describe(actual)}`);
+    this.name = 'InvalidOptionError';
+  }
+}

@@ -3,5 +3,9 @@
 export { murmur2, partitionForKey, partitionForKeys, PARTITIONERS, UNDECIDED } from './hash';
 export type { PartitionerName } from './hash';
 export type { Key } from './key';
-export { InvalidArgTypeError, OutOfRangeError, InvalidValueError } from './errors';
+export { InvalidArgTypeError, OutOfRangeError, InvalidValueError, InvalidOptionError } from './errors';
 export type { ErrorCode } from './errors';
+export { DynamicPartitioner, allowedPartitions } from './partitioner';
+export type { HotKey, TopicStats, PartitionerStats } from './partitioner';
+export { DEFAULTS } from './options';
+export type { DynamicPartitionerOptions, Horizon, SketchOptions } from './options';

@@ -20,6 +20,31 @@ export interface CoreExports {
   streamStart(family: number, totalLength: number): void;
   streamUpdate(length: number): void;
   streamFinish(length: number): number;
+  // Hot-key detection and spreading (assembly/spread.ts).
+  configure(
+    width: number, depth: number, entries: number, topics: number, partitions: number, growth: number,
+    hot: number, cool: number, admit: number, minimum: number, warm: number, factor: number, most: number,
+    on: number, run: number, widen: number,
+  ): void;
+  decide(topic: number, algorithm: number, length: number, partitions: number): number;
+  decideBatch(topic: number, algorithm: number, count: number, partitions: number): void;
+  topicReset(topic: number, partitions: number): void;
+  topicResize(topic: number, partitions: number): void;
+  tick(factor: number): void;
+  account(topic: number, partition: number): void;
+  currentWeight(): number;
+  allowedPartitions(algorithm: number, length: number, partitions: number, width: number): number;
+  cellsPtr(): number;
+  eventsPtr(): number;
+  topicSizePtr(): number;
+  topicTotalPtr(): number;
+  topicLoadsPtr(): number;
+  topicPenaltyPtr(): number;
+  entryTopicPtr(): number;
+  entryCountPtr(): number;
+  entryStatePtr(): number;
+  entryWidthPtr(): number;
+  entrySizePtr(): number;
 }
 
 /** One instance of the core with views over its memory. */
@@ -28,6 +53,7 @@ export interface Core {
   /** Byte view of the whole memory, as a Buffer (for its fast utf8 write). */
   readonly bytes: Buffer;
   readonly i32: Int32Array;
+  readonly f64: Float64Array;
   /** Byte offset of the key region and its size. */
   readonly keys: number;
   readonly keyCapacity: number;
@@ -39,8 +65,11 @@ export interface Core {
 
 const compiled = new WebAssembly.Module(readFileSync(join(__dirname, 'kdp.wasm')));
 
-/** A new instance of the core: its own memory, so its state is its own. */
-export function instantiate(): Core {
+/**
+ * A new instance of the core: its own memory, so its state is its own. `setup` runs before
+ * the views are made (it may grow the memory, as `configure` does).
+ */
+export function instantiate(setup?: (exports: CoreExports) => void): Core {
   const exports = new WebAssembly.Instance(compiled, {
     env: {
       abort(): never {
@@ -48,11 +77,13 @@ export function instantiate(): Core {
       },
     },
   }).exports as unknown as CoreExports;
+  setup?.(exports);
   const buffer = exports.memory.buffer;
   return {
     exports,
     bytes: Buffer.from(buffer),
     i32: new Int32Array(buffer),
+    f64: new Float64Array(buffer),
     keys: exports.keysPtr(),
     keyCapacity: exports.keyCapacity(),
     lengths: exports.lengthsPtr() >> 2,

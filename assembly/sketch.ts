@@ -1,0 +1,56 @@
+// Count-min sketch with conservative update (Estan & Varghese, SIGCOMM 2002): `depth` rows of
+// `width` f32 counters. A key's estimate is the minimum of its counters; an update raises
+// only the counters below estimate + weight, which keeps collisions from inflating counts
+// of keys that share a counter with a heavy one.
+//
+// Counts decay through the weight, not the counters: every message adds the current weight
+// (decay.ts), which grows geometrically, so old increments shrink relative to new ones.
+
+import { arenaAlloc } from "./memory";
+
+let counters: usize = 0;
+let width: u32 = 0;
+let depth: u32 = 0;
+let mask: u32 = 0;
+
+/** Width is rounded up to a power of two so a row index is a mask. */
+export function sketchConfigure(requestedWidth: u32, requestedDepth: u32): void {
+  width = 1;
+  while (width < requestedWidth) width <<= 1;
+  mask = width - 1;
+  depth = requestedDepth;
+  counters = arenaAlloc(<usize>width * depth * 4);
+}
+
+export function sketchBytes(): i32 {
+  return <i32>(width * depth * 4);
+}
+
+// @ts-ignore: decorator
+@inline
+function slot(row: u32, h1: u32, h2: u32): usize {
+  // Kirsch–Mitzenmacher double hashing: row i uses h1 + i * h2 (h2 odd).
+  return counters + ((<usize>row * width + ((h1 + row * h2) & mask)) << 2);
+}
+
+/** Adds `weight` to the key (conservatively) and returns its new estimate. */
+export function sketchAdd(h1: u32, h2: u32, weight: f32): f32 {
+  h2 |= 1;
+  let estimate = f32.MAX_VALUE;
+  for (let row: u32 = 0; row < depth; row++) {
+    const c = load<f32>(slot(row, h1, h2));
+    if (c < estimate) estimate = c;
+  }
+  const target = estimate + weight;
+  for (let row: u32 = 0; row < depth; row++) {
+    const p = slot(row, h1, h2);
+    if (load<f32>(p) < target) store<f32>(p, target);
+  }
+  return target;
+}
+
+/** Multiplies every counter by `factor` (decay.ts renormalisation). */
+export function sketchScale(factor: f32): void {
+  const end = counters + (<usize>width * depth << 2);
+  for (let p = counters; p < end; p += 4) store<f32>(p, load<f32>(p) * factor);
+}

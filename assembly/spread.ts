@@ -1,0 +1,375 @@
+// The decision for one message: hash → sketch → cold: the base partitioner's partition /
+// hot: the least loaded of the key's allowed partitions. See README "How spreading works".
+//
+// Per topic slot (the TS side maps topic names to slots): a decayed total, a decayed load
+// and an external penalty per partition, and the state of its sticky run for null keys.
+
+import { arenaAlloc, NULL_KEY } from "./memory";
+import { murmur2Lanes, laneB } from "./murmur2";
+import { FAMILY_MURMUR2, FAMILY_CRC32, hashOf, partitionOfHash } from "./partition";
+import { sketchConfigure, sketchAdd, sketchScale } from "./sketch";
+import { weight, decayConfigure, advance, advanceBy, restart } from "./decay";
+import {
+  hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
+  eTopic, eState, eWidth, eBase, eStep, eSize, CANDIDATE, HOT, FREE, full,
+} from "./hotkeys";
+
+// ---- options (configure) ----
+let hotShare: f64 = 0.1;     // hot above this many fair shares (1/n of the topic's traffic)
+let coolShare: f64 = 0.05;   // cold again below this many
+let admitShare: f64 = 0.05;  // tracked exactly above this many
+let minCount: f64 = 16;      // a hot key has at least this many recent messages
+let warmup: f64 = 1000;      // no key is hot before its topic has this many recent messages
+let spreadFactor: f64 = 1;   // a hot key starts with ceil(spreadFactor * share * n) partitions
+let widenAbove: f64 = 1.02;  // and gets one more while its best is above this many means
+let maxSpread: i32 = 0;      // at most this many (0: all)
+let spreadOn: bool = true;   // false: detect and report, never move
+let stickyRun: i32 = 256;    // messages per sticky run of undecided (null) keys
+
+// ---- per topic ----
+let maxTopics: i32 = 0;
+let maxPartitions: i32 = 0;
+export let tSize: usize = 0;     // i32: partition count
+export let tTotal: usize = 0;    // f64: decayed message count
+export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition
+export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fair shares
+let tSticky: usize = 0;          // i32: partition of the current sticky run
+let tStickyLeft: usize = 0;      // i32: messages left in it
+
+// ---- signals to the TS side, in a static cell block it reads without a call ----
+export const CELLS: usize = memory.data(64, 16);
+// i32 cells: [0] events pending, [1] entry of the last spread message or -1,
+//            [2] index (in its batch) of the last spread message.
+// @ts-ignore: decorator
+@inline const EVENT_COUNT: usize = 0;
+// @ts-ignore: decorator
+@inline const LAST_SPREAD: usize = 4;
+export let events: usize = 0;    // i32 triples: kind, entry, batch index
+let eventCapacity: i32 = 0;
+export const EVENT_HOT: i32 = 1;
+export const EVENT_COOLED: i32 = 2;
+
+let sweepCursor: i32 = 0;
+let batchIndex: i32 = 0;
+
+export function configure(
+  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64,
+  hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
+  widen: f64,
+): void {
+  sketchConfigure(<u32>width, <u32>depth);
+  hotkeysConfigure(entries);
+  decayConfigure(growth);
+  hotShare = hot; coolShare = cool; admitShare = admit; minCount = minimum; warmup = warm;
+  spreadFactor = factor; widenAbove = widen; maxSpread = most; spreadOn = on != 0; stickyRun = run;
+  maxTopics = topics;
+  maxPartitions = partitions;
+  const t = <usize>topics;
+  tSize = arenaAlloc(t << 2);
+  tTotal = arenaAlloc(t << 3);
+  tLoads = arenaAlloc((t * <usize>partitions) << 3);
+  tPenalty = arenaAlloc((t * <usize>partitions) << 3);
+  tSticky = arenaAlloc(t << 2);
+  tStickyLeft = arenaAlloc(t << 2);
+  eventCapacity = entries + 4;
+  events = arenaAlloc(<usize>eventCapacity * 12);
+  store<i32>(CELLS + LAST_SPREAD, -1);
+}
+
+// @ts-ignore: decorator
+@inline function loadAt(topic: i32, p: i32): usize {
+  return tLoads + ((<usize>topic * maxPartitions + p) << 3);
+}
+// @ts-ignore: decorator
+@inline function penaltyAt(topic: i32, p: i32): usize {
+  return tPenalty + ((<usize>topic * maxPartitions + p) << 3);
+}
+// @ts-ignore: decorator
+@inline function total(topic: i32): f64 {
+  return load<f64>(tTotal + (<usize>topic << 3));
+}
+
+function emit(kind: i32, e: i32): void {
+  const count = load<i32>(CELLS + EVENT_COUNT);
+  if (count >= eventCapacity) return; // unreachable while the TS side drains after each call
+  const p = events + <usize>count * 12;
+  store<i32>(p, kind);
+  store<i32>(p, e, 4);
+  store<i32>(p, batchIndex, 8);
+  store<i32>(CELLS + EVENT_COUNT, count + 1);
+}
+
+/** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
+export function topicReset(topic: i32, n: i32): void {
+  store<i32>(tSize + (<usize>topic << 2), n);
+  store<f64>(tTotal + (<usize>topic << 3), 0);
+  memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
+  memory.fill(penaltyAt(topic, 0), 0, <usize>maxPartitions << 3);
+  store<i32>(tSticky + (<usize>topic << 2), 0);
+  store<i32>(tStickyLeft + (<usize>topic << 2), 0);
+  for (let e = 0; e < capacity; e++) {
+    const state = geti(eState, e);
+    if (state != FREE && geti(eTopic, e) == topic) {
+      if (state == HOT) emit(EVENT_COOLED, e);
+      remove(e);
+    }
+  }
+}
+
+/**
+ * A topic's partition count changed: loads restart level (each partition at the mean), the
+ * penalties of partitions that still exist stay, and hot keys keep their state; their
+ * allowed partitions follow from the new count.
+ */
+export function topicResize(topic: i32, n: i32): void {
+  const old = load<i32>(tSize + (<usize>topic << 2));
+  store<i32>(tSize + (<usize>topic << 2), n);
+  const level = total(topic) / <f64>n;
+  for (let p = 0; p < maxPartitions; p++) {
+    store<f64>(loadAt(topic, p), p < n ? level : 0);
+    if (p >= n || p >= old) store<f64>(penaltyAt(topic, p), 0);
+  }
+  store<i32>(tStickyLeft + (<usize>topic << 2), 0);
+}
+
+// @ts-ignore: decorator
+@inline
+function gcd(a: i32, b: i32): i32 {
+  while (b != 0) { const t = a % b; a = b; b = t; }
+  return a;
+}
+
+/**
+ * The stride of a key's allowed partitions among n: 1 + (laneB & 0x7fffffff) % (n - 1),
+ * moved up (cyclically in 1..n-1) to the first value coprime with n, so that base,
+ * base + step, base + 2 step, ... (mod n) visits every partition once.
+ */
+export function spreadStep(b: u32, n: i32): i32 {
+  if (n <= 2) return 1;
+  let step = 1 + <i32>((b & 0x7fffffff) % <u32>(n - 1));
+  while (gcd(step, n) != 1) step = step == n - 1 ? 1 : step + 1;
+  return step;
+}
+
+/** How many partitions a key with `count` of `topicTotal` may use among n. */
+// @ts-ignore: decorator
+@inline
+function widthFor(count: f64, topicTotal: f64, n: i32): i32 {
+  let w = <i32>Math.ceil(spreadFactor * count * <f64>n / topicTotal);
+  if (w < 2) w = 2;
+  const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
+  return w > most ? most : w;
+}
+
+/**
+ * The least loaded (load + penalty) of the allowed partitions of hot entry e. When even the
+ * least loaded of them is above the topic's mean by more than `widenAbove`, the key is
+ * given one more partition (the next in its sequence): widths grow only as far as balance
+ * needs, and shrink only when the key cools.
+ */
+function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i32, b: u32): i32 {
+  if (geti(eSize, e) != n) {
+    seti(eSize, e, n);
+    seti(eBase, e, base);
+    seti(eStep, e, spreadStep(b, n));
+    seti(eWidth, e, 1);
+  }
+  let width = geti(eWidth, e);
+  const wanted = widthFor(count, topicTotal, n);
+  if (wanted > width) { width = wanted; seti(eWidth, e, width); }
+  const step = geti(eStep, e);
+  const fair = topicTotal / <f64>n;
+  let best = base;
+  let bestLoad = load<f64>(loadAt(topic, base)) + load<f64>(penaltyAt(topic, base)) * fair;
+  let p = base;
+  for (let i = 1; i < width; i++) {
+    p += step;
+    if (p >= n) p -= n;
+    const l = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+    if (l < bestLoad) { bestLoad = l; best = p; }
+  }
+  const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
+  if (bestLoad > fair * widenAbove && width < most) {
+    seti(eWidth, e, width + 1);
+    p += step;
+    if (p >= n) p -= n;
+    const l = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+    if (l < bestLoad) best = p;
+  }
+  return best;
+}
+
+/** The next sticky run of undecided keys starts on the least loaded partition (KIP-794's idea). */
+function sticky(topic: i32, n: i32): i32 {
+  const left = tStickyLeft + (<usize>topic << 2);
+  const at = tSticky + (<usize>topic << 2);
+  let remaining = load<i32>(left);
+  if (remaining > 0 && load<i32>(at) < n) {
+    store<i32>(left, remaining - 1);
+    return load<i32>(at);
+  }
+  const fair = total(topic) / <f64>n;
+  let best = 0;
+  let bestLoad = f64.MAX_VALUE;
+  for (let p = 0; p < n; p++) {
+    const l = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+    if (l < bestLoad) { bestLoad = l; best = p; }
+  }
+  store<i32>(at, best);
+  store<i32>(left, stickyRun - 1);
+  return best;
+}
+
+/** Rescales every stored count when the decay weight got large (decay.ts). */
+function renormalise(): void {
+  const factor = restart();
+  sketchScale(<f32>factor);
+  for (let e = 0; e < capacity; e++) setCount(e, getCount(e) * factor);
+  for (let t = 0; t < maxTopics; t++) {
+    store<f64>(tTotal + (<usize>t << 3), total(t) * factor);
+    const n = load<i32>(tSize + (<usize>t << 2));
+    for (let p = 0; p < n; p++) store<f64>(loadAt(t, p), load<f64>(loadAt(t, p)) * factor);
+  }
+}
+
+/**
+ * Looks at one entry per message, round robin: a hot key whose share fell below the cooling
+ * level cools, a candidate that fell well below admission leaves the table. Keys that stop
+ * arriving are found this way within `capacity` messages.
+ */
+// @ts-ignore: decorator
+@inline
+function sweepOne(): void {
+  const e = sweepCursor;
+  sweepCursor = e + 1 == capacity ? 0 : e + 1;
+  const state = geti(eState, e);
+  if (state == FREE) return;
+  const topic = geti(eTopic, e);
+  const fair = total(topic) / <f64>load<i32>(tSize + (<usize>topic << 2));
+  const count = getCount(e);
+  if (state == HOT) {
+    if (count < coolShare * fair) cool(e);
+  } else if (count < admitShare * 0.5 * fair) {
+    remove(e);
+  }
+}
+
+function cool(e: i32): void {
+  seti(eState, e, CANDIDATE);
+  seti(eSize, e, 0);
+  emit(EVENT_COOLED, e);
+}
+
+/**
+ * After a table miss: counts the key in the sketch and admits it to the table once its
+ * estimate passes the admission level, evicting the weakest of a few sampled candidates
+ * when the table is full.
+ */
+function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
+  // Fingerprint → sketch rows: lane A mixed with the topic, lane B as the probe stride.
+  const h1 = (a ^ (<u32>topic * 0x9e3779b1)) * 0x85ebca6b;
+  const estimate = <f64>sketchAdd(h1 ^ (h1 >>> 15), b, <f32>weight);
+  if (estimate <= admitShare * fair || topicTotal < warmup * weight) return -1;
+  if (full()) {
+    // Sample a few entries after the sweep cursor; evict the weakest candidate if weaker.
+    let victim = -1;
+    let victimShare = estimate / topicTotal;
+    for (let i = 0, e = sweepCursor; i < 8; i++) {
+      if (geti(eState, e) == CANDIDATE) {
+        const t = geti(eTopic, e);
+        const share = getCount(e) / total(t);
+        if (share < victimShare) { victimShare = share; victim = e; }
+      }
+      e = e + 1 == capacity ? 0 : e + 1;
+    }
+    if (victim < 0) return -1;
+    remove(victim);
+  }
+  return insert(topic, a, b, estimate);
+}
+
+/** Partition for the key at ptr (length NULL_KEY for null) of slot `topic` with n partitions. */
+export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n: i32): i32 {
+  const family = algorithm >> 1;
+  const tt = tTotal + (<usize>topic << 3);
+  const topicTotal = load<f64>(tt) + weight;
+  store<f64>(tt, topicTotal);
+  let result: i32;
+  let spread = -1;
+  if (length <= 0 && (algorithm & 1) == 0 && (length == NULL_KEY || family == FAMILY_CRC32)) {
+    result = sticky(topic, n);
+  } else {
+    if (length < 0) length = 0;
+    const a = <u32>murmur2Lanes(ptr, length);
+    const b = laneB;
+    const base = partitionOfHash(family, family == FAMILY_MURMUR2 ? <i32>a : hashOf(family, ptr, length), n);
+    result = base;
+    const fair = topicTotal / <f64>n;
+    let e = find(topic, a, b);
+    let count: f64;
+    if (e >= 0) {
+      count = getCount(e) + weight;
+      setCount(e, count);
+    } else {
+      e = admit(topic, a, b, topicTotal, fair);
+      count = e >= 0 ? getCount(e) : 0;
+    }
+    if (e >= 0) {
+      if (geti(eState, e) == HOT) {
+        if (count < coolShare * fair) {
+          cool(e); // this message goes to the key's own partition
+        } else {
+          spread = e;
+          if (spreadOn) result = choose(topic, e, count, topicTotal, n, base, b);
+        }
+      } else if (count > hotShare * fair && count >= minCount * weight && topicTotal >= warmup * weight) {
+        // Turns hot; this message still goes to the key's own partition, behind its
+        // earlier ones, so a consumer can order what follows after it.
+        seti(eState, e, HOT);
+        seti(eSize, e, 0);
+        emit(EVENT_HOT, e);
+        spread = e;
+      }
+    }
+  }
+  const l = loadAt(topic, result);
+  store<f64>(l, load<f64>(l) + weight);
+  store<i32>(CELLS + LAST_SPREAD, spread);
+  store<i32>(CELLS + LAST_SPREAD + 4, batchIndex);
+  if (advance()) renormalise();
+  sweepOne();
+  return result;
+}
+
+export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: usize, results: usize, count: i32, n: i32): void {
+  let ptr = keys;
+  for (let i = 0; i < count; i++) {
+    batchIndex = i;
+    const length = load<i32>(lengths + (<usize>i << 2));
+    store<i32>(results + (<usize>i << 2), decideAt(topic, algorithm, ptr, length, n));
+    if (length > 0) ptr += <usize>length;
+  }
+  batchIndex = 0;
+}
+
+/** The clock of a time horizon moved: counts so far shrink by `factor` relative to new ones. */
+export function tick(factor: f64): void {
+  if (advanceBy(factor)) renormalise();
+}
+
+export function currentWeight(): f64 {
+  return weight;
+}
+
+
+
+
+/** Counts a message placed without a decision (a key too long for the key region: never spread). */
+export function account(topic: i32, partition: i32): void {
+  const tt = tTotal + (<usize>topic << 3);
+  store<f64>(tt, load<f64>(tt) + weight);
+  const l = loadAt(topic, partition);
+  store<f64>(l, load<f64>(l) + weight);
+  store<i32>(CELLS + LAST_SPREAD, -1);
+  if (advance()) renormalise();
+}

@@ -1,0 +1,342 @@
+// DynamicPartitioner: Kafka's partition for every cold key, the least loaded of a few
+// allowed partitions for each hot one. The decision is one WebAssembly call
+// (assembly/spread.ts); this facade maps topics to slots, names hot keys, and reports.
+
+import { EventEmitter } from 'node:events';
+import { instantiate, Core, shared } from './wasm';
+import { writeKey, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
+import { partitionerCode, checkPartitionCount, partitionIn, PartitionerName } from './hash';
+import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions } from './options';
+import { InvalidArgTypeError, OutOfRangeError } from './errors';
+
+/** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
+export interface HotKey {
+  readonly topic: string;
+  /** The key as it was given: a string, or a copy of the Buffer / Uint8Array. */
+  readonly key: Key | null;
+  /** Its share of the topic's recent messages, 0..1. */
+  readonly share: number;
+  /** How many partitions it may use now (1 until its next message after turning hot, or with spread: false). */
+  readonly partitions: number;
+}
+
+export interface TopicStats {
+  readonly partitions: number;
+  /** Recent messages: the decayed count the shares are relative to. */
+  readonly recentMessages: number;
+  /** Each partition's share of the topic's recent messages. */
+  readonly load: readonly number[];
+  /** The most loaded partition's load over the mean (1 = perfectly even). */
+  readonly imbalance: number;
+  readonly hotKeys: number;
+}
+
+export interface PartitionerStats {
+  readonly topics: Readonly<Record<string, TopicStats>>;
+  /** Bytes of WebAssembly memory; fixed after construction. */
+  readonly memoryBytes: number;
+}
+
+interface TopicState {
+  readonly name: string;
+  readonly slot: number;
+  partitions: number;
+  lastUsed: number;
+}
+
+const EVENT_HOT = 1;
+const EVENT_COOLED = 2;
+// Admission to exact tracking happens at this fraction of the hot threshold.
+const ADMIT_OF_HOT = 0.5;
+
+export declare interface DynamicPartitioner {
+  on(event: 'hot', listener: (key: HotKey) => void): this;
+  on(event: 'cooled', listener: (key: HotKey) => void): this;
+  once(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
+  off(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
+}
+
+export class DynamicPartitioner extends EventEmitter {
+  readonly options: ResolvedOptions;
+  private readonly core: Core;
+  private readonly code: number;
+  private readonly topics = new Map<string, TopicState>();
+  private readonly freeSlots: number[] = [];
+  private readonly hot = new Map<number, { topic: TopicState; key: Key | null }>();
+  private lastTopic: TopicState | undefined;
+  private useClock = 0;
+  private readonly eventCell: number;
+  private readonly lastSpreadCell: number;
+  private readonly events: number;
+  private readonly topicTotal: number;
+  private readonly topicLoads: number;
+  private readonly topicPenalty: number;
+  private readonly entryTopic: number;
+  private readonly entryCount: number;
+  private readonly entryWidth: number;
+  private readonly entrySize: number;
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(options: DynamicPartitionerOptions = {}) {
+    super();
+    const o = resolveOptions(options);
+    this.options = o;
+    this.code = partitionerCode(o.partitioner, 'options.partitioner');
+    const perMessage = 'messages' in o.horizon ? Math.pow(2, 1 / o.horizon.messages) : 1;
+    this.core = instantiate((x) =>
+      x.configure(
+        o.sketch.width, o.sketch.depth, o.maxTrackedKeys, o.maxTopics, o.maxPartitions, perMessage,
+        o.hotThreshold, o.coolThreshold, o.hotThreshold * ADMIT_OF_HOT, o.minHotMessages, o.warmupMessages,
+        o.spreadFactor, o.maxSpread, o.spread ? 1 : 0, o.stickyRun, 1 + o.balanceTolerance,
+      ),
+    );
+    const x = this.core.exports;
+    this.eventCell = x.cellsPtr() >> 2;
+    this.lastSpreadCell = this.eventCell + 1;
+    this.events = x.eventsPtr() >> 2;
+    this.topicTotal = x.topicTotalPtr() >> 3;
+    this.topicLoads = x.topicLoadsPtr() >> 3;
+    this.topicPenalty = x.topicPenaltyPtr() >> 3;
+    this.entryTopic = x.entryTopicPtr() >> 2;
+    this.entryCount = x.entryCountPtr() >> 3;
+    this.entryWidth = x.entryWidthPtr() >> 2;
+    this.entrySize = x.entrySizePtr() >> 2;
+    for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
+    if ('ms' in o.horizon) this.timer = this.startClock(o.horizon.ms);
+  }
+
+  /** The partition for one message of `key` to `topic`, which has `numPartitions` partitions. */
+  partition(topic: string, key: Key | null | undefined, numPartitions: number): number {
+    let t = this.lastTopic;
+    if (t === undefined || t.name !== topic) t = this.topic(topic, numPartitions);
+    if (t.partitions !== numPartitions) this.resize(t, numPartitions);
+    t.lastUsed = ++this.useClock;
+    const core = this.core;
+    const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+    let p: number;
+    if (length !== DOES_NOT_FIT) {
+      p = core.exports.decide(t.slot, this.code, length, numPartitions);
+    } else {
+      p = partitionIn(shared, this.code, key, numPartitions, 'key');
+      core.exports.account(t.slot, p);
+    }
+    if (core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined);
+    return p;
+  }
+
+  /** partition() for many messages of one topic, in one WebAssembly call per packed batch. */
+  partitionBatch(topic: string, keys: ReadonlyArray<Key | null | undefined>, numPartitions: number): Int32Array {
+    if (!Array.isArray(keys)) throw new InvalidArgTypeError('keys', 'an array of keys', keys);
+    const t = this.topic(topic, numPartitions);
+    if (t.partitions !== numPartitions) this.resize(t, numPartitions);
+    t.lastUsed = ++this.useClock;
+    const { exports, bytes: memory, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = this.core;
+    const out = new Int32Array(keys.length);
+    let start = 0;
+    let count = 0;
+    let used = 0;
+    const flush = (): void => {
+      if (count === 0) return;
+      exports.decideBatch(t.slot, this.code, count, numPartitions);
+      out.set(i32.subarray(results, results + count), start);
+      if (i32[this.eventCell] !== 0) this.drainEvents(undefined, keys.slice(start, start + count));
+      start += count;
+      count = 0;
+      used = 0;
+    };
+    for (let i = 0; i < keys.length; i++) {
+      let length = writeKey(memory, base + used, keyCapacity - used, keys[i], `keys[${i}]`);
+      if (length === DOES_NOT_FIT) {
+        flush();
+        length = writeKey(memory, base, keyCapacity, keys[i], `keys[${i}]`);
+        if (length === DOES_NOT_FIT) {
+          out[i] = this.partition(topic, keys[i], numPartitions);
+          start = i + 1;
+          continue;
+        }
+      }
+      i32[lengths + count] = length;
+      count++;
+      if (length > 0) used += length;
+      if (count === batchCapacity) flush();
+    }
+    flush();
+    return out;
+  }
+
+  /**
+   * The tracked entry of the last message's key if that key is hot (whether or not it was
+   * moved), else -1. For the producer's order headers.
+   */
+  lastSpreadKey(): number {
+    return this.core.i32[this.lastSpreadCell];
+  }
+
+  /** The keys of `topic` that are hot now, hottest first. */
+  hotKeys(topic: string): HotKey[] {
+    const out: HotKey[] = [];
+    for (const [entry, h] of this.hot) if (h.topic.name === topic) out.push(this.describeEntry(entry, h.topic, h.key));
+    return out.sort((a, b) => b.share - a.share);
+  }
+
+  /**
+   * Makes `partition` of `topic` look fuller to hot keys (and to null-key runs) by `value`
+   * fair shares of the topic's recent traffic: 0 = no penalty, 1 = as if it had already received
+   * one more partition's worth. Cold keys never move. Feed it broker queue depth or
+   * consumer lag, normalised.
+   */
+  setPartitionPenalty(topic: string, partition: number, value: number): void {
+    if (typeof value !== 'number' || !(value >= 0) || value === Infinity) {
+      throw new OutOfRangeError('value', 'a finite number >= 0', value);
+    }
+    const t = this.topics.get(topic);
+    if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
+    if (!Number.isInteger(partition) || partition < 0 || partition >= (t ? t.partitions : this.options.maxPartitions)) {
+      throw new OutOfRangeError('partition', `an integer in [0, ${(t ? t.partitions : this.options.maxPartitions) - 1}]`, partition);
+    }
+    const state = t ?? this.topic(topic, partition + 1);
+    this.core.f64[this.topicPenalty + state.slot * this.options.maxPartitions + partition] = value;
+  }
+
+  /** Per-topic load and imbalance over the horizon. */
+  stats(): PartitionerStats {
+    const weight = this.core.exports.currentWeight();
+    const topics: Record<string, TopicStats> = {};
+    for (const t of this.topics.values()) {
+      const total = this.core.f64[this.topicTotal + t.slot];
+      const at = this.topicLoads + t.slot * this.options.maxPartitions;
+      const load = Array.from(this.core.f64.subarray(at, at + t.partitions), (l) => (total > 0 ? l / total : 0));
+      const max = Math.max(...load);
+      let hotKeys = 0;
+      for (const h of this.hot.values()) if (h.topic === t) hotKeys++;
+      topics[t.name] = {
+        partitions: t.partitions,
+        recentMessages: total / weight,
+        load,
+        imbalance: total > 0 ? max * t.partitions : 1,
+        hotKeys,
+      };
+    }
+    return { topics, memoryBytes: this.core.exports.memory.buffer.byteLength };
+  }
+
+  /** Stops the clock of a time horizon; the partitioner stays usable (counts stop fading). */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private topic(name: string, numPartitions: number): TopicState {
+    let t = this.topics.get(name);
+    if (t === undefined) {
+      if (typeof name !== 'string') throw new InvalidArgTypeError('topic', 'a string', name);
+      this.checkCount(numPartitions);
+      let slot = this.freeSlots.pop();
+      if (slot === undefined) slot = this.evictLeastRecentlyUsed();
+      t = { name, slot, partitions: numPartitions, lastUsed: 0 };
+      this.core.exports.topicReset(slot, numPartitions);
+      this.drainEvents(undefined, undefined);
+      this.topics.set(name, t);
+    }
+    this.lastTopic = t;
+    return t;
+  }
+
+  private evictLeastRecentlyUsed(): number {
+    let victim: TopicState | undefined;
+    for (const t of this.topics.values()) if (!victim || t.lastUsed < victim.lastUsed) victim = t;
+    const slot = victim!.slot;
+    this.topics.delete(victim!.name);
+    this.core.exports.topicReset(slot, 1);
+    this.drainEvents(undefined, undefined);
+    return slot;
+  }
+
+  private resize(t: TopicState, numPartitions: number): void {
+    this.checkCount(numPartitions);
+    t.partitions = numPartitions;
+    this.core.exports.topicResize(t.slot, numPartitions);
+  }
+
+  private checkCount(n: number): void {
+    checkPartitionCount(n);
+    if (n > this.options.maxPartitions) {
+      throw new OutOfRangeError('numPartitions', `at most options.maxPartitions (${this.options.maxPartitions})`, n);
+    }
+  }
+
+  /** Turns the WebAssembly event log into 'hot' / 'cooled' events and the table of hot keys. */
+  private drainEvents(single: unknown, batch: ReadonlyArray<unknown> | undefined): void {
+    const i32 = this.core.i32;
+    const count = i32[this.eventCell];
+    i32[this.eventCell] = 0;
+    const emitted: Array<['hot' | 'cooled', HotKey]> = [];
+    for (let i = 0; i < count; i++) {
+      const at = this.events + i * 3;
+      const kind = i32[at];
+      const entry = i32[at + 1];
+      if (kind === EVENT_HOT) {
+        const given = batch ? batch[i32[at + 2]] : single;
+        const key = given == null ? null : typeof given === 'string' ? given : Buffer.from(given as Uint8Array);
+        const topic = this.topicOfSlot(i32[this.entryTopic + entry]);
+        this.hot.set(entry, { topic, key });
+        emitted.push(['hot', this.describeEntry(entry, topic, key)]);
+      } else if (kind === EVENT_COOLED) {
+        const h = this.hot.get(entry);
+        if (!h) continue;
+        this.hot.delete(entry);
+        emitted.push(['cooled', { ...this.describeEntry(entry, h.topic, h.key), partitions: 1 }]);
+      }
+    }
+    for (const [event, key] of emitted) this.emit(event, key);
+  }
+
+  private topicOfSlot(slot: number): TopicState {
+    if (this.lastTopic && this.lastTopic.slot === slot) return this.lastTopic;
+    for (const t of this.topics.values()) if (t.slot === slot) return t;
+    throw new Error(`kafka-dynamic-partitioner: no topic in slot ${slot}`);
+  }
+
+  private describeEntry(entry: number, topic: TopicState, key: Key | null): HotKey {
+    const total = this.core.f64[this.topicTotal + topic.slot];
+    const sized = this.core.i32[this.entrySize + entry] === topic.partitions;
+    return {
+      topic: topic.name,
+      key,
+      share: total > 0 ? this.core.f64[this.entryCount + entry] / total : 0,
+      partitions: sized && this.options.spread ? this.core.i32[this.entryWidth + entry] : 1,
+    };
+  }
+
+  private startClock(halfLifeMs: number): NodeJS.Timeout {
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      this.core.exports.tick(Math.pow(2, (now - last) / halfLifeMs));
+      last = now;
+    }, Math.max(1, Math.min(1000, halfLifeMs / 32)));
+    timer.unref();
+    return timer;
+  }
+}
+
+/**
+ * The partitions a hot `key` may use among `numPartitions` when allowed `width` of them, in
+ * order: its normal partition (partitionForKey) first. The same for every producer, so a
+ * consumer can tell where a spread key's messages may be. Empty for a key the partitioner
+ * does not decide by (see partitionForKey).
+ */
+export function allowedPartitions(
+  key: Key | null | undefined,
+  numPartitions: number,
+  width: number,
+  partitioner: PartitionerName = 'murmur2_random',
+): number[] {
+  checkPartitionCount(numPartitions);
+  if (!Number.isInteger(width) || width < 1) throw new OutOfRangeError('width', 'an integer >= 1', width);
+  const code = partitionerCode(partitioner);
+  const core = shared;
+  const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+  if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
+  const count = core.exports.allowedPartitions(code, length === NULL_LENGTH ? -1 : length, numPartitions, width);
+  return Array.from(core.i32.subarray(core.results, core.results + count));
+}
