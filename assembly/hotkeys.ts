@@ -9,6 +9,8 @@ import { arenaAlloc } from "./memory";
 export const FREE: i32 = 0;
 export const CANDIDATE: i32 = 1;
 export const HOT: i32 = 2;
+/** Hot at a lower share because its normal partition was overloaded (spread.ts); >= HOT is hot. */
+export const RELIEF: i32 = 3;
 
 export let capacity: i32 = 0;
 let indexMask: u32 = 0;
@@ -18,7 +20,7 @@ export let eTopic: usize = 0;   // i32
 export let eLaneA: usize = 0;   // u32
 export let eLaneB: usize = 0;   // u32
 export let eCount: usize = 0;   // f64, decayed, in weight units
-export let eState: usize = 0;   // i32: FREE | CANDIDATE | HOT
+export let eState: usize = 0;   // i32: FREE | CANDIDATE | HOT | RELIEF
 export let eWidth: usize = 0;   // i32: how many partitions a hot key may use
 export let eBase: usize = 0;    // i32: the key's normal partition (for eCount's topic size)
 export let eStep: usize = 0;    // i32: stride through the partitions, coprime with eSize

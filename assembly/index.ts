@@ -56,11 +56,11 @@ import * as hotkeys from "./hotkeys";
 import { murmur2Lanes, laneB } from "./murmur2";
 
 export function configure(
-  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64,
+  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
   hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64,
+  widen: f64, relief: f64,
 ): void {
-  spread.configure(width, depth, entries, topics, partitions, growth, hot, cool, admit, minimum, warm, factor, most, on, run, widen);
+  spread.configure(width, depth, entries, topics, partitions, growth, loadGrowth, hot, cool, admit, minimum, warm, factor, most, on, run, widen, relief);
 }
 
 /** Partition for the key at KEYS in topic slot `topic`; see spread.ts. */
@@ -75,7 +75,7 @@ export function decideBatch(topic: i32, algorithm: i32, count: i32, partitions: 
 
 export function topicReset(topic: i32, partitions: i32): void { spread.topicReset(topic, partitions); }
 export function topicResize(topic: i32, partitions: i32): void { spread.topicResize(topic, partitions); }
-export function tick(factor: f64): void { spread.tick(factor); }
+export function tick(factor: f64, loadFactor: f64): void { spread.tick(factor, loadFactor); }
 export function currentWeight(): f64 { return spread.currentWeight(); }
 
 /**
@@ -103,6 +103,7 @@ export function cellsPtr(): usize { return spread.CELLS; }
 export function eventsPtr(): usize { return spread.events; }
 export function topicSizePtr(): usize { return spread.tSize; }
 export function topicTotalPtr(): usize { return spread.tTotal; }
+export function topicLoadTotalPtr(): usize { return spread.tLoadTotal; }
 export function topicLoadsPtr(): usize { return spread.tLoads; }
 export function topicPenaltyPtr(): usize { return spread.tPenalty; }
 export function entryTopicPtr(): usize { return hotkeys.eTopic; }

@@ -8,15 +8,16 @@ import { arenaAlloc, NULL_KEY } from "./memory";
 import { murmur2Lanes, laneB } from "./murmur2";
 import { FAMILY_MURMUR2, FAMILY_CRC32, hashOf, partitionOfHash } from "./partition";
 import { sketchConfigure, sketchAdd, sketchScale } from "./sketch";
-import { weight, decayConfigure, advance, advanceBy, restart } from "./decay";
+import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eState, eWidth, eBase, eStep, eSize, CANDIDATE, HOT, FREE, full,
+  eTopic, eState, eWidth, eBase, eStep, eSize, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
 // ---- options (configure) ----
 let hotShare: f64 = 0.1;     // hot above this many fair shares (1/n of the topic's traffic)
 let coolShare: f64 = 0.05;   // cold again below this many
+let reliefShare: f64 = 0.025; // hot above this many when the key's partition is overloaded (0: off)
 let admitShare: f64 = 0.05;  // tracked exactly above this many
 let minCount: f64 = 16;      // a hot key has at least this many recent messages
 let warmup: f64 = 1000;      // no key is hot before its topic has this many recent messages
@@ -30,8 +31,9 @@ let stickyRun: i32 = 256;    // messages per sticky run of undecided (null) keys
 let maxTopics: i32 = 0;
 let maxPartitions: i32 = 0;
 export let tSize: usize = 0;     // i32: partition count
-export let tTotal: usize = 0;    // f64: decayed message count
-export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition
+export let tTotal: usize = 0;    // f64: decayed message count (key clock)
+export let tLoadTotal: usize = 0; // f64: decayed message count (load clock)
+export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition (load clock)
 export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fair shares
 let tSticky: usize = 0;          // i32: partition of the current sticky run
 let tStickyLeft: usize = 0;      // i32: messages left in it
@@ -50,23 +52,27 @@ export const EVENT_HOT: i32 = 1;
 export const EVENT_COOLED: i32 = 2;
 
 let sweepCursor: i32 = 0;
+let rotor: i32 = 0;
+// @ts-ignore: decorator
+@inline const SCAN_WINDOW: i32 = 8;
 let batchIndex: i32 = 0;
 
 export function configure(
-  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64,
+  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
   hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64,
+  widen: f64, relief: f64,
 ): void {
   sketchConfigure(<u32>width, <u32>depth);
   hotkeysConfigure(entries);
-  decayConfigure(growth);
+  decayConfigure(growth, loadGrowth);
   hotShare = hot; coolShare = cool; admitShare = admit; minCount = minimum; warmup = warm;
-  spreadFactor = factor; widenAbove = widen; maxSpread = most; spreadOn = on != 0; stickyRun = run;
+  spreadFactor = factor; widenAbove = widen; reliefShare = relief; maxSpread = most; spreadOn = on != 0; stickyRun = run;
   maxTopics = topics;
   maxPartitions = partitions;
   const t = <usize>topics;
   tSize = arenaAlloc(t << 2);
   tTotal = arenaAlloc(t << 3);
+  tLoadTotal = arenaAlloc(t << 3);
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
   tSticky = arenaAlloc(t << 2);
@@ -88,6 +94,10 @@ export function configure(
 @inline function total(topic: i32): f64 {
   return load<f64>(tTotal + (<usize>topic << 3));
 }
+// @ts-ignore: decorator
+@inline function loadTotal(topic: i32): f64 {
+  return load<f64>(tLoadTotal + (<usize>topic << 3));
+}
 
 function emit(kind: i32, e: i32): void {
   const count = load<i32>(CELLS + EVENT_COUNT);
@@ -103,6 +113,7 @@ function emit(kind: i32, e: i32): void {
 export function topicReset(topic: i32, n: i32): void {
   store<i32>(tSize + (<usize>topic << 2), n);
   store<f64>(tTotal + (<usize>topic << 3), 0);
+  store<f64>(tLoadTotal + (<usize>topic << 3), 0);
   memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
   memory.fill(penaltyAt(topic, 0), 0, <usize>maxPartitions << 3);
   store<i32>(tSticky + (<usize>topic << 2), 0);
@@ -110,7 +121,7 @@ export function topicReset(topic: i32, n: i32): void {
   for (let e = 0; e < capacity; e++) {
     const state = geti(eState, e);
     if (state != FREE && geti(eTopic, e) == topic) {
-      if (state == HOT) emit(EVENT_COOLED, e);
+      if (state >= HOT) emit(EVENT_COOLED, e);
       remove(e);
     }
   }
@@ -124,7 +135,7 @@ export function topicReset(topic: i32, n: i32): void {
 export function topicResize(topic: i32, n: i32): void {
   const old = load<i32>(tSize + (<usize>topic << 2));
   store<i32>(tSize + (<usize>topic << 2), n);
-  const level = total(topic) / <f64>n;
+  const level = loadTotal(topic) / <f64>n;
   for (let p = 0; p < maxPartitions; p++) {
     store<f64>(loadAt(topic, p), p < n ? level : 0);
     if (p >= n || p >= old) store<f64>(penaltyAt(topic, p), 0);
@@ -167,7 +178,7 @@ function widthFor(count: f64, topicTotal: f64, n: i32): i32 {
  * given one more partition (the next in its sequence): widths grow only as far as balance
  * needs, and shrink only when the key cools.
  */
-function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i32, b: u32): i32 {
+function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
   if (geti(eSize, e) != n) {
     seti(eSize, e, n);
     seti(eBase, e, base);
@@ -178,21 +189,33 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   const wanted = widthFor(count, topicTotal, n);
   if (wanted > width) { width = wanted; seti(eWidth, e, width); }
   const step = geti(eStep, e);
-  const fair = topicTotal / <f64>n;
-  let best = base;
-  let bestLoad = load<f64>(loadAt(topic, base)) + load<f64>(penaltyAt(topic, base)) * fair;
-  let p = base;
-  for (let i = 1; i < width; i++) {
+  // A narrow set is scanned whole; a wide one through a window of SCAN_WINDOW consecutive
+  // members starting at a rotating offset: the least loaded of several choices balances
+  // almost as well as the least loaded of all (the power of d choices), at a fixed cost.
+  let first = 0;
+  let scan = width;
+  if (width > SCAN_WINDOW) {
+    rotor += SCAN_WINDOW;
+    if (rotor >= width) rotor -= width;
+    first = rotor;
+    scan = SCAN_WINDOW;
+  }
+  let p = <i32>((<i64>base + <i64>first * <i64>step) % <i64>n);
+  let best = p;
+  let bestLoad = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+  let index = first;
+  for (let i = 1; i < scan; i++) {
     p += step;
     if (p >= n) p -= n;
+    if (++index == width) { index = 0; p = base; }
     const l = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
     if (l < bestLoad) { bestLoad = l; best = p; }
   }
   const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
   if (bestLoad > fair * widenAbove && width < most) {
+    // Even the best is overloaded: admit the next partition of the key's sequence.
     seti(eWidth, e, width + 1);
-    p += step;
-    if (p >= n) p -= n;
+    p = <i32>((<i64>base + <i64>width * <i64>step) % <i64>n);
     const l = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
     if (l < bestLoad) best = p;
   }
@@ -208,7 +231,7 @@ function sticky(topic: i32, n: i32): i32 {
     store<i32>(left, remaining - 1);
     return load<i32>(at);
   }
-  const fair = total(topic) / <f64>n;
+  const fair = loadTotal(topic) / <f64>n;
   let best = 0;
   let bestLoad = f64.MAX_VALUE;
   for (let p = 0; p < n; p++) {
@@ -223,12 +246,14 @@ function sticky(topic: i32, n: i32): i32 {
 /** Rescales every stored count when the decay weight got large (decay.ts). */
 function renormalise(): void {
   const factor = restart();
+  const loadFactor = restartLoads();
   sketchScale(<f32>factor);
   for (let e = 0; e < capacity; e++) setCount(e, getCount(e) * factor);
   for (let t = 0; t < maxTopics; t++) {
     store<f64>(tTotal + (<usize>t << 3), total(t) * factor);
+    store<f64>(tLoadTotal + (<usize>t << 3), loadTotal(t) * loadFactor);
     const n = load<i32>(tSize + (<usize>t << 2));
-    for (let p = 0; p < n; p++) store<f64>(loadAt(t, p), load<f64>(loadAt(t, p)) * factor);
+    for (let p = 0; p < n; p++) store<f64>(loadAt(t, p), load<f64>(loadAt(t, p)) * loadFactor);
   }
 }
 
@@ -247,11 +272,18 @@ function sweepOne(): void {
   const topic = geti(eTopic, e);
   const fair = total(topic) / <f64>load<i32>(tSize + (<usize>topic << 2));
   const count = getCount(e);
-  if (state == HOT) {
-    if (count < coolShare * fair) cool(e);
+  if (state >= HOT) {
+    if (count < coolLine(state) * fair) cool(e);
   } else if (count < admitShare * 0.5 * fair) {
     remove(e);
   }
+}
+
+/** The share (in fair shares) below which a hot key cools: half its way in for RELIEF keys. */
+// @ts-ignore: decorator
+@inline
+function coolLine(state: i32): f64 {
+  return state == RELIEF ? reliefShare * 0.5 : coolShare;
 }
 
 function cool(e: i32): void {
@@ -294,6 +326,10 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   const tt = tTotal + (<usize>topic << 3);
   const topicTotal = load<f64>(tt) + weight;
   store<f64>(tt, topicTotal);
+  const lt = tLoadTotal + (<usize>topic << 3);
+  const topicLoad = load<f64>(lt) + loadWeight;
+  store<f64>(lt, topicLoad);
+  const loadFair = topicLoad / <f64>n;
   let result: i32;
   let spread = -1;
   if (length <= 0 && (algorithm & 1) == 0 && (length == NULL_KEY || family == FAMILY_CRC32)) {
@@ -315,25 +351,34 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
       count = e >= 0 ? getCount(e) : 0;
     }
     if (e >= 0) {
-      if (geti(eState, e) == HOT) {
-        if (count < coolShare * fair) {
+      const state = geti(eState, e);
+      if (state >= HOT) {
+        if (count < coolLine(state) * fair) {
           cool(e); // this message goes to the key's own partition
         } else {
+          if (state == RELIEF && count > hotShare * fair) seti(eState, e, HOT);
           spread = e;
-          if (spreadOn) result = choose(topic, e, count, topicTotal, n, base, b);
+          if (spreadOn) result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
         }
-      } else if (count > hotShare * fair && count >= minCount * weight && topicTotal >= warmup * weight) {
-        // Turns hot; this message still goes to the key's own partition, behind its
-        // earlier ones, so a consumer can order what follows after it.
-        seti(eState, e, HOT);
-        seti(eSize, e, 0);
-        emit(EVENT_HOT, e);
-        spread = e;
+      } else if (count >= minCount * weight && topicTotal >= warmup * weight) {
+        // Hot above hotShare; above reliefShare too while the key's own partition is
+        // overloaded, so that partitions heavy with cold traffic shed their biggest keys.
+        let next = FREE;
+        if (count > hotShare * fair) next = HOT;
+        else if (reliefShare > 0 && count > reliefShare * fair && load<f64>(loadAt(topic, base)) > loadFair * widenAbove) next = RELIEF;
+        if (next != FREE) {
+          // Turns hot; this message still goes to the key's own partition, behind its
+          // earlier ones, so a consumer can order what follows after it.
+          seti(eState, e, next);
+          seti(eSize, e, 0);
+          emit(EVENT_HOT, e);
+          spread = e;
+        }
       }
     }
   }
   const l = loadAt(topic, result);
-  store<f64>(l, load<f64>(l) + weight);
+  store<f64>(l, load<f64>(l) + loadWeight);
   store<i32>(CELLS + LAST_SPREAD, spread);
   store<i32>(CELLS + LAST_SPREAD + 4, batchIndex);
   if (advance()) renormalise();
@@ -353,8 +398,8 @@ export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: 
 }
 
 /** The clock of a time horizon moved: counts so far shrink by `factor` relative to new ones. */
-export function tick(factor: f64): void {
-  if (advanceBy(factor)) renormalise();
+export function tick(factor: f64, loadFactor: f64): void {
+  if (advanceBy(factor, loadFactor)) renormalise();
 }
 
 export function currentWeight(): f64 {
@@ -368,8 +413,10 @@ export function currentWeight(): f64 {
 export function account(topic: i32, partition: i32): void {
   const tt = tTotal + (<usize>topic << 3);
   store<f64>(tt, load<f64>(tt) + weight);
+  const lt = tLoadTotal + (<usize>topic << 3);
+  store<f64>(lt, load<f64>(lt) + loadWeight);
   const l = loadAt(topic, partition);
-  store<f64>(l, load<f64>(l) + weight);
+  store<f64>(l, load<f64>(l) + loadWeight);
   store<i32>(CELLS + LAST_SPREAD, -1);
   if (advance()) renormalise();
 }

@@ -23,8 +23,16 @@ export interface DynamicPartitionerOptions {
   readonly hotThreshold?: number;
   /** A hot key cools when its share falls below this many fair shares (below hotThreshold: hysteresis). */
   readonly coolThreshold?: number;
-  /** How fast counts fade: a half-life in messages (all topics) or milliseconds. */
+  /**
+   * A key whose normal partition is overloaded (above the mean by more than
+   * balanceTolerance) is hot already above this many fair shares, and cools below half of
+   * it; 0 turns this off. Lets partitions heavy with cold traffic shed their biggest keys.
+   */
+  readonly reliefThreshold?: number;
+  /** How fast key counts fade (so a key that cools down stops being hot): a half-life in messages (all topics) or milliseconds. */
   readonly horizon?: Horizon;
+  /** How fast partition loads fade (how long an overload is remembered and paid back): a half-life. */
+  readonly loadHorizon?: Horizon;
   readonly sketch?: SketchOptions;
   /** Keys tracked exactly (hot ones and candidates); bounds hotKeys(). */
   readonly maxTrackedKeys?: number;
@@ -54,7 +62,9 @@ export interface ResolvedOptions {
   readonly spread: boolean;
   readonly hotThreshold: number;
   readonly coolThreshold: number;
+  readonly reliefThreshold: number;
   readonly horizon: Horizon;
+  readonly loadHorizon: Horizon;
   readonly sketch: Required<SketchOptions>;
   readonly maxTrackedKeys: number;
   readonly spreadFactor: number;
@@ -72,14 +82,16 @@ export const DEFAULTS: ResolvedOptions = Object.freeze({
   spread: true,
   hotThreshold: 0.1,
   coolThreshold: 0.05,
-  horizon: Object.freeze({ messages: 100_000 }),
+  reliefThreshold: 0.025,
+  horizon: Object.freeze({ messages: 20_000 }),
+  loadHorizon: Object.freeze({ messages: 10_000 }),
   sketch: Object.freeze({ width: 16384, depth: 4 }),
   maxTrackedKeys: 1024,
   spreadFactor: 1,
   balanceTolerance: 0.02,
   maxSpread: 0,
   minHotMessages: 16,
-  warmupMessages: 1000,
+  warmupMessages: 200,
   stickyRun: 256,
   maxTopics: 64,
   maxPartitions: 1024,
@@ -131,7 +143,9 @@ const SCHEMA = object({
   spread: bool,
   hotThreshold: number(1e-6, 1e6, false),
   coolThreshold: number(0, 1e6, false),
+  reliefThreshold: number(0, 1e6, false),
   horizon: object({ messages: number(1, 1e12, false), ms: number(1, 1e12, false) }, true),
+  loadHorizon: object({ messages: number(1, 1e12, false), ms: number(1, 1e12, false) }, true),
   sketch: object({ width: number(16, 1 << 24, true), depth: number(1, 16, true) }),
   maxTrackedKeys: number(1, 1 << 20, true),
   spreadFactor: number(0, 1e6, false),
@@ -152,10 +166,14 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
     ...DEFAULTS,
     ...definedOnly(o),
     horizon: o.horizon ?? DEFAULTS.horizon,
+    loadHorizon: o.loadHorizon ?? DEFAULTS.loadHorizon,
     sketch: { ...DEFAULTS.sketch, ...definedOnly(o.sketch ?? {}) },
   };
   if (resolved.coolThreshold >= resolved.hotThreshold) {
     throw new InvalidOptionError('options.coolThreshold', `below options.hotThreshold (${resolved.hotThreshold})`, resolved.coolThreshold);
+  }
+  if (resolved.reliefThreshold > resolved.hotThreshold) {
+    throw new InvalidOptionError('options.reliefThreshold', `at most options.hotThreshold (${resolved.hotThreshold})`, resolved.reliefThreshold);
   }
   if (resolved.maxTopics * resolved.maxPartitions > 1 << 24) {
     throw new InvalidOptionError('options.maxPartitions', `at most 2^24 / options.maxTopics (${Math.floor((1 << 24) / resolved.maxTopics)})`, resolved.maxPartitions);

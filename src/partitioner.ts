@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { instantiate, Core, shared } from './wasm';
 import { writeKey, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
 import { partitionerCode, checkPartitionCount, partitionIn, PartitionerName } from './hash';
-import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions } from './options';
+import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from './options';
 import { InvalidArgTypeError, OutOfRangeError } from './errors';
 
 /** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
@@ -18,6 +18,11 @@ export interface HotKey {
   readonly share: number;
   /** How many partitions it may use now (1 until its next message after turning hot, or with spread: false). */
   readonly partitions: number;
+  /**
+   * 'share': its share is above hotThreshold; 'relief': above reliefThreshold only, made hot
+   * because its normal partition was overloaded.
+   */
+  readonly reason: 'share' | 'relief';
 }
 
 export interface TopicStats {
@@ -44,9 +49,10 @@ interface TopicState {
   lastUsed: number;
 }
 
+const STATE_RELIEF = 3; // assembly/hotkeys.ts
 const EVENT_HOT = 1;
 const EVENT_COOLED = 2;
-// Admission to exact tracking happens at this fraction of the hot threshold.
+// Admission to exact tracking happens at this fraction of the lowest hot line.
 const ADMIT_OF_HOT = 0.5;
 
 export declare interface DynamicPartitioner {
@@ -69,11 +75,13 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly lastSpreadCell: number;
   private readonly events: number;
   private readonly topicTotal: number;
+  private readonly topicLoadTotal: number;
   private readonly topicLoads: number;
   private readonly topicPenalty: number;
   private readonly entryTopic: number;
   private readonly entryCount: number;
   private readonly entryWidth: number;
+  private readonly entryState: number;
   private readonly entrySize: number;
   private readonly timer: NodeJS.Timeout | undefined;
 
@@ -82,12 +90,14 @@ export class DynamicPartitioner extends EventEmitter {
     const o = resolveOptions(options);
     this.options = o;
     this.code = partitionerCode(o.partitioner, 'options.partitioner');
-    const perMessage = 'messages' in o.horizon ? Math.pow(2, 1 / o.horizon.messages) : 1;
+    const perMessage = (h: Horizon): number => ('messages' in h ? Math.pow(2, 1 / h.messages) : 1);
     this.core = instantiate((x) =>
       x.configure(
-        o.sketch.width, o.sketch.depth, o.maxTrackedKeys, o.maxTopics, o.maxPartitions, perMessage,
-        o.hotThreshold, o.coolThreshold, o.hotThreshold * ADMIT_OF_HOT, o.minHotMessages, o.warmupMessages,
-        o.spreadFactor, o.maxSpread, o.spread ? 1 : 0, o.stickyRun, 1 + o.balanceTolerance,
+        o.sketch.width, o.sketch.depth, o.maxTrackedKeys, o.maxTopics, o.maxPartitions,
+        perMessage(o.horizon), perMessage(o.loadHorizon),
+        o.hotThreshold, o.coolThreshold, ADMIT_OF_HOT * Math.min(o.hotThreshold, o.reliefThreshold || Infinity),
+        o.minHotMessages, o.warmupMessages, o.spreadFactor, o.maxSpread, o.spread ? 1 : 0, o.stickyRun,
+        1 + o.balanceTolerance, o.reliefThreshold,
       ),
     );
     const x = this.core.exports;
@@ -95,14 +105,16 @@ export class DynamicPartitioner extends EventEmitter {
     this.lastSpreadCell = this.eventCell + 1;
     this.events = x.eventsPtr() >> 2;
     this.topicTotal = x.topicTotalPtr() >> 3;
+    this.topicLoadTotal = x.topicLoadTotalPtr() >> 3;
     this.topicLoads = x.topicLoadsPtr() >> 3;
     this.topicPenalty = x.topicPenaltyPtr() >> 3;
     this.entryTopic = x.entryTopicPtr() >> 2;
     this.entryCount = x.entryCountPtr() >> 3;
     this.entryWidth = x.entryWidthPtr() >> 2;
+    this.entryState = x.entryStatePtr() >> 2;
     this.entrySize = x.entrySizePtr() >> 2;
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
-    if ('ms' in o.horizon) this.timer = this.startClock(o.horizon.ms);
+    if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
   }
 
   /** The partition for one message of `key` to `topic`, which has `numPartitions` partitions. */
@@ -203,7 +215,7 @@ export class DynamicPartitioner extends EventEmitter {
     const weight = this.core.exports.currentWeight();
     const topics: Record<string, TopicStats> = {};
     for (const t of this.topics.values()) {
-      const total = this.core.f64[this.topicTotal + t.slot];
+      const total = this.core.f64[this.topicLoadTotal + t.slot];
       const at = this.topicLoads + t.slot * this.options.maxPartitions;
       const load = Array.from(this.core.f64.subarray(at, at + t.partitions), (l) => (total > 0 ? l / total : 0));
       const max = Math.max(...load);
@@ -211,7 +223,7 @@ export class DynamicPartitioner extends EventEmitter {
       for (const h of this.hot.values()) if (h.topic === t) hotKeys++;
       topics[t.name] = {
         partitions: t.partitions,
-        recentMessages: total / weight,
+        recentMessages: this.core.f64[this.topicTotal + t.slot] / weight,
         load,
         imbalance: total > 0 ? max * t.partitions : 1,
         hotKeys,
@@ -304,16 +316,21 @@ export class DynamicPartitioner extends EventEmitter {
       key,
       share: total > 0 ? this.core.f64[this.entryCount + entry] / total : 0,
       partitions: sized && this.options.spread ? this.core.i32[this.entryWidth + entry] : 1,
+      reason: this.core.i32[this.entryState + entry] === STATE_RELIEF ? 'relief' : 'share',
     };
   }
 
-  private startClock(halfLifeMs: number): NodeJS.Timeout {
+  /** The clock of time horizons: every few milliseconds, the weights grow by the time passed. */
+  private startClock(keys: Horizon, loads: Horizon): NodeJS.Timeout {
+    const halfLife = (h: Horizon): number => ('ms' in h ? h.ms : Infinity);
+    const keyHalfLife = halfLife(keys);
+    const loadHalfLife = halfLife(loads);
     let last = performance.now();
     const timer = setInterval(() => {
       const now = performance.now();
-      this.core.exports.tick(Math.pow(2, (now - last) / halfLifeMs));
+      this.core.exports.tick(Math.pow(2, (now - last) / keyHalfLife), Math.pow(2, (now - last) / loadHalfLife));
       last = now;
-    }, Math.max(1, Math.min(1000, halfLifeMs / 32)));
+    }, Math.max(1, Math.min(1000, Math.min(keyHalfLife, loadHalfLife) / 32)));
     timer.unref();
     return timer;
   }

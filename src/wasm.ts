@@ -22,15 +22,15 @@ export interface CoreExports {
   streamFinish(length: number): number;
   // Hot-key detection and spreading (assembly/spread.ts).
   configure(
-    width: number, depth: number, entries: number, topics: number, partitions: number, growth: number,
+    width: number, depth: number, entries: number, topics: number, partitions: number, growth: number, loadGrowth: number,
     hot: number, cool: number, admit: number, minimum: number, warm: number, factor: number, most: number,
-    on: number, run: number, widen: number,
+    on: number, run: number, widen: number, relief: number,
   ): void;
   decide(topic: number, algorithm: number, length: number, partitions: number): number;
   decideBatch(topic: number, algorithm: number, count: number, partitions: number): void;
   topicReset(topic: number, partitions: number): void;
   topicResize(topic: number, partitions: number): void;
-  tick(factor: number): void;
+  tick(factor: number, loadFactor: number): void;
   account(topic: number, partition: number): void;
   currentWeight(): number;
   allowedPartitions(algorithm: number, length: number, partitions: number, width: number): number;
@@ -38,6 +38,7 @@ export interface CoreExports {
   eventsPtr(): number;
   topicSizePtr(): number;
   topicTotalPtr(): number;
+  topicLoadTotalPtr(): number;
   topicLoadsPtr(): number;
   topicPenaltyPtr(): number;
   entryTopicPtr(): number;

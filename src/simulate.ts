@@ -1,0 +1,181 @@
+// Static placement against dynamic placement on a synthetic workload: the engine behind
+// `kdp simulate` and the balance figures of `npm run bench`.
+
+import { DynamicPartitioner } from './partitioner';
+import { partitionForKeys } from './hash';
+import { DynamicPartitionerOptions, resolveOptions } from './options';
+import { KeyStream, parseWorkload } from './workload';
+
+export interface SimulationSettings {
+  readonly workload: string;
+  readonly keys: number;
+  readonly messages: number;
+  readonly partitions: number;
+  /** Messages per window for the worst-window figure. */
+  readonly window: number;
+  readonly seed: number;
+  readonly options: DynamicPartitionerOptions;
+}
+
+export const SIMULATION_DEFAULTS: SimulationSettings = Object.freeze({
+  workload: 'zipf:1.0',
+  keys: 100_000,
+  messages: 1_000_000,
+  partitions: 48,
+  window: 100_000,
+  seed: 1,
+  options: Object.freeze({}),
+});
+
+export interface Placement {
+  /** Messages per partition over the run. */
+  readonly load: number[];
+  /** Hottest partition / mean, over the run. */
+  readonly maxOverMean: number;
+  /** Hottest partition / mean, per window. */
+  readonly windows: number[];
+  readonly worstWindow: number;
+}
+
+export interface SimulationResult {
+  readonly settings: SimulationSettings;
+  readonly static: Placement;
+  readonly dynamic: Placement & {
+    /** Keys that were hot at some point. */
+    readonly keysSpread: number;
+    /** Mean, over the keys hot at the end, of the partitions each may use. */
+    readonly meanPartitionsPerSpreadKey: number;
+    /** For a shifting workload: hottest / mean in the window right after each move. */
+    readonly windowAfterShift: number[];
+    /** Keys whose messages left their normal partition at least once. */
+    readonly keysMoved: number;
+    /** Messages of keys that were never hot that did not go to the key's normal partition (must be 0). */
+    readonly coldMessagesMoved: number;
+  };
+  /** Hot-key detection at the end of the run against the true key probabilities (stationary workloads). */
+  readonly detection: {
+    /** Keys whose true share is above the hot threshold. */
+    readonly trulyHot: number;
+    readonly reported: number;
+    /** Truly hot keys not reported. */
+    readonly missed: number;
+    /** Keys reported hot for their share whose true share is below the cooling threshold. */
+    readonly falseHot: number;
+    /** Keys reported hot to relieve an overloaded partition (reason 'relief'); not detections. */
+    readonly relief: number;
+  } | null;
+  /** Wall time of the dynamic decisions, per message (includes the simulator's own loop). */
+  readonly nsPerMessage: number;
+}
+
+function placement(load: Float64Array, windows: number[]): Placement {
+  const total = load.reduce((a, b) => a + b, 0);
+  return {
+    load: Array.from(load),
+    maxOverMean: total > 0 ? (Math.max(...load) * load.length) / total : 1,
+    windows,
+    worstWindow: windows.length ? Math.max(...windows) : 1,
+  };
+}
+
+function maxOverMean(window: Float64Array, count: number): number {
+  return count > 0 ? (Math.max(...window) * window.length) / count : 1;
+}
+
+export function simulate(input: Partial<SimulationSettings> = {}): SimulationResult {
+  const settings: SimulationSettings = { ...SIMULATION_DEFAULTS, ...input };
+  const { keys, messages, partitions: n, window, seed } = settings;
+  const workload = parseWorkload(settings.workload);
+  const options = resolveOptions(settings.options);
+  const names = Array.from({ length: keys }, (_, i) => `key-${i}`);
+  const normal = partitionForKeys(names, n, options.partitioner);
+  const stream = new KeyStream(workload, keys, seed);
+  const partitioner = new DynamicPartitioner(settings.options);
+  const everHot = new Set<string>();
+  partitioner.on('hot', (h) => everHot.add(h.key as string));
+
+  const staticLoad = new Float64Array(n);
+  const dynamicLoad = new Float64Array(n);
+  const staticWindow = new Float64Array(n);
+  const dynamicWindow = new Float64Array(n);
+  const staticWindows: number[] = [];
+  const dynamicWindows: number[] = [];
+  const afterShift: number[] = [];
+  const moved = new Uint8Array(keys);
+  let coldMoved = 0;
+  let inWindow = 0;
+  let decisionNs = 0;
+  const chunk = new Int32Array(1024);
+  const chunkKeys: string[] = new Array(1024);
+
+  for (let done = 0; done < messages; ) {
+    const size = Math.min(chunk.length, messages - done, window - inWindow);
+    for (let i = 0; i < size; i++) chunk[i] = stream.next();
+    for (let i = 0; i < size; i++) chunkKeys[i] = names[chunk[i]];
+    const started = process.hrtime.bigint();
+    const placed = new Int32Array(size);
+    for (let i = 0; i < size; i++) placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
+    decisionNs += Number(process.hrtime.bigint() - started);
+    for (let i = 0; i < size; i++) {
+      const k = chunk[i];
+      const s = normal[k];
+      const d = placed[i];
+      staticLoad[s]++;
+      staticWindow[s]++;
+      dynamicLoad[d]++;
+      dynamicWindow[d]++;
+      if (d !== s) {
+        moved[k] = 1;
+        if (!everHot.has(names[k])) coldMoved++;
+      }
+    }
+    done += size;
+    inWindow += size;
+    if (inWindow === window || done === messages) {
+      staticWindows.push(maxOverMean(staticWindow, inWindow));
+      dynamicWindows.push(maxOverMean(dynamicWindow, inWindow));
+      const windowStart = done - inWindow;
+      if (workload.shiftEvery > 0 && windowStart > 0 && windowStart % workload.shiftEvery === 0) {
+        afterShift.push(dynamicWindows[dynamicWindows.length - 1]);
+      }
+      staticWindow.fill(0);
+      dynamicWindow.fill(0);
+      inWindow = 0;
+    }
+  }
+
+  const hot = partitioner.hotKeys('simulated');
+  let detection: SimulationResult['detection'] = null;
+  if (workload.shiftEvery === 0) {
+    const hotLine = options.hotThreshold / n;
+    const coolLine = options.coolThreshold / n;
+    const reported = new Set(hot.filter((h) => h.reason === 'share').map((h) => h.key as string));
+    let trulyHot = 0;
+    let missed = 0;
+    for (let r = 0; r < keys; r++) {
+      if (stream.probability(r) <= hotLine) break;
+      trulyHot++;
+      if (!reported.has(names[stream.keyOfRank(r)])) missed++;
+    }
+    let falseHot = 0;
+    const rankOfKey = (name: string): number => Number(name.slice(4)); // no shift: rank = key index
+    for (const name of reported) if (stream.probability(rankOfKey(name)) < coolLine) falseHot++;
+    detection = { trulyHot, reported: reported.size, missed, falseHot, relief: hot.length - reported.size };
+  }
+  partitioner.close();
+
+  return {
+    settings,
+    static: placement(staticLoad, staticWindows),
+    dynamic: {
+      ...placement(dynamicLoad, dynamicWindows),
+      keysSpread: everHot.size,
+      meanPartitionsPerSpreadKey: hot.length ? hot.reduce((a, h) => a + h.partitions, 0) / hot.length : 0,
+      windowAfterShift: afterShift,
+      keysMoved: moved.reduce((a, b) => a + b, 0),
+      coldMessagesMoved: coldMoved,
+    },
+    detection,
+    nsPerMessage: decisionNs / messages,
+  };
+}
