@@ -112,3 +112,5 @@ export function entryStatePtr(): usize { return hotkeys.eState; }
 export function entryWidthPtr(): usize { return hotkeys.eWidth; }
 export function entrySizePtr(): usize { return hotkeys.eSize; }
 export function account(topic: i32, partition: i32): void { spread.account(topic, partition); }
+export function estimate(topic: i32, length: i32): f64 { return spread.estimateAt(topic, KEYS, length); }
+export function recentMessages(topic: i32): f64 { return spread.recentMessages(topic); }

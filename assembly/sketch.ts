@@ -49,6 +49,17 @@ export function sketchAdd(h1: u32, h2: u32, weight: f32): f32 {
   return target;
 }
 
+/** The key's estimate, without counting it. */
+export function sketchEstimate(h1: u32, h2: u32): f32 {
+  h2 |= 1;
+  let estimate = f32.MAX_VALUE;
+  for (let row: u32 = 0; row < depth; row++) {
+    const c = load<f32>(slot(row, h1, h2));
+    if (c < estimate) estimate = c;
+  }
+  return estimate;
+}
+
 /** Multiplies every counter by `factor` (decay.ts renormalisation). */
 export function sketchScale(factor: f32): void {
   const end = counters + (<usize>width * depth << 2);

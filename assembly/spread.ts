@@ -7,7 +7,7 @@
 import { arenaAlloc, NULL_KEY } from "./memory";
 import { murmur2Lanes, laneB } from "./murmur2";
 import { FAMILY_MURMUR2, FAMILY_CRC32, hashOf, partitionOfHash } from "./partition";
-import { sketchConfigure, sketchAdd, sketchScale } from "./sketch";
+import { sketchConfigure, sketchAdd, sketchEstimate, sketchScale } from "./sketch";
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
@@ -292,15 +292,21 @@ function cool(e: i32): void {
   emit(EVENT_COOLED, e);
 }
 
+/** Fingerprint → sketch rows: lane A mixed with the topic (lane B is the probe stride). */
+// @ts-ignore: decorator
+@inline
+function sketchRow(topic: i32, a: u32): u32 {
+  const h = (a ^ (<u32>topic * 0x9e3779b1)) * 0x85ebca6b;
+  return h ^ (h >>> 15);
+}
+
 /**
  * After a table miss: counts the key in the sketch and admits it to the table once its
  * estimate passes the admission level, evicting the weakest of a few sampled candidates
  * when the table is full.
  */
 function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
-  // Fingerprint → sketch rows: lane A mixed with the topic, lane B as the probe stride.
-  const h1 = (a ^ (<u32>topic * 0x9e3779b1)) * 0x85ebca6b;
-  const estimate = <f64>sketchAdd(h1 ^ (h1 >>> 15), b, <f32>weight);
+  const estimate = <f64>sketchAdd(sketchRow(topic, a), b, <f32>weight);
   if (estimate <= admitShare * fair || topicTotal < warmup * weight) return -1;
   if (full()) {
     // Sample a few entries after the sweep cursor; evict the weakest candidate if weaker.
@@ -419,4 +425,22 @@ export function account(topic: i32, partition: i32): void {
   store<f64>(l, load<f64>(l) + loadWeight);
   store<i32>(CELLS + LAST_SPREAD, -1);
   if (advance()) renormalise();
+}
+
+/**
+ * The recent-message count of the key at ptr in slot `topic`, without counting a message:
+ * its exact count when tracked, else the sketch's estimate (never below the true count).
+ */
+export function estimateAt(topic: i32, ptr: usize, length: i32): f64 {
+  if (length < 0) length = 0;
+  const a = <u32>murmur2Lanes(ptr, length);
+  const b = laneB;
+  const e = find(topic, a, b);
+  if (e >= 0) return getCount(e) / weight;
+  return <f64>sketchEstimate(sketchRow(topic, a), b) / weight;
+}
+
+/** The key clock's total of slot `topic`, in recent messages. */
+export function recentMessages(topic: i32): f64 {
+  return total(topic) / weight;
 }

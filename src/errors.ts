@@ -59,8 +59,13 @@ export function describe(value: unknown): string {
 /** An option that is unknown, of the wrong type or out of range; `path` names it (e.g. options.sketch.width). */
 export class InvalidOptionError extends TypeError {
   readonly code = 'KDP_INVALID_OPTION' as const;
-  constructor(readonly path: string, readonly expected: string, actual: unknown) {
-    super(`${path} must be ${expected}, got ${describe(actual)}`);
+  constructor(readonly path: string, readonly expected: string, actual: unknown, message?: string) {
+    super(message ?? `${path} must be ${expected}, got ${describe(actual)}`);
     this.name = 'InvalidOptionError';
+  }
+
+  /** An option name that does not exist. */
+  static unknown(path: string, valid: readonly string[]): InvalidOptionError {
+    return new InvalidOptionError(path, 'absent', undefined, `${path} is not an option (valid here: ${valid.join(', ')})`);
   }
 }

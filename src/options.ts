@@ -127,7 +127,7 @@ function object(fields: Record<string, Check>, exactlyOne = false): Check {
     const given = Object.keys(value);
     for (const key of given) {
       if (!names.includes(key)) {
-        throw new InvalidOptionError(`${path}.${key}`, `absent: not an option (valid: ${names.join(', ')})`, (value as Record<string, unknown>)[key]);
+        throw InvalidOptionError.unknown(`${path}.${key}`, names);
       }
       const v = (value as Record<string, unknown>)[key];
       if (v !== undefined) fields[key](v, `${path}.${key}`);

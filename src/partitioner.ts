@@ -184,6 +184,21 @@ export class DynamicPartitioner extends EventEmitter {
     return this.core.i32[this.lastSpreadCell];
   }
 
+  /**
+   * The estimated share (0..1) of `key` in `topic`'s recent messages, without counting a
+   * message: exact for tracked keys, else the sketch's estimate, which never falls below
+   * the true share. 0 for a topic not seen.
+   */
+  share(topic: string, key: Key | null | undefined): number {
+    const t = this.topics.get(topic);
+    if (t === undefined) return 0;
+    const core = this.core;
+    const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+    if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
+    const total = core.exports.recentMessages(t.slot);
+    return total > 0 ? core.exports.estimate(t.slot, length) / total : 0;
+  }
+
   /** The keys of `topic` that are hot now, hottest first. */
   hotKeys(topic: string): HotKey[] {
     const out: HotKey[] = [];

@@ -33,6 +33,8 @@ export interface CoreExports {
   tick(factor: number, loadFactor: number): void;
   account(topic: number, partition: number): void;
   currentWeight(): number;
+  estimate(topic: number, length: number): number;
+  recentMessages(topic: number): number;
   allowedPartitions(algorithm: number, length: number, partitions: number, width: number): number;
   cellsPtr(): number;
   eventsPtr(): number;
