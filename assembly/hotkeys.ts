@@ -25,6 +25,7 @@ export let eWidth: usize = 0;   // i32: how many partitions a hot key may use
 export let eBase: usize = 0;    // i32: the key's normal partition (for eCount's topic size)
 export let eStep: usize = 0;    // i32: stride through the partitions, coprime with eSize
 export let eSize: usize = 0;    // i32: the partition count eBase and eStep were made for
+export let eReturn: usize = 0;  // i32: 1 when the key cooled and its next message owes a RETURN marker
 let index: usize = 0;           // i32: entry + 1, or 0 for an empty index slot
 let freeList: usize = 0;        // i32 stack of free entries
 let freeCount: i32 = 0;
@@ -44,6 +45,7 @@ export function hotkeysConfigure(entries: i32): void {
   eBase = arenaAlloc(n << 2);
   eStep = arenaAlloc(n << 2);
   eSize = arenaAlloc(n << 2);
+  eReturn = arenaAlloc(n << 2);
   index = arenaAlloc(<usize>slots << 2);
   freeList = arenaAlloc(n << 2);
   for (let i = 0; i < entries; i++) store<i32>(freeList + (<usize>i << 2), entries - 1 - i);
@@ -89,6 +91,7 @@ export function insert(topic: i32, a: u32, b: u32, count: f64): i32 {
   seti(eState, e, CANDIDATE);
   seti(eWidth, e, 1);
   seti(eSize, e, 0);
+  seti(eReturn, e, 0);
   let s = home(topic, a, b);
   while (load<i32>(index + (<usize>s << 2)) != 0) s = (s + 1) & indexMask;
   store<i32>(index + (<usize>s << 2), e + 1);

@@ -77,6 +77,7 @@ export function topicReset(topic: i32, partitions: i32): void { spread.topicRese
 export function topicResize(topic: i32, partitions: i32): void { spread.topicResize(topic, partitions); }
 export function tick(factor: f64, loadFactor: f64): void { spread.tick(factor, loadFactor); }
 export function currentWeight(): f64 { return spread.currentWeight(); }
+export function currentLoadWeight(): f64 { return spread.currentLoadWeight(); }
 
 /**
  * The first `width` allowed partitions of the key at KEYS among `partitions`, written to

@@ -11,7 +11,7 @@ import { sketchConfigure, sketchAdd, sketchEstimate, sketchScale } from "./sketc
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eState, eWidth, eBase, eStep, eSize, CANDIDATE, HOT, RELIEF, FREE, full,
+  eTopic, eState, eWidth, eBase, eStep, eSize, eReturn, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
 // ---- options (configure) ----
@@ -40,12 +40,24 @@ let tStickyLeft: usize = 0;      // i32: messages left in it
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
 export const CELLS: usize = memory.data(64, 16);
-// i32 cells: [0] events pending, [1] entry of the last spread message or -1,
-//            [2] index (in its batch) of the last spread message.
+// i32 cells: [0] events pending; for the last message: [1] its key's entry, [2] its index in
+// its batch, [3] its order marker (below): what the producer's order header says.
 // @ts-ignore: decorator
 @inline const EVENT_COUNT: usize = 0;
 // @ts-ignore: decorator
-@inline const LAST_SPREAD: usize = 4;
+@inline const LAST_ENTRY: usize = 4;
+// @ts-ignore: decorator
+@inline const LAST_BATCH_INDEX: usize = 8;
+// @ts-ignore: decorator
+@inline const LAST_ORDER: usize = 12;
+/** No marker: the message is where Kafka's partitioner puts it, in its key's order. */
+export const ORDER_NONE: i32 = 0;
+/** The first message after its key turned hot: on the key's own partition, behind the cold ones. */
+export const ORDER_ANCHOR: i32 = 1;
+/** A message of a hot key, on any of its allowed partitions. */
+export const ORDER_SPREAD: i32 = 2;
+/** The first message after its key cooled: on the key's own partition again. */
+export const ORDER_RETURN: i32 = 3;
 export let events: usize = 0;    // i32 triples: kind, entry, batch index
 let eventCapacity: i32 = 0;
 export const EVENT_HOT: i32 = 1;
@@ -79,7 +91,7 @@ export function configure(
   tStickyLeft = arenaAlloc(t << 2);
   eventCapacity = entries + 4;
   events = arenaAlloc(<usize>eventCapacity * 12);
-  store<i32>(CELLS + LAST_SPREAD, -1);
+  store<i32>(CELLS + LAST_ENTRY, -1);
 }
 
 // @ts-ignore: decorator
@@ -289,6 +301,7 @@ function coolLine(state: i32): f64 {
 function cool(e: i32): void {
   seti(eState, e, CANDIDATE);
   seti(eSize, e, 0);
+  seti(eReturn, e, 1);
   emit(EVENT_COOLED, e);
 }
 
@@ -337,7 +350,8 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   store<f64>(lt, topicLoad);
   const loadFair = topicLoad / <f64>n;
   let result: i32;
-  let spread = -1;
+  let entry = -1;
+  let order = ORDER_NONE;
   if (length <= 0 && (algorithm & 1) == 0 && (length == NULL_KEY || family == FAMILY_CRC32)) {
     result = sticky(topic, n);
   } else {
@@ -358,13 +372,18 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
     }
     if (e >= 0) {
       const state = geti(eState, e);
+      entry = e;
       if (state >= HOT) {
         if (count < coolLine(state) * fair) {
           cool(e); // this message goes to the key's own partition
         } else {
           if (state == RELIEF && count > hotShare * fair) seti(eState, e, HOT);
-          spread = e;
+          order = ORDER_SPREAD;
           if (spreadOn) result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
+        }
+        if (order == ORDER_NONE) {
+          seti(eReturn, e, 0);
+          order = ORDER_RETURN;
         }
       } else if (count >= minCount * weight && topicTotal >= warmup * weight) {
         // Hot above hotShare; above reliefShare too while the key's own partition is
@@ -377,16 +396,23 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           // earlier ones, so a consumer can order what follows after it.
           seti(eState, e, next);
           seti(eSize, e, 0);
+          seti(eReturn, e, 0);
           emit(EVENT_HOT, e);
-          spread = e;
+          order = ORDER_ANCHOR;
+        } else if (geti(eReturn, e) != 0) {
+          // Cooled while it was away (sweepOne): its first message since says so.
+          seti(eReturn, e, 0);
+          order = ORDER_RETURN;
         }
       }
     }
   }
+  if (!spreadOn) order = ORDER_NONE;
   const l = loadAt(topic, result);
   store<f64>(l, load<f64>(l) + loadWeight);
-  store<i32>(CELLS + LAST_SPREAD, spread);
-  store<i32>(CELLS + LAST_SPREAD + 4, batchIndex);
+  store<i32>(CELLS + LAST_ENTRY, entry);
+  store<i32>(CELLS + LAST_BATCH_INDEX, batchIndex);
+  store<i32>(CELLS + LAST_ORDER, order);
   if (advance()) renormalise();
   sweepOne();
   return result;
@@ -412,6 +438,10 @@ export function currentWeight(): f64 {
   return weight;
 }
 
+export function currentLoadWeight(): f64 {
+  return loadWeight;
+}
+
 
 
 
@@ -423,7 +453,8 @@ export function account(topic: i32, partition: i32): void {
   store<f64>(lt, load<f64>(lt) + loadWeight);
   const l = loadAt(topic, partition);
   store<f64>(l, load<f64>(l) + loadWeight);
-  store<i32>(CELLS + LAST_SPREAD, -1);
+  store<i32>(CELLS + LAST_ENTRY, -1);
+  store<i32>(CELLS + LAST_ORDER, ORDER_NONE);
   if (advance()) renormalise();
 }
 

@@ -5,7 +5,10 @@ export type ErrorCode =
   | 'KDP_INVALID_ARG_TYPE'
   | 'KDP_OUT_OF_RANGE'
   | 'KDP_INVALID_VALUE'
-  | 'KDP_INVALID_OPTION';
+  | 'KDP_INVALID_OPTION'
+  | 'KDP_KAFKA_ERROR'
+  | 'KDP_STATE'
+  | 'KDP_UNDELIVERED';
 
 /** A value of the wrong type: `argument` names it, `expected` says what would do. */
 export class InvalidArgTypeError extends TypeError {
@@ -67,5 +70,32 @@ export class InvalidOptionError extends TypeError {
   /** An option name that does not exist. */
   static unknown(path: string, valid: readonly string[]): InvalidOptionError {
     return new InvalidOptionError(path, 'absent', undefined, `${path} is not an option (valid here: ${valid.join(', ')})`);
+  }
+}
+
+/** A librdkafka error, from produce() or a delivery report; `librdkafkaCode` is its numeric code. */
+export class KafkaError extends Error {
+  readonly code = 'KDP_KAFKA_ERROR' as const;
+  constructor(message: string, readonly librdkafkaCode: number | undefined, override readonly cause?: unknown) {
+    super(message);
+    this.name = 'KafkaError';
+  }
+}
+
+/** The producer was used in a state that does not allow it (not connected, disconnected, ...). */
+export class StateError extends Error {
+  readonly code = 'KDP_STATE' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'StateError';
+  }
+}
+
+/** Messages that could not be confirmed before disconnect() gave up waiting. */
+export class UndeliveredError extends Error {
+  readonly code = 'KDP_UNDELIVERED' as const;
+  constructor(message: string, readonly undelivered: number) {
+    super(message);
+    this.name = 'UndeliveredError';
   }
 }

@@ -50,6 +50,12 @@ interface TopicState {
 }
 
 const STATE_RELIEF = 3; // assembly/hotkeys.ts
+
+/** Order markers of assembly/spread.ts: see README "Order headers". */
+export const ORDER_NONE = 0;
+export const ORDER_ANCHOR = 1;
+export const ORDER_SPREAD = 2;
+export const ORDER_RETURN = 3;
 const EVENT_HOT = 1;
 const EVENT_COOLED = 2;
 // Admission to exact tracking happens at this fraction of the lowest hot line.
@@ -177,11 +183,28 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   /**
-   * The tracked entry of the last message's key if that key is hot (whether or not it was
-   * moved), else -1. For the producer's order headers.
+   * The order marker of the last message decided by partition(): ORDER_NONE, or ORDER_ANCHOR /
+   * ORDER_SPREAD / ORDER_RETURN for a message of a key that is (or just was) spread. With
+   * spread: false, always ORDER_NONE. For the producer's order headers.
    */
-  lastSpreadKey(): number {
+  lastOrder(): number {
+    return this.core.i32[this.lastSpreadCell + 2];
+  }
+
+  /** The tracked-key slot of the last message's key (with lastOrder() not ORDER_NONE), and its width now. */
+  lastEntry(): number {
     return this.core.i32[this.lastSpreadCell];
+  }
+
+  entryWidthOf(entry: number): number {
+    return this.core.i32[this.entryWidth + entry];
+  }
+
+  /** Recent messages per partition of `topic` on the load clock (for turning queue depths into penalties). */
+  recentMessagesPerPartition(topic: string): number {
+    const t = this.topics.get(topic);
+    if (!t) return 0;
+    return this.core.f64[this.topicLoadTotal + t.slot] / this.core.exports.currentLoadWeight() / t.partitions;
   }
 
   /**

@@ -33,6 +33,7 @@ export interface CoreExports {
   tick(factor: number, loadFactor: number): void;
   account(topic: number, partition: number): void;
   currentWeight(): number;
+  currentLoadWeight(): number;
   estimate(topic: number, length: number): number;
   recentMessages(topic: number): number;
   allowedPartitions(algorithm: number, length: number, partitions: number, width: number): number;

@@ -1,0 +1,112 @@
+// Producer metrics: a plain snapshot (producer.metrics()) and, when the user passes a
+// prom-client Registry, the same figures as Prometheus gauges collected on scrape.
+
+import type { DynamicPartitioner, HotKey } from './partitioner';
+import { InvalidOptionError } from './errors';
+
+export interface TopicMetrics {
+  readonly partitions: number;
+  readonly produced: number;
+  readonly delivered: number;
+  readonly failed: number;
+  /** Messages per second produced since the previous metrics() call. */
+  readonly messagesPerSecond: number;
+  /** Each partition's share of the topic's recent messages (load horizon). */
+  readonly load: readonly number[];
+  /** Most loaded partition over the mean. */
+  readonly imbalance: number;
+  readonly hotKeys: readonly HotKey[];
+  /** librdkafka's queued messages per partition (from statistics; empty without statistics.interval.ms). */
+  readonly queueDepth: readonly number[];
+}
+
+export interface ProducerMetrics {
+  readonly topics: Readonly<Record<string, TopicMetrics>>;
+  /** Handed to librdkafka, delivery not yet reported. */
+  readonly inflight: number;
+  /** Held here while librdkafka's queue is full. */
+  readonly held: number;
+}
+
+interface TopicCounters {
+  partitions: number;
+  produced: number;
+  delivered: number;
+  failed: number;
+  queueDepth: number[];
+}
+
+export class Metrics {
+  private last = new Map<string, { at: number; produced: number }>();
+
+  snapshot(topics: ReadonlyMap<string, TopicCounters>, partitioner: DynamicPartitioner, inflight: number, held: number): ProducerMetrics {
+    const now = performance.now();
+    const stats = partitioner.stats().topics;
+    const out: Record<string, TopicMetrics> = {};
+    for (const [name, t] of topics) {
+      const previous = this.last.get(name);
+      const seconds = previous ? (now - previous.at) / 1000 : 0;
+      const rate = previous && seconds > 0 ? (t.produced - previous.produced) / seconds : 0;
+      this.last.set(name, { at: now, produced: t.produced });
+      const s = stats[name];
+      out[name] = {
+        partitions: t.partitions,
+        produced: t.produced,
+        delivered: t.delivered,
+        failed: t.failed,
+        messagesPerSecond: rate,
+        load: s ? s.load : [],
+        imbalance: s ? s.imbalance : 1,
+        hotKeys: partitioner.hotKeys(name),
+        queueDepth: t.queueDepth,
+      };
+    }
+    return { topics: out, inflight, held };
+  }
+}
+
+/** Registers the producer's gauges in a prom-client Registry (prom-client is an optional peer dependency). */
+export function registerPrometheus(registry: unknown, read: () => ProducerMetrics): void {
+  let client: any;
+  try {
+    client = require('prom-client');
+  } catch {
+    throw new InvalidOptionError('options.prometheus', 'used with the prom-client package installed (npm install prom-client)', registry);
+  }
+  if (!(registry instanceof client.Registry)) {
+    throw new InvalidOptionError('options.prometheus', 'a prom-client Registry', registry);
+  }
+  const gauge = (name: string, help: string, labelNames: string[], fill: (g: any, m: ProducerMetrics) => void): void => {
+    // eslint-disable-next-line no-new
+    new client.Gauge({
+      name, help, labelNames, registers: [registry],
+      collect(this: any) {
+        this.reset();
+        fill(this, read());
+      },
+    });
+  };
+  gauge('kdp_messages_produced', 'Messages produced, per topic', ['topic'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.produced);
+  });
+  gauge('kdp_messages_delivered', 'Messages with a successful delivery report, per topic', ['topic'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.delivered);
+  });
+  gauge('kdp_messages_failed', 'Messages whose delivery failed, per topic', ['topic'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.failed);
+  });
+  gauge('kdp_partition_load_share', "Each partition's share of its topic's recent messages", ['topic', 'partition'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) t.load.forEach((v, p) => g.set({ topic, partition: String(p) }, v));
+  });
+  gauge('kdp_imbalance', 'Most loaded partition over the mean, per topic', ['topic'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.imbalance);
+  });
+  gauge('kdp_hot_keys', 'Keys spread now, per topic', ['topic'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.hotKeys.length);
+  });
+  gauge('kdp_queue_depth', "librdkafka's queued messages per partition", ['topic', 'partition'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) t.queueDepth.forEach((v, p) => g.set({ topic, partition: String(p) }, v));
+  });
+  gauge('kdp_inflight', 'Messages handed to librdkafka, delivery not yet reported', [], (g, m) => g.set(m.inflight));
+  gauge('kdp_held', "Messages held while librdkafka's queue is full", [], (g, m) => g.set(m.held));
+}

@@ -1,0 +1,693 @@
+// DynamicProducer: node-rdkafka's Producer with the partition chosen here. The data path:
+//   send(topic, value, key) → one WebAssembly decision (DynamicPartitioner) → produce() with
+//   that explicit partition (+ an order header for a spread key) → delivery report →
+//   the promise / 'delivery' event → metrics.
+// Around it: partition counts from metadata, back-pressure when librdkafka's queue is full,
+// and librdkafka statistics turned into per-partition penalties.
+
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import * as Kafka from 'node-rdkafka';
+import { DynamicPartitioner, ORDER_NONE } from './partitioner';
+import { DynamicPartitionerOptions } from './options';
+import { partitionerCode, PARTITIONERS } from './hash';
+import { encodeOrderHeader, newProducerId, ORDER_HEADER } from './headers';
+import { splitConfig, basePartitioner, Config } from './config';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
+import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
+import type { Key } from './key';
+
+export type Value = Buffer | string | null;
+export type Headers = Array<Record<string, string | Buffer>>;
+
+export interface DeliveryReport {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly key?: Buffer | string | null;
+  readonly timestamp?: number;
+  readonly size?: number;
+}
+
+/** What DynamicProducer needs of a node-rdkafka-style producer (wrapProducer duck-types it). */
+export interface ProducerLike {
+  produce(topic: string, partition: number | null, message: Buffer | null, key?: Key | null, timestamp?: number | null, opaque?: unknown, headers?: Headers): unknown;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  removeListener(event: string, listener: (...args: any[]) => void): unknown;
+  getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): unknown;
+  flush(timeout: number, cb: (err: any) => void): unknown;
+  poll(): unknown;
+  isConnected?(): boolean;
+  topicConfig?: Config;
+}
+
+export interface DynamicProducerOptions extends DynamicPartitionerOptions {
+  /** Partition counts are re-read from metadata this often (ms). */
+  readonly metadataRefreshMs?: number;
+  /** Messages held here while librdkafka's queue is full before send() waits (memory bound). */
+  readonly maxQueued?: number;
+  /** How often librdkafka is polled for delivery reports (ms); 0 = the wrapped producer already polls. */
+  readonly pollIntervalMs?: number;
+  /** 'spread': order headers on the messages of spread keys (default); 'none': never. */
+  readonly orderHeaders?: 'spread' | 'none';
+  /** Turn librdkafka's per-partition queue depth (statistics.interval.ms) into penalties (default true). */
+  readonly queuePenalty?: boolean;
+  /** A prom-client Registry to expose metrics in. */
+  readonly prometheus?: unknown;
+  /** 8 bytes naming this producer in order headers (default: random). */
+  readonly producerId?: Buffer;
+}
+
+interface ProducerSettings {
+  readonly metadataRefreshMs: number;
+  readonly maxQueued: number;
+  readonly pollIntervalMs: number;
+  readonly orderHeaders: 'spread' | 'none';
+  readonly queuePenalty: boolean;
+  readonly prometheus?: unknown;
+  readonly producerId?: Buffer;
+}
+
+export const PRODUCER_DEFAULTS: ProducerSettings = Object.freeze({
+  metadataRefreshMs: 30_000,
+  maxQueued: 100_000,
+  pollIntervalMs: 5,
+  orderHeaders: 'spread',
+  queuePenalty: true,
+});
+
+const PRODUCER_OPTION_NAMES = new Set([
+  'metadataRefreshMs', 'maxQueued', 'pollIntervalMs', 'orderHeaders', 'queuePenalty', 'prometheus', 'producerId',
+]);
+
+// librdkafka error codes (rdkafka.h) the producer reacts to.
+const ERR_QUEUE_FULL = -184;
+const ERR_UNKNOWN_PARTITION = -190;
+const ERR_UNKNOWN_TOPIC = -188;
+
+/** Opaque of our fire-and-forget messages on a wrapped producer, to tell its reports from the app's own. */
+const OURS = Object.freeze({ ours: true });
+
+interface Pending {
+  resolve(report: DeliveryReport): void;
+  reject(err: Error): void;
+}
+
+interface Queued {
+  topic: string;
+  partition: number;
+  value: Buffer | null;
+  key: Key | null | undefined;
+  timestamp: number | null | undefined;
+  headers: Headers | undefined;
+  pending: Pending | undefined;
+}
+
+interface TopicInfo {
+  /** Partition count from metadata; 0 while unknown (librdkafka partitions those messages). */
+  partitions: number;
+  produced: number;
+  delivered: number;
+  failed: number;
+  queueDepth: number[];
+}
+
+function checkProducerOptions(options: DynamicProducerOptions): { producer: ProducerSettings; partitioner: DynamicPartitionerOptions } {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
+  const partitioner: Record<string, unknown> = {};
+  const producer: Record<string, unknown> = { ...PRODUCER_DEFAULTS };
+  for (const [name, value] of Object.entries(options)) {
+    if (!PRODUCER_OPTION_NAMES.has(name)) partitioner[name] = value;
+    else if (value !== undefined) producer[name] = value;
+  }
+  const positive = (name: string, min: number): void => {
+    const v = producer[name];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new InvalidOptionError(`options.${name}`, `an integer >= ${min}`, v);
+  };
+  positive('metadataRefreshMs', 100);
+  positive('maxQueued', 1);
+  positive('pollIntervalMs', 0);
+  if (producer.orderHeaders !== 'spread' && producer.orderHeaders !== 'none') {
+    throw new InvalidOptionError('options.orderHeaders', "'spread' or 'none'", producer.orderHeaders);
+  }
+  if (typeof producer.queuePenalty !== 'boolean') throw new InvalidOptionError('options.queuePenalty', 'true or false', producer.queuePenalty);
+  if (producer.producerId !== undefined && !(Buffer.isBuffer(producer.producerId) && producer.producerId.length === 8)) {
+    throw new InvalidOptionError('options.producerId', 'a Buffer of 8 bytes', producer.producerId);
+  }
+  return { producer: producer as unknown as ProducerSettings, partitioner };
+}
+
+function checkHeaders(headers: unknown): Headers | undefined {
+  if (headers === undefined || headers === null) return undefined;
+  if (!Array.isArray(headers)) throw new InvalidArgTypeError('headers', 'an array of { name: string | Buffer } objects', headers);
+  for (let i = 0; i < headers.length; i++) {
+    const h = headers[i];
+    if (typeof h !== 'object' || h === null || Array.isArray(h)) {
+      throw new InvalidArgTypeError(`headers[${i}]`, 'an object { name: string | Buffer }', h);
+    }
+    for (const [name, value] of Object.entries(h)) {
+      if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new InvalidArgTypeError(`headers[${i}]['${name}']`, 'a string or Buffer', value);
+    }
+  }
+  return headers as Headers;
+}
+
+function toKafkaError(err: any, context: string): KafkaError {
+  if (err instanceof KafkaError) return err;
+  const code = typeof err?.code === 'number' ? err.code : undefined;
+  return new KafkaError(`${context}: ${err?.message ?? String(err)}`, code, err);
+}
+
+export declare interface DynamicProducer {
+  on(event: 'ready', listener: () => void): this;
+  on(event: 'delivery', listener: (err: KafkaError | null, report: DeliveryReport) => void): this;
+  on(event: 'drain', listener: () => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  on(event: 'hot' | 'cooled', listener: (key: import('./partitioner').HotKey) => void): this;
+  on(event: 'stats', listener: (stats: unknown) => void): this;
+  on(event: string, listener: (...args: any[]) => void): this;
+}
+
+export class DynamicProducer extends EventEmitter {
+  /** The node-rdkafka producer underneath. */
+  readonly client: ProducerLike;
+  readonly partitioner: DynamicPartitioner;
+  readonly producerId: Buffer;
+  private readonly options: ProducerSettings;
+  private readonly code: number;
+  private readonly owned: boolean;
+  /** The opaque of fire-and-forget messages: none when we own the client, OURS on a wrapped one. */
+  private readonly mark: Pending | undefined;
+  private readonly topics = new Map<string, TopicInfo>();
+  private lastTopicName = '';
+  private lastTopic: TopicInfo | undefined;
+  private readonly metadataInFlight = new Set<string>();
+  private backlog: Queued[] = [];
+  private backlogHead = 0;
+  private drainScheduled = false;
+  private readonly roomWaiters: Array<() => void> = [];
+  private readonly unconfirmed = new Set<Pending>();
+  private inflight = 0;
+  private sequence = 0;
+  private readonly chain: Float64Array;
+  private connected = false;
+  private closed = false;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly metrics$: Metrics;
+  private readonly onReport: (err: any, report: any) => void;
+  private readonly onStats: (event: { message: string }) => void;
+
+  constructor(globalConfig: Config = {}, topicConfig: Config = {}, options: DynamicProducerOptions = {}, existing?: ProducerLike) {
+    super();
+    if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
+    if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
+    const checked = checkProducerOptions(options);
+    this.options = checked.producer;
+    const split = splitConfig(globalConfig, topicConfig);
+    const existingPartitioner = existing ? existing.topicConfig?.partitioner : split.topic.partitioner;
+    const base = basePartitioner(checked.partitioner.partitioner, existingPartitioner);
+    this.partitioner = new DynamicPartitioner({ ...checked.partitioner, partitioner: base });
+    this.code = partitionerCode(base);
+    this.producerId = this.options.producerId ?? newProducerId();
+    this.chain = new Float64Array(this.partitioner.options.maxTrackedKeys);
+    this.partitioner.on('hot', (h) => this.emit('hot', h));
+    this.partitioner.on('cooled', (h) => this.emit('cooled', h));
+    if (existing) {
+      this.client = existing;
+      this.owned = false;
+      this.mark = OURS as unknown as Pending;
+      this.connected = existing.isConnected ? existing.isConnected() : true;
+    } else {
+      // librdkafka partitions the messages we leave unassigned (topic count not known yet)
+      // with the same partitioner, so they land where we would have put them.
+      const topic = { ...split.topic, partitioner: base };
+      const global: Config = { ...split.global };
+      if (!global.dr_msg_cb) global.dr_cb = true;
+      this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
+      this.owned = true;
+      this.mark = undefined;
+    }
+    this.metrics$ = new Metrics();
+    this.onReport = (err, report) => this.delivered(err, report);
+    this.onStats = (event) => this.statistics(event);
+    this.client.on('delivery-report', this.onReport);
+    this.client.on('event.stats', this.onStats);
+    this.client.on('event.error', (err: any) => this.emit('error', toKafkaError(err, 'librdkafka')));
+    if (this.options.prometheus !== undefined) registerPrometheus(this.options.prometheus, () => this.metrics());
+    if (existing && this.connected) this.started();
+  }
+
+  /** Connects (if this producer owns its client) and reads the partition counts of all topics. */
+  async connect(timeoutMs = 30_000): Promise<void> {
+    if (this.closed) throw new StateError('this producer was disconnected');
+    if (!this.connected) {
+      const client = this.client as unknown as Kafka.Producer;
+      await new Promise<void>((resolve, reject) => {
+        client.connect({ timeout: timeoutMs }, (err) => (err ? reject(toKafkaError(err, 'connect')) : resolve()));
+      });
+      this.connected = true;
+      this.started();
+    }
+    await this.refreshMetadata(undefined, timeoutMs).catch((err) => this.emit('error', err));
+    this.emit('ready');
+  }
+
+  private started(): void {
+    this.refreshTimer = setInterval(() => {
+      this.refreshMetadata().catch((err) => this.emit('error', err));
+    }, this.options.metadataRefreshMs);
+    this.refreshTimer.unref();
+    if (this.options.pollIntervalMs > 0) {
+      this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs);
+      this.pollTimer.unref();
+    }
+  }
+
+  /**
+   * Produces one message; synchronous. Returns true when librdkafka took it, false when it
+   * was held here because librdkafka's queue is full: it is still sent, in order, and a
+   * 'drain' event follows once everything held is handed over (as Node streams do).
+   */
+  produce(topic: string, value: Value, key?: Key | null, headers?: Headers, timestamp?: number | null): boolean {
+    return this.enqueue(topic, value, key, headers, timestamp, undefined);
+  }
+
+  /** Produces one message and resolves with its delivery report (rejects with KafkaError). Waits while too much is held. */
+  send(topic: string, value: Value, key?: Key | null, headers?: Headers, timestamp?: number | null): Promise<DeliveryReport> {
+    return new Promise<DeliveryReport>((resolve, reject) => {
+      const pending: Pending = { resolve, reject };
+      const attempt = (): void => {
+        if (this.closed) return reject(new StateError('this producer was disconnected'));
+        if (this.backlog.length - this.backlogHead >= this.options.maxQueued) {
+          this.roomWaiters.push(attempt);
+          return;
+        }
+        try {
+          this.enqueue(topic, value, key, headers, timestamp, pending);
+        } catch (err) {
+          reject(err);
+        }
+      };
+      attempt();
+    });
+  }
+
+  private enqueue(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined, pending: Pending | undefined): boolean {
+    if (!this.connected) throw new StateError(this.closed ? 'this producer was disconnected' : 'connect() first');
+    let info = this.lastTopic;
+    if (topic !== this.lastTopicName || info === undefined) info = this.topicInfo(topic);
+    let payload: Buffer | null;
+    if (typeof value === 'string') payload = Buffer.from(value);
+    else if (value === null || value === undefined) payload = null;
+    else if (Buffer.isBuffer(value)) payload = value;
+    else throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
+    if (headers !== undefined) headers = checkHeaders(headers);
+    let partition = -1;
+    if (info.partitions > 0) {
+      partition = this.partitioner.partition(topic, key, info.partitions);
+      const order = this.partitioner.lastOrder();
+      if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') headers = this.orderHeaders(order, info.partitions, headers);
+    } else {
+      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
+        throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
+      }
+      this.requestMetadata(topic);
+    }
+    // node-rdkafka (3.6, src/producer.cc) sends an empty Buffer key as a null key and cuts a
+    // string key at its first U+0000: hand both over in a form that survives.
+    if (typeof key === 'string') {
+      if (key.indexOf('\u0000') !== -1) key = Buffer.from(key);
+    } else if (key instanceof Uint8Array) {
+      if (key.length === 0) key = '';
+      else if (!Buffer.isBuffer(key)) key = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+    }
+    info.produced++;
+    const message: Queued = { topic, partition, value: payload, key, timestamp, headers, pending: pending ?? this.mark };
+    if (this.backlog.length > this.backlogHead) {
+      this.hold(message);
+      return false;
+    }
+    return this.handOver(message);
+  }
+
+  /** Gives a message to librdkafka; holds it (and returns false) when the queue is full. */
+  private handOver(m: Queued): boolean {
+    try {
+      this.client.produce(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers);
+    } catch (err: any) {
+      const code = err?.code;
+      if (code === ERR_QUEUE_FULL) {
+        this.hold(m);
+        return false;
+      }
+      if ((code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) && m.partition !== -1) {
+        // Our count is stale: let librdkafka place it (same algorithm) and re-read metadata.
+        this.requestMetadata(m.topic, true);
+        m.partition = -1;
+        return this.handOver(m);
+      }
+      const failure = toKafkaError(err, `produce to ${m.topic}`);
+      const info = this.topics.get(m.topic);
+      if (info) info.failed++;
+      if (m.pending && m.pending !== this.mark) m.pending.reject(failure);
+      else throw failure;
+      return true;
+    }
+    this.inflight++;
+    if (m.pending && m.pending !== this.mark) this.unconfirmed.add(m.pending);
+    return true;
+  }
+
+  private hold(m: Queued): void {
+    this.backlog.push(m);
+    this.scheduleDrain();
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setTimeout(() => {
+      this.drainScheduled = false;
+      this.drain();
+    }, 1);
+  }
+
+  /** Hands held messages over in order until the queue is full again; 'drain' once all are. */
+  private drain(): void {
+    this.poll();
+    const backlog = this.backlog;
+    while (this.backlogHead < backlog.length) {
+      const m = backlog[this.backlogHead];
+      const before = backlog.length;
+      if (!this.handOverHeld(m)) break;
+      backlog[this.backlogHead++] = undefined as unknown as Queued;
+      if (backlog.length !== before) break;
+    }
+    if (this.backlogHead === backlog.length) {
+      this.backlog = [];
+      this.backlogHead = 0;
+      this.wakeRoomWaiters();
+      this.emit('drain');
+    } else {
+      if (this.backlogHead > 4096 && this.backlogHead * 2 > backlog.length) {
+        this.backlog = backlog.slice(this.backlogHead);
+        this.backlogHead = 0;
+      }
+      this.wakeRoomWaiters();
+      this.scheduleDrain();
+    }
+  }
+
+  /** handOver for a message already held: on a full queue it stays where it is. */
+  private handOverHeld(m: Queued): boolean {
+    try {
+      this.client.produce(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers);
+    } catch (err: any) {
+      if (err?.code === ERR_QUEUE_FULL) return false;
+      if ((err?.code === ERR_UNKNOWN_PARTITION || err?.code === ERR_UNKNOWN_TOPIC) && m.partition !== -1) {
+        this.requestMetadata(m.topic, true);
+        m.partition = -1;
+        return this.handOverHeld(m);
+      }
+      const failure = toKafkaError(err, `produce to ${m.topic}`);
+      const info = this.topics.get(m.topic);
+      if (info) info.failed++;
+      if (m.pending && m.pending !== this.mark) m.pending.reject(failure);
+      else this.emit('delivery', failure, { topic: m.topic, partition: m.partition, offset: -1, key: m.key as any });
+      return true;
+    }
+    this.inflight++;
+    if (m.pending && m.pending !== this.mark) this.unconfirmed.add(m.pending);
+    return true;
+  }
+
+  private wakeRoomWaiters(): void {
+    while (this.roomWaiters.length > 0 && this.backlog.length - this.backlogHead < this.options.maxQueued) {
+      this.roomWaiters.shift()!();
+    }
+  }
+
+  private poll(): void {
+    if (!this.connected) return;
+    try {
+      this.client.poll();
+    } catch {
+      // poll() throws only when not connected; the next connect() restarts it.
+    }
+  }
+
+  private delivered(err: any, report: any): void {
+    const pending = report?.opaque as Pending | undefined;
+    if (!this.owned && pending === undefined) return; // the app's own message
+    this.inflight--;
+    const info = this.topics.get(report?.topic);
+    if (err) {
+      const failure = toKafkaError(err, `delivery to ${report?.topic} [${report?.partition}]`);
+      if (info) info.failed++;
+      if (failure.librdkafkaCode === ERR_UNKNOWN_PARTITION || failure.librdkafkaCode === ERR_UNKNOWN_TOPIC) {
+        if (report?.topic) this.requestMetadata(report.topic, true);
+      }
+      if (pending && typeof pending.reject === 'function') {
+        this.unconfirmed.delete(pending);
+        pending.reject(failure);
+      }
+      this.emit('delivery', failure, report);
+    } else {
+      if (info) info.delivered++;
+      if (pending && typeof pending.resolve === 'function') {
+        this.unconfirmed.delete(pending);
+        pending.resolve(report);
+      }
+      this.emit('delivery', null, report);
+    }
+    if (this.backlog.length > this.backlogHead && !this.drainScheduled) this.drain();
+  }
+
+  private orderHeaders(order: number, partitions: number, headers: Headers | undefined): Headers {
+    const entry = this.partitioner.lastEntry();
+    const sequence = ++this.sequence;
+    const previous = this.chain[entry];
+    this.chain[entry] = order === 3 /* ORDER_RETURN */ ? 0 : sequence;
+    const width = order === 2 /* ORDER_SPREAD */ ? this.partitioner.entryWidthOf(entry) : 1;
+    const value = encodeOrderHeader(order, this.producerId, sequence, order === 1 ? 0 : previous, width, partitions, this.code);
+    const header = { [ORDER_HEADER]: value };
+    return headers ? [...headers, header] : [header];
+  }
+
+  private topicInfo(topic: string): TopicInfo {
+    let info = this.topics.get(topic);
+    if (info === undefined) {
+      if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
+      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [] };
+      this.topics.set(topic, info);
+      this.requestMetadata(topic);
+    }
+    this.lastTopicName = topic;
+    this.lastTopic = info;
+    return info;
+  }
+
+  /** Reads one topic's partition count in the background (once at a time per topic). */
+  private requestMetadata(topic: string, force = false): void {
+    if (!this.connected || this.metadataInFlight.has(topic)) return;
+    const info = this.topics.get(topic);
+    if (info && info.partitions > 0 && !force) return;
+    this.metadataInFlight.add(topic);
+    this.refreshMetadata(topic)
+      .catch((err) => this.emit('error', err))
+      .finally(() => this.metadataInFlight.delete(topic));
+  }
+
+  /** Re-reads partition counts: of one topic, or of every topic this producer has used. */
+  refreshMetadata(topic?: string, timeoutMs = 10_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const query = topic !== undefined ? { topic, timeout: timeoutMs } : { allTopics: true, timeout: timeoutMs };
+      this.client.getMetadata(query, (err, metadata) => {
+        if (err) return reject(toKafkaError(err, `metadata${topic ? ` of ${topic}` : ''}`));
+        try {
+          this.applyMetadata(metadata, topic);
+          resolve();
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+  }
+
+  private applyMetadata(metadata: any, only: string | undefined): void {
+    if (!metadata || !Array.isArray(metadata.topics)) throw new KafkaError(`a metadata answer without topics: ${describe(metadata)}`, undefined);
+    for (const t of metadata.topics) {
+      if (only !== undefined && t.name !== only) continue;
+      const info = this.topics.get(t.name) ?? (only !== undefined ? this.topicInfo(t.name) : undefined);
+      if (!info) continue;
+      const partitions = Array.isArray(t.partitions) ? t.partitions.length : -1;
+      if (partitions < 0 || (partitions > 0 && !t.partitions.every((p: any) => Number.isInteger(p.id) && p.id >= 0 && p.id < partitions))) {
+        this.emit('error', new KafkaError(`a broken metadata answer for ${t.name}: ${describe(t.partitions)} partitions`, undefined));
+        continue;
+      }
+      // 0 partitions: a topic being created; keep letting librdkafka place its messages.
+      if (partitions > this.partitioner.options.maxPartitions) {
+        this.emit('error', new InvalidOptionError('options.maxPartitions', `at least ${partitions} (the partitions of ${t.name})`, this.partitioner.options.maxPartitions));
+        continue;
+      }
+      info.partitions = partitions;
+    }
+  }
+
+  /** librdkafka statistics: each partition's queue depth becomes a penalty for hot keys. */
+  private statistics(event: { message: string }): void {
+    let stats: any;
+    try {
+      stats = JSON.parse(event.message);
+    } catch {
+      return;
+    }
+    this.emit('stats', stats);
+    if (!stats?.topics) return;
+    for (const [name, t] of Object.entries<any>(stats.topics)) {
+      const info = this.topics.get(name);
+      if (!info || info.partitions === 0) continue;
+      const depth: number[] = new Array(info.partitions).fill(0);
+      for (const [id, p] of Object.entries<any>(t.partitions ?? {})) {
+        const i = Number(id);
+        if (i >= 0 && i < info.partitions) depth[i] = (p.msgq_cnt ?? 0) + (p.xmit_msgq_cnt ?? 0);
+      }
+      info.queueDepth = depth;
+      if (!this.options.queuePenalty) continue;
+      // A queued message is load not yet visible to the broker: as a share of what a
+      // partition receives over the load horizon, above the least queued partition.
+      const perPartition = this.partitioner.recentMessagesPerPartition(name);
+      if (perPartition <= 0) continue;
+      const least = Math.min(...depth);
+      depth.forEach((d, p) => this.partitioner.setPartitionPenalty(name, p, (d - least) / perPartition));
+    }
+  }
+
+  /** Waits until every message handed over (or held) has its delivery report, or the timeout. */
+  async flush(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.backlog.length > this.backlogHead || this.roomWaiters.length > 0) {
+      if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.backlog.length - this.backlogHead} messages still held`, this.backlog.length - this.backlogHead + this.inflight);
+      await new Promise((r) => setTimeout(r, 5));
+      this.drain();
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.client.flush(Math.max(0, deadline - Date.now()), (err) => (err ? reject(toKafkaError(err, 'flush')) : resolve()));
+    });
+    // Reports already queued by librdkafka are dispatched by poll().
+    while (this.inflight > 0 && Date.now() < deadline) {
+      this.poll();
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    if (this.inflight > 0) throw new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight);
+  }
+
+  /**
+   * Flushes, then disconnects. If some messages could not be confirmed in time, their send()
+   * promises reject and this rejects with an UndeliveredError that counts them.
+   */
+  async disconnect(timeoutMs = 30_000): Promise<void> {
+    if (this.closed) return;
+    let failure: unknown;
+    try {
+      await this.flush(timeoutMs);
+    } catch (err) {
+      failure = err;
+    }
+    this.closed = true;
+    const undelivered = new UndeliveredError('disconnected before delivery was confirmed', this.inflight);
+    for (const pending of this.unconfirmed) pending.reject(undelivered);
+    this.unconfirmed.clear();
+    for (const waiter of this.roomWaiters.splice(0)) waiter();
+    for (let i = this.backlogHead; i < this.backlog.length; i++) {
+      const pending = this.backlog[i].pending;
+      if (pending && pending !== this.mark) pending.reject(undelivered);
+    }
+    this.backlog = [];
+    this.backlogHead = 0;
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.partitioner.close();
+    this.client.removeListener('delivery-report', this.onReport);
+    this.client.removeListener('event.stats', this.onStats);
+    if (this.owned) {
+      await new Promise<void>((resolve) => (this.client as unknown as Kafka.Producer).disconnect(5000, () => resolve()));
+    }
+    this.connected = false;
+    if (failure) throw failure;
+  }
+
+  /**
+   * A Writable stream of messages to `topic`: write `{ value, key?, headers?, timestamp? }`
+   * objects (or a Buffer / string value). It honours back-pressure, and fails with the first
+   * delivery error; 'finish' comes after every written message is delivered.
+   */
+  writable(topic: string): Writable {
+    if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
+    let outstanding = 0;
+    let finishing: (() => void) | undefined;
+    let failed: Error | undefined;
+    const settle = (): void => {
+      outstanding--;
+      if (outstanding === 0 && finishing) finishing();
+    };
+    const stream: Writable = new Writable({
+      objectMode: true,
+      write: (chunk: any, _encoding, callback) => {
+        if (failed) return callback(failed);
+        const isValue = typeof chunk === 'string' || Buffer.isBuffer(chunk);
+        const message = isValue ? { value: chunk } : chunk;
+        if (typeof message !== 'object' || message === null) return callback(new InvalidArgTypeError('chunk', 'a message object, Buffer or string', chunk));
+        outstanding++;
+        let held = false;
+        let sent: Promise<DeliveryReport>;
+        try {
+          held = this.backlog.length > this.backlogHead;
+          sent = this.send(topic, message.value ?? null, message.key, message.headers, message.timestamp);
+        } catch (err) {
+          outstanding--;
+          return callback(err as Error);
+        }
+        sent.then(settle, (err) => {
+          failed = failed ?? err;
+          settle();
+          stream.destroy(err);
+        });
+        if (this.backlog.length > this.backlogHead || held) this.once('drain', () => callback());
+        else callback();
+      },
+      final: (callback) => {
+        if (outstanding === 0) return callback(failed);
+        finishing = () => callback(failed);
+      },
+    });
+    return stream;
+  }
+
+  /** Per-topic rates, per-partition load and imbalance, hot keys and queue depths. */
+  metrics(): ProducerMetrics {
+    return this.metrics$.snapshot(this.topics, this.partitioner, this.inflight, this.backlog.length - this.backlogHead);
+  }
+}
+
+/**
+ * Swaps dynamic partitioning into an app that already has a connected node-rdkafka
+ * Producer (or a producer with the same interface). The existing producer keeps its
+ * configuration; its `partitioner` topic setting (librdkafka's default if unset) becomes the
+ * base partitioner. send() needs delivery reports (dr_cb) enabled on it.
+ */
+export function wrapProducer(existing: ProducerLike, options: DynamicProducerOptions = {}): DynamicProducer {
+  if (typeof existing !== 'object' || existing === null || typeof existing.produce !== 'function' ||
+    typeof existing.getMetadata !== 'function' || typeof existing.on !== 'function') {
+    throw new InvalidArgTypeError('existing', 'a node-rdkafka Producer (with produce, getMetadata and on)', existing);
+  }
+  if (typeof existing.isConnected === 'function' && !existing.isConnected()) {
+    throw new StateError('wrapProducer needs a connected producer: call connect() on it first');
+  }
+  const producer = new DynamicProducer({}, {}, { pollIntervalMs: 0, ...options }, existing);
+  producer.refreshMetadata().catch((err) => producer.emit('error', err));
+  return producer;
+}
+
+export { PARTITIONERS };
