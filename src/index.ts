@@ -15,3 +15,6 @@ export { ORDER_HEADER, decodeOrderHeader, encodeOrderHeader } from './headers';
 export type { OrderHeader, OrderKind } from './headers';
 export type { ProducerMetrics, TopicMetrics } from './metrics';
 export { KafkaError, StateError, UndeliveredError } from './errors';
+export { createKafkaJsPartitioner } from './kafkajs';
+export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './kafkajs';
+export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';

@@ -1,0 +1,185 @@
+// npm run demo: a DynamicProducer against librdkafka's in-process mock cluster (no broker
+// needed), or a real cluster with --brokers. Steady Zipf traffic, then a campaign key that
+// suddenly takes a large share, then the campaign ends. Shows per-partition rates as Kafka's
+// own partitioner would have placed the messages (static) and as they were delivered
+// (dynamic), and the hot keys as they are detected and cool.
+
+import { parseArgs } from 'node:util';
+import * as Kafka from 'node-rdkafka';
+import { DynamicProducer } from './producer';
+import { partitionForKey } from './hash';
+import { bar } from './chart';
+import { KeyStream, parseWorkload } from './workload';
+
+const USAGE = `usage: npm run demo -- [--brokers host:port] [--partitions N] [--topic NAME]
+                      [--rate MSG_PER_S] [--seconds S] [--campaign-share X]
+
+Without --brokers it runs against librdkafka's in-process mock cluster (4 partitions).
+With --brokers it creates --topic with --partitions partitions (default 12) if missing.
+`;
+
+interface Settings {
+  brokers?: string;
+  partitions: number;
+  topic: string;
+  rate: number;
+  seconds: number;
+  campaignShare: number;
+}
+
+function settings(argv: string[]): Settings | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      brokers: { type: 'string' },
+      partitions: { type: 'string' },
+      topic: { type: 'string' },
+      rate: { type: 'string' },
+      seconds: { type: 'string' },
+      'campaign-share': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return null;
+  const num = (name: string, text: string | undefined, fallback: number, min: number, max: number): number => {
+    if (text === undefined) return fallback;
+    const v = Number(text);
+    if (!(v >= min && v <= max)) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${JSON.stringify(text)}`);
+    return v;
+  };
+  return {
+    brokers: values.brokers,
+    partitions: Math.floor(num('partitions', values.partitions, 12, 1, 100_000)),
+    topic: values.topic ?? `kdp-demo-${Date.now()}`,
+    rate: num('rate', values.rate, 20_000, 10, 1_000_000),
+    seconds: num('seconds', values.seconds, 24, 3, 86_400),
+    campaignShare: num('campaign-share', values['campaign-share'], 0.4, 0, 0.99),
+  };
+}
+
+async function createTopic(brokers: string, topic: string, partitions: number): Promise<void> {
+  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      admin.createTopic({ topic, num_partitions: partitions, replication_factor: 1 }, 15_000, (err) => {
+        // 36: TOPIC_ALREADY_EXISTS
+        if (err && (err as any).code !== 36) reject(err);
+        else resolve();
+      });
+    });
+  } finally {
+    admin.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  const s = settings(process.argv.slice(2));
+  if (!s) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (s.brokers) await createTopic(s.brokers, s.topic, s.partitions);
+  const config = s.brokers ? { 'metadata.broker.list': s.brokers } : { 'test.mock.num.brokers': 3 };
+  const producer = new DynamicProducer(
+    { ...config, 'linger.ms': 5, 'statistics.interval.ms': 1000 },
+    { partitioner: 'murmur2_random' },
+  );
+  const started = performance.now();
+  const elapsed = (): number => (performance.now() - started) / 1000;
+  const events: string[] = [];
+  producer.on('hot', (h) => events.push(`${elapsed().toFixed(1).padStart(5)}s  ${String(h.key)} turned hot (${(h.share * 100).toFixed(1)}% of the topic)`));
+  producer.on('cooled', (h) => events.push(`${elapsed().toFixed(1).padStart(5)}s  ${String(h.key)} cooled (${(h.share * 100).toFixed(1)}%)`));
+  producer.on('error', (err) => events.push(`error: ${err.message}`));
+  await producer.connect();
+  // Let the topic exist and its partition count be known before the show starts.
+  for (let i = 0; i < 100 && !(producer.metrics().topics[s.topic]?.partitions > 0); i++) {
+    producer.produce(s.topic, 'warm-up', null);
+    await new Promise((r) => setTimeout(r, 50));
+    await producer.refreshMetadata(s.topic).catch(() => undefined);
+  }
+  const n = producer.metrics().topics[s.topic]?.partitions || s.partitions;
+
+  const stream = new KeyStream(parseWorkload('zipf:1.0'), 10_000, 7);
+  const keys = Array.from({ length: 10_000 }, (_, i) => `customer-${i}`);
+  const campaignKey = 'campaign-black-friday';
+  const campaignFrom = s.seconds / 3;
+  const campaignTo = (s.seconds * 2) / 3;
+  const staticNow = new Float64Array(n);
+  const dynamicNow = new Float64Array(n);
+  const staticTotal = new Float64Array(n);
+  const dynamicTotal = new Float64Array(n);
+  let produced = 0;
+  let delivered = 0;
+  let failed = 0;
+  producer.on('delivery', (err, report) => {
+    if (err) failed++;
+    else if (report.partition >= 0 && report.partition < n && report.key !== null) {
+      delivered++;
+      dynamicNow[report.partition]++;
+      dynamicTotal[report.partition]++;
+    }
+  });
+
+  const tty = process.stdout.isTTY;
+  const draw = (): void => {
+    const t = elapsed();
+    const phase = t < campaignFrom ? 'steady Zipf traffic' : t < campaignTo ? `campaign: ${campaignKey} takes ${(s.campaignShare * 100).toFixed(0)}%` : 'campaign over';
+    const max = Math.max(1, ...staticNow, ...dynamicNow);
+    const lines = [
+      `kafka-dynamic-partitioner demo — ${s.brokers ? `cluster ${s.brokers}` : 'librdkafka mock cluster'}, topic ${s.topic}, ${n} partitions, ${s.rate} msg/s`,
+      `${t.toFixed(1)}s / ${s.seconds}s   ${phase}`,
+      '',
+      `partition  ${'static: where Kafka\'s partitioner puts them (msg/s)'.padEnd(44)} dynamic: where they were delivered (msg/s)`,
+    ];
+    for (let p = 0; p < n; p++) {
+      lines.push(`${String(p).padStart(9)}  ${bar(staticNow[p], max, 34)} ${String(staticNow[p]).padStart(7)}   ${bar(dynamicNow[p], max, 34)} ${String(dynamicNow[p]).padStart(7)}`);
+    }
+    const hot = producer.partitioner.hotKeys(s.topic).slice(0, 6);
+    lines.push('', `hot keys now: ${hot.length ? hot.map((h) => `${String(h.key)} ${(h.share * 100).toFixed(1)}% on ${h.partitions}`).join(', ') : 'none'}`);
+    lines.push(`produced ${produced}, delivered ${delivered}, failed ${failed}`, '', ...events.slice(-6));
+    process.stdout.write(tty ? `\x1b[H\x1b[2J${lines.join('\n')}\n` : `${lines.join('\n')}\n\n`);
+    staticNow.fill(0);
+    dynamicNow.fill(0);
+  };
+
+  const tickMs = 10;
+  const perTick = s.rate / (1000 / tickMs);
+  let carry = 0;
+  const value = Buffer.alloc(100, 'x');
+  await new Promise<void>((resolve) => {
+    const screen = setInterval(draw, 1000);
+    const ticker = setInterval(() => {
+      const t = elapsed();
+      if (t >= s.seconds) {
+        clearInterval(ticker);
+        clearInterval(screen);
+        resolve();
+        return;
+      }
+      carry += perTick;
+      const campaign = t >= campaignFrom && t < campaignTo;
+      for (; carry >= 1; carry--) {
+        const key = campaign && Math.random() < s.campaignShare ? campaignKey : keys[stream.next()];
+        const sp = partitionForKey(key, n, 'murmur2_random');
+        staticNow[sp]++;
+        staticTotal[sp]++;
+        produced++;
+        producer.produce(s.topic, value, key);
+      }
+    }, tickMs);
+  });
+  await producer.flush(60_000);
+  const mean = (a: Float64Array): number => a.reduce((x, y) => x + y, 0) / a.length;
+  const summary = [
+    '',
+    `done: produced ${produced}, delivered ${delivered}, failed ${failed}${produced === delivered + failed ? '' : ' (some reports still missing!)'}`,
+    `hottest partition / mean over the run: static ${(Math.max(...staticTotal) / mean(staticTotal)).toFixed(2)}, dynamic ${(Math.max(...dynamicTotal) / mean(dynamicTotal)).toFixed(2)}`,
+  ];
+  process.stdout.write(summary.join('\n') + '\n');
+  await producer.disconnect();
+}
+
+main().catch((err) => {
+  process.stderr.write(`demo failed: ${err?.stack ?? err}\n`);
+  process.exitCode = 1;
+});
