@@ -84,6 +84,18 @@ const PRODUCER_OPTION_NAMES = new Set([
 const ERR_QUEUE_FULL = -184;
 const ERR_UNKNOWN_PARTITION = -190;
 const ERR_UNKNOWN_TOPIC = -188;
+/** Not a librdkafka code: a produce() that threw something without one. */
+const ERR_UNKNOWN_FAILURE = -1_000_000;
+
+function librdkafkaMessage(code: number): string {
+  const name = Object.entries((Kafka as any).CODES?.ERRORS ?? {}).find(([, v]) => v === code)?.[0];
+  return name ? `${name} (${code})` : `librdkafka error ${code}`;
+}
+
+/** node-rdkafka's binding under Producer.produce(): it returns librdkafka's error code instead of throwing. */
+interface NativeProducer {
+  produce(topic: string, partition: number, message: Buffer | null, key: Key | null | undefined, timestamp: number | null | undefined, opaque: unknown, headers: Headers | undefined): number;
+}
 
 /** Opaque of our fire-and-forget messages on a wrapped producer, to tell its reports from the app's own. */
 const OURS = Object.freeze({ ours: true });
@@ -176,8 +188,13 @@ export class DynamicProducer extends EventEmitter {
   private readonly options: ProducerSettings;
   private readonly code: number;
   private readonly owned: boolean;
+  /** Whether the client emits delivery reports (dr_cb / dr_msg_cb); send() needs them. */
+  private readonly reports: boolean;
   /** The opaque of fire-and-forget messages: none when we own the client, OURS on a wrapped one. */
   private readonly mark: Pending | undefined;
+  /** The binding of a producer we own (calls skip node-rdkafka's JS wrapper and its exceptions). */
+  private native: NativeProducer | undefined;
+  private lastProduceError: unknown;
   private readonly topics = new Map<string, TopicInfo>();
   private lastTopicName = '';
   private lastTopic: TopicInfo | undefined;
@@ -216,6 +233,7 @@ export class DynamicProducer extends EventEmitter {
     if (existing) {
       this.client = existing;
       this.owned = false;
+      this.reports = Boolean((existing as any)._cb_configs?.event?.delivery_cb) || typeof (existing as any)._cb_configs !== 'object';
       this.mark = OURS as unknown as Pending;
       this.connected = existing.isConnected ? existing.isConnected() : true;
     } else {
@@ -223,9 +241,10 @@ export class DynamicProducer extends EventEmitter {
       // with the same partitioner, so they land where we would have put them.
       const topic = { ...split.topic, partitioner: base };
       const global: Config = { ...split.global };
-      if (!global.dr_msg_cb) global.dr_cb = true;
+      if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
       this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
       this.owned = true;
+      this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
       this.mark = undefined;
     }
     this.metrics$ = new Metrics();
@@ -247,6 +266,8 @@ export class DynamicProducer extends EventEmitter {
         client.connect({ timeout: timeoutMs }, (err) => (err ? reject(toKafkaError(err, 'connect')) : resolve()));
       });
       this.connected = true;
+      const binding = (client as any)._client;
+      if (binding && typeof binding.produce === 'function') this.native = binding as NativeProducer;
       this.started();
     }
     await this.refreshMetadata(undefined, timeoutMs).catch((err) => this.emit('error', err));
@@ -275,6 +296,9 @@ export class DynamicProducer extends EventEmitter {
 
   /** Produces one message and resolves with its delivery report (rejects with KafkaError). Waits while too much is held. */
   send(topic: string, value: Value, key?: Key | null, headers?: Headers, timestamp?: number | null): Promise<DeliveryReport> {
+    if (!this.reports) {
+      return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
+    }
     return new Promise<DeliveryReport>((resolve, reject) => {
       const pending: Pending = { resolve, reject };
       const attempt = (): void => {
@@ -323,39 +347,63 @@ export class DynamicProducer extends EventEmitter {
       else if (!Buffer.isBuffer(key)) key = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
     }
     info.produced++;
-    const message: Queued = { topic, partition, value: payload, key, timestamp, headers, pending: pending ?? this.mark };
+    pending = pending ?? this.mark;
     if (this.backlog.length > this.backlogHead) {
-      this.hold(message);
+      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending });
       return false;
     }
-    return this.handOver(message);
+    const code = this.handOver(topic, partition, payload, key, timestamp, pending, headers);
+    if (code === 0) return true;
+    if (code === ERR_QUEUE_FULL) {
+      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending });
+      return false;
+    }
+    return this.failed(code, topic, partition, key, pending, true);
   }
 
-  /** Gives a message to librdkafka; holds it (and returns false) when the queue is full. */
-  private handOver(m: Queued): boolean {
-    try {
-      this.client.produce(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers);
-    } catch (err: any) {
-      const code = err?.code;
-      if (code === ERR_QUEUE_FULL) {
-        this.hold(m);
-        return false;
-      }
-      if ((code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) && m.partition !== -1) {
-        // Our count is stale: let librdkafka place it (same algorithm) and re-read metadata.
-        this.requestMetadata(m.topic, true);
-        m.partition = -1;
-        return this.handOver(m);
-      }
-      const failure = toKafkaError(err, `produce to ${m.topic}`);
-      const info = this.topics.get(m.topic);
-      if (info) info.failed++;
-      if (m.pending && m.pending !== this.mark) m.pending.reject(failure);
-      else throw failure;
-      return true;
+  /**
+   * Gives a message to librdkafka; returns librdkafka's error code (0 on success). A stale
+   * partition count is handled here: librdkafka places the message instead, and the count is
+   * re-read.
+   */
+  private handOver(topic: string, partition: number, value: Buffer | null, key: Key | null | undefined,
+    timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined): number {
+    let code = this.native !== undefined
+      ? this.native.produce(topic, partition, value, key, timestamp, pending, headers)
+      : this.produceThrowing(topic, partition, value, key, timestamp, pending, headers);
+    if ((code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) && partition !== -1) {
+      this.requestMetadata(topic, true);
+      return this.handOver(topic, -1, value, key, timestamp, pending, headers);
     }
-    this.inflight++;
-    if (m.pending && m.pending !== this.mark) this.unconfirmed.add(m.pending);
+    if (code === 0) {
+      if (this.reports) this.inflight++;
+      if (pending !== undefined && pending !== this.mark) this.unconfirmed.add(pending);
+    }
+    return code;
+  }
+
+  /** The public produce() of a wrapped producer, its exception turned into the error code. */
+  private produceThrowing(topic: string, partition: number, value: Buffer | null, key: Key | null | undefined,
+    timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined): number {
+    try {
+      this.client.produce(topic, partition, value, key, timestamp, pending, headers);
+      return 0;
+    } catch (err: any) {
+      if (typeof err?.code === 'number' && err.code !== 0) return err.code;
+      this.lastProduceError = err;
+      return ERR_UNKNOWN_FAILURE;
+    }
+  }
+
+  /** A message librdkafka refused for good: its caller is told (promise, exception or 'delivery'). */
+  private failed(code: number, topic: string, partition: number, key: Key | null | undefined, pending: Pending | undefined, canThrow: boolean): boolean {
+    const cause = code === ERR_UNKNOWN_FAILURE ? this.lastProduceError : { code, message: librdkafkaMessage(code) };
+    const failure = toKafkaError(cause, `produce to ${topic}`);
+    const info = this.topics.get(topic);
+    if (info) info.failed++;
+    if (pending !== undefined && pending !== this.mark) pending.reject(failure);
+    else if (canThrow) throw failure;
+    else this.emit('delivery', failure, { topic, partition, offset: -1, key: key as any });
     return true;
   }
 
@@ -364,13 +412,17 @@ export class DynamicProducer extends EventEmitter {
     this.scheduleDrain();
   }
 
+  /**
+   * Retries the held messages on the next turn of the event loop (librdkafka's queue empties
+   * as its threads send); delivery reports also retry as they arrive.
+   */
   private scheduleDrain(): void {
     if (this.drainScheduled) return;
     this.drainScheduled = true;
-    setTimeout(() => {
+    setImmediate(() => {
       this.drainScheduled = false;
       this.drain();
-    }, 1);
+    });
   }
 
   /** Hands held messages over in order until the queue is full again; 'drain' once all are. */
@@ -379,10 +431,10 @@ export class DynamicProducer extends EventEmitter {
     const backlog = this.backlog;
     while (this.backlogHead < backlog.length) {
       const m = backlog[this.backlogHead];
-      const before = backlog.length;
-      if (!this.handOverHeld(m)) break;
+      const code = this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers);
+      if (code === ERR_QUEUE_FULL) break;
       backlog[this.backlogHead++] = undefined as unknown as Queued;
-      if (backlog.length !== before) break;
+      if (code !== 0) this.failed(code, m.topic, m.partition, m.key, m.pending, false);
     }
     if (this.backlogHead === backlog.length) {
       this.backlog = [];
@@ -397,29 +449,6 @@ export class DynamicProducer extends EventEmitter {
       this.wakeRoomWaiters();
       this.scheduleDrain();
     }
-  }
-
-  /** handOver for a message already held: on a full queue it stays where it is. */
-  private handOverHeld(m: Queued): boolean {
-    try {
-      this.client.produce(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers);
-    } catch (err: any) {
-      if (err?.code === ERR_QUEUE_FULL) return false;
-      if ((err?.code === ERR_UNKNOWN_PARTITION || err?.code === ERR_UNKNOWN_TOPIC) && m.partition !== -1) {
-        this.requestMetadata(m.topic, true);
-        m.partition = -1;
-        return this.handOverHeld(m);
-      }
-      const failure = toKafkaError(err, `produce to ${m.topic}`);
-      const info = this.topics.get(m.topic);
-      if (info) info.failed++;
-      if (m.pending && m.pending !== this.mark) m.pending.reject(failure);
-      else this.emit('delivery', failure, { topic: m.topic, partition: m.partition, offset: -1, key: m.key as any });
-      return true;
-    }
-    this.inflight++;
-    if (m.pending && m.pending !== this.mark) this.unconfirmed.add(m.pending);
-    return true;
   }
 
   private wakeRoomWaiters(): void {
