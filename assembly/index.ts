@@ -53,7 +53,6 @@ export function streamFinish(length: i32): i32 {
 
 import * as spread from "./spread";
 import * as hotkeys from "./hotkeys";
-import { murmur2Lanes, laneB } from "./murmur2";
 
 export function configure(
   width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
@@ -79,25 +78,9 @@ export function tick(factor: f64, loadFactor: f64): void { spread.tick(factor, l
 export function currentWeight(): f64 { return spread.currentWeight(); }
 export function currentLoadWeight(): f64 { return spread.currentLoadWeight(); }
 
-/**
- * The first `width` allowed partitions of the key at KEYS among `partitions`, written to
- * RESULTS: its normal partition, then normal + step, + 2 step, ... (mod partitions).
- * Returns how many were written (at most BATCH_CAPACITY), or 0 for a key that is not decided by its bytes.
- */
-export function allowedPartitions(algorithm: i32, length: i32, partitions: i32, width: i32): i32 {
-  const base = partitionOf(algorithm, KEYS, length, partitions);
-  if (base < 0) return 0;
-  murmur2Lanes(KEYS, length < 0 ? 0 : length);
-  const step = spread.spreadStep(laneB, partitions);
-  if (width > partitions) width = partitions;
-  if (width > BATCH_CAPACITY) width = BATCH_CAPACITY;
-  let p = base;
-  for (let i = 0; i < width; i++) {
-    store<i32>(RESULTS + (<usize>i << 2), p);
-    p += step;
-    if (p >= partitions) p -= partitions;
-  }
-  return width;
+/** The stride of the allowed partitions of the key at KEYS among `partitions`. */
+export function spreadStep(length: i32, partitions: i32): i32 {
+  return spread.spreadStepAt(KEYS, length, partitions);
 }
 
 export function cellsPtr(): usize { return spread.CELLS; }

@@ -60,6 +60,15 @@ export function sketchEstimate(h1: u32, h2: u32): f32 {
   return estimate;
 }
 
+/** Raises the key's counters to at least `value` (a tracked key's exact count coming back). */
+export function sketchRaise(h1: u32, h2: u32, value: f32): void {
+  h2 |= 1;
+  for (let row: u32 = 0; row < depth; row++) {
+    const p = slot(row, h1, h2);
+    if (load<f32>(p) < value) store<f32>(p, value);
+  }
+}
+
 /** Multiplies every counter by `factor` (decay.ts renormalisation). */
 export function sketchScale(factor: f32): void {
   const end = counters + (<usize>width * depth << 2);

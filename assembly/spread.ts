@@ -7,11 +7,11 @@
 import { arenaAlloc, NULL_KEY } from "./memory";
 import { murmur2Lanes, laneB } from "./murmur2";
 import { FAMILY_MURMUR2, FAMILY_CRC32, hashOf, partitionOfHash } from "./partition";
-import { sketchConfigure, sketchAdd, sketchEstimate, sketchScale } from "./sketch";
+import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale } from "./sketch";
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eState, eWidth, eBase, eStep, eSize, eReturn, CANDIDATE, HOT, RELIEF, FREE, full,
+  eTopic, eLaneA, eLaneB, eState, eWidth, eBase, eStep, eSize, eReturn, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
 // ---- options (configure) ----
@@ -36,6 +36,7 @@ export let tLoadTotal: usize = 0; // f64: decayed message count (load clock)
 export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition (load clock)
 export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fair shares
 let tSticky: usize = 0;          // i32: partition of the current sticky run
+let tGeneration: usize = 0;      // u32: bumped each time the slot is reset (sketch rows depend on it)
 let tStickyLeft: usize = 0;      // i32: messages left in it
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
@@ -88,6 +89,7 @@ export function configure(
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
   tSticky = arenaAlloc(t << 2);
+  tGeneration = arenaAlloc(t << 2);
   tStickyLeft = arenaAlloc(t << 2);
   eventCapacity = entries + 4;
   events = arenaAlloc(<usize>eventCapacity * 12);
@@ -124,6 +126,8 @@ function emit(kind: i32, e: i32): void {
 /** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
 export function topicReset(topic: i32, n: i32): void {
   store<i32>(tSize + (<usize>topic << 2), n);
+  const g = tGeneration + (<usize>topic << 2);
+  store<u32>(g, load<u32>(g) + 1);
   store<f64>(tTotal + (<usize>topic << 3), 0);
   store<f64>(tLoadTotal + (<usize>topic << 3), 0);
   memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
@@ -207,9 +211,9 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   let first = 0;
   let scan = width;
   if (width > SCAN_WINDOW) {
-    rotor += SCAN_WINDOW;
-    if (rotor >= width) rotor -= width;
-    first = rotor;
+    // One rotor for all keys: reduce it into this key's own set.
+    rotor = (rotor + SCAN_WINDOW) & 0x3fffffff;
+    first = rotor % width;
     scan = SCAN_WINDOW;
   }
   let p = <i32>((<i64>base + <i64>first * <i64>step) % <i64>n);
@@ -287,7 +291,7 @@ function sweepOne(): void {
   if (state >= HOT) {
     if (count < coolLine(state) * fair) cool(e);
   } else if (count < admitShare * 0.5 * fair) {
-    remove(e);
+    untrack(e);
   }
 }
 
@@ -309,8 +313,21 @@ function cool(e: i32): void {
 // @ts-ignore: decorator
 @inline
 function sketchRow(topic: i32, a: u32): u32 {
-  const h = (a ^ (<u32>topic * 0x9e3779b1)) * 0x85ebca6b;
+  // The slot's generation changes when the slot is given to another topic, so a new topic
+  // does not inherit the counts of the one it replaced.
+  const generation = load<u32>(tGeneration + (<usize>topic << 2));
+  const h = (a ^ (<u32>topic * 0x9e3779b1) ^ (generation * 0xc2b2ae35)) * 0x85ebca6b;
   return h ^ (h >>> 15);
+}
+
+/**
+ * Removes a tracked key, giving its exact count back to the sketch first: counts made while
+ * it was tracked are not lost, so its estimate stays at or above its true count.
+ */
+function untrack(e: i32): void {
+  const topic = geti(eTopic, e);
+  sketchRaise(sketchRow(topic, <u32>geti(eLaneA, e)), <u32>geti(eLaneB, e), <f32>getCount(e));
+  remove(e);
 }
 
 /**
@@ -334,7 +351,7 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
       e = e + 1 == capacity ? 0 : e + 1;
     }
     if (victim < 0) return -1;
-    remove(victim);
+    untrack(victim);
   }
   return insert(topic, a, b, estimate);
 }
@@ -474,4 +491,10 @@ export function estimateAt(topic: i32, ptr: usize, length: i32): f64 {
 /** The key clock's total of slot `topic`, in recent messages. */
 export function recentMessages(topic: i32): f64 {
   return total(topic) / weight;
+}
+
+/** The stride of the allowed partitions of the key at ptr among n (see spreadStep). */
+export function spreadStepAt(ptr: usize, length: i32, n: i32): i32 {
+  murmur2Lanes(ptr, length < 0 ? 0 : length);
+  return spreadStep(laneB, n);
 }

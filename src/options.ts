@@ -162,12 +162,15 @@ const SCHEMA = object({
 export function resolveOptions(options: unknown = {}): ResolvedOptions {
   SCHEMA(options, 'options');
   const o = options as DynamicPartitionerOptions;
+  // Copies, frozen: later changes to the caller's objects change nothing here.
+  const horizon = (h: Horizon | undefined, fallback: Horizon): Horizon =>
+    Object.freeze(h === undefined ? { ...fallback } : 'messages' in h && h.messages !== undefined ? { messages: h.messages } : { ms: (h as { ms: number }).ms });
   const resolved: ResolvedOptions = {
     ...DEFAULTS,
     ...definedOnly(o),
-    horizon: o.horizon ?? DEFAULTS.horizon,
-    loadHorizon: o.loadHorizon ?? DEFAULTS.loadHorizon,
-    sketch: { ...DEFAULTS.sketch, ...definedOnly(o.sketch ?? {}) },
+    horizon: horizon(o.horizon, DEFAULTS.horizon),
+    loadHorizon: horizon(o.loadHorizon, DEFAULTS.loadHorizon),
+    sketch: Object.freeze({ ...DEFAULTS.sketch, ...definedOnly(o.sketch ?? {}) }),
   };
   if (resolved.coolThreshold >= resolved.hotThreshold) {
     throw new InvalidOptionError('options.coolThreshold', `below options.hotThreshold (${resolved.hotThreshold})`, resolved.coolThreshold);

@@ -125,12 +125,13 @@ export class DynamicPartitioner extends EventEmitter {
 
   /** The partition for one message of `key` to `topic`, which has `numPartitions` partitions. */
   partition(topic: string, key: Key | null | undefined, numPartitions: number): number {
+    const core = this.core;
+    // The key first: a bad one throws before any state changes.
+    const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
     let t = this.lastTopic;
     if (t === undefined || t.name !== topic) t = this.topic(topic, numPartitions);
     if (t.partitions !== numPartitions) this.resize(t, numPartitions);
     t.lastUsed = ++this.useClock;
-    const core = this.core;
-    const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
     let p: number;
     if (length !== DOES_NOT_FIT) {
       p = core.exports.decide(t.slot, this.code, length, numPartitions);
@@ -145,6 +146,13 @@ export class DynamicPartitioner extends EventEmitter {
   /** partition() for many messages of one topic, in one WebAssembly call per packed batch. */
   partitionBatch(topic: string, keys: ReadonlyArray<Key | null | undefined>, numPartitions: number): Int32Array {
     if (!Array.isArray(keys)) throw new InvalidArgTypeError('keys', 'an array of keys', keys);
+    // Every key is checked before any is counted, so a bad one changes nothing.
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      if (typeof k !== 'string' && !(k instanceof Uint8Array) && k !== null && k !== undefined) {
+        throw new InvalidArgTypeError(`keys[${i}]`, 'a string, Buffer, Uint8Array, null or undefined', k);
+      }
+    }
     const t = this.topic(topic, numPartitions);
     if (t.partitions !== numPartitions) this.resize(t, numPartitions);
     t.lastUsed = ++this.useClock;
@@ -213,10 +221,11 @@ export class DynamicPartitioner extends EventEmitter {
    * the true share. 0 for a topic not seen.
    */
   share(topic: string, key: Key | null | undefined): number {
-    const t = this.topics.get(topic);
-    if (t === undefined) return 0;
     const core = this.core;
     const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+    const t = this.topics.get(topic);
+    // Keys the base partitioner does not decide by (null for the *_random ones) are not counted.
+    if (t === undefined || partitionIn(shared, this.code, key, 1, 'key') < 0) return 0;
     if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
     const total = core.exports.recentMessages(t.slot);
     return total > 0 ? core.exports.estimate(t.slot, length) / total : 0;
@@ -236,11 +245,11 @@ export class DynamicPartitioner extends EventEmitter {
    * consumer lag, normalised.
    */
   setPartitionPenalty(topic: string, partition: number, value: number): void {
-    if (typeof value !== 'number' || !(value >= 0) || value === Infinity) {
-      throw new OutOfRangeError('value', 'a finite number >= 0', value);
-    }
-    const t = this.topics.get(topic);
     if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
+    if (typeof partition !== 'number') throw new InvalidArgTypeError('partition', 'an integer >= 0', partition);
+    if (typeof value !== 'number') throw new InvalidArgTypeError('value', 'a finite number >= 0', value);
+    if (!(value >= 0) || value === Infinity) throw new OutOfRangeError('value', 'a finite number >= 0', value);
+    const t = this.topics.get(topic);
     if (!Number.isInteger(partition) || partition < 0 || partition >= (t ? t.partitions : this.options.maxPartitions)) {
       throw new OutOfRangeError('partition', `an integer in [0, ${(t ? t.partitions : this.options.maxPartitions) - 1}]`, partition);
     }
@@ -387,11 +396,20 @@ export function allowedPartitions(
   partitioner: PartitionerName = 'murmur2_random',
 ): number[] {
   checkPartitionCount(numPartitions);
+  if (typeof width !== 'number') throw new InvalidArgTypeError('width', 'an integer >= 1', width);
   if (!Number.isInteger(width) || width < 1) throw new OutOfRangeError('width', 'an integer >= 1', width);
   const code = partitionerCode(partitioner);
   const core = shared;
+  const base = partitionIn(core, code, key, numPartitions, 'key');
+  if (base < 0) return [];
   const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
   if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
-  const count = core.exports.allowedPartitions(code, length === NULL_LENGTH ? -1 : length, numPartitions, width);
-  return Array.from(core.i32.subarray(core.results, core.results + count));
+  const step = core.exports.spreadStep(length === NULL_LENGTH ? 0 : length, numPartitions);
+  const out = new Array<number>(Math.min(width, numPartitions));
+  for (let i = 0, p = base; i < out.length; i++) {
+    out[i] = p;
+    p += step;
+    if (p >= numPartitions) p -= numPartitions;
+  }
+  return out;
 }

@@ -36,7 +36,7 @@ export interface CoreExports {
   currentLoadWeight(): number;
   estimate(topic: number, length: number): number;
   recentMessages(topic: number): number;
-  allowedPartitions(algorithm: number, length: number, partitions: number, width: number): number;
+  spreadStep(length: number, partitions: number): number;
   cellsPtr(): number;
   eventsPtr(): number;
   topicSizePtr(): number;
