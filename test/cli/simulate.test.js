@@ -1,0 +1,68 @@
+'use strict';
+// kdp simulate, run as a user runs it: the bin of the package.
+const t = require('tap');
+const { spawnSync } = require('node:child_process');
+const { readFileSync, mkdtempSync } = require('node:fs');
+const { join } = require('node:path');
+const os = require('node:os');
+const { partitionForKeys } = require('../..');
+
+const CLI = join(__dirname, '..', '..', 'build', 'cli.js');
+const kdp = (...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120000 });
+
+t.test('--help lists the workloads and the options with their defaults', async (t) => {
+  const r = kdp('simulate', '--help');
+  t.equal(r.status, 0);
+  for (const word of ['zipf:<s>', 'uniform', 'shift:<s>:<every>', '--json', '--svg', 'hotThreshold = 0.1']) t.match(r.stdout, word);
+});
+
+t.test('--json: static placement is Kafka\'s, dynamic is balanced, nothing cold moved', async (t) => {
+  const r = kdp('simulate', '--workload', 'zipf:1.2', '--keys', '2000', '--messages', '200000', '--partitions', '12', '--window', '50000', '--json');
+  t.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  t.equal(out.static.load.reduce((a, b) => a + b, 0), 200000);
+  t.equal(out.dynamic.load.reduce((a, b) => a + b, 0), 200000);
+  t.equal(out.static.windows.length, 4);
+  // The static figure must be what Kafka's partitioner gives: recompute it from the key
+  // probabilities of Zipf 1.2 over 2000 keys (independent of the simulator) within sampling noise.
+  const names = Array.from({ length: 2000 }, (_, i) => `key-${i}`);
+  const parts = partitionForKeys(names, 12);
+  let h = 0;
+  for (let r = 1; r <= 2000; r++) h += Math.pow(r, -1.2);
+  const expected = new Array(12).fill(0);
+  names.forEach((_, i) => { expected[parts[i]] += Math.pow(i + 1, -1.2) / h; });
+  const expectedMax = Math.max(...expected) * 12;
+  t.ok(Math.abs(out.static.maxOverMean - expectedMax) < 0.05, `static ${out.static.maxOverMean} vs expected ${expectedMax}`);
+  t.ok(out.dynamic.maxOverMean < 1.05, `dynamic ${out.dynamic.maxOverMean}`);
+  t.equal(out.dynamic.coldMessagesMoved, 0);
+  t.ok(out.dynamic.keysSpread > 0 && out.dynamic.keysSpread < 200);
+  t.equal(out.detection.missed, 0);
+});
+
+t.test('the terminal report shows both columns per partition; --svg writes a chart', async (t) => {
+  const svg = join(mkdtempSync(join(os.tmpdir(), 'kdp-')), 'chart.svg');
+  const r = kdp('simulate', '--workload', 'shift:1.0:50000', '--keys', '5000', '--messages', '150000', '--partitions', '8', '--window', '25000', '--svg', svg);
+  t.equal(r.status, 0, r.stderr);
+  const rows = r.stdout.split('\n').filter((l) => /^\s+\d+\s+\S/.test(l));
+  t.equal(rows.length, 8, 'one row per partition');
+  t.match(r.stdout, /max\/mean static\s+\d\.\d{3}\s+dynamic \d\.\d{3}/);
+  t.match(r.stdout, /window after each move of the hot set: \d/);
+  const text = readFileSync(svg, 'utf8');
+  t.match(text, /^<svg /);
+  t.equal((text.match(/<rect x=/g) || []).length, 8 * 2 + 2, 'two bars per partition and the legend');
+});
+
+t.test('bad flags and options exit 2 with a message', async (t) => {
+  for (const [args, message] of [
+    [['simulate', '--workload', 'zipf'], /workload must be one of/],
+    [['simulate', '--partitions', '0'], /--partitions must be an integer >= 1/],
+    [['simulate', '--set', 'hotThresh=1'], /options\.hotThresh is not an option/],
+    [['simulate', '--set', 'sketch.width=3'], /options\.sketch\.width must be/],
+    [['simulate', '--bogus'], /Unknown option/],
+    [['frobnicate'], /unknown command/],
+  ]) {
+    const r = kdp(...args);
+    t.equal(r.status, 2, args.join(' '));
+    t.match(r.stderr, message);
+  }
+});
