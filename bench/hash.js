@@ -21,8 +21,8 @@
 // measurement the round with the lowest benchmark.js mean (see runRow).
 //
 // Options: --json (print the figures as JSON on stdout, progress on stderr),
-//          --max-time=SECONDS (benchmark.js maxTime per measurement and round, default 0.5),
-//          --rounds=N (default 3), --same-process.
+//          --max-time=SECONDS (benchmark.js maxTime per measurement and round, default 0.25),
+//          --rounds=N (default 4), --same-process.
 
 const { spawnSync } = require('node:child_process');
 const os = require('node:os');
@@ -42,7 +42,7 @@ const MAX_RATIO_TO_FLOOR = 1.5;
 const COLUMNS = ['oursSingle', 'oursBatch', 'oursMurmur2', 'kafkajs', 'floor'];
 
 function parseArgs(argv) {
-  const opts = { json: false, sameProcess: false, maxTime: 0.5, rounds: 3, child: null };
+  const opts = { json: false, sameProcess: false, maxTime: 0.25, rounds: 4, child: null };
   for (const arg of argv) {
     if (arg === '--json') opts.json = true;
     else if (arg === '--same-process') opts.sameProcess = true;

@@ -65,8 +65,8 @@ export function streamHash(core: Core, family: Family, key: Key): number {
 }
 
 /** Partition of one key in `core`; arguments already checked except the key's type. */
-export function partitionIn(core: Core, code: number, key: unknown, n: number, argument: string): number {
-  const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, argument);
+export function partitionIn(core: Core, code: number, key: unknown, n: number, argument: string | number): number {
+  const length = writeKey(core, core.keys, core.keyCapacity, key, argument);
   if (length !== DOES_NOT_FIT) return core.exports.partition(code, length, n);
   const family: Family = code >> 1;
   return core.exports.hashPartition(family, streamHash(core, family, key as Key), n);
@@ -78,7 +78,7 @@ export function partitionIn(core: Core, code: number, key: unknown, n: number, a
  */
 export function murmur2(key: Key): number {
   const core = shared;
-  const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+  const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
   if (length === NULL_LENGTH) throw new InvalidArgTypeError('key', 'a string, Buffer or Uint8Array', key);
   if (length !== DOES_NOT_FIT) return core.exports.hash(Family.Murmur2, length);
   return streamHash(core, Family.Murmur2, key);
@@ -95,8 +95,13 @@ export function partitionForKey(
   numPartitions: number,
   partitioner: PartitionerName = 'murmur2_random',
 ): number {
-  checkPartitionCount(numPartitions);
-  return partitionIn(shared, partitionerCode(partitioner), key, numPartitions, 'key');
+  // The common case (a small positive int32, the default partitioner) costs a few comparisons.
+  if (typeof numPartitions !== 'number' || (numPartitions | 0) !== numPartitions || numPartitions < 1) checkPartitionCount(numPartitions);
+  const code = partitioner === 'murmur2_random' ? 0 : partitionerCode(partitioner);
+  const core = shared;
+  const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
+  if (length !== DOES_NOT_FIT) return core.exports.partition(code, length, numPartitions);
+  return partitionIn(core, code, key, numPartitions, 'key');
 }
 
 /** partitionForKey for many keys, one WebAssembly call per batch of packed keys. */
@@ -122,7 +127,7 @@ export function partitionBatchIn(
   n: number,
   out: Int32Array,
 ): Int32Array {
-  const { exports, bytes: memory, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = core;
+  const { exports, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = core;
   const total = keys.length;
   let start = 0; // index of the first key of the pending call
   let count = 0;
@@ -137,12 +142,12 @@ export function partitionBatchIn(
   };
   for (let i = 0; i < total; i++) {
     const key = keys[i];
-    let length = writeKey(memory, base + used, keyCapacity - used, key, `keys[${i}]`);
+    let length = writeKey(core, base + used, keyCapacity - used, key, i);
     if (length === DOES_NOT_FIT) {
       flush();
-      length = writeKey(memory, base, keyCapacity, key, `keys[${i}]`);
+      length = writeKey(core, base, keyCapacity, key, i);
       if (length === DOES_NOT_FIT) {
-        out[i] = partitionIn(core, code, key, n, `keys[${i}]`);
+        out[i] = partitionIn(core, code, key, n, i);
         start = i + 1;
         continue;
       }

@@ -4,6 +4,7 @@
 // Buffers and Uint8Arrays as they are.
 
 import { InvalidArgTypeError } from './errors';
+import type { Core } from './wasm';
 
 /** A message key as node-rdkafka takes it. */
 export type Key = string | Buffer | Uint8Array;
@@ -13,29 +14,39 @@ export const NULL_LENGTH = -1;
 /** Returned by writeKey when the key does not fit in the space left. */
 export const DOES_NOT_FIT = -2;
 
-// Up to this many UTF-16 units a JS loop beats the fixed cost of a native utf8 write.
-const SHORT_STRING = 48;
+// Up to this many UTF-16 units a JS loop beats the fixed cost of a native utf8 write
+// (bench/hash.js: four characters per 32-bit store win up to 24–32 characters).
+const SHORT_STRING = 32;
 // Up to this many bytes a JS loop beats Uint8Array.prototype.set.
-const SHORT_BYTES = 32;
+const SHORT_BYTES = 16;
 
 const KEY_EXPECTED = 'a string, Buffer, Uint8Array, null or undefined';
 
+/** The error for a value that is not a key; `argument` is a name, or the index in a batch of keys. */
+export function notAKey(argument: string | number, key: unknown): InvalidArgTypeError {
+  return new InvalidArgTypeError(typeof argument === 'number' ? `keys[${argument}]` : argument, KEY_EXPECTED, key);
+}
+
 /**
- * Writes `key` at byte offset `at` of `memory`, using at most `room` bytes. Returns the
- * number of bytes written, NULL_LENGTH for a null/undefined key, or DOES_NOT_FIT.
+ * Writes `key` at byte offset `at` of the core's memory, using at most `room` bytes. Returns
+ * the number of bytes written, NULL_LENGTH for a null/undefined key, or DOES_NOT_FIT.
  * Throws InvalidArgTypeError (naming `argument`) for anything that is not a key.
  */
-export function writeKey(memory: Buffer, at: number, room: number, key: unknown, argument: string): number {
+export function writeKey(core: Core, at: number, room: number, key: unknown, argument: string | number): number {
   if (typeof key === 'string') {
     const units = key.length;
-    if (units <= SHORT_STRING && units * 3 <= room) return writeShortString(memory, at, key);
-    if (units * 3 <= room) return memory.write(key, at, room, 'utf8');
+    if (units <= SHORT_STRING && units * 3 <= room) {
+      const written = (at & 3) === 0 ? writeAscii4(core, at, key) : writeAscii(core.bytes, at, key);
+      return written >= 0 ? written : writeUtf8(core.bytes, at, key);
+    }
+    if (units * 3 <= room) return core.bytes.write(key, at, room, 'utf8');
     const length = Buffer.byteLength(key, 'utf8');
-    return length <= room ? memory.write(key, at, room, 'utf8') : DOES_NOT_FIT;
+    return length <= room ? core.bytes.write(key, at, room, 'utf8') : DOES_NOT_FIT;
   }
   if (key instanceof Uint8Array) {
     const length = key.length;
     if (length > room) return DOES_NOT_FIT;
+    const memory = core.bytes;
     if (length <= SHORT_BYTES) {
       for (let i = 0; i < length; i++) memory[at + i] = key[i];
     } else {
@@ -44,7 +55,7 @@ export function writeKey(memory: Buffer, at: number, room: number, key: unknown,
     return length;
   }
   if (key === null || key === undefined) return NULL_LENGTH;
-  throw new InvalidArgTypeError(argument, KEY_EXPECTED, key);
+  throw notAKey(argument, key);
 }
 
 /** The UTF-8 bytes of a key that did not fit, for hashing in chunks. */
@@ -52,8 +63,43 @@ export function keyBytes(key: Key): Uint8Array {
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
 }
 
-/** Encodes a short string; the caller guarantees 3 bytes of room per UTF-16 unit. */
-function writeShortString(memory: Buffer, at: number, key: string): number {
+/** An ASCII string at a 4-byte aligned offset, four characters per store; -1 at the first non-ASCII one. */
+function writeAscii4(core: Core, at: number, key: string): number {
+  const units = key.length;
+  const u32 = core.u32;
+  let word = at >> 2;
+  let i = 0;
+  for (; i + 4 <= units; i += 4) {
+    const a = key.charCodeAt(i);
+    const b = key.charCodeAt(i + 1);
+    const c = key.charCodeAt(i + 2);
+    const d = key.charCodeAt(i + 3);
+    if ((a | b | c | d) >= 0x80) return -1;
+    // Little-endian, as WebAssembly memory is.
+    u32[word++] = a | (b << 8) | (c << 16) | (d << 24);
+  }
+  const memory = core.bytes;
+  for (; i < units; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    memory[at + i] = c;
+  }
+  return units;
+}
+
+/** An ASCII string, byte by byte; -1 at the first non-ASCII character. */
+function writeAscii(memory: Buffer, at: number, key: string): number {
+  const units = key.length;
+  for (let i = 0; i < units; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    memory[at + i] = c;
+  }
+  return units;
+}
+
+/** Encodes a short string with non-ASCII characters; the caller guarantees 3 bytes of room per UTF-16 unit. */
+function writeUtf8(memory: Buffer, at: number, key: string): number {
   let p = at;
   const units = key.length;
   for (let i = 0; i < units; i++) {

@@ -127,7 +127,7 @@ export class DynamicPartitioner extends EventEmitter {
   partition(topic: string, key: Key | null | undefined, numPartitions: number): number {
     const core = this.core;
     // The key first: a bad one throws before any state changes.
-    const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+    const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
     let t = this.lastTopic;
     if (t === undefined || t.name !== topic) t = this.topic(topic, numPartitions);
     if (t.partitions !== numPartitions) this.resize(t, numPartitions);
@@ -156,7 +156,7 @@ export class DynamicPartitioner extends EventEmitter {
     const t = this.topic(topic, numPartitions);
     if (t.partitions !== numPartitions) this.resize(t, numPartitions);
     t.lastUsed = ++this.useClock;
-    const { exports, bytes: memory, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = this.core;
+    const { exports, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = this.core;
     const out = new Int32Array(keys.length);
     let start = 0;
     let count = 0;
@@ -171,10 +171,10 @@ export class DynamicPartitioner extends EventEmitter {
       used = 0;
     };
     for (let i = 0; i < keys.length; i++) {
-      let length = writeKey(memory, base + used, keyCapacity - used, keys[i], `keys[${i}]`);
+      let length = writeKey(this.core, base + used, keyCapacity - used, keys[i], i);
       if (length === DOES_NOT_FIT) {
         flush();
-        length = writeKey(memory, base, keyCapacity, keys[i], `keys[${i}]`);
+        length = writeKey(this.core, base, keyCapacity, keys[i], i);
         if (length === DOES_NOT_FIT) {
           out[i] = this.partition(topic, keys[i], numPartitions);
           start = i + 1;
@@ -222,7 +222,7 @@ export class DynamicPartitioner extends EventEmitter {
    */
   share(topic: string, key: Key | null | undefined): number {
     const core = this.core;
-    const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+    const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
     const t = this.topics.get(topic);
     // Keys the base partitioner does not decide by (null for the *_random ones) are not counted.
     if (t === undefined || partitionIn(shared, this.code, key, 1, 'key') < 0) return 0;
@@ -402,7 +402,7 @@ export function allowedPartitions(
   const core = shared;
   const base = partitionIn(core, code, key, numPartitions, 'key');
   if (base < 0) return [];
-  const length = writeKey(core.bytes, core.keys, core.keyCapacity, key, 'key');
+  const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
   if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
   const step = core.exports.spreadStep(length === NULL_LENGTH ? 0 : length, numPartitions);
   const out = new Array<number>(Math.min(width, numPartitions));

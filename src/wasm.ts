@@ -57,6 +57,7 @@ export interface Core {
   /** Byte view of the whole memory, as a Buffer (for its fast utf8 write). */
   readonly bytes: Buffer;
   readonly i32: Int32Array;
+  readonly u32: Uint32Array;
   readonly f64: Float64Array;
   /** Byte offset of the key region and its size. */
   readonly keys: number;
@@ -87,6 +88,7 @@ export function instantiate(setup?: (exports: CoreExports) => void): Core {
     exports,
     bytes: Buffer.from(buffer),
     i32: new Int32Array(buffer),
+    u32: new Uint32Array(buffer),
     f64: new Float64Array(buffer),
     keys: exports.keysPtr(),
     keyCapacity: exports.keyCapacity(),
