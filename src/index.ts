@@ -18,3 +18,5 @@ export { KafkaError, StateError, UndeliveredError } from './errors';
 export { createKafkaJsPartitioner } from './kafkajs';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './kafkajs';
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
+export { Resequencer, RESEQUENCER_DEFAULTS } from './resequencer';
+export type { ResequencerOptions, Release, ConsumedMessage } from './resequencer';
