@@ -290,7 +290,9 @@ function sweepOne(): void {
   const count = getCount(e);
   if (state >= HOT) {
     if (count < coolLine(state) * fair) cool(e);
-  } else if (count < admitShare * 0.5 * fair) {
+  } else if (count < admitShare * 0.5 * fair && geti(eReturn, e) == 0) {
+    // A key that owes a RETURN marker stays until its next message (or until the table
+    // needs its place: admit() evicts the weakest candidates first).
     untrack(e);
   }
 }
@@ -345,7 +347,8 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
     for (let i = 0, e = sweepCursor; i < 8; i++) {
       if (geti(eState, e) == CANDIDATE) {
         const t = geti(eTopic, e);
-        const share = getCount(e) / total(t);
+        // A key owing a RETURN marker is kept unless it has all but vanished.
+        const share = getCount(e) / total(t) * (geti(eReturn, e) != 0 ? 100 : 1);
         if (share < victimShare) { victimShare = share; victim = e; }
       }
       e = e + 1 == capacity ? 0 : e + 1;
@@ -402,12 +405,14 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           seti(eReturn, e, 0);
           order = ORDER_RETURN;
         }
-      } else if (count >= minCount * weight && topicTotal >= warmup * weight) {
+      } else {
         // Hot above hotShare; above reliefShare too while the key's own partition is
         // overloaded, so that partitions heavy with cold traffic shed their biggest keys.
         let next = FREE;
-        if (count > hotShare * fair) next = HOT;
-        else if (reliefShare > 0 && count > reliefShare * fair && load<f64>(loadAt(topic, base)) > loadFair * widenAbove) next = RELIEF;
+        if (count >= minCount * weight && topicTotal >= warmup * weight) {
+          if (count > hotShare * fair) next = HOT;
+          else if (reliefShare > 0 && count > reliefShare * fair && load<f64>(loadAt(topic, base)) > loadFair * widenAbove) next = RELIEF;
+        }
         if (next != FREE) {
           // Turns hot; this message still goes to the key's own partition, behind its
           // earlier ones, so a consumer can order what follows after it.

@@ -12,10 +12,10 @@ import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
 
 export const ORDER_HEADER = 'kdp-order';
 export const ORDER_HEADER_VERSION = 1;
-export const ORDER_HEADER_BYTES = 31;
 
 export type OrderKind = 'anchor' | 'spread' | 'return';
-const KINDS: Record<number, OrderKind> = { [ORDER_ANCHOR]: 'anchor', [ORDER_SPREAD]: 'spread', [ORDER_RETURN]: 'return' };
+const KIND_CODES: Record<number, string> = { [ORDER_ANCHOR]: 'a', [ORDER_SPREAD]: 's', [ORDER_RETURN]: 'r' };
+const KINDS: Record<string, OrderKind> = { a: 'anchor', s: 'spread', r: 'return' };
 
 export interface OrderHeader {
   readonly kind: OrderKind;
@@ -39,39 +39,35 @@ export function newProducerId(): Buffer {
 }
 
 /**
- * Layout (big-endian): [0] version 1, [1] kind (1 anchor, 2 spread, 3 return), [2..9] producer
- * id, [10..15] sequence (48-bit), [16..21] previous (48-bit), [22..25] width, [26..29]
- * partition count, [30] partitioner code.
+ * The header value is ASCII text, `1;<kind>;<producer id, 16 hex>;<sequence>;<previous>;
+ * <width>;<partitions>;<partitioner>` with kind a (anchor), s (spread) or r (return), e.g.
+ * `1;s;9f86d081884c7d65;42;41;3;12;0`. Text, because node-rdkafka (3.6, src/producer.cc) sends
+ * header values through a C string of their UTF-8 text: binary values arrive mangled.
  */
 export function encodeOrderHeader(
   kind: number, producerId: Buffer, sequence: number, previous: number, width: number, partitions: number, partitioner: number,
-): Buffer {
-  const b = Buffer.allocUnsafe(ORDER_HEADER_BYTES);
-  b[0] = ORDER_HEADER_VERSION;
-  b[1] = kind;
-  producerId.copy(b, 2, 0, 8);
-  b.writeUIntBE(sequence, 10, 6);
-  b.writeUIntBE(previous, 16, 6);
-  b.writeUInt32BE(width, 22);
-  b.writeUInt32BE(partitions, 26);
-  b[30] = partitioner;
-  return b;
+): string {
+  return `${ORDER_HEADER_VERSION};${KIND_CODES[kind]};${producerId.toString('hex', 0, 8)};${sequence};${previous};${width};${partitions};${partitioner}`;
 }
+
+const DECIMAL = /^(0|[1-9][0-9]{0,15})$/;
 
 /** The order header in a header value, or null when it is not one this version can read. */
 export function decodeOrderHeader(value: Buffer | Uint8Array | string | null | undefined): OrderHeader | null {
-  if (value == null || typeof value === 'string') return null;
-  const b = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (b.length < ORDER_HEADER_BYTES || b[0] !== ORDER_HEADER_VERSION) return null;
-  const kind = KINDS[b[1]];
-  if (!kind) return null;
+  if (value == null) return null;
+  const text = typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
+  const f = text.split(';');
+  if (f.length !== 8 || f[0] !== String(ORDER_HEADER_VERSION)) return null;
+  const kind = KINDS[f[1]];
+  if (!kind || !/^[0-9a-f]{16}$/.test(f[2])) return null;
+  for (let i = 3; i < 8; i++) if (!DECIMAL.test(f[i])) return null;
   return {
     kind,
-    producerId: b.toString('hex', 2, 10),
-    sequence: b.readUIntBE(10, 6),
-    previous: b.readUIntBE(16, 6),
-    width: b.readUInt32BE(22),
-    partitions: b.readUInt32BE(26),
-    partitioner: b[30],
+    producerId: f[2],
+    sequence: Number(f[3]),
+    previous: Number(f[4]),
+    width: Number(f[5]),
+    partitions: Number(f[6]),
+    partitioner: Number(f[7]),
   };
 }

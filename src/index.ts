@@ -20,3 +20,7 @@ export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerO
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
 export { Resequencer, RESEQUENCER_DEFAULTS } from './resequencer';
 export type { ResequencerOptions, Release, ConsumedMessage } from './resequencer';
+export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer';
+export type { DynamicConsumerOptions, MessageHandler, HandledInfo } from './consumer';
+export { LagMonitor } from './lag';
+export type { LagMonitorOptions, Lag } from './lag';

@@ -11,7 +11,7 @@ import { InvalidArgTypeError, InvalidOptionError } from './errors';
 export interface KafkaJsPartitionerArgs {
   readonly topic: string;
   readonly partitionMetadata: ReadonlyArray<{ readonly partitionId: number }>;
-  readonly message: { key?: Buffer | string | null; headers?: Record<string, unknown> };
+  readonly message: { key?: Buffer | string | null; partition?: number | null; headers?: Record<string, unknown> };
 }
 
 export type KafkaJsPartitioner = (args: KafkaJsPartitionerArgs) => number;
@@ -46,6 +46,8 @@ export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}
     if (!Array.isArray(partitionMetadata) || partitionMetadata.length === 0) {
       throw new InvalidArgTypeError('partitionMetadata', 'a non-empty array of partitions', partitionMetadata);
     }
+    // An explicit partition wins, as in KafkaJS's own partitioners.
+    if (typeof message.partition === 'number') return message.partition;
     const n = partitionMetadata.length;
     const p = partitioner.partition(topic, message.key, n);
     const order = partitioner.lastOrder();

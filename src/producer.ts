@@ -12,7 +12,7 @@ import { DynamicPartitioner, ORDER_NONE } from './partitioner';
 import { DynamicPartitionerOptions } from './options';
 import { partitionerCode, PARTITIONERS } from './hash';
 import { encodeOrderHeader, newProducerId, ORDER_HEADER } from './headers';
-import { splitConfig, basePartitioner, Config } from './config';
+import { splitConfig, basePartitioner, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import type { Key } from './key';
@@ -84,6 +84,7 @@ const PRODUCER_OPTION_NAMES = new Set([
 const ERR_QUEUE_FULL = -184;
 const ERR_UNKNOWN_PARTITION = -190;
 const ERR_UNKNOWN_TOPIC = -188;
+const ERR_TIMED_OUT = -185;
 /** Not a librdkafka code: a produce() that threw something without one. */
 const ERR_UNKNOWN_FAILURE = -1_000_000;
 
@@ -100,9 +101,13 @@ interface NativeProducer {
 /** Opaque of our fire-and-forget messages on a wrapped producer, to tell its reports from the app's own. */
 const OURS = Object.freeze({ ours: true });
 
+/** Marks the opaque of a send() (to tell our reports from a wrapped producer's app's own). */
+const SEND = Symbol('kdp.send');
+
 interface Pending {
   resolve(report: DeliveryReport): void;
   reject(err: Error): void;
+  readonly [SEND]?: true;
 }
 
 interface Queued {
@@ -157,7 +162,10 @@ function checkHeaders(headers: unknown): Headers | undefined {
     if (typeof h !== 'object' || h === null || Array.isArray(h)) {
       throw new InvalidArgTypeError(`headers[${i}]`, 'an object { name: string | Buffer }', h);
     }
-    for (const [name, value] of Object.entries(h)) {
+    // node-rdkafka sends only the first property of each header object.
+    const entries = Object.entries(h);
+    if (entries.length !== 1) throw new InvalidArgTypeError(`headers[${i}]`, 'an object with exactly one name: value', h);
+    for (const [name, value] of entries) {
       if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new InvalidArgTypeError(`headers[${i}]['${name}']`, 'a string or Buffer', value);
     }
   }
@@ -206,8 +214,11 @@ export class DynamicProducer extends EventEmitter {
   private readonly unconfirmed = new Set<Pending>();
   private inflight = 0;
   private sequence = 0;
+  /** The chain link the last order header took, until its message is handed over. */
+  private orderUndo: { entry: number; previous: number } | undefined;
   private readonly chain: Float64Array;
   private connected = false;
+  private closing = false;
   private closed = false;
   private refreshTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -222,7 +233,8 @@ export class DynamicProducer extends EventEmitter {
     const checked = checkProducerOptions(options);
     this.options = checked.producer;
     const split = splitConfig(globalConfig, topicConfig);
-    const existingPartitioner = existing ? existing.topicConfig?.partitioner : split.topic.partitioner;
+    // A wrapped producer without a `partitioner` setting uses librdkafka's default.
+    const existingPartitioner = existing ? existing.topicConfig?.partitioner ?? LIBRDKAFKA_DEFAULT_PARTITIONER : split.topic.partitioner;
     const base = basePartitioner(checked.partitioner.partitioner, existingPartitioner);
     this.partitioner = new DynamicPartitioner({ ...checked.partitioner, partitioner: base });
     this.code = partitionerCode(base);
@@ -291,7 +303,31 @@ export class DynamicProducer extends EventEmitter {
    * 'drain' event follows once everything held is handed over (as Node streams do).
    */
   produce(topic: string, value: Value, key?: Key | null, headers?: Headers, timestamp?: number | null): boolean {
+    if (this.roomWaiters.length > 0) {
+      // send() calls are waiting for room: this message goes behind them, in call order.
+      this.checkMessage(topic, value, key, headers, timestamp);
+      this.roomWaiters.push(() => {
+        try {
+          this.enqueue(topic, value, key, headers, timestamp, undefined);
+        } catch (err) {
+          this.emit('error', err);
+        }
+      });
+      return false;
+    }
     return this.enqueue(topic, value, key, headers, timestamp, undefined);
+  }
+
+  /** The checks enqueue() makes, for a message whose enqueue is deferred. */
+  private checkMessage(topic: unknown, value: unknown, key: unknown, headers: unknown, timestamp: unknown): void {
+    if (!this.connected || this.closing) throw new StateError(this.closing ? 'this producer is disconnecting' : 'connect() first');
+    if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
+    if (typeof value !== 'string' && value !== null && value !== undefined && !Buffer.isBuffer(value)) throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
+    if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
+      throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
+    }
+    if (headers !== undefined) checkHeaders(headers);
+    if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
   }
 
   /** Produces one message and resolves with its delivery report (rejects with KafkaError). Waits while too much is held. */
@@ -300,9 +336,10 @@ export class DynamicProducer extends EventEmitter {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
     return new Promise<DeliveryReport>((resolve, reject) => {
-      const pending: Pending = { resolve, reject };
+      const pending: Pending = { resolve, reject, [SEND]: true };
       const attempt = (): void => {
         if (this.closed) return reject(new StateError('this producer was disconnected'));
+        if (this.closing) return reject(new StateError('this producer is disconnecting'));
         if (this.backlog.length - this.backlogHead >= this.options.maxQueued) {
           this.roomWaiters.push(attempt);
           return;
@@ -318,7 +355,9 @@ export class DynamicProducer extends EventEmitter {
   }
 
   private enqueue(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined, pending: Pending | undefined): boolean {
-    if (!this.connected) throw new StateError(this.closed ? 'this producer was disconnected' : 'connect() first');
+    if (!this.connected || this.closing) {
+      throw new StateError(this.closed ? 'this producer was disconnected' : this.closing ? 'this producer is disconnecting' : 'connect() first');
+    }
     let info = this.lastTopic;
     if (topic !== this.lastTopicName || info === undefined) info = this.topicInfo(topic);
     let payload: Buffer | null;
@@ -327,7 +366,11 @@ export class DynamicProducer extends EventEmitter {
     else if (Buffer.isBuffer(value)) payload = value;
     else throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
     if (headers !== undefined) headers = checkHeaders(headers);
+    if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') {
+      throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+    }
     let partition = -1;
+    this.orderUndo = undefined;
     if (info.partitions > 0) {
       partition = this.partitioner.partition(topic, key, info.partitions);
       const order = this.partitioner.lastOrder();
@@ -358,6 +401,8 @@ export class DynamicProducer extends EventEmitter {
       this.hold({ topic, partition, value: payload, key, timestamp, headers, pending });
       return false;
     }
+    // Refused for good: give its order sequence back, so the key's chain has no gap.
+    if (this.orderUndo !== undefined) this.undoOrder();
     return this.failed(code, topic, partition, key, pending, true);
   }
 
@@ -468,7 +513,8 @@ export class DynamicProducer extends EventEmitter {
 
   private delivered(err: any, report: any): void {
     const pending = report?.opaque as Pending | undefined;
-    if (!this.owned && pending === undefined) return; // the app's own message
+    // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
+    if (!this.owned && pending !== this.mark && (typeof pending !== 'object' || pending === null || (pending as Pending)[SEND] !== true)) return;
     this.inflight--;
     const info = this.topics.get(report?.topic);
     if (err) {
@@ -497,11 +543,19 @@ export class DynamicProducer extends EventEmitter {
     const entry = this.partitioner.lastEntry();
     const sequence = ++this.sequence;
     const previous = this.chain[entry];
+    this.orderUndo = { entry, previous };
     this.chain[entry] = order === 3 /* ORDER_RETURN */ ? 0 : sequence;
     const width = order === 2 /* ORDER_SPREAD */ ? this.partitioner.entryWidthOf(entry) : 1;
     const value = encodeOrderHeader(order, this.producerId, sequence, order === 1 ? 0 : previous, width, partitions, this.code);
     const header = { [ORDER_HEADER]: value };
     return headers ? [...headers, header] : [header];
+  }
+
+  private undoOrder(): void {
+    const { entry, previous } = this.orderUndo!;
+    this.chain[entry] = previous;
+    this.sequence--;
+    this.orderUndo = undefined;
   }
 
   private topicInfo(topic: string): TopicInfo {
@@ -572,8 +626,10 @@ export class DynamicProducer extends EventEmitter {
     } catch {
       return;
     }
-    this.emit('stats', stats);
-    if (!stats?.topics) return;
+    if (!stats?.topics) {
+      this.emit('stats', stats);
+      return;
+    }
     for (const [name, t] of Object.entries<any>(stats.topics)) {
       const info = this.topics.get(name);
       if (!info || info.partitions === 0) continue;
@@ -591,6 +647,7 @@ export class DynamicProducer extends EventEmitter {
       const least = Math.min(...depth);
       depth.forEach((d, p) => this.partitioner.setPartitionPenalty(name, p, (d - least) / perPartition));
     }
+    this.emit('stats', stats);
   }
 
   /** Waits until every message handed over (or held) has its delivery report, or the timeout. */
@@ -602,7 +659,12 @@ export class DynamicProducer extends EventEmitter {
       this.drain();
     }
     await new Promise<void>((resolve, reject) => {
-      this.client.flush(Math.max(0, deadline - Date.now()), (err) => (err ? reject(toKafkaError(err, 'flush')) : resolve()));
+      this.client.flush(Math.max(0, deadline - Date.now()), (err) => {
+        if (!err) return resolve();
+        // node-rdkafka reports a flush timeout as code -1 ("Local: Timed out"), or -185.
+        if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight));
+        else reject(toKafkaError(err, 'flush'));
+      });
     });
     // Reports already queued by librdkafka are dispatched by poll().
     while (this.inflight > 0 && Date.now() < deadline) {
@@ -617,7 +679,8 @@ export class DynamicProducer extends EventEmitter {
    * promises reject and this rejects with an UndeliveredError that counts them.
    */
   async disconnect(timeoutMs = 30_000): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.closing) return;
+    this.closing = true;
     let failure: unknown;
     try {
       await this.flush(timeoutMs);

@@ -73,7 +73,7 @@ function orderOf(message: ConsumedMessage): OrderHeader | null {
   if (!headers) return null;
   for (const h of headers) {
     const v = h[ORDER_HEADER];
-    if (v !== undefined) return decodeOrderHeader(typeof v === 'string' ? null : (v as Uint8Array));
+    if (v !== undefined) return decodeOrderHeader(v);
   }
   return null;
 }

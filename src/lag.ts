@@ -1,0 +1,100 @@
+// LagMonitor: each partition's lag for a consumer group (log-end offset minus committed
+// offset), read on an interval; attach() turns lag into per-partition penalties so that
+// hot-key traffic moves away from partitions whose consumers fall behind. Cold keys never move.
+
+import { EventEmitter } from 'node:events';
+import * as Kafka from 'node-rdkafka';
+import type { DynamicPartitioner } from './partitioner';
+import type { DynamicProducer } from './producer';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError } from './errors';
+import type { Config } from './config';
+
+export interface LagMonitorOptions {
+  readonly groupId: string;
+  readonly topics: string[];
+  /** How often lag is read (ms). */
+  readonly intervalMs?: number;
+}
+
+export type Lag = Record<string, number[]>;
+
+export class LagMonitor extends EventEmitter {
+  readonly client: Kafka.KafkaConsumer;
+  private timer: NodeJS.Timeout | undefined;
+  private lag: Lag = {};
+  private readonly targets: DynamicPartitioner[] = [];
+  private readonly intervalMs: number;
+  private readonly topics: string[];
+
+  constructor(globalConfig: Config, options: LagMonitorOptions) {
+    super();
+    if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
+    if (typeof options.groupId !== 'string' || options.groupId.length === 0) throw new InvalidOptionError('options.groupId', 'a consumer group id', options.groupId);
+    if (!Array.isArray(options.topics) || options.topics.length === 0) throw new InvalidOptionError('options.topics', 'a non-empty array of topic names', options.topics);
+    this.intervalMs = options.intervalMs ?? 1000;
+    if (!Number.isInteger(this.intervalMs) || this.intervalMs < 10) throw new InvalidOptionError('options.intervalMs', 'an integer >= 10', options.intervalMs);
+    this.topics = [...options.topics];
+    // A consumer of the group that never subscribes: it only reads committed offsets and watermarks.
+    this.client = new Kafka.KafkaConsumer({ ...globalConfig, 'group.id': options.groupId, 'enable.auto.commit': false } as any, {});
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve, reject) => this.client.connect({ timeout: 30_000 }, (err) => (err ? reject(new KafkaError(`connect: ${err.message}`, (err as any).code, err)) : resolve())));
+    await this.read();
+    this.timer = setInterval(() => this.read().catch((err) => this.emit('error', err)), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** The lag last read: per topic, per partition, in messages. */
+  current(): Lag {
+    return this.lag;
+  }
+
+  /**
+   * Feeds lag into a DynamicPartitioner's (or a DynamicProducer's) penalties: a partition's
+   * lag above the least lagging one, as a share of what a partition receives over the load
+   * horizon.
+   */
+  attach(target: DynamicPartitioner | DynamicProducer): void {
+    const partitioner = (target as DynamicProducer).partitioner ?? target;
+    if (typeof (partitioner as DynamicPartitioner).setPartitionPenalty !== 'function') {
+      throw new InvalidArgTypeError('target', 'a DynamicPartitioner or DynamicProducer', target);
+    }
+    this.targets.push(partitioner as DynamicPartitioner);
+  }
+
+  async read(): Promise<Lag> {
+    const metadata: any = await new Promise((resolve, reject) => this.client.getMetadata({ timeout: 10_000 }, (err, m) => (err ? reject(err) : resolve(m))));
+    const next: Lag = {};
+    for (const topic of this.topics) {
+      const t = metadata.topics.find((x: any) => x.name === topic);
+      if (!t) continue;
+      const partitions = t.partitions.map((p: any) => ({ topic, partition: p.id }));
+      const committed: any[] = await new Promise((resolve, reject) => this.client.committed(partitions, 10_000, (err, c) => (err ? reject(err) : resolve(c))));
+      const lags = new Array(partitions.length).fill(0);
+      for (const c of committed) {
+        const high: number = await new Promise((resolve, reject) =>
+          this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(err) : resolve(w.highOffset))));
+        const done = typeof c.offset === 'number' && c.offset >= 0 ? c.offset : 0;
+        lags[c.partition] = Math.max(0, high - done);
+      }
+      next[topic] = lags;
+      for (const p of this.targets) {
+        const perPartition = p.recentMessagesPerPartition(topic);
+        if (perPartition <= 0) continue;
+        const least = Math.min(...lags);
+        lags.forEach((lag, i) => {
+          if (i < (p.stats().topics[topic]?.partitions ?? 0)) p.setPartitionPenalty(topic, i, (lag - least) / perPartition);
+        });
+      }
+    }
+    this.lag = next;
+    this.emit('lag', next);
+    return next;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
+  }
+}
