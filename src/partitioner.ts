@@ -34,6 +34,8 @@ export interface TopicStats {
   /** The most loaded partition's load over the mean (1 = perfectly even). */
   readonly imbalance: number;
   readonly hotKeys: number;
+  /** Each partition's penalty, in fair shares (setPartitionPenalty). */
+  readonly penalty: readonly number[];
 }
 
 export interface PartitionerStats {
@@ -274,6 +276,8 @@ export class DynamicPartitioner extends EventEmitter {
         load,
         imbalance: total > 0 ? max * t.partitions : 1,
         hotKeys,
+        penalty: Array.from(this.core.f64.subarray(this.topicPenalty + t.slot * this.options.maxPartitions,
+          this.topicPenalty + t.slot * this.options.maxPartitions + t.partitions)),
       };
     }
     return { topics, memoryBytes: this.core.exports.memory.buffer.byteLength };

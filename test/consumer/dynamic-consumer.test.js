@@ -1,0 +1,103 @@
+'use strict';
+// DynamicProducer → librdkafka's mock cluster → DynamicConsumer: a spread key comes out in
+// produce order, nothing is lost, and the committed offsets cover exactly what was handled.
+const t = require('tap');
+const Kafka = require('node-rdkafka');
+const { DynamicProducer, DynamicConsumer, LagMonitor, decodeOrderHeader, ORDER_HEADER } = require('../..');
+
+async function producerWithBrokers() {
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, { partitioner: 'murmur2_random' });
+  await p.connect();
+  const md = await new Promise((res, rej) => p.client.getMetadata({ timeout: 5000 }, (e, m) => (e ? rej(e) : res(m))));
+  return { p, brokers: md.brokers.map((b) => `${b.host}:${b.port}`).join(',') };
+}
+
+async function knownPartitions(p, topic) {
+  await p.send(topic, 'warm-up', null);
+  for (let i = 0; i < 100 && !(p.metrics().topics[topic].partitions > 0); i++) {
+    await p.refreshMetadata(topic).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+t.test('a hot key spread over several partitions is handed over in produce order', async (t) => {
+  const { p, brokers } = await producerWithBrokers();
+  t.teardown(() => p.disconnect());
+  const topic = 'e2e-order';
+  await knownPartitions(p, topic);
+  const N = 30000;
+  const sequence = new Map();
+  const sends = [];
+  for (let i = 0; i < N; i++) {
+    const key = i % 2 ? 'hot' : `cold-${i % 700}`;
+    const s = (sequence.get(key) ?? 0) + 1;
+    sequence.set(key, s);
+    sends.push(p.send(topic, String(s), key));
+  }
+  const reports = await Promise.all(sends);
+  const hotPartitions = new Set(reports.filter((r) => String(r.key) === 'hot').map((r) => r.partition));
+  t.ok(hotPartitions.size > 1, `the hot key used ${hotPartitions.size} partitions`);
+
+  const c = new DynamicConsumer({ 'metadata.broker.list': brokers, 'group.id': 'e2e', 'auto.offset.reset': 'earliest', log_level: 3 },
+    {}, { commitIntervalMs: 100 });
+  await c.connect();
+  const last = new Map();
+  let handled = 0;
+  let misordered = 0;
+  let outOfOrder = 0;
+  let marked = 0;
+  const done = c.run([topic], (m, info) => {
+    if (m.key === null) return; // the warm-up message
+    handled++;
+    if (info.outOfOrder) outOfOrder++;
+    if (m.headers && m.headers.some((h) => decodeOrderHeader(h[ORDER_HEADER]))) marked++;
+    const key = m.key.toString();
+    const s = Number(m.value.toString());
+    if (s !== (last.get(key) ?? 0) + 1) misordered++;
+    last.set(key, s);
+    if (handled === N) setImmediate(() => c.stop());
+  });
+  const timer = setTimeout(() => c.stop(), 60000);
+  await done;
+  clearTimeout(timer);
+  t.equal(handled, N, 'every message handled once');
+  t.equal(misordered, 0, 'every key in produce order');
+  t.equal(outOfOrder, 0, 'none released out of order');
+  t.ok(marked > 1000, `${marked} messages carried an order header`);
+
+  // The committed offsets are the end of each partition: everything was handled.
+  const check = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers, 'group.id': 'e2e', log_level: 3 }, {});
+  await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
+  const partitions = [0, 1, 2, 3].map((partition) => ({ topic, partition }));
+  const committed = await new Promise((r, j) => check.committed(partitions, 5000, (e, x) => (e ? j(e) : r(x))));
+  const ends = await Promise.all(partitions.map(({ partition }) => new Promise((r, j) =>
+    check.queryWatermarkOffsets(topic, partition, 5000, (e, w) => (e ? j(e) : r(w.highOffset))))));
+  t.same(committed.map((x) => x.offset), ends, 'committed = log end on every partition');
+  await new Promise((r) => check.disconnect(r));
+});
+
+t.test('LagMonitor reads a group\'s lag and turns it into penalties', async (t) => {
+  const { p, brokers } = await producerWithBrokers();
+  t.teardown(() => p.disconnect());
+  const topic = 'e2e-lag';
+  await knownPartitions(p, topic);
+  const reports = await Promise.all(Array.from({ length: 4000 }, (_, i) => p.send(topic, 'v', `k${i % 97}`)));
+  const perPartition = [0, 0, 0, 0];
+  for (const r of reports) perPartition[r.partition]++;
+  // The group has committed nothing: lag = the whole log of each partition (plus the warm-up message).
+  const monitor = new LagMonitor({ 'metadata.broker.list': brokers, log_level: 3 }, { groupId: 'nobody', topics: [topic], intervalMs: 100 });
+  monitor.attach(p);
+  await monitor.start();
+  t.teardown(() => monitor.stop());
+  const lag = await monitor.read();
+  // The warm-up message adds one to a partition.
+  t.ok(lag[topic].every((l, i) => l === perPartition[i] || l === perPartition[i] + 1), `lag ${lag[topic]} vs produced ${perPartition}`);
+  t.equal(lag[topic].reduce((a, b) => a + b, 0), 4001);
+  const per = p.partitioner.recentMessagesPerPartition(topic);
+  const least = Math.min(...lag[topic]);
+  const penalty = p.partitioner.stats().topics[topic].penalty;
+  lag[topic].forEach((l, i) => t.ok(Math.abs(penalty[i] - (l - least) / per) < 1e-9, `partition ${i}: penalty ${penalty[i]}`));
+  t.ok(Math.max(...penalty) > 0, 'the most lagging partition is penalised');
+  t.throws(() => monitor.attach({}), { code: 'KDP_INVALID_ARG_TYPE' });
+  t.throws(() => new LagMonitor({}, { topics: [topic] }), { code: 'KDP_INVALID_OPTION' });
+});
