@@ -116,9 +116,8 @@ export function partitionForKeys(
 }
 
 /**
- * Fills `out` with the partitions of `keys`: keys are packed into the key region with
- * their lengths in the lengths table, and each full region is one WebAssembly call. A key
- * longer than the whole region is hashed on its own, in chunks.
+ * Fills `out` with the partitions of `keys`; see packBatches. A key longer than the whole
+ * key region is hashed on its own, in chunks.
  */
 export function partitionBatchIn(
   core: Core,
@@ -127,27 +126,45 @@ export function partitionBatchIn(
   n: number,
   out: Int32Array,
 ): Int32Array {
-  const { exports, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = core;
-  const total = keys.length;
+  packBatches(core, keys, out, (count) => core.exports.partitionBatch(code, count, n), (i) => partitionIn(core, code, keys[i], n, i));
+  return out;
+}
+
+/**
+ * The batch loop shared by partitionForKeys and DynamicPartitioner.partitionBatch: keys are
+ * packed into the key region with their lengths in the lengths table; each full region (or
+ * full lengths table) is one WebAssembly call, `call(count)`, whose results go to `out`
+ * (then `after(start, count)`). A key too long for the region goes through `single(i)`.
+ */
+export function packBatches(
+  core: Core,
+  keys: ReadonlyArray<unknown>,
+  out: Int32Array,
+  call: (count: number) => void,
+  single: (index: number) => number,
+  after?: (start: number, count: number) => void,
+): void {
+  const { i32, keys: base, keyCapacity, lengths, results, batchCapacity } = core;
   let start = 0; // index of the first key of the pending call
   let count = 0;
   let used = 0;
   const flush = (): void => {
     if (count === 0) return;
-    exports.partitionBatch(code, count, n);
+    call(count);
     out.set(i32.subarray(results, results + count), start);
+    after?.(start, count);
     start += count;
     count = 0;
     used = 0;
   };
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
     let length = writeKey(core, base + used, keyCapacity - used, key, i);
     if (length === DOES_NOT_FIT) {
       flush();
       length = writeKey(core, base, keyCapacity, key, i);
       if (length === DOES_NOT_FIT) {
-        out[i] = partitionIn(core, code, key, n, i);
+        out[i] = single(i);
         start = i + 1;
         continue;
       }
@@ -158,5 +175,4 @@ export function partitionBatchIn(
     if (count === batchCapacity) flush();
   }
   flush();
-  return out;
 }

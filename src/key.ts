@@ -15,8 +15,8 @@ export const NULL_LENGTH = -1;
 export const DOES_NOT_FIT = -2;
 
 // Up to this many UTF-16 units a JS loop beats the fixed cost of a native utf8 write
-// (bench/hash.js: four characters per 32-bit store win up to 24–32 characters).
-const SHORT_STRING = 32;
+// (bench/hash.js: four ASCII characters per 32-bit store beat Buffer#write up to ~64).
+const SHORT_STRING = 64;
 // Up to this many bytes a JS loop beats Uint8Array.prototype.set.
 const SHORT_BYTES = 16;
 

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { instantiate, Core, shared } from './wasm';
 import { writeKey, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
-import { partitionerCode, checkPartitionCount, partitionIn, PartitionerName } from './hash';
+import { partitionerCode, checkPartitionCount, partitionIn, packBatches, PartitionerName } from './hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from './options';
 import { InvalidArgTypeError, OutOfRangeError } from './errors';
 
@@ -158,37 +158,14 @@ export class DynamicPartitioner extends EventEmitter {
     const t = this.topic(topic, numPartitions);
     if (t.partitions !== numPartitions) this.resize(t, numPartitions);
     t.lastUsed = ++this.useClock;
-    const { exports, i32, keys: base, keyCapacity, lengths, results, batchCapacity } = this.core;
     const out = new Int32Array(keys.length);
-    let start = 0;
-    let count = 0;
-    let used = 0;
-    const flush = (): void => {
-      if (count === 0) return;
-      exports.decideBatch(t.slot, this.code, count, numPartitions);
-      out.set(i32.subarray(results, results + count), start);
-      if (i32[this.eventCell] !== 0) this.drainEvents(undefined, keys.slice(start, start + count));
-      start += count;
-      count = 0;
-      used = 0;
-    };
-    for (let i = 0; i < keys.length; i++) {
-      let length = writeKey(this.core, base + used, keyCapacity - used, keys[i], i);
-      if (length === DOES_NOT_FIT) {
-        flush();
-        length = writeKey(this.core, base, keyCapacity, keys[i], i);
-        if (length === DOES_NOT_FIT) {
-          out[i] = this.partition(topic, keys[i], numPartitions);
-          start = i + 1;
-          continue;
-        }
-      }
-      i32[lengths + count] = length;
-      count++;
-      if (length > 0) used += length;
-      if (count === batchCapacity) flush();
-    }
-    flush();
+    const x = this.core.exports;
+    packBatches(this.core, keys, out,
+      (count) => x.decideBatch(t.slot, this.code, count, numPartitions),
+      (i) => this.partition(topic, keys[i], numPartitions),
+      (start, count) => {
+        if (this.core.i32[this.eventCell] !== 0) this.drainEvents(undefined, keys.slice(start, start + count));
+      });
     return out;
   }
 

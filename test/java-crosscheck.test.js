@@ -32,18 +32,9 @@ const KEYS_PER_CATEGORY = 6000;
 const MAX_LENGTH = 2048;
 const DEFAULT_SEED = 0x5eed2024;
 
-// ---- seeded PRNG (mulberry32) ----
+// ---- seeded PRNG (mulberry32, shared with the other tests) ----
 
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return function next() {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let z = a;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { prng: mulberry32 } = require('./lib/random-keys');
 
 function makeKeys(seed) {
   const rnd = mulberry32(seed);

@@ -2,17 +2,8 @@
 // Seeded random message keys of every kind a producer may send: ASCII, multi-byte UTF-8,
 // strings with lone surrogates, and Buffers of arbitrary bytes, lengths 0..maxLength.
 
-/** mulberry32: a small seeded PRNG, so that a failure can be replayed. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return function next() {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The package's own seeded PRNG (mulberry32), so that a failure can be replayed.
+const { prng } = require('../../build/workload');
 
 /** A length in 0..max, skewed toward short keys as real keys are. */
 function length(rand, max) {

@@ -88,16 +88,7 @@ function keyNames(count, prefix = 'key-') {
 }
 
 /** mulberry32, seeded, for streams built by the tests themselves. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { prng } = require('../../lib/random-keys');
 
 /**
  * Records 'hot' / 'cooled' events of a partitioner with the message index they happened
