@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# npm run test:kafka: the broker suite (test/kafka/*.test.js) against a real Kafka cluster.
+#
+# With KAFKA_BROKERS set (a bootstrap list), the suite runs against that cluster. Without it, a
+# 3-node cluster already started by scripts/kafka.sh (npm run kafka:start) is reused and left
+# running; otherwise one is started here and stopped again at the end, whatever the tests did.
+# Arguments go to tap (e.g. a single file: npm run test:kafka -- test/kafka/java-agreement.test.js).
+# The crash test kills and restarts nodes only of a cluster scripts/kafka.sh runs.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+started=0
+tap_pid=0
+cleanup() {
+  if ((tap_pid)) && kill -0 "$tap_pid" 2>/dev/null; then
+    kill -TERM "$tap_pid" 2>/dev/null
+    wait "$tap_pid" 2>/dev/null
+  fi
+  if ((started)); then
+    started=0
+    scripts/kafka.sh stop || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+if [[ ! -f build/index.js ]]; then
+  echo "test-kafka: build/ is missing: run npm run build first" >&2
+  exit 1
+fi
+
+t0=$SECONDS
+if [[ -z "${KAFKA_BROKERS:-}" ]]; then
+  if scripts/kafka.sh status >/dev/null 2>&1 && [[ "$(scripts/kafka.sh brokers 2>/dev/null | tr ',' '\n' | wc -l)" == 3 ]]; then
+    KAFKA_BROKERS="$(scripts/kafka.sh brokers)"
+    echo "test-kafka: reusing the running cluster ${KAFKA_BROKERS} (npm run kafka:stop stops it)"
+  else
+    echo "test-kafka: starting a 3-node cluster (scripts/kafka.sh start 3)"
+    started=1
+    if ! KAFKA_BROKERS="$(scripts/kafka.sh start 3)"; then
+      echo "test-kafka: the cluster did not start"
+      exit 1
+    fi
+    echo "test-kafka: cluster ${KAFKA_BROKERS} up in $((SECONDS - t0)) s"
+  fi
+fi
+export KAFKA_BROKERS
+
+if (($# > 0)); then files=("$@"); else files=(test/kafka/*.test.js); fi
+t1=$SECONDS
+# Files named on the command line run although package.json's tap config excludes test/kafka/
+# from the default `npm test` set.
+# In the background, so that a signal to this script stops the tests and the cluster at once.
+node_modules/.bin/tap --timeout=900 "${files[@]}" &
+tap_pid=$!
+wait "$tap_pid"
+status=$?
+tap_pid=0
+echo "test-kafka: broker suite wall time $((SECONDS - t1)) s (with cluster start $((SECONDS - t0)) s)"
+exit "$status"

@@ -1,0 +1,244 @@
+'use strict';
+// Shared helpers of the broker suite (test/kafka/*.test.js): the cluster from KAFKA_BROKERS
+// (npm run test:kafka sets it, starting a 3-node cluster with scripts/kafka.sh when needed),
+// topics made with node-rdkafka's AdminClient, a whole topic read back with a plain
+// KafkaConsumer (streamed: a million messages are never held as objects), crash control of
+// the nodes scripts/kafka.sh runs, and Zipf key streams from build/workload.js.
+//
+// Run directly (tap does when named), this file has no tests.
+
+const Kafka = require('node-rdkafka');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { wireBytes } = require('../../lib/random-keys');
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const KAFKA_SH = path.join(ROOT, 'scripts', 'kafka.sh');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The bootstrap list, or null when KAFKA_BROKERS is not set (the suite is then skipped). */
+function brokers() {
+  const list = process.env.KAFKA_BROKERS;
+  return list && list.trim() ? list.trim() : null;
+}
+
+/** tap options that skip a test without a cluster, with the reason in the output. */
+function needsCluster() {
+  return brokers() ? {} : { skip: 'KAFKA_BROKERS is not set: run the broker suite with npm run test:kafka' };
+}
+
+/** A fresh topic name (topics are never reused between runs of the suite). */
+function topicName(what) {
+  return `kdp-${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+}
+
+function connected(client, timeout = 20000) {
+  return new Promise((resolve, reject) => client.connect({ timeout }, (err) => (err ? reject(err) : resolve(client))));
+}
+
+function disconnected(client) {
+  return new Promise((resolve) => client.disconnect(() => resolve()));
+}
+
+function metadataOf(client, query = {}) {
+  return new Promise((resolve, reject) => {
+    client.getMetadata({ timeout: 10000, ...query }, (err, m) => (err ? reject(err) : resolve(m)));
+  });
+}
+
+/** A connected plain producer used for metadata only. */
+async function metadataClient() {
+  return connected(new Kafka.Producer({ 'metadata.broker.list': brokers(), 'log_level': 3 }));
+}
+
+/**
+ * Creates `topic` and waits until every partition has a leader with all `replication`
+ * replicas in sync. `config`: topic configs (strings), e.g. { 'min.insync.replicas': '2' }.
+ */
+async function createTopic(topic, partitions, replication, config = {}) {
+  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers(), 'log_level': 3 });
+  try {
+    await new Promise((resolve, reject) => admin.createTopic({
+      topic, num_partitions: partitions, replication_factor: replication, config,
+    }, 30000, (err) => (err ? reject(err) : resolve())));
+  } finally {
+    admin.disconnect();
+  }
+  await waitForTopic(topic, partitions, replication);
+}
+
+/** Waits until metadata shows `partitions` partitions of `topic`, each with a leader and a full ISR. */
+async function waitForTopic(topic, partitions, replication, timeoutMs = 60000) {
+  const client = await metadataClient();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const m = await metadataOf(client, { topic }).catch(() => null);
+      const t = m && m.topics.find((x) => x.name === topic);
+      if (t && t.partitions.length === partitions &&
+        t.partitions.every((p) => p.leader >= 0 && p.isrs.length >= replication)) return t;
+      if (Date.now() > deadline) throw new Error(`topic ${topic}: not ${partitions} partitions with ${replication} in-sync replicas within ${timeoutMs} ms`);
+      await sleep(200);
+    }
+  } finally {
+    await disconnected(client);
+  }
+}
+
+/** Adds partitions to `topic` (AdminClient.createPartitions): `total` is the new count. */
+async function createPartitions(topic, total) {
+  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers(), 'log_level': 3 });
+  try {
+    await new Promise((resolve, reject) => admin.createPartitions(topic, total, 30000, (err) => (err ? reject(err) : resolve())));
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/** Leader node id of each partition of `topic`. */
+async function leadersOf(topic) {
+  const client = await metadataClient();
+  try {
+    const m = await metadataOf(client, { topic });
+    const t = m.topics.find((x) => x.name === topic);
+    return t.partitions.slice().sort((a, b) => a.id - b.id).map((p) => p.leader);
+  } finally {
+    await disconnected(client);
+  }
+}
+
+/**
+ * Reads every message of `topic` from offset 0 of every partition and hands each to
+ * `onMessage(message)`; resolves with { read, total, partitions, ms } once the log holds no
+ * more (the sum of high watermarks, taken first: produce everything before reading).
+ */
+async function consumeAll(topic, onMessage, timeoutMs = 300000) {
+  const started = Date.now();
+  const consumer = new Kafka.KafkaConsumer({
+    'metadata.broker.list': brokers(),
+    'group.id': `kdp-kafka-test-${process.pid}-${Math.random().toString(36).slice(2)}`,
+    'enable.auto.commit': false,
+    'enable.partition.eof': false,
+    'fetch.wait.max.ms': 50,
+    'fetch.min.bytes': 1,
+    'log_level': 3,
+  }, { 'auto.offset.reset': 'earliest' });
+  await connected(consumer);
+  try {
+    const metadata = await metadataOf(consumer, { topic });
+    const entry = metadata.topics.find((t) => t.name === topic);
+    if (!entry || entry.partitions.length === 0) throw new Error(`no partitions for ${topic}`);
+    const partitions = entry.partitions.length;
+    let total = 0;
+    const high = [];
+    for (let partition = 0; partition < partitions; partition++) {
+      const w = await new Promise((resolve, reject) => {
+        consumer.queryWatermarkOffsets(topic, partition, 10000, (err, o) => (err ? reject(err) : resolve(o)));
+      });
+      if (w.lowOffset !== 0) throw new Error(`${topic} [${partition}] starts at offset ${w.lowOffset}, not 0`);
+      high.push(w.highOffset);
+      total += w.highOffset - w.lowOffset;
+    }
+    consumer.setDefaultConsumeTimeout(200);
+    consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 0 })));
+    let read = 0;
+    const deadline = Date.now() + timeoutMs;
+    while (read < total) {
+      if (Date.now() > deadline) throw new Error(`read ${read} of ${total} messages of ${topic} within ${timeoutMs} ms`);
+      const batch = await new Promise((resolve, reject) => consumer.consume(10000, (err, m) => (err ? reject(err) : resolve(m))));
+      for (let i = 0; i < batch.length; i++) onMessage(batch[i]);
+      read += batch.length;
+    }
+    return { read, total, partitions, high, ms: Date.now() - started };
+  } finally {
+    await disconnected(consumer);
+  }
+}
+
+/** The kdp-order header of a consumed message (node-rdkafka: headers = [{ name: Buffer }]), or undefined. */
+function headerOf(message, name = 'kdp-order') {
+  if (!Array.isArray(message.headers)) return undefined;
+  let found;
+  for (const h of message.headers) {
+    if (Object.prototype.hasOwnProperty.call(h, name)) {
+      if (found !== undefined) throw new Error(`two ${name} headers on one message`);
+      found = h[name];
+    }
+  }
+  return found;
+}
+
+/** Collects a DynamicProducer's 'hot' / 'cooled' events: `ever` holds the keys (wire hex) ever hot. */
+function trackHot(p) {
+  const events = [];
+  const ever = new Set();
+  const hex = (key) => (key === null || key === undefined ? 'null' : wireBytes(key).toString('hex'));
+  p.on('hot', (h) => {
+    events.push({ type: 'hot', key: h.key, share: h.share, partitions: h.partitions, reason: h.reason, at: Date.now() });
+    ever.add(hex(h.key));
+  });
+  p.on('cooled', (h) => events.push({ type: 'cooled', key: h.key, at: Date.now() }));
+  return { events, ever, wasHot: (key) => ever.has(hex(key)) };
+}
+
+/**
+ * Crash control of the cluster scripts/kafka.sh runs, when KAFKA_BROKERS is that cluster:
+ * { nodes, kill(i), start(i) }; null otherwise (another cluster: its nodes are not ours).
+ */
+function clusterControl() {
+  const run = (...args) => spawnSync('bash', [KAFKA_SH, ...args], { encoding: 'utf8', cwd: ROOT });
+  const status = run('status');
+  const listed = run('brokers');
+  if (status.status !== 0 || listed.status !== 0 || listed.stdout.trim() !== brokers()) return null;
+  const nodes = listed.stdout.trim().split(',').length;
+  const command = (args) => {
+    const r = run(...args);
+    if (r.status !== 0) throw new Error(`scripts/kafka.sh ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
+    return r.stderr.trim();
+  };
+  return {
+    nodes,
+    kill: (i) => command(['kill-node', String(i)]),
+    // Asynchronous: the start of a JVM and the wait for it to rejoin must not block the event loop.
+    start: (i) => new Promise((resolve, reject) => {
+      const { spawn } = require('node:child_process');
+      const child = spawn('bash', [KAFKA_SH, 'start-node', String(i)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d) => { err += d; });
+      child.stdout.resume();
+      child.on('close', (code) => (code === 0 ? resolve(err.trim()) : reject(new Error(`scripts/kafka.sh start-node ${i} failed (${code}):\n${err}`))));
+    }),
+    logs: (i) => run('logs', String(i)).stdout,
+  };
+}
+
+/**
+ * Values of the suite's messages: 16 bytes, [0..3] message id, [4..7] key id, [8..11] the
+ * message's sequence number within its key (from 0), [12..15] a marker.
+ */
+const MARK = 0x6b647030; // 'kdp0'
+function value(id, keyId, seq) {
+  const b = Buffer.allocUnsafe(16);
+  b.writeUInt32BE(id, 0);
+  b.writeUInt32BE(keyId, 4);
+  b.writeUInt32BE(seq, 8);
+  b.writeUInt32BE(MARK, 12);
+  return b;
+}
+function parseValue(b) {
+  if (!Buffer.isBuffer(b) || b.length !== 16 || b.readUInt32BE(12) !== MARK) return null;
+  return { id: b.readUInt32BE(0), keyId: b.readUInt32BE(4), seq: b.readUInt32BE(8) };
+}
+
+/** Times a phase: `done()` returns the milliseconds since `lap()` was made. */
+function lap() {
+  const started = Date.now();
+  return () => Date.now() - started;
+}
+
+module.exports = {
+  ROOT, KAFKA_SH, sleep, brokers, needsCluster, topicName, connected, disconnected, metadataOf, createTopic,
+  waitForTopic, createPartitions, leadersOf, consumeAll, headerOf, trackHot, clusterControl, value, parseValue,
+  lap, wireBytes,
+};
