@@ -27,15 +27,16 @@ export function hashPartition(family: i32, hashValue: i32, partitions: i32): i32
 }
 
 /**
- * Partitions of `count` keys packed back to back at KEYS, their lengths in LENGTHS (-1 for
- * null, taking no bytes), written to RESULTS.
+ * Partitions of `count` keys packed at KEYS, each starting 4-byte aligned, their lengths in
+ * LENGTHS (-1 for null, taking no bytes), written to RESULTS.
  */
 export function partitionBatch(algorithm: i32, count: i32, partitions: i32): void {
   let ptr = KEYS;
   for (let i = 0; i < count; i++) {
     const length = load<i32>(LENGTHS + (<usize>i << 2));
     store<i32>(RESULTS + (<usize>i << 2), partitionOf(algorithm, ptr, length, partitions));
-    if (length > 0) ptr += <usize>length;
+    // Keys start 4-byte aligned (the JS side writes ASCII four characters per store).
+    if (length > 0) ptr += <usize>((length + 3) & ~3);
   }
 }
 

@@ -446,7 +446,8 @@ export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: 
     batchIndex = i;
     const length = load<i32>(lengths + (<usize>i << 2));
     store<i32>(results + (<usize>i << 2), decideAt(topic, algorithm, ptr, length, n));
-    if (length > 0) ptr += <usize>length;
+    // Keys start 4-byte aligned (the JS side writes ASCII four characters per store).
+    if (length > 0) ptr += <usize>((length + 3) & ~3);
   }
   batchIndex = 0;
 }

@@ -171,7 +171,7 @@ export function packBatches(
     }
     i32[lengths + count] = length;
     count++;
-    if (length > 0) used += length;
+    if (length > 0) used += (length + 3) & ~3; // the next key starts 4-byte aligned
     if (count === batchCapacity) flush();
   }
   flush();
