@@ -33,17 +33,22 @@ function slot(row: u32, h1: u32, h2: u32): usize {
   return counters + ((<usize>row * width + ((h1 + row * h2) & mask)) << 2);
 }
 
+// The counters' addresses of the key being added, computed once (depth <= 16).
+const SLOTS: usize = memory.data(16 * 8, 16);
+
 /** Adds `weight` to the key (conservatively) and returns its new estimate. */
 export function sketchAdd(h1: u32, h2: u32, weight: f32): f32 {
   h2 |= 1;
   let estimate = f32.MAX_VALUE;
   for (let row: u32 = 0; row < depth; row++) {
-    const c = load<f32>(slot(row, h1, h2));
+    const p = slot(row, h1, h2);
+    store<usize>(SLOTS + (<usize>row << 3), p);
+    const c = load<f32>(p);
     if (c < estimate) estimate = c;
   }
   const target = estimate + weight;
   for (let row: u32 = 0; row < depth; row++) {
-    const p = slot(row, h1, h2);
+    const p = load<usize>(SLOTS + (<usize>row << 3));
     if (load<f32>(p) < target) store<f32>(p, target);
   }
   return target;

@@ -37,6 +37,7 @@ export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per par
 export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fair shares
 let tSticky: usize = 0;          // i32: partition of the current sticky run
 let tGeneration: usize = 0;      // u32: bumped each time the slot is reset (sketch rows depend on it)
+let tInverse: usize = 0;         // f64: 1 / partition count (a multiply per message instead of a divide)
 let tStickyLeft: usize = 0;      // i32: messages left in it
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
@@ -90,6 +91,7 @@ export function configure(
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
   tSticky = arenaAlloc(t << 2);
   tGeneration = arenaAlloc(t << 2);
+  tInverse = arenaAlloc(t << 3);
   tStickyLeft = arenaAlloc(t << 2);
   eventCapacity = entries + 4;
   events = arenaAlloc(<usize>eventCapacity * 12);
@@ -126,6 +128,7 @@ function emit(kind: i32, e: i32): void {
 /** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
 export function topicReset(topic: i32, n: i32): void {
   store<i32>(tSize + (<usize>topic << 2), n);
+  store<f64>(tInverse + (<usize>topic << 3), 1.0 / <f64>n);
   const g = tGeneration + (<usize>topic << 2);
   store<u32>(g, load<u32>(g) + 1);
   store<f64>(tTotal + (<usize>topic << 3), 0);
@@ -151,6 +154,7 @@ export function topicReset(topic: i32, n: i32): void {
 export function topicResize(topic: i32, n: i32): void {
   const old = load<i32>(tSize + (<usize>topic << 2));
   store<i32>(tSize + (<usize>topic << 2), n);
+  store<f64>(tInverse + (<usize>topic << 3), 1.0 / <f64>n);
   const level = loadTotal(topic) / <f64>n;
   for (let p = 0; p < maxPartitions; p++) {
     store<f64>(loadAt(topic, p), p < n ? level : 0);
@@ -286,7 +290,7 @@ function sweepOne(): void {
   const state = geti(eState, e);
   if (state == FREE) return;
   const topic = geti(eTopic, e);
-  const fair = total(topic) / <f64>load<i32>(tSize + (<usize>topic << 2));
+  const fair = total(topic) * load<f64>(tInverse + (<usize>topic << 3));
   const count = getCount(e);
   if (state >= HOT) {
     if (count < coolLine(state) * fair) cool(e);
@@ -368,7 +372,8 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   const lt = tLoadTotal + (<usize>topic << 3);
   const topicLoad = load<f64>(lt) + loadWeight;
   store<f64>(lt, topicLoad);
-  const loadFair = topicLoad / <f64>n;
+  const inverse = load<f64>(tInverse + (<usize>topic << 3));
+  const loadFair = topicLoad * inverse;
   let result: i32;
   let entry = -1;
   let order = ORDER_NONE;
@@ -380,7 +385,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
     const b = laneB;
     const base = partitionOfHash(family, family == FAMILY_MURMUR2 ? <i32>a : hashOf(family, ptr, length), n);
     result = base;
-    const fair = topicTotal / <f64>n;
+    const fair = topicTotal * inverse;
     let e = find(topic, a, b);
     let count: f64;
     if (e >= 0) {
