@@ -26,6 +26,8 @@ export let eBase: usize = 0;    // i32: the key's normal partition (for eCount's
 export let eStep: usize = 0;    // i32: stride through the partitions, coprime with eSize
 export let eSize: usize = 0;    // i32: the partition count eBase and eStep were made for
 export let eReturn: usize = 0;  // i32: 1 when the key cooled and its next message owes a RETURN marker
+export let eScanIndex: usize = 0; // i32: where the next scan window of a wide key starts, as an index
+export let eScanAt: usize = 0;    // i32: ... and as the partition at that index
 let index: usize = 0;           // i32: entry + 1, or 0 for an empty index slot
 let freeList: usize = 0;        // i32 stack of free entries
 let freeCount: i32 = 0;
@@ -46,6 +48,8 @@ export function hotkeysConfigure(entries: i32): void {
   eStep = arenaAlloc(n << 2);
   eSize = arenaAlloc(n << 2);
   eReturn = arenaAlloc(n << 2);
+  eScanIndex = arenaAlloc(n << 2);
+  eScanAt = arenaAlloc(n << 2);
   index = arenaAlloc(<usize>slots << 2);
   freeList = arenaAlloc(n << 2);
   for (let i = 0; i < entries; i++) store<i32>(freeList + (<usize>i << 2), entries - 1 - i);

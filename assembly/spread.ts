@@ -11,7 +11,7 @@ import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale } 
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eLaneA, eLaneB, eState, eWidth, eBase, eStep, eSize, eReturn, CANDIDATE, HOT, RELIEF, FREE, full,
+  eTopic, eLaneA, eLaneB, eState, eWidth, eBase, eStep, eSize, eReturn, eScanIndex, eScanAt, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
 // ---- options (configure) ----
@@ -66,7 +66,6 @@ export const EVENT_HOT: i32 = 1;
 export const EVENT_COOLED: i32 = 2;
 
 let sweepCursor: i32 = 0;
-let rotor: i32 = 0;
 // @ts-ignore: decorator
 @inline const SCAN_WINDOW: i32 = 8;
 let batchIndex: i32 = 0;
@@ -204,32 +203,44 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
     seti(eBase, e, base);
     seti(eStep, e, spreadStep(b, n));
     seti(eWidth, e, 1);
+    seti(eScanIndex, e, 0);
+    seti(eScanAt, e, base);
   }
   let width = geti(eWidth, e);
-  const wanted = widthFor(count, topicTotal, n);
-  if (wanted > width) { width = wanted; seti(eWidth, e, width); }
+  // widthFor(count) > width, without a division on every message.
+  if (spreadFactor * count * <f64>n > <f64>width * topicTotal) {
+    const wanted = widthFor(count, topicTotal, n);
+    if (wanted > width) { width = wanted; seti(eWidth, e, width); }
+  }
   const step = geti(eStep, e);
   // A narrow set is scanned whole; a wide one through a window of SCAN_WINDOW consecutive
-  // members starting at a rotating offset: the least loaded of several choices balances
-  // almost as well as the least loaded of all (the power of d choices), at a fixed cost.
-  let first = 0;
+  // members that moves on by a window each time: the least loaded of several choices
+  // balances almost as well as the least loaded of all (the power of d choices), at a fixed cost.
+  let index = 0;
+  let p = base;
   let scan = width;
   if (width > SCAN_WINDOW) {
-    // One rotor for all keys: reduce it into this key's own set.
-    rotor = (rotor + SCAN_WINDOW) & 0x3fffffff;
-    first = rotor % width;
+    index = geti(eScanIndex, e);
+    p = geti(eScanAt, e);
+    if (index >= width) { index = 0; p = base; }
     scan = SCAN_WINDOW;
   }
-  let p = <i32>((<i64>base + <i64>first * <i64>step) % <i64>n);
   let best = p;
   let bestLoad = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
-  let index = first;
   for (let i = 1; i < scan; i++) {
     p += step;
     if (p >= n) p -= n;
     if (++index == width) { index = 0; p = base; }
     const l = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
     if (l < bestLoad) { bestLoad = l; best = p; }
+  }
+  if (width > SCAN_WINDOW) {
+    // The next window starts after this one.
+    p += step;
+    if (p >= n) p -= n;
+    if (++index == width) { index = 0; p = base; }
+    seti(eScanIndex, e, index);
+    seti(eScanAt, e, p);
   }
   const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
   if (bestLoad > fair * widenAbove && width < most) {
