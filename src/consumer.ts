@@ -113,6 +113,7 @@ export class DynamicConsumer extends EventEmitter {
       return;
     }
     this.client.consume(this.options.batchSize, (err, messages) => {
+      if (!this.running) return; // stopping: what came in is read again from the committed offsets
       if (err) {
         this.emit('error', new KafkaError(`consume: ${err.message}`, (err as any).code, err));
       } else {

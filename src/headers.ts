@@ -39,15 +39,17 @@ export function newProducerId(): Buffer {
 }
 
 /**
+ * `producerId`: the 8-byte id, or its 16 hex digits (cheaper, for a producer that sends many).
  * The header value is ASCII text, `1;<kind>;<producer id, 16 hex>;<sequence>;<previous>;
  * <width>;<partitions>;<partitioner>` with kind a (anchor), s (spread) or r (return), e.g.
  * `1;s;9f86d081884c7d65;42;41;3;12;0`. Text, because node-rdkafka (3.6, src/producer.cc) sends
  * header values through a C string of their UTF-8 text: binary values arrive mangled.
  */
 export function encodeOrderHeader(
-  kind: number, producerId: Buffer, sequence: number, previous: number, width: number, partitions: number, partitioner: number,
+  kind: number, producerId: Buffer | string, sequence: number, previous: number, width: number, partitions: number, partitioner: number,
 ): string {
-  return `${ORDER_HEADER_VERSION};${KIND_CODES[kind]};${producerId.toString('hex', 0, 8)};${sequence};${previous};${width};${partitions};${partitioner}`;
+  const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
+  return `${ORDER_HEADER_VERSION};${KIND_CODES[kind]};${id};${sequence};${previous};${width};${partitions};${partitioner}`;
 }
 
 const DECIMAL = /^(0|[1-9][0-9]{0,15})$/;

@@ -38,7 +38,7 @@ export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}
   if (orderHeaders !== 'spread' && orderHeaders !== 'none') throw new InvalidOptionError('options.orderHeaders', "'spread' or 'none'", orderHeaders);
   const partitioner = new DynamicPartitioner({ partitioner: 'murmur2_random', ...rest });
   const code = partitionerCode(partitioner.options.partitioner);
-  const producerId = newProducerId();
+  const producerId = newProducerId().toString('hex');
   const chain = new Float64Array(partitioner.options.maxTrackedKeys);
   let sequence = 0;
 

@@ -193,6 +193,7 @@ export class DynamicProducer extends EventEmitter {
   readonly client: ProducerLike;
   readonly partitioner: DynamicPartitioner;
   readonly producerId: Buffer;
+  private readonly producerIdHex: string;
   private readonly options: ProducerSettings;
   private readonly code: number;
   private readonly owned: boolean;
@@ -239,6 +240,7 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner = new DynamicPartitioner({ ...checked.partitioner, partitioner: base });
     this.code = partitionerCode(base);
     this.producerId = this.options.producerId ?? newProducerId();
+    this.producerIdHex = this.producerId.toString('hex');
     this.chain = new Float64Array(this.partitioner.options.maxTrackedKeys);
     this.partitioner.on('hot', (h) => this.emit('hot', h));
     this.partitioner.on('cooled', (h) => this.emit('cooled', h));
@@ -546,7 +548,7 @@ export class DynamicProducer extends EventEmitter {
     this.orderUndo = { entry, previous };
     this.chain[entry] = order === 3 /* ORDER_RETURN */ ? 0 : sequence;
     const width = order === 2 /* ORDER_SPREAD */ ? this.partitioner.entryWidthOf(entry) : 1;
-    const value = encodeOrderHeader(order, this.producerId, sequence, order === 1 ? 0 : previous, width, partitions, this.code);
+    const value = encodeOrderHeader(order, this.producerIdHex, sequence, order === 1 ? 0 : previous, width, partitions, this.code);
     const header = { [ORDER_HEADER]: value };
     return headers ? [...headers, header] : [header];
   }

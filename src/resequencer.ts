@@ -13,7 +13,8 @@
 // Memory is bounded (maxBufferedMessages / maxBufferedBytes): past the bound the oldest held
 // message is released with `outOfOrder: true`; so is a message held longer than maxWaitMs
 // (its predecessor may be on a partition this consumer is not assigned, or was consumed
-// before a restart). Nothing is ever dropped.
+// before a restart). When that message waits for another held one, the first of those it
+// waits behind goes instead (flagged), and the rest follow it in order. Nothing is ever dropped.
 
 import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from './headers';
 import { InvalidOptionError, InvalidArgTypeError } from './errors';
@@ -84,6 +85,8 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   private readonly lastReleased = new Map<string, number>();
   /** Held marked messages by what they wait for: chain + previous sequence. */
   private readonly waitingFor = new Map<string, Held<M>>();
+  /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
+  private readonly heldBySequence = new Map<string, Held<M>>();
   /** Per lane (topic, partition, key): held messages in arrival (offset) order. */
   private readonly lanes = new Map<string, Held<M>[]>();
   /** Every held message, oldest first (entries of released ones are skipped lazily). */
@@ -148,7 +151,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     for (;;) {
       const oldest = this.oldest();
       if (!oldest || oldest.at > limit) break;
-      this.release(oldest, true, 'timeout', out);
+      this.release(this.root(oldest), true, 'timeout', out);
     }
     return out;
   }
@@ -156,7 +159,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   /** Releases everything held, oldest first, out of order (e.g. when a partition is revoked). */
   flush(): Release<M>[] {
     const out: Release<M>[] = [];
-    for (let oldest = this.oldest(); oldest; oldest = this.oldest()) this.release(oldest, true, 'flush', out);
+    for (let oldest = this.oldest(); oldest; oldest = this.oldest()) this.release(this.root(oldest), true, 'flush', out);
     return out;
   }
 
@@ -182,6 +185,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     // A marked message that is first in its lane waits for its predecessor; one behind
     // others in its lane is woken when it reaches the front.
     if (h.order && h.order.kind !== 'anchor' && queue.length === 1) this.waitingFor.set(`${h.chain}\u0000${h.order.previous}`, h);
+    if (h.order) this.heldBySequence.set(`${h.chain}\u0000${h.order.sequence}`, h);
     this.heldOrder.push(h);
     this.heldCount++;
     this.heldBytes += h.bytes;
@@ -195,8 +199,27 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     while (this.heldCount > this.options.maxBufferedMessages || this.heldBytes > this.options.maxBufferedBytes) {
       const oldest = this.oldest();
       if (!oldest) break;
-      this.release(oldest, true, 'capacity', out);
+      this.release(this.root(oldest), true, 'capacity', out);
     }
+  }
+
+  /**
+   * What must go first for `h` to go in order: the head of its lane, or the held message it
+   * waits for, and so on back to one whose predecessor is not here. Releasing that one (out of
+   * order) releases the rest behind it in order, instead of h overtaking held predecessors.
+   */
+  private root(h: Held<M>): Held<M> {
+    for (let steps = 0; steps <= this.heldCount; steps++) {
+      const lane = this.lanes.get(h.lane);
+      if (lane !== undefined && lane.length > 0 && lane[0] !== h) {
+        h = lane[0];
+        continue;
+      }
+      const before = h.order && h.order.kind !== 'anchor' ? this.heldBySequence.get(`${h.chain}\u0000${h.order.previous}`) : undefined;
+      if (before === undefined || before.released) break;
+      h = before;
+    }
+    return h;
   }
 
   private oldest(): Held<M> | undefined {
@@ -247,6 +270,10 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (h.order && h.order.kind !== 'anchor') {
       const k = `${h.chain}\u0000${h.order.previous}`;
       if (this.waitingFor.get(k) === h) this.waitingFor.delete(k);
+    }
+    if (h.order) {
+      const k = `${h.chain}\u0000${h.order.sequence}`;
+      if (this.heldBySequence.get(k) === h) this.heldBySequence.delete(k);
     }
   }
 }

@@ -1,0 +1,313 @@
+// npm run demo:consumer: the consumer side, against librdkafka's in-process mock cluster (no
+// broker needed) or a real cluster with --brokers. Two parts:
+//   1. order: a DynamicProducer spreads a hot key over several partitions; a DynamicConsumer
+//      reads them (in whatever order the partitions' fetches arrive) and hands the key's
+//      messages to the application in produce order. Each message's value is its number
+//      within its key, so the demo counts what arrived ahead of an earlier message and what
+//      the handler saw out of order.
+//   2. steering: a LagMonitor attached to the producer reads the lag of a consumer group;
+//      the group's consumer slows down on one partition, and the hot key's traffic moves off
+//      that partition while cold keys stay where Kafka's partitioner puts them.
+
+import { parseArgs } from 'node:util';
+import * as Kafka from 'node-rdkafka';
+import { DynamicProducer } from './producer';
+import { DynamicConsumer } from './consumer';
+import { LagMonitor } from './lag';
+import { allowedPartitions } from './partitioner';
+import { partitionForKey } from './hash';
+import { bar } from './chart';
+import { KeyStream, parseWorkload, prng } from './workload';
+import type { ConsumedMessage } from './resequencer';
+
+const USAGE = `usage: npm run demo:consumer -- [--brokers host:port] [--partitions N] [--rate MSG_PER_S]
+                               [--seconds S] [--hot-share X]
+
+Without --brokers it runs against librdkafka's in-process mock cluster (4 partitions).
+With --brokers it creates two topics with --partitions partitions (default 6).
+`;
+
+interface Settings {
+  brokers?: string;
+  partitions: number;
+  rate: number;
+  seconds: number;
+  hotShare: number;
+}
+
+function settings(argv: string[]): Settings | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      brokers: { type: 'string' },
+      partitions: { type: 'string' },
+      rate: { type: 'string' },
+      seconds: { type: 'string' },
+      'hot-share': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return null;
+  const num = (name: string, text: string | undefined, fallback: number, min: number, max: number): number => {
+    if (text === undefined) return fallback;
+    const v = Number(text);
+    if (!(v >= min && v <= max)) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${JSON.stringify(text)}`);
+    return v;
+  };
+  return {
+    brokers: values.brokers,
+    partitions: Math.floor(num('partitions', values.partitions, 6, 2, 1024)),
+    rate: num('rate', values.rate, 4000, 100, 100_000),
+    seconds: num('seconds', values.seconds, 30, 12, 3600),
+    hotShare: num('hot-share', values['hot-share'], 0.4, 0.05, 0.95),
+  };
+}
+
+async function createTopic(brokers: string, topic: string, partitions: number): Promise<void> {
+  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      admin.createTopic({ topic, num_partitions: partitions, replication_factor: 1 }, 15_000, (err) => {
+        // 36: TOPIC_ALREADY_EXISTS
+        if (err && (err as any).code !== 36) reject(err);
+        else resolve();
+      });
+    });
+  } finally {
+    admin.disconnect();
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Produces `rate` messages per second to `topic` until `stop()` is called: the hot key with `share`, else Zipf keys. */
+function traffic(producer: DynamicProducer, topic: string, s: Settings, hotKey: string, keys: string[], seed: number) {
+  const stream = new KeyStream(parseWorkload('zipf:1.0'), keys.length, seed);
+  const rand = prng(seed ^ 0x2545f491);
+  const sequence = new Map<string, number>();
+  const tickMs = 10;
+  const perTick = s.rate / (1000 / tickMs);
+  let carry = 0;
+  let produced = 0;
+  const ticker = setInterval(() => {
+    for (carry += perTick; carry >= 1; carry--) {
+      const key = rand() < s.hotShare ? hotKey : keys[stream.next()];
+      const seq = (sequence.get(key) ?? 0) + 1;
+      sequence.set(key, seq);
+      producer.produce(topic, String(seq), key);
+      produced++;
+    }
+  }, tickMs);
+  return { stop: () => clearInterval(ticker), produced: () => produced };
+}
+
+/** Makes the topic exist (auto-created on the mock cluster) and its partition count known. */
+async function ready(producer: DynamicProducer, topic: string): Promise<number> {
+  for (let i = 0; i < 100 && !(producer.metrics().topics[topic]?.partitions > 0); i++) {
+    producer.produce(topic, 'warm-up', null);
+    await sleep(50);
+    await producer.refreshMetadata(topic).catch(() => undefined);
+  }
+  return producer.metrics().topics[topic]?.partitions ?? 0;
+}
+
+async function main(): Promise<void> {
+  const s = settings(process.argv.slice(2));
+  if (!s) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const stamp = Date.now().toString(36);
+  const orderTopic = `kdp-demo-order-${stamp}`;
+  const lagTopic = `kdp-demo-lag-${stamp}`;
+  if (s.brokers) {
+    await createTopic(s.brokers, orderTopic, s.partitions);
+    await createTopic(s.brokers, lagTopic, s.partitions);
+  }
+  const producer = new DynamicProducer(
+    s.brokers ? { 'metadata.broker.list': s.brokers, 'linger.ms': 5 } : { 'test.mock.num.brokers': 3, 'linger.ms': 5 },
+    { partitioner: 'murmur2_random' },
+  );
+  const everHot = new Set<string>();
+  producer.on('hot', (h) => everHot.add(String(h.key)));
+  await producer.connect();
+  // Consumers join the mock cluster through its brokers' addresses.
+  let brokers = s.brokers;
+  if (!brokers) {
+    const md: any = await new Promise((resolve, reject) => producer.client.getMetadata({ timeout: 10_000 }, (err, m) => (err ? reject(err) : resolve(m))));
+    brokers = md.brokers.map((b: any) => `${b.host}:${b.port}`).join(',');
+  }
+  const n = await ready(producer, orderTopic);
+  await ready(producer, lagTopic);
+  const keys = Array.from({ length: 2000 }, (_, i) => `customer-${i}`);
+  const hotKey = 'campaign-black-friday';
+  const started = performance.now();
+  const clock = (): string => `${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s`;
+  const say = (line: string): void => {
+    process.stdout.write(`${line}\n`);
+  };
+  say(`kafka-dynamic-partitioner consumer demo — ${s.brokers ? `cluster ${s.brokers}` : 'librdkafka mock cluster'}, ${n} partitions, ${s.rate} msg/s, ${hotKey} takes ${(s.hotShare * 100).toFixed(0)}%`);
+
+  // ---- 1. a spread key restored in order ----
+  const orderSeconds = Math.round(s.seconds * 0.4);
+  say('');
+  say(`1. order: a DynamicConsumer reads ${orderTopic}; each value is its key's sequence number`);
+  const consumer = new DynamicConsumer(
+    { 'metadata.broker.list': brokers, 'group.id': `kdp-demo-order-${stamp}`, 'auto.offset.reset': 'earliest', 'fetch.wait.max.ms': 20 },
+    {},
+    { commitIntervalMs: 500 },
+  );
+  consumer.on('error', (err) => say(`consumer error: ${err.message}`));
+  // What arrives from Kafka, before the resequencer: a message of the hot key read after a
+  // later one of it (its partition's fetch came later) would reach a plain consumer out of order.
+  let arrivedAhead = 0;
+  let newestArrived = 0;
+  const push = consumer.resequencer.push.bind(consumer.resequencer);
+  (consumer.resequencer as { push: typeof push }).push = (m) => {
+    if (m.key != null && String(m.key) === hotKey) {
+      const seq = Number(String((m as ConsumedMessage).value));
+      if (seq < newestArrived) arrivedAhead++;
+      else newestArrived = seq;
+    }
+    return push(m);
+  };
+  const lastHandled = new Map<string, number>();
+  const hotPartitions = new Set<number>();
+  let handled = 0;
+  let hotHandled = 0;
+  let outOfOrder = 0;
+  let violations = 0;
+  let heldMax = 0;
+  await consumer.connect();
+  const assigned = new Promise((resolve) => consumer.once('assigned', resolve));
+  const consumed = consumer.run([orderTopic], (m, info) => {
+    if (m.key == null) return; // the warm-up message
+    const key = String(m.key);
+    const seq = Number(String(m.value));
+    handled++;
+    if (info.outOfOrder) outOfOrder++;
+    if (seq !== (lastHandled.get(key) ?? 0) + 1) violations++;
+    lastHandled.set(key, seq);
+    if (key === hotKey) {
+      hotHandled++;
+      hotPartitions.add(m.partition);
+    }
+  });
+  await assigned;
+  const orderTraffic = traffic(producer, orderTopic, s, hotKey, keys, 7);
+  const line1 = (): string => `${clock()}  produced ${String(orderTraffic.produced()).padStart(6)}  handled ${String(handled).padStart(6)}  ` +
+    `hot key: ${String(hotHandled).padStart(5)} handled on partitions ${[...hotPartitions].sort((a, b) => a - b).join(',') || '-'}, ` +
+    `${arrivedAhead} arrived ahead of an earlier one  | out-of-order handed: ${outOfOrder}, order violations: ${violations}`;
+  for (let i = 0; i < orderSeconds; i++) {
+    const until = performance.now() + 1000;
+    while (performance.now() < until) {
+      heldMax = Math.max(heldMax, consumer.resequencer.held);
+      await sleep(10);
+    }
+    say(line1());
+  }
+  orderTraffic.stop();
+  await producer.flush(30_000);
+  for (let i = 0; i < 500 && handled < orderTraffic.produced(); i++) await sleep(10);
+  await consumer.stop();
+  await consumed;
+  say(line1());
+  say(`   => ${hotHandled} messages of ${hotKey} from ${hotPartitions.size} partitions handed over in produce order; ` +
+    `up to ${heldMax} held at once; out-of-order handed: ${outOfOrder}; order violations: ${violations}`);
+
+  // ---- 2. steering away from a slowed consumer ----
+  const lagSeconds = Math.max(8, s.seconds - orderSeconds);
+  const slowFrom = Math.round(lagSeconds * 0.4);
+  const X = allowedPartitions(hotKey, n, 2, 'murmur2_random')[1];
+  const group = `kdp-demo-lag-${stamp}`;
+  say('');
+  say(`2. steering: a LagMonitor (every 500 ms) feeds group ${group}'s lag to the producer; ` +
+    `from ${slowFrom} s on its consumer gets through only 50 msg/s of partition ${X}`);
+  const config = { 'metadata.broker.list': brokers, log_level: 3 };
+  const monitor = new LagMonitor(config, { groupId: group, topics: [lagTopic], intervalMs: 500 });
+  monitor.on('error', (err) => say(`lag monitor error: ${err.message}`));
+  await monitor.start();
+  monitor.attach(producer);
+  // The group's consumer: reads every partition, commits what it got through every 200 ms.
+  const reader = new Kafka.KafkaConsumer({ ...config, 'group.id': group, 'enable.auto.commit': false, 'fetch.wait.max.ms': 20 }, { 'auto.offset.reset': 'earliest' });
+  await new Promise<void>((resolve, reject) => reader.connect({ timeout: 10_000 }, (err) => (err ? reject(err) : resolve())));
+  reader.setDefaultConsumeTimeout(50);
+  reader.assign(Array.from({ length: n }, (_, partition) => ({ topic: lagTopic, partition, offset: 0 })));
+  const next = new Array<number>(n).fill(0);
+  let slowed = false;
+  let xDone = 0;
+  let reading = true;
+  const readLoop = (async () => {
+    while (reading) {
+      const batch: Kafka.Message[] = await new Promise((resolve) => reader.consume(1000, (err, m) => resolve(err ? [] : m)));
+      for (const m of batch) next[m.partition] = m.offset + 1;
+    }
+  })();
+  let lastCommit = performance.now();
+  const committer = setInterval(() => {
+    const now = performance.now();
+    xDone = slowed ? Math.min(next[X], xDone + (50 * (now - lastCommit)) / 1000) : next[X];
+    lastCommit = now;
+    const offsets = next.map((offset, partition) => ({ topic: lagTopic, partition, offset: partition === X ? Math.floor(xDone) : offset })).filter((o) => o.offset > 0);
+    if (offsets.length > 0) reader.commit(offsets);
+  }, 200);
+
+  const hotNow = new Array<number>(n).fill(0);
+  const coldMoved = { checked: 0, moved: 0 };
+  const onDelivery = (err: unknown, report: { topic: string; partition: number; key?: Buffer | string | null }): void => {
+    if (err || report.topic !== lagTopic || report.key == null) return;
+    const key = String(report.key);
+    if (key === hotKey) hotNow[report.partition]++;
+    else if (!everHot.has(key)) {
+      coldMoved.checked++;
+      if (partitionForKey(key, n, 'murmur2_random') !== report.partition) coldMoved.moved++;
+    }
+  };
+  producer.on('delivery', onDelivery);
+  const before = new Array<number>(n).fill(0);
+  const after = new Array<number>(n).fill(0);
+  let beforeSeconds = 0;
+  let afterSeconds = 0;
+  const width = n <= 6 ? 8 : 4;
+  const lagTraffic = traffic(producer, lagTopic, s, hotKey, keys, 11);
+  for (let i = 1; i <= lagSeconds; i++) {
+    if (i === slowFrom + 1) slowed = true;
+    await sleep(1000);
+    const max = Math.max(1, ...hotNow);
+    const rates = hotNow.map((r, p) => `${p === X ? '*' : ' '}${p} ${bar(r, max, width)}${String(r).padStart(5)}`).join(' ');
+    const lagX = monitor.current()[lagTopic]?.[X] ?? 0;
+    say(`${clock()}  ${slowed ? 'slowed ' : 'healthy'}  hot key msg/s by partition:${rates}   lag of ${X}: ${lagX}`);
+    // Before: the healthy seconds after the first; after: from 3 s into the slowdown.
+    if (!slowed && i > 1) {
+      hotNow.forEach((r, p) => (before[p] += r));
+      beforeSeconds++;
+    } else if (slowed && i > slowFrom + 3) {
+      hotNow.forEach((r, p) => (after[p] += r));
+      afterSeconds++;
+    }
+    hotNow.fill(0);
+  }
+  lagTraffic.stop();
+  await producer.flush(30_000);
+  clearInterval(committer);
+  reading = false;
+  await readLoop;
+  await new Promise<void>((resolve) => reader.disconnect(() => resolve()));
+  await monitor.stop();
+  producer.removeListener('delivery', onDelivery);
+  const avg = (a: number[], k: number): number[] => a.map((x) => Math.round(x / Math.max(1, k)));
+  const b = avg(before, beforeSeconds);
+  const a = avg(after, afterSeconds);
+  const max = Math.max(1, ...b, ...a);
+  say(`   => the hot key's msg/s per partition (* = the slowed one), before and after the slowdown:`);
+  for (let p = 0; p < n; p++) {
+    say(`      ${p === X ? '*' : ' '}${String(p).padStart(3)}  before ${bar(b[p], max, 20)}${String(b[p]).padStart(6)}   after ${bar(a[p], max, 20)}${String(a[p]).padStart(6)}`);
+  }
+  say(`      messages of never-hot keys off their partition: ${coldMoved.moved} of ${coldMoved.checked}`);
+  await producer.disconnect();
+}
+
+main().catch((err) => {
+  process.stderr.write(`demo failed: ${err?.stack ?? err}\n`);
+  process.exitCode = 1;
+});
