@@ -208,7 +208,7 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   }
   let width = geti(eWidth, e);
   // widthFor(count) > width, without a division on every message.
-  if (spreadFactor * count * <f64>n > <f64>width * topicTotal) {
+  if (width < 2 || spreadFactor * count * <f64>n > <f64>width * topicTotal) {
     const wanted = widthFor(count, topicTotal, n);
     if (wanted > width) { width = wanted; seti(eWidth, e, width); }
   }

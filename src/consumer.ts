@@ -72,10 +72,13 @@ export class DynamicConsumer extends EventEmitter {
       'partition.assignment.strategy': 'cooperative-sticky',
       ...split.global,
       'enable.auto.commit': false,
+      // The periodic commits are asynchronous: their results come as 'offset.commit' events.
+      offset_commit_cb: split.global.offset_commit_cb ?? true,
       rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => this.rebalance(err, assignment),
     };
     this.client = new Kafka.KafkaConsumer(global as any, split.topic as any);
     this.client.on('event.error', (err) => this.emit('error', new KafkaError(`librdkafka: ${err.message}`, (err as any).code, err)));
+    (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commitDone(err, offsets, true));
   }
 
   async connect(timeoutMs = 30_000): Promise<void> {
@@ -97,7 +100,7 @@ export class DynamicConsumer extends EventEmitter {
     this.handler = handler;
     this.running = true;
     this.client.subscribe(topics);
-    this.timers.push(setInterval(() => this.commitHandled(), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.commitHandled(undefined, false), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
     this.stopped = new Promise<void>((resolve) => {
       this.once('stopped', resolve);
@@ -108,10 +111,8 @@ export class DynamicConsumer extends EventEmitter {
 
   private fetch(): void {
     if (!this.running) return;
-    if (this.paused) {
-      setTimeout(() => this.fetch(), 20);
-      return;
-    }
+    // Also while paused (the partitions are paused in librdkafka, so nothing new comes): a
+    // consume call is what serves rebalance callbacks, and keeps max.poll.interval.ms.
     this.client.consume(this.options.batchSize, (err, messages) => {
       if (!this.running) return; // stopping: what came in is read again from the committed offsets
       if (err) {
@@ -177,23 +178,69 @@ export class DynamicConsumer extends EventEmitter {
     return offset;
   }
 
-  private commitHandled(partitions?: TopicPartitionOffset[]): void {
+  /**
+   * Commits the safe offset of each partition (all assigned ones by default). Periodic commits
+   * are asynchronous, and skip partitions whose offset did not move: a synchronous commit
+   * blocks the event loop, for seconds while the group rebalances. Those on revoke and stop
+   * are synchronous, so that the next owner starts where this consumer left off.
+   */
+  private commitHandled(partitions: TopicPartitionOffset[] | undefined, sync: boolean): void {
     const offsets: TopicPartitionOffset[] = [];
     for (const { topic, partition } of partitions ?? [...this.assigned.values()]) {
       const offset = this.safeOffset(topic, partition);
       const tp = `${topic}\u0000${partition}`;
-      if (offset === undefined || this.lastCommitted.get(tp) === offset) continue;
+      if (offset === undefined || (!sync && this.lastCommitted.get(tp) === offset)) continue;
       offsets.push({ topic, partition, offset });
       this.lastCommitted.set(tp, offset);
     }
     if (offsets.length === 0) return;
     try {
-      this.client.commitSync(offsets as Kafka.TopicPartitionOffset[]);
-      this.emit('committed', offsets);
+      if (sync) {
+        this.client.commitSync(offsets as Kafka.TopicPartitionOffset[]);
+        this.emit('committed', offsets);
+      } else {
+        this.client.commit(offsets as Kafka.TopicPartitionOffset[]);
+      }
     } catch (err: any) {
-      for (const { topic, partition } of offsets) this.lastCommitted.delete(`${topic}\u0000${partition}`);
-      this.emit('error', new KafkaError(`commit: ${err?.message ?? err}`, err?.code, err));
+      this.commitDone(err, offsets, false);
     }
+  }
+
+  /** The result of a commit: 'committed', or 'error' (and the offsets are committed again next time). */
+  private commitDone(err: any, offsets: TopicPartitionOffset[], periodic: boolean): void {
+    const list = (offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset }));
+    if (!err) {
+      this.emit('committed', list);
+      return;
+    }
+    for (const { topic, partition, offset } of list) {
+      const tp = `${topic}\u0000${partition}`;
+      if (this.lastCommitted.get(tp) === offset) this.lastCommitted.delete(tp);
+    }
+    // A periodic commit refused because the group is rebalancing is simply made again next time.
+    if (periodic && (err?.code === Kafka.CODES.ERRORS.ERR_ILLEGAL_GENERATION || err?.code === Kafka.CODES.ERRORS.ERR_REBALANCE_IN_PROGRESS)) return;
+    this.emit('error', new KafkaError(`commit: ${err?.message ?? err}`, err?.code, err));
+  }
+
+  /**
+   * Forgets partitions that leave: what is held or not yet handled of them is dropped (their
+   * next owner reads it again from the committed offset), and nothing remembered of them is
+   * committed if they come back.
+   */
+  private forget(partitions: TopicPartitionOffset[]): void {
+    const gone = new Set<string>();
+    for (const { topic, partition } of partitions) {
+      const tp = `${topic}\u0000${partition}`;
+      gone.add(tp);
+      this.assigned.delete(tp);
+      this.unhandled.delete(tp);
+      this.lastCommitted.delete(tp);
+      this.resequencer.forget(topic, partition);
+    }
+    let kept = 0;
+    for (const r of this.queue) if (!gone.has(`${r.message.topic}\u0000${r.message.partition}`)) this.queue[kept++] = r;
+    this.queue.length = kept;
+    if (this.paused && this.queue.length <= this.options.maxPending / 2) this.setPaused(false);
   }
 
   /** Incremental (cooperative) rebalancing: only the partitions that move are touched. */
@@ -206,10 +253,10 @@ export class DynamicConsumer extends EventEmitter {
       if (this.paused) this.client.pause(assignment.map(({ topic, partition }) => ({ topic, partition })));
       this.emit('assigned', assignment);
     } else if (err.code === Kafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
-      // Commit what is safe for the partitions leaving; what is held or unhandled for them is
-      // read again by their next owner (at-least-once).
-      this.commitHandled(assignment);
-      for (const tp of assignment) this.assigned.delete(`${tp.topic}\u0000${tp.partition}`);
+      // Commit what is safe for the partitions leaving (stop() already did, if stopping); what
+      // is held or unhandled for them is read again by their next owner (at-least-once).
+      if (this.running) this.commitHandled(assignment, true);
+      this.forget(assignment);
       if (cooperative) this.client.incrementalUnassign(assignment);
       else this.client.unassign();
       this.emit('revoked', assignment);
@@ -226,7 +273,7 @@ export class DynamicConsumer extends EventEmitter {
     while ((this.working || this.queue.length > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    this.commitHandled();
+    this.commitHandled(undefined, true);
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
     this.emit('stopped');
   }

@@ -83,6 +83,12 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   readonly options: Required<ResequencerOptions>;
   /** Per chain (topic, producer, key): the sequence of its last released marked message. */
   private readonly lastReleased = new Map<string, number>();
+  /**
+   * Per chain: the highest sequence released. Differs from the last one when an older message
+   * went out of order (e.g. one read again after a restart) after newer ones: a message waiting
+   * for that newest one may still go.
+   */
+  private readonly newestReleased = new Map<string, number>();
   /** Held marked messages by what they wait for: chain + previous sequence. */
   private readonly waitingFor = new Map<string, Held<M>>();
   /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
@@ -134,7 +140,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     const queue = this.lanes.get(lane);
     const chain = order ? `${message.topic}\u0000${order.producerId}\u0000${key}` : '';
     const waitsForLane = queue !== undefined && queue.length > 0;
-    const releasable = !waitsForLane && (order === null || order.kind === 'anchor' || this.lastReleased.get(chain) === order.previous);
+    const releasable = !waitsForLane && (order === null || order.kind === 'anchor' || this.follows(chain, order));
     if (releasable) {
       this.release({ message, order, chain, lane, at: 0, bytes: 0, released: false }, false, undefined, out);
     } else {
@@ -161,6 +167,36 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     const out: Release<M>[] = [];
     for (let oldest = this.oldest(); oldest; oldest = this.oldest()) this.release(this.root(oldest), true, 'flush', out);
     return out;
+  }
+
+  /**
+   * Drops what is held of a partition and what is known of its offsets, without releasing
+   * anything (when it is revoked: its next owner reads it again from the committed offset).
+   * Returns how many held messages were dropped.
+   */
+  forget(topic: string, partition: number): number {
+    const tp = `${topic}\u0000${partition}`;
+    const prefix = `${tp}\u0000`;
+    let dropped = 0;
+    for (const [lane, queue] of this.lanes) {
+      if (!lane.startsWith(prefix)) continue;
+      for (const h of queue) {
+        h.released = true;
+        this.heldCount--;
+        this.heldBytes -= h.bytes;
+        if (h.order) {
+          const waits = `${h.chain}\u0000${h.order.previous}`;
+          if (this.waitingFor.get(waits) === h) this.waitingFor.delete(waits);
+          const own = `${h.chain}\u0000${h.order.sequence}`;
+          if (this.heldBySequence.get(own) === h) this.heldBySequence.delete(own);
+        }
+        dropped++;
+      }
+      this.lanes.delete(lane);
+    }
+    this.heldOffsets.delete(tp);
+    this.nextOffset.delete(tp);
+    return dropped;
   }
 
   /**
@@ -231,6 +267,11 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return this.heldOrder[this.heldHead];
   }
 
+  /** Whether the message `order` names as its predecessor has been released (the last or the newest of its chain). */
+  private follows(chain: string, order: OrderHeader): boolean {
+    return this.lastReleased.get(chain) === order.previous || this.newestReleased.get(chain) === order.previous;
+  }
+
   /** Releases h (held or new) and then everything that was waiting only for it, in order. */
   private release(first: Held<M>, outOfOrder: boolean, reason: Release<M>['reason'], out: Release<M>[]): void {
     const work: Array<[Held<M>, boolean, Release<M>['reason']]> = [[first, outOfOrder, reason]];
@@ -244,6 +285,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       out.push(ooo ? { message: h.message, outOfOrder: true, reason: why } : { message: h.message, outOfOrder: false });
       if (h.order) {
         this.lastReleased.set(h.chain, h.order.sequence);
+        if (!((this.newestReleased.get(h.chain) ?? 0) >= h.order.sequence)) this.newestReleased.set(h.chain, h.order.sequence);
         if (h.order.kind !== 'anchor') this.waitingFor.delete(`${h.chain}\u0000${h.order.previous}`);
         const successor = this.waitingFor.get(`${h.chain}\u0000${h.order.sequence}`);
         if (successor) work.push([successor, false, undefined]);
@@ -252,7 +294,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       const lane = this.lanes.get(h.lane);
       if (lane && lane.length > 0) {
         const head = lane[0];
-        const ready = head.order === null || head.order.kind === 'anchor' || this.lastReleased.get(head.chain) === head.order.previous;
+        const ready = head.order === null || head.order.kind === 'anchor' || this.follows(head.chain, head.order);
         if (ready) work.push([head, false, undefined]);
         else if (head.order) this.waitingFor.set(`${head.chain}\u0000${head.order.previous}`, head);
       }
