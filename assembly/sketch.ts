@@ -22,10 +22,6 @@ export function sketchConfigure(requestedWidth: u32, requestedDepth: u32): void 
   counters = arenaAlloc(<usize>width * depth * 4);
 }
 
-export function sketchBytes(): i32 {
-  return <i32>(width * depth * 4);
-}
-
 // @ts-ignore: decorator
 @inline
 function slot(row: u32, h1: u32, h2: u32): usize {

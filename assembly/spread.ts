@@ -11,7 +11,7 @@ import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale } 
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eLaneA, eLaneB, eState, eWidth, eBase, eStep, eSize, eReturn, eScanIndex, eScanAt, CANDIDATE, HOT, RELIEF, FREE, full,
+  eTopic, eLaneA, eLaneB, eState, eWidth, eStep, eSize, eReturn, eScanIndex, eScanAt, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
 // ---- options (configure) ----
@@ -200,7 +200,6 @@ function widthFor(count: f64, topicTotal: f64, n: i32): i32 {
 function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
   if (geti(eSize, e) != n) {
     seti(eSize, e, n);
-    seti(eBase, e, base);
     seti(eStep, e, spreadStep(b, n));
     seti(eWidth, e, 1);
     seti(eScanIndex, e, 0);

@@ -80,7 +80,8 @@ export class DynamicPartitioner extends EventEmitter {
   private lastTopic: TopicState | undefined;
   private useClock = 0;
   private readonly eventCell: number;
-  private readonly lastSpreadCell: number;
+  /** i32 index of the cells of the last message: its key's entry, then batch index, then order marker. */
+  private readonly lastEntryCell: number;
   private readonly events: number;
   private readonly topicTotal: number;
   private readonly topicLoadTotal: number;
@@ -110,7 +111,7 @@ export class DynamicPartitioner extends EventEmitter {
     );
     const x = this.core.exports;
     this.eventCell = x.cellsPtr() >> 2;
-    this.lastSpreadCell = this.eventCell + 1;
+    this.lastEntryCell = this.eventCell + 1;
     this.events = x.eventsPtr() >> 2;
     this.topicTotal = x.topicTotalPtr() >> 3;
     this.topicLoadTotal = x.topicLoadTotalPtr() >> 3;
@@ -175,12 +176,12 @@ export class DynamicPartitioner extends EventEmitter {
    * spread: false, always ORDER_NONE. For the producer's order headers.
    */
   lastOrder(): number {
-    return this.core.i32[this.lastSpreadCell + 2];
+    return this.core.i32[this.lastEntryCell + 2];
   }
 
   /** The tracked-key slot of the last message's key (with lastOrder() not ORDER_NONE), and its width now. */
   lastEntry(): number {
-    return this.core.i32[this.lastSpreadCell];
+    return this.core.i32[this.lastEntryCell];
   }
 
   entryWidthOf(entry: number): number {

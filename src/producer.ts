@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import * as Kafka from 'node-rdkafka';
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
 import { DynamicPartitionerOptions } from './options';
-import { partitionerCode, PARTITIONERS } from './hash';
+import { partitionerCode } from './hash';
 import { encodeOrderHeader, newProducerId, ORDER_HEADER } from './headers';
 import { splitConfig, basePartitioner, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
@@ -784,4 +784,3 @@ export function wrapProducer(existing: ProducerLike, options: DynamicProducerOpt
   return producer;
 }
 
-export { PARTITIONERS };
