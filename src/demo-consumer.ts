@@ -19,6 +19,7 @@ import { partitionForKey } from './hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
 import type { ConsumedMessage } from './resequencer';
+import { numberFlag, createTopic } from './demo-support';
 
 const USAGE = `usage: npm run demo:consumer -- [--brokers host:port] [--partitions N] [--rate MSG_PER_S]
                                [--seconds S] [--hot-share X]
@@ -48,35 +49,15 @@ function settings(argv: string[]): Settings | null {
     },
   });
   if (values.help) return null;
-  const num = (name: string, text: string | undefined, fallback: number, min: number, max: number): number => {
-    if (text === undefined) return fallback;
-    const v = Number(text);
-    if (!(v >= min && v <= max)) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${JSON.stringify(text)}`);
-    return v;
-  };
   return {
     brokers: values.brokers,
-    partitions: Math.floor(num('partitions', values.partitions, 6, 2, 1024)),
-    rate: num('rate', values.rate, 4000, 100, 100_000),
-    seconds: num('seconds', values.seconds, 24, 12, 3600),
-    hotShare: num('hot-share', values['hot-share'], 0.4, 0.05, 0.95),
+    partitions: Math.floor(numberFlag('partitions', values.partitions, 6, 2, 1024)),
+    rate: numberFlag('rate', values.rate, 4000, 100, 100_000),
+    seconds: numberFlag('seconds', values.seconds, 24, 12, 3600),
+    hotShare: numberFlag('hot-share', values['hot-share'], 0.4, 0.05, 0.95),
   };
 }
 
-async function createTopic(brokers: string, topic: string, partitions: number): Promise<void> {
-  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      admin.createTopic({ topic, num_partitions: partitions, replication_factor: 1 }, 15_000, (err) => {
-        // 36: TOPIC_ALREADY_EXISTS
-        if (err && (err as any).code !== 36) reject(err);
-        else resolve();
-      });
-    });
-  } finally {
-    admin.disconnect();
-  }
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -5,11 +5,11 @@
 // (dynamic), and the hot keys as they are detected and cool.
 
 import { parseArgs } from 'node:util';
-import * as Kafka from 'node-rdkafka';
 import { DynamicProducer } from './producer';
 import { partitionForKey } from './hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload } from './workload';
+import { numberFlag, createTopic } from './demo-support';
 
 const USAGE = `usage: npm run demo -- [--brokers host:port] [--partitions N] [--topic NAME]
                       [--rate MSG_PER_S] [--seconds S] [--campaign-share X]
@@ -41,36 +41,16 @@ function settings(argv: string[]): Settings | null {
     },
   });
   if (values.help) return null;
-  const num = (name: string, text: string | undefined, fallback: number, min: number, max: number): number => {
-    if (text === undefined) return fallback;
-    const v = Number(text);
-    if (!(v >= min && v <= max)) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${JSON.stringify(text)}`);
-    return v;
-  };
   return {
     brokers: values.brokers,
-    partitions: Math.floor(num('partitions', values.partitions, 12, 1, 100_000)),
+    partitions: Math.floor(numberFlag('partitions', values.partitions, 12, 1, 100_000)),
     topic: values.topic ?? `kdp-demo-${Date.now()}`,
-    rate: num('rate', values.rate, 20_000, 10, 1_000_000),
-    seconds: num('seconds', values.seconds, 24, 3, 86_400),
-    campaignShare: num('campaign-share', values['campaign-share'], 0.4, 0, 0.99),
+    rate: numberFlag('rate', values.rate, 20_000, 10, 1_000_000),
+    seconds: numberFlag('seconds', values.seconds, 24, 3, 86_400),
+    campaignShare: numberFlag('campaign-share', values['campaign-share'], 0.4, 0, 0.99),
   };
 }
 
-async function createTopic(brokers: string, topic: string, partitions: number): Promise<void> {
-  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      admin.createTopic({ topic, num_partitions: partitions, replication_factor: 1 }, 15_000, (err) => {
-        // 36: TOPIC_ALREADY_EXISTS
-        if (err && (err as any).code !== 36) reject(err);
-        else resolve();
-      });
-    });
-  } finally {
-    admin.disconnect();
-  }
-}
 
 async function main(): Promise<void> {
   const s = settings(process.argv.slice(2));
