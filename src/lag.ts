@@ -83,8 +83,10 @@ export class LagMonitor extends EventEmitter {
         const perPartition = p.recentMessagesPerPartition(topic);
         if (perPartition <= 0) continue;
         const least = Math.min(...lags);
+        // The partitioner's own count (it may lag behind metadata), read once per topic.
+        const known = p.stats().topics[topic]?.partitions ?? 0;
         lags.forEach((lag, i) => {
-          if (i < (p.stats().topics[topic]?.partitions ?? 0)) p.setPartitionPenalty(topic, i, (lag - least) / perPartition);
+          if (i < known) p.setPartitionPenalty(topic, i, (lag - least) / perPartition);
         });
       }
     }
