@@ -27,6 +27,8 @@ export let eSize: usize = 0;    // i32: the partition count eStep (and the scan 
 export let eReturn: usize = 0;  // i32: 1 when the key cooled and its next message owes a RETURN marker
 export let eScanIndex: usize = 0; // i32: where the next scan window of a wide key starts, as an index
 export let eScanAt: usize = 0;    // i32: ... and as the partition at that index
+export let eCurrent: usize = 0;   // i32: the partition of a hot key's current run
+export let eRunLeft: usize = 0;   // i32: messages left in that run (0: choose again)
 let index: usize = 0;           // i32: entry + 1, or 0 for an empty index slot
 let freeList: usize = 0;        // i32 stack of free entries
 let freeCount: i32 = 0;
@@ -48,6 +50,8 @@ export function hotkeysConfigure(entries: i32): void {
   eReturn = arenaAlloc(n << 2);
   eScanIndex = arenaAlloc(n << 2);
   eScanAt = arenaAlloc(n << 2);
+  eCurrent = arenaAlloc(n << 2);
+  eRunLeft = arenaAlloc(n << 2);
   index = arenaAlloc(<usize>slots << 2);
   freeList = arenaAlloc(n << 2);
   for (let i = 0; i < entries; i++) store<i32>(freeList + (<usize>i << 2), entries - 1 - i);
@@ -94,6 +98,7 @@ export function insert(topic: i32, a: u32, b: u32, count: f64): i32 {
   seti(eWidth, e, 1);
   seti(eSize, e, 0);
   seti(eReturn, e, 0);
+  seti(eRunLeft, e, 0);
   let s = home(topic, a, b);
   while (load<i32>(index + (<usize>s << 2)) != 0) s = (s + 1) & indexMask;
   store<i32>(index + (<usize>s << 2), e + 1);

@@ -27,7 +27,7 @@ export function hashPartition(family: i32, hashValue: i32, partitions: i32): i32
 }
 
 /**
- * Partitions of `count` keys packed at KEYS, each starting 4-byte aligned, their lengths in
+ * Partitions of `count` keys packed back to back at KEYS, their lengths in
  * LENGTHS (-1 for null, taking no bytes), written to RESULTS.
  */
 export function partitionBatch(algorithm: i32, count: i32, partitions: i32): void {
@@ -35,8 +35,7 @@ export function partitionBatch(algorithm: i32, count: i32, partitions: i32): voi
   for (let i = 0; i < count; i++) {
     const length = load<i32>(LENGTHS + (<usize>i << 2));
     store<i32>(RESULTS + (<usize>i << 2), partitionOf(algorithm, ptr, length, partitions));
-    // Keys start 4-byte aligned (the JS side writes ASCII four characters per store).
-    if (length > 0) ptr += <usize>((length + 3) & ~3);
+    if (length > 0) ptr += <usize>length; // keys are packed back to back
   }
 }
 
@@ -58,9 +57,9 @@ import * as hotkeys from "./hotkeys";
 export function configure(
   width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
   hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64, relief: f64,
+  widen: f64, relief: f64, sample: i32, hotRun: i32,
 ): void {
-  spread.configure(width, depth, entries, topics, partitions, growth, loadGrowth, hot, cool, admit, minimum, warm, factor, most, on, run, widen, relief);
+  spread.configure(width, depth, entries, topics, partitions, growth, loadGrowth, hot, cool, admit, minimum, warm, factor, most, on, run, widen, relief, sample, hotRun);
 }
 
 /** Partition for the key at KEYS in topic slot `topic`; see spread.ts. */

@@ -11,7 +11,7 @@ import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale } 
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eLaneA, eLaneB, eState, eWidth, eStep, eSize, eReturn, eScanIndex, eScanAt, CANDIDATE, HOT, RELIEF, FREE, full,
+  eTopic, eLaneA, eLaneB, eState, eWidth, eStep, eSize, eReturn, eScanIndex, eScanAt, eCurrent, eRunLeft, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
 // ---- options (configure) ----
@@ -26,6 +26,8 @@ let widenAbove: f64 = 1.02;  // and gets one more while its best is above this m
 let maxSpread: i32 = 0;      // at most this many (0: all)
 let spreadOn: bool = true;   // false: detect and report, never move
 let stickyRun: i32 = 256;    // messages per sticky run of undecided (null) keys
+let hotRun: i32 = 8;         // messages of a hot key sent to one choice before choosing again
+let sampleEvery: i32 = 1;    // an untracked key's message updates the sketch once in this many
 
 // ---- per topic ----
 let maxTopics: i32 = 0;
@@ -66,20 +68,33 @@ export const EVENT_HOT: i32 = 1;
 export const EVENT_COOLED: i32 = 2;
 
 let sweepCursor: i32 = 0;
+let sweepLeft: i32 = 8; // messages to the next sweep (SWEEP_BATCH)
+// Sampling (the "sample and hold" of Estan & Varghese, SIGCOMM 2002): a message of a key the
+// table does not hold updates the sketch only when it is sampled, and then with the weight
+// of `sampleEvery` messages, so the sketch's estimates stay unbiased. Gaps between samples
+// are drawn uniformly from [1, 2 sampleEvery - 1] (mean sampleEvery), so that no periodic
+// pattern of keys can hide a key between samples. Once held (tracked), a key is counted
+// exactly, every message.
+let sampleLeft: i32 = 1;
+let sampleState: u32 = 0x9e3779b9;
 // @ts-ignore: decorator
 @inline const SCAN_WINDOW: i32 = 8;
+// The sweep looks at this many entries every this many messages (one per message on average).
+// @ts-ignore: decorator
+@inline const SWEEP_BATCH: i32 = 8;
 let batchIndex: i32 = 0;
 
 export function configure(
   width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
   hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64, relief: f64,
+  widen: f64, relief: f64, sample: i32, hotRunLength: i32,
 ): void {
   sketchConfigure(<u32>width, <u32>depth);
   hotkeysConfigure(entries);
   decayConfigure(growth, loadGrowth);
   hotShare = hot; coolShare = cool; admitShare = admit; minCount = minimum; warmup = warm;
   spreadFactor = factor; widenAbove = widen; reliefShare = relief; maxSpread = most; spreadOn = on != 0; stickyRun = run;
+  sampleEvery = sample; hotRun = hotRunLength;
   maxTopics = topics;
   maxPartitions = partitions;
   const t = <usize>topics;
@@ -321,6 +336,7 @@ function coolLine(state: i32): f64 {
 function cool(e: i32): void {
   seti(eState, e, CANDIDATE);
   seti(eSize, e, 0);
+  seti(eRunLeft, e, 0);
   seti(eReturn, e, 1);
   emit(EVENT_COOLED, e);
 }
@@ -346,14 +362,25 @@ function untrack(e: i32): void {
   remove(e);
 }
 
+/** The number of messages to the next sample: uniform in [1, 2 sampleEvery - 1] (xorshift32). */
+function nextGap(): i32 {
+  let x = sampleState;
+  x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+  sampleState = x;
+  return 1 + <i32>((<u64>x * <u64>(2 * sampleEvery - 1)) >>> 32);
+}
+
 /**
  * After a table miss: counts the key in the sketch and admits it to the table once its
  * estimate passes the admission level, evicting the weakest of a few sampled candidates
  * when the table is full.
  */
 function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
-  const estimate = <f64>sketchAdd(sketchRow(topic, a), b, <f32>weight);
+  const sampleWeight = weight * <f64>sampleEvery;
+  const estimate = <f64>sketchAdd(sketchRow(topic, a), b, <f32>sampleWeight);
+  // Held from its second sample on at least, so one lucky sample does not take a place.
   if (estimate <= admitShare * fair || topicTotal < warmup * weight) return -1;
+  if (sampleEvery > 1 && estimate < 2 * sampleWeight) return -1;
   if (full()) {
     // Sample a few entries after the sweep cursor; evict the weakest candidate if weaker.
     let victim = -1;
@@ -401,9 +428,12 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
     if (e >= 0) {
       count = getCount(e) + weight;
       setCount(e, count);
-    } else {
+    } else if (--sampleLeft <= 0) {
+      sampleLeft = sampleEvery == 1 ? 1 : nextGap();
       e = admit(topic, a, b, topicTotal, fair);
       count = e >= 0 ? getCount(e) : 0;
+    } else {
+      count = 0;
     }
     if (e >= 0) {
       const state = geti(eState, e);
@@ -414,7 +444,18 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
         } else {
           if (state == RELIEF && count > hotShare * fair) seti(eState, e, HOT);
           order = ORDER_SPREAD;
-          if (spreadOn) result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
+          if (spreadOn) {
+            // A run of hotRun messages goes to one choice: the choice is made once per run.
+            const left = geti(eRunLeft, e);
+            if (left > 0 && geti(eSize, e) == n) {
+              seti(eRunLeft, e, left - 1);
+              result = geti(eCurrent, e);
+            } else {
+              result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
+              seti(eCurrent, e, result);
+              seti(eRunLeft, e, hotRun - 1);
+            }
+          }
         }
         if (order == ORDER_NONE) {
           seti(eReturn, e, 0);
@@ -433,6 +474,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           // earlier ones, so a consumer can order what follows after it.
           seti(eState, e, next);
           seti(eSize, e, 0);
+          seti(eRunLeft, e, 0);
           seti(eReturn, e, 0);
           emit(EVENT_HOT, e);
           order = ORDER_ANCHOR;
@@ -451,7 +493,10 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   store<i32>(CELLS + LAST_BATCH_INDEX, batchIndex);
   store<i32>(CELLS + LAST_ORDER, order);
   if (advance()) renormalise();
-  sweepOne();
+  if (--sweepLeft == 0) {
+    sweepLeft = SWEEP_BATCH;
+    for (let i = 0; i < SWEEP_BATCH; i++) sweepOne();
+  }
   return result;
 }
 
@@ -461,8 +506,7 @@ export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: 
     batchIndex = i;
     const length = load<i32>(lengths + (<usize>i << 2));
     store<i32>(results + (<usize>i << 2), decideAt(topic, algorithm, ptr, length, n));
-    // Keys start 4-byte aligned (the JS side writes ASCII four characters per store).
-    if (length > 0) ptr += <usize>((length + 3) & ~3);
+    if (length > 0) ptr += <usize>length; // keys are packed back to back
   }
   batchIndex = 0;
 }

@@ -132,9 +132,11 @@ export function partitionBatchIn(
 
 /**
  * The batch loop shared by partitionForKeys and DynamicPartitioner.partitionBatch: keys are
- * packed into the key region with their lengths in the lengths table; each full region (or
- * full lengths table) is one WebAssembly call, `call(count)`, whose results go to `out`
- * (then `after(start, count)`). A key too long for the region goes through `single(i)`.
+ * packed back to back into the key region with their lengths in the lengths table; each
+ * full region (or full lengths table) is one WebAssembly call, `call(count)`, whose results
+ * go to `out` (then `after(start, count)`). A run of ASCII string keys is written with one
+ * join and one native write; other keys one by one. A key too long for the region goes
+ * through `single(i)`.
  */
 export function packBatches(
   core: Core,
@@ -157,7 +159,26 @@ export function packBatches(
     count = 0;
     used = 0;
   };
-  for (let i = 0; i < keys.length; i++) {
+  const total = keys.length;
+  let i = 0;
+  while (i < total) {
+    // The longest run of string keys from i that fits what is left of the region and table.
+    let end = i;
+    let bytes = 0;
+    const most = Math.min(total, i + batchCapacity - count);
+    for (; end < most; end++) {
+      const key = keys[end];
+      if (typeof key !== 'string' || bytes + key.length > keyCapacity - used) break;
+      bytes += key.length;
+    }
+    if (end - i >= RUN && writeAsciiRun(core, base + used, bytes, keys, i, end)) {
+      for (let j = i; j < end; j++) i32[lengths + count++] = (keys[j] as string).length;
+      used += bytes;
+      i = end;
+      if (count === batchCapacity) flush();
+      continue;
+    }
+    // One key at a time: not a string, not ASCII, or a short run.
     const key = keys[i];
     let length = writeKey(core, base + used, keyCapacity - used, key, i);
     if (length === DOES_NOT_FIT) {
@@ -166,13 +187,29 @@ export function packBatches(
       if (length === DOES_NOT_FIT) {
         out[i] = single(i);
         start = i + 1;
+        i++;
         continue;
       }
     }
     i32[lengths + count] = length;
     count++;
-    if (length > 0) used += (length + 3) & ~3; // the next key starts 4-byte aligned
+    if (length > 0) used += length;
     if (count === batchCapacity) flush();
+    i++;
   }
   flush();
+}
+
+// Runs of at least this many string keys are joined and written at once.
+const RUN = 8;
+const encoder = new TextEncoder();
+
+/**
+ * Writes keys[from..to), strings of `bytes` UTF-16 units in all, back to back at `at`: true
+ * when every one was ASCII (one byte per unit), false (region contents undefined) otherwise.
+ */
+function writeAsciiRun(core: Core, at: number, bytes: number, keys: ReadonlyArray<unknown>, from: number, to: number): boolean {
+  const joined = (from === 0 && to === keys.length ? keys : keys.slice(from, to)).join('');
+  const r = encoder.encodeInto(joined, core.bytes.subarray(at, at + bytes));
+  return r.read === bytes && r.written === bytes;
 }

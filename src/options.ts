@@ -12,6 +12,12 @@ export interface SketchOptions {
   readonly width?: number;
   /** Rows. */
   readonly depth?: number;
+  /**
+   * A message of a key that is not tracked updates the sketch once in this many messages on
+   * average (randomly spaced), with as much weight; 1 = every message. Tracked keys are
+   * always counted exactly.
+   */
+  readonly sampling?: number;
 }
 
 export interface DynamicPartitionerOptions {
@@ -51,6 +57,8 @@ export interface DynamicPartitionerOptions {
   readonly warmupMessages?: number;
   /** Messages of null keys per sticky run (on the least loaded partition). */
   readonly stickyRun?: number;
+  /** Messages of a hot key sent together to its least loaded allowed partition before it is chosen again. */
+  readonly hotRun?: number;
   /** Topics with state at once; the least recently used one is forgotten to make room. */
   readonly maxTopics?: number;
   /** The largest partition count of a topic. */
@@ -73,6 +81,7 @@ export interface ResolvedOptions {
   readonly minHotMessages: number;
   readonly warmupMessages: number;
   readonly stickyRun: number;
+  readonly hotRun: number;
   readonly maxTopics: number;
   readonly maxPartitions: number;
 }
@@ -85,7 +94,7 @@ export const DEFAULTS: ResolvedOptions = Object.freeze({
   reliefThreshold: 0.025,
   horizon: Object.freeze({ messages: 20_000 }),
   loadHorizon: Object.freeze({ messages: 10_000 }),
-  sketch: Object.freeze({ width: 16384, depth: 4 }),
+  sketch: Object.freeze({ width: 16384, depth: 4, sampling: 4 }),
   maxTrackedKeys: 1024,
   spreadFactor: 1,
   balanceTolerance: 0.02,
@@ -93,6 +102,7 @@ export const DEFAULTS: ResolvedOptions = Object.freeze({
   minHotMessages: 16,
   warmupMessages: 200,
   stickyRun: 256,
+  hotRun: 8,
   maxTopics: 64,
   maxPartitions: 1024,
 } as const);
@@ -146,7 +156,7 @@ const SCHEMA = object({
   reliefThreshold: number(0, 1e6, false),
   horizon: object({ messages: number(1, 1e12, false), ms: number(1, 1e12, false) }, true),
   loadHorizon: object({ messages: number(1, 1e12, false), ms: number(1, 1e12, false) }, true),
-  sketch: object({ width: number(16, 1 << 24, true), depth: number(1, 16, true) }),
+  sketch: object({ width: number(16, 1 << 24, true), depth: number(1, 16, true), sampling: number(1, 64, true) }),
   maxTrackedKeys: number(1, 1 << 20, true),
   spreadFactor: number(0, 1e6, false),
   balanceTolerance: number(0, 1e6, false),
@@ -154,6 +164,7 @@ const SCHEMA = object({
   minHotMessages: number(0, 1e12, false),
   warmupMessages: number(0, 1e12, false),
   stickyRun: number(1, 1e9, true),
+  hotRun: number(1, 1e6, true),
   maxTopics: number(1, 1 << 16, true),
   maxPartitions: number(1, 1 << 20, true),
 });

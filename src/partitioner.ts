@@ -106,7 +106,7 @@ export class DynamicPartitioner extends EventEmitter {
         perMessage(o.horizon), perMessage(o.loadHorizon),
         o.hotThreshold, o.coolThreshold, ADMIT_OF_HOT * Math.min(o.hotThreshold, o.reliefThreshold || Infinity),
         o.minHotMessages, o.warmupMessages, o.spreadFactor, o.maxSpread, o.spread ? 1 : 0, o.stickyRun,
-        1 + o.balanceTolerance, o.reliefThreshold,
+        1 + o.balanceTolerance, o.reliefThreshold, o.sketch.sampling, o.hotRun,
       ),
     );
     const x = this.core.exports;

@@ -28,7 +28,9 @@ const H = 2000;
 const BACKGROUND = keyNames(5000, 'bg-');
 
 function scenario({ phase1, phase2, rateA1, rateA2, rateB2, seed, options = {} }) {
-  const p = new DynamicPartitioner({ horizon: { messages: H }, ...options });
+  // sampling 1: every message counts in the sketch, so the exact-count bounds below hold
+  // (sampling.test.js covers the default).
+  const p = new DynamicPartitioner({ horizon: { messages: H }, sketch: { sampling: 1 }, ...options });
   const rand = prng(seed);
   const ref = new DecayedCounts(2, H); // 0: A, 1: B
   const clock = { now: 0 };

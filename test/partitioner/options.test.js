@@ -52,6 +52,9 @@ const BAD = [
   [{ sketch: { width: NaN } }, 'options.sketch.width'],
   [{ sketch: { depth: 0 } }, 'options.sketch.depth'], [{ sketch: { depth: 17 } }, 'options.sketch.depth'],
   [{ sketch: { depth: 1.5 } }, 'options.sketch.depth'], [{ sketch: { width: 256, depth: '4' } }, 'options.sketch.depth'],
+  // sampling: an integer in [1, 64]
+  [{ sketch: { sampling: 0 } }, 'options.sketch.sampling'], [{ sketch: { sampling: 65 } }, 'options.sketch.sampling'],
+  [{ sketch: { sampling: 2.5 } }, 'options.sketch.sampling'], [{ sketch: { sampling: '4' } }, 'options.sketch.sampling'],
   // integers
   [{ maxTrackedKeys: 0 }, 'options.maxTrackedKeys'], [{ maxTrackedKeys: 1.5 }, 'options.maxTrackedKeys'],
   [{ maxTrackedKeys: 2 ** 20 + 1 }, 'options.maxTrackedKeys'], [{ maxTrackedKeys: '10' }, 'options.maxTrackedKeys'],
@@ -59,6 +62,7 @@ const BAD = [
   [{ maxSpread: NaN }, 'options.maxSpread'],
   [{ stickyRun: 0 }, 'options.stickyRun'], [{ stickyRun: 1.5 }, 'options.stickyRun'], [{ stickyRun: 1e9 + 1 }, 'options.stickyRun'],
   [{ stickyRun: -5 }, 'options.stickyRun'],
+  [{ hotRun: 0 }, 'options.hotRun'], [{ hotRun: 1.5 }, 'options.hotRun'], [{ hotRun: 1e6 + 1 }, 'options.hotRun'], [{ hotRun: null }, 'options.hotRun'],
   [{ maxTopics: 0 }, 'options.maxTopics'], [{ maxTopics: 1.5 }, 'options.maxTopics'], [{ maxTopics: 2 ** 16 + 1 }, 'options.maxTopics'],
   [{ maxPartitions: 0 }, 'options.maxPartitions'], [{ maxPartitions: 1.5 }, 'options.maxPartitions'],
   [{ maxPartitions: 2 ** 20 + 1 }, 'options.maxPartitions'], [{ maxPartitions: '1024' }, 'options.maxPartitions'],
@@ -133,7 +137,8 @@ t.test('valid edge values are accepted', async (t) => {
     { spreadFactor: 0 }, { spreadFactor: 1e6 }, { balanceTolerance: 0 }, { balanceTolerance: 1e6 },
     { maxSpread: 0 }, { maxSpread: 1 }, { maxSpread: 2 ** 31 - 1 },
     { minHotMessages: 0 }, { minHotMessages: 1e12 }, { warmupMessages: 0 }, { warmupMessages: 1e12 },
-    { stickyRun: 1 }, { stickyRun: 1e9 },
+    { stickyRun: 1 }, { stickyRun: 1e9 }, { hotRun: 1 }, { hotRun: 1e6 },
+    { sketch: { sampling: 1 } }, { sketch: { sampling: 64 } },
     { maxTopics: 1 }, { maxTopics: 2 ** 16, maxPartitions: 1 }, { maxPartitions: 1 }, { maxTopics: 1, maxPartitions: 2 ** 20 },
     { maxTopics: 64, maxPartitions: 2 ** 18 }, // exactly 2^24
     { hotThreshold: undefined, sketch: undefined, horizon: undefined }, // undefined: the default
@@ -170,9 +175,9 @@ t.test('DEFAULTS is frozen, nested objects too, and construction does not change
   t.equal(JSON.stringify(DEFAULTS), before, 'unchanged');
   t.same(DEFAULTS, {
     partitioner: 'murmur2_random', spread: true, hotThreshold: 0.1, coolThreshold: 0.05, reliefThreshold: 0.025,
-    horizon: { messages: 20000 }, loadHorizon: { messages: 10000 }, sketch: { width: 16384, depth: 4 },
+    horizon: { messages: 20000 }, loadHorizon: { messages: 10000 }, sketch: { width: 16384, depth: 4, sampling: 4 },
     maxTrackedKeys: 1024, spreadFactor: 1, balanceTolerance: 0.02, maxSpread: 0, minHotMessages: 16,
-    warmupMessages: 200, stickyRun: 256, maxTopics: 64, maxPartitions: 1024,
+    warmupMessages: 200, stickyRun: 256, hotRun: 8, maxTopics: 64, maxPartitions: 1024,
   }, 'the documented values');
 });
 

@@ -18,7 +18,9 @@ const stream = zipfIndexes(1.0, KEYS, MESSAGES, 7);
 const exact = decayedAtEnd(stream, KEYS, HALF_LIFE);
 
 function feed(options) {
-  const p = new DynamicPartitioner({ horizon: { messages: HALF_LIFE }, ...options });
+  // sampling 1: the count-min guarantees hold for a sketch that sees every message
+  // (sampling.test.js covers the sampled default).
+  const p = new DynamicPartitioner({ horizon: { messages: HALF_LIFE }, ...options, sketch: { sampling: 1, ...options.sketch } });
   const chunk = 1000;
   for (let i = 0; i < MESSAGES; i += chunk) {
     const keys = [];
@@ -109,7 +111,7 @@ t.test('a key that leaves the exact table keeps its count (share never below the
   // message counts: 'a' gets 10 messages right after the warm-up, is admitted to the exact
   // table (any key is, while the topic is small), and is dropped from it when 100,000
   // other distinct keys have made its share small. Its true count is still 10.
-  const p = new DynamicPartitioner({ horizon: { messages: 1e12 } });
+  const p = new DynamicPartitioner({ horizon: { messages: 1e12 }, sketch: { sampling: 1 } });
   const ref = new DecayedCounts(1, 1e12);
   let now = 0;
   for (let i = 0; i < 300; i++, now++) { p.partition('t', `warm-${i}`, N); ref.addOther(now); }

@@ -16,7 +16,7 @@ function send(p, topic, count, hotKey, rate, rand, n = N) {
 }
 
 t.test('more topics than maxTopics: the least recently used is forgotten, its hot keys cooled', async (t) => {
-  const p = new DynamicPartitioner({ maxTopics: 3 });
+  const p = new DynamicPartitioner({ maxTopics: 3, sketch: { sampling: 1 } });
   const rand = prng(71);
   const events = [];
   p.on('hot', (h) => events.push(['hot', h.topic, h.key]));
@@ -51,7 +51,7 @@ t.test('per-topic stats are separate and exact', async (t) => {
   // reference counts: recent messages (key clock), loads (load clock), imbalance, hot keys.
   const H = 20_000;
   const HL = 10_000;
-  const p = new DynamicPartitioner();
+  const p = new DynamicPartitioner({ sketch: { sampling: 1 } });
   const rand = prng(72);
   const total = { X: new DecayedCounts(1, H), Y: new DecayedCounts(1, H) };
   const loads = { X: new DecayedCounts(12, HL), Y: new DecayedCounts(24, HL) };
@@ -96,7 +96,7 @@ t.test('a topic that takes a forgotten topic\'s place does not inherit its count
   // state must start from nothing. In C, 'k' is 1 message in 1000 (0.048 fair shares of
   // 48: below the hot line of 0.1): it must not be hot, and its share must be ~0.001.
   const n = 48;
-  const p = new DynamicPartitioner({ maxTopics: 2 });
+  const p = new DynamicPartitioner({ maxTopics: 2, sketch: { sampling: 1 } });
   const events = [];
   p.on('hot', (h) => events.push(['hot', h.topic, h.key, h.share]));
   p.on('cooled', (h) => events.push(['cooled', h.topic, h.key]));
