@@ -90,11 +90,13 @@ export function topicTotalPtr(): usize { return spread.tTotal; }
 export function topicLoadTotalPtr(): usize { return spread.tLoadTotal; }
 export function topicLoadsPtr(): usize { return spread.tLoads; }
 export function topicPenaltyPtr(): usize { return spread.tPenalty; }
-export function entryTopicPtr(): usize { return hotkeys.eTopic; }
-export function entryCountPtr(): usize { return hotkeys.eCount; }
-export function entryStatePtr(): usize { return hotkeys.eState; }
-export function entryWidthPtr(): usize { return hotkeys.eWidth; }
-export function entrySizePtr(): usize { return hotkeys.eSize; }
+// Entry fields: entry e's field is at its pointer + e * entryStride() bytes.
+export function entryStride(): usize { return <usize>1 << hotkeys.ENTRY_SHIFT; }
+export function entryTopicPtr(): usize { return hotkeys.entries + hotkeys.eTopic; }
+export function entryCountPtr(): usize { return hotkeys.entries + hotkeys.eCount; }
+export function entryStatePtr(): usize { return hotkeys.entries + hotkeys.eState; }
+export function entryWidthPtr(): usize { return hotkeys.entries + hotkeys.eWidth; }
+export function entrySizePtr(): usize { return hotkeys.entries + hotkeys.eSize; }
 export function account(topic: i32, partition: i32): void { spread.account(topic, partition); }
 export function estimate(topic: i32, length: i32): f64 { return spread.estimateAt(topic, KEYS, length); }
 export function recentMessages(topic: i32): f64 { return spread.recentMessages(topic); }

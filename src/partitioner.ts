@@ -92,6 +92,8 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly entryWidth: number;
   private readonly entryState: number;
   private readonly entrySize: number;
+  /** Entry records' stride, in i32 (and, halved, in f64) elements. */
+  private readonly entryStride: number;
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(options: DynamicPartitionerOptions = {}) {
@@ -122,6 +124,7 @@ export class DynamicPartitioner extends EventEmitter {
     this.entryWidth = x.entryWidthPtr() >> 2;
     this.entryState = x.entryStatePtr() >> 2;
     this.entrySize = x.entrySizePtr() >> 2;
+    this.entryStride = x.entryStride() >> 2;
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
   }
@@ -185,7 +188,7 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   entryWidthOf(entry: number): number {
-    return this.core.i32[this.entryWidth + entry];
+    return this.core.i32[this.entryWidth + entry * this.entryStride];
   }
 
   /** Recent messages per partition of `topic` on the load clock (for turning queue depths into penalties). */
@@ -318,7 +321,7 @@ export class DynamicPartitioner extends EventEmitter {
       if (kind === EVENT_HOT) {
         const given = batch ? batch[i32[at + 2]] : single;
         const key = given == null ? null : typeof given === 'string' ? given : Buffer.from(given as Uint8Array);
-        const topic = this.topicOfSlot(i32[this.entryTopic + entry]);
+        const topic = this.topicOfSlot(i32[this.entryTopic + entry * this.entryStride]);
         this.hot.set(entry, { topic, key });
         emitted.push(['hot', this.describeEntry(entry, topic, key)]);
       } else if (kind === EVENT_COOLED) {
@@ -339,13 +342,14 @@ export class DynamicPartitioner extends EventEmitter {
 
   private describeEntry(entry: number, topic: TopicState, key: Key | null): HotKey {
     const total = this.core.f64[this.topicTotal + topic.slot];
-    const sized = this.core.i32[this.entrySize + entry] === topic.partitions;
+    const at = entry * this.entryStride;
+    const sized = this.core.i32[this.entrySize + at] === topic.partitions;
     return {
       topic: topic.name,
       key,
-      share: total > 0 ? this.core.f64[this.entryCount + entry] / total : 0,
-      partitions: sized && this.options.spread ? this.core.i32[this.entryWidth + entry] : 1,
-      reason: this.core.i32[this.entryState + entry] === STATE_RELIEF ? 'relief' : 'share',
+      share: total > 0 ? this.core.f64[this.entryCount + (at >> 1)] / total : 0,
+      partitions: sized && this.options.spread ? this.core.i32[this.entryWidth + at] : 1,
+      reason: this.core.i32[this.entryState + at] === STATE_RELIEF ? 'relief' : 'share',
     };
   }
 

@@ -44,6 +44,7 @@ export interface CoreExports {
   topicLoadTotalPtr(): number;
   topicLoadsPtr(): number;
   topicPenaltyPtr(): number;
+  entryStride(): number;
   entryTopicPtr(): number;
   entryCountPtr(): number;
   entryStatePtr(): number;
