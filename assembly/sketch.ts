@@ -70,8 +70,18 @@ export function sketchRaise(h1: u32, h2: u32, value: f32): void {
   }
 }
 
-/** Multiplies every counter by `factor` (decay.ts renormalisation). */
+/**
+ * Multiplies every counter by `factor` (decay.ts renormalisation). Counters that fall below
+ * TINY (far below one message) become 0: repeated scaling would otherwise take them into
+ * f32's subnormal range, where arithmetic is many times slower.
+ */
 export function sketchScale(factor: f32): void {
   const end = counters + (<usize>width * depth << 2);
-  for (let p = counters; p < end; p += 4) store<f32>(p, load<f32>(p) * factor);
+  for (let p = counters; p < end; p += 4) {
+    const v = load<f32>(p) * factor;
+    store<f32>(p, v < TINY ? 0 : v);
+  }
 }
+
+// @ts-ignore: decorator
+@inline export const TINY: f32 = 1e-20;

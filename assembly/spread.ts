@@ -7,7 +7,7 @@
 import { arenaAlloc, NULL_KEY } from "./memory";
 import { murmur2Lanes, laneB } from "./murmur2";
 import { FAMILY_MURMUR2, FAMILY_CRC32, hashOf, partitionOfHash } from "./partition";
-import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale } from "./sketch";
+import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale, TINY } from "./sketch";
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
@@ -288,17 +288,24 @@ function sticky(topic: i32, n: i32): i32 {
   return best;
 }
 
+// @ts-ignore: decorator
+@inline
+function flushTiny(v: f64): f64 {
+  return v < <f64>TINY ? 0 : v;
+}
+
 /** Rescales every stored count when the decay weight got large (decay.ts). */
 function renormalise(): void {
   const factor = restart();
   const loadFactor = restartLoads();
+  // Values far below one message become 0 rather than drift into the subnormal range.
   sketchScale(<f32>factor);
-  for (let e = 0; e < capacity; e++) setCount(e, getCount(e) * factor);
+  for (let e = 0; e < capacity; e++) setCount(e, flushTiny(getCount(e) * factor));
   for (let t = 0; t < maxTopics; t++) {
-    store<f64>(tTotal + (<usize>t << 3), total(t) * factor);
-    store<f64>(tLoadTotal + (<usize>t << 3), loadTotal(t) * loadFactor);
+    store<f64>(tTotal + (<usize>t << 3), flushTiny(total(t) * factor));
+    store<f64>(tLoadTotal + (<usize>t << 3), flushTiny(loadTotal(t) * loadFactor));
     const n = load<i32>(tSize + (<usize>t << 2));
-    for (let p = 0; p < n; p++) store<f64>(loadAt(t, p), load<f64>(loadAt(t, p)) * loadFactor);
+    for (let p = 0; p < n; p++) store<f64>(loadAt(t, p), flushTiny(load<f64>(loadAt(t, p)) * loadFactor));
   }
 }
 
