@@ -5,7 +5,7 @@
 // with an InvalidOptionError that says so).
 const t = require('tap');
 const { performance } = require('node:perf_hooks');
-const { DynamicProducer, InvalidOptionError } = require('../..');
+const { DynamicProducer, InvalidOptionError, DEFAULTS } = require('../..');
 const { zipf, sleep, knownPartitions, trackHot } = require('./lib/helpers');
 
 const N = 4;
@@ -65,7 +65,11 @@ t.test('metrics(): counters, rate, load shares, imbalance, hot keys', async (t) 
   }
   t.ok(now.size >= 1, `${now.size} keys hot now`);
   t.same(new Set(m.hotKeys.map((h) => String(h.key))), new Set(now.keys()), "hotKeys = keys reported 'hot' and not 'cooled' since");
-  t.ok(m.hotKeys.every((h) => h.topic === topic && h.share > 0.1 / N * 0.5 && h.partitions >= 1 && (h.reason === 'share' || h.reason === 'relief')), 'each with topic, share, partitions and reason');
+  // A key hot by its share cools below coolThreshold / N; one hot for relief below reliefThreshold / 2 / N.
+  const o = DEFAULTS;
+  const line = (h) => (h.reason === 'relief' ? o.reliefThreshold / 2 : o.coolThreshold) / N;
+  t.ok(m.hotKeys.every((h) => h.topic === topic && h.share > line(h) && h.partitions >= 1 && (h.reason === 'share' || h.reason === 'relief')),
+    'each with topic, share above its cooling line, partitions and reason');
   t.ok(m.hotKeys.some((h) => h.key === 'm-0' && h.partitions >= 2), 'the most frequent key (m-0) among them, spread');
 
   // A message librdkafka refuses counts as failed, so produced = delivered + failed.
