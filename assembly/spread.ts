@@ -5,7 +5,7 @@
 // and an external penalty per partition, and the state of its sticky run for null keys.
 
 import { arenaAlloc, NULL_KEY } from "./memory";
-import { murmur2Lanes, laneB } from "./murmur2";
+import { murmur2Lanes, laneB, laneZero } from "./murmur2";
 import { FAMILY_MURMUR2, FAMILY_CRC32, hashOf, partitionOfHash } from "./partition";
 import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale, TINY } from "./sketch";
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
@@ -45,7 +45,8 @@ let tStickyLeft: usize = 0;      // i32: messages left in it
 // ---- signals to the TS side, in a static cell block it reads without a call ----
 export const CELLS: usize = memory.data(64, 16);
 // i32 cells: [0] events pending; for the last message: [1] its key's entry, [2] its index in
-// its batch, [3] its order marker (below): what the producer's order header says.
+// its batch, [3] its order marker (below): what the producer's order header says, [4] whether its key
+// has a zero byte: 0 no, 1 yes, -1 not known.
 // @ts-ignore: decorator
 @inline const EVENT_COUNT: usize = 0;
 // @ts-ignore: decorator
@@ -54,6 +55,8 @@ export const CELLS: usize = memory.data(64, 16);
 @inline const LAST_BATCH_INDEX: usize = 8;
 // @ts-ignore: decorator
 @inline const LAST_ORDER: usize = 12;
+// @ts-ignore: decorator
+@inline const LAST_ZERO: usize = 16;
 /** No marker: the message is where Kafka's partitioner puts it, in its key's order. */
 export const ORDER_NONE: i32 = 0;
 /** The first message after its key turned hot: on the key's own partition, behind the cold ones. */
@@ -421,12 +424,14 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   let result: i32;
   let entry = -1;
   let order = ORDER_NONE;
+  let zero = 0;
   if (length <= 0 && (algorithm & 1) == 0 && (length == NULL_KEY || family == FAMILY_CRC32)) {
     result = sticky(topic, n);
   } else {
     if (length < 0) length = 0;
     const a = <u32>murmur2Lanes(ptr, length);
     const b = laneB;
+    zero = laneZero;
     const base = partitionOfHash(family, family == FAMILY_MURMUR2 ? <i32>a : hashOf(family, ptr, length), n);
     result = base;
     const fair = topicTotal * inverse;
@@ -499,6 +504,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   store<i32>(CELLS + LAST_ENTRY, entry);
   store<i32>(CELLS + LAST_BATCH_INDEX, batchIndex);
   store<i32>(CELLS + LAST_ORDER, order);
+  store<i32>(CELLS + LAST_ZERO, zero);
   if (advance()) renormalise();
   if (--sweepLeft == 0) {
     sweepLeft = SWEEP_BATCH;
@@ -544,6 +550,7 @@ export function account(topic: i32, partition: i32): void {
   store<f64>(l, load<f64>(l) + loadWeight);
   store<i32>(CELLS + LAST_ENTRY, -1);
   store<i32>(CELLS + LAST_ORDER, ORDER_NONE);
+  store<i32>(CELLS + LAST_ZERO, -1); // not looked at
   if (advance()) renormalise();
 }
 

@@ -182,6 +182,15 @@ export class DynamicPartitioner extends EventEmitter {
     return this.core.i32[this.lastEntryCell + 2];
   }
 
+  /**
+   * Whether the key of the last message partition() decided has a zero byte (a string key
+   * with U+0000, which node-rdkafka would cut): 0 no, 1 yes, -1 not known (a key too long
+   * for the key region).
+   */
+  lastKeyZero(): number {
+    return this.core.i32[this.lastEntryCell + 3];
+  }
+
   /** The tracked-key slot of the last message's key (with lastOrder() not ORDER_NONE), and its width now. */
   lastEntry(): number {
     return this.core.i32[this.lastEntryCell];
