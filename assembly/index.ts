@@ -85,9 +85,11 @@ export function spreadStep(length: i32, partitions: i32): i32 {
 
 export function cellsPtr(): usize { return spread.CELLS; }
 export function eventsPtr(): usize { return spread.events; }
-export function topicSizePtr(): usize { return spread.tSize; }
-export function topicTotalPtr(): usize { return spread.tTotal; }
-export function topicLoadTotalPtr(): usize { return spread.tLoadTotal; }
+// Topic fields: slot t's field is at its pointer + t * topicStride() bytes.
+export function topicStride(): usize { return <usize>1 << spread.TOPIC_SHIFT; }
+export function topicSizePtr(): usize { return spread.tRecords + spread.T_SIZE_OFFSET; }
+export function topicTotalPtr(): usize { return spread.tRecords + spread.T_TOTAL_OFFSET; }
+export function topicLoadTotalPtr(): usize { return spread.tRecords + spread.T_LOAD_TOTAL_OFFSET; }
 export function topicLoadsPtr(): usize { return spread.tLoads; }
 export function topicPenaltyPtr(): usize { return spread.tPenalty; }
 // Entry fields: entry e's field is at its pointer + e * entryStride() bytes.

@@ -32,15 +32,31 @@ let sampleEvery: i32 = 1;    // an untracked key's message updates the sketch on
 // ---- per topic ----
 let maxTopics: i32 = 0;
 let maxPartitions: i32 = 0;
-export let tSize: usize = 0;     // i32: partition count
-export let tTotal: usize = 0;    // f64: decayed message count (key clock)
-export let tLoadTotal: usize = 0; // f64: decayed message count (load clock)
+// One 64-byte record per topic slot (one cache line per message), with these fields:
+export let tRecords: usize = 0;
+// @ts-ignore: decorator
+@inline export const TOPIC_SHIFT: usize = 6;
+// @ts-ignore: decorator
+@inline const T_TOTAL: usize = 0;        // f64: decayed message count (key clock)
+// @ts-ignore: decorator
+@inline const T_LOAD_TOTAL: usize = 8;   // f64: decayed message count (load clock)
+// @ts-ignore: decorator
+@inline const T_INVERSE: usize = 16;     // f64: 1 / partition count (a multiply per message instead of a divide)
+// @ts-ignore: decorator
+@inline const T_SIZE: usize = 24;        // i32: partition count
+// @ts-ignore: decorator
+@inline const T_STICKY: usize = 28;      // i32: partition of the current sticky run
+// @ts-ignore: decorator
+@inline const T_GENERATION: usize = 32;  // u32: bumped each time the slot is reset (sketch rows depend on it)
+// @ts-ignore: decorator
+@inline const T_STICKY_LEFT: usize = 36; // i32: messages left in it
+export const T_TOTAL_OFFSET: usize = T_TOTAL;
+export const T_LOAD_TOTAL_OFFSET: usize = T_LOAD_TOTAL;
+export const T_SIZE_OFFSET: usize = T_SIZE;
+// @ts-ignore: decorator
+@inline function tf(topic: i32, field: usize): usize { return tRecords + (<usize>topic << TOPIC_SHIFT) + field; }
 export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition (load clock)
 export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fair shares
-let tSticky: usize = 0;          // i32: partition of the current sticky run
-let tGeneration: usize = 0;      // u32: bumped each time the slot is reset (sketch rows depend on it)
-let tInverse: usize = 0;         // f64: 1 / partition count (a multiply per message instead of a divide)
-let tStickyLeft: usize = 0;      // i32: messages left in it
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
 export const CELLS: usize = memory.data(64, 16);
@@ -101,15 +117,9 @@ export function configure(
   maxTopics = topics;
   maxPartitions = partitions;
   const t = <usize>topics;
-  tSize = arenaAlloc(t << 2);
-  tTotal = arenaAlloc(t << 3);
-  tLoadTotal = arenaAlloc(t << 3);
+  tRecords = arenaAlloc(t << TOPIC_SHIFT);
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
-  tSticky = arenaAlloc(t << 2);
-  tGeneration = arenaAlloc(t << 2);
-  tInverse = arenaAlloc(t << 3);
-  tStickyLeft = arenaAlloc(t << 2);
   eventCapacity = entries + 4;
   events = arenaAlloc(<usize>eventCapacity * 12);
   store<i32>(CELLS + LAST_ENTRY, -1);
@@ -125,11 +135,11 @@ export function configure(
 }
 // @ts-ignore: decorator
 @inline function total(topic: i32): f64 {
-  return load<f64>(tTotal + (<usize>topic << 3));
+  return load<f64>(tf(topic, T_TOTAL));
 }
 // @ts-ignore: decorator
 @inline function loadTotal(topic: i32): f64 {
-  return load<f64>(tLoadTotal + (<usize>topic << 3));
+  return load<f64>(tf(topic, T_LOAD_TOTAL));
 }
 
 function emit(kind: i32, e: i32): void {
@@ -144,16 +154,16 @@ function emit(kind: i32, e: i32): void {
 
 /** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
 export function topicReset(topic: i32, n: i32): void {
-  store<i32>(tSize + (<usize>topic << 2), n);
-  store<f64>(tInverse + (<usize>topic << 3), 1.0 / <f64>n);
-  const g = tGeneration + (<usize>topic << 2);
+  store<i32>(tf(topic, T_SIZE), n);
+  store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
+  const g = tf(topic, T_GENERATION);
   store<u32>(g, load<u32>(g) + 1);
-  store<f64>(tTotal + (<usize>topic << 3), 0);
-  store<f64>(tLoadTotal + (<usize>topic << 3), 0);
+  store<f64>(tf(topic, T_TOTAL), 0);
+  store<f64>(tf(topic, T_LOAD_TOTAL), 0);
   memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
   memory.fill(penaltyAt(topic, 0), 0, <usize>maxPartitions << 3);
-  store<i32>(tSticky + (<usize>topic << 2), 0);
-  store<i32>(tStickyLeft + (<usize>topic << 2), 0);
+  store<i32>(tf(topic, T_STICKY), 0);
+  store<i32>(tf(topic, T_STICKY_LEFT), 0);
   for (let e = 0; e < capacity; e++) {
     const state = geti(eState, e);
     if (state != FREE && geti(eTopic, e) == topic) {
@@ -169,15 +179,15 @@ export function topicReset(topic: i32, n: i32): void {
  * allowed partitions follow from the new count.
  */
 export function topicResize(topic: i32, n: i32): void {
-  const old = load<i32>(tSize + (<usize>topic << 2));
-  store<i32>(tSize + (<usize>topic << 2), n);
-  store<f64>(tInverse + (<usize>topic << 3), 1.0 / <f64>n);
+  const old = load<i32>(tf(topic, T_SIZE));
+  store<i32>(tf(topic, T_SIZE), n);
+  store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
   const level = loadTotal(topic) / <f64>n;
   for (let p = 0; p < maxPartitions; p++) {
     store<f64>(loadAt(topic, p), p < n ? level : 0);
     if (p >= n || p >= old) store<f64>(penaltyAt(topic, p), 0);
   }
-  store<i32>(tStickyLeft + (<usize>topic << 2), 0);
+  store<i32>(tf(topic, T_STICKY_LEFT), 0);
 }
 
 // @ts-ignore: decorator
@@ -272,8 +282,8 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
 
 /** The next sticky run of undecided keys starts on the least loaded partition (KIP-794's idea). */
 function sticky(topic: i32, n: i32): i32 {
-  const left = tStickyLeft + (<usize>topic << 2);
-  const at = tSticky + (<usize>topic << 2);
+  const left = tf(topic, T_STICKY_LEFT);
+  const at = tf(topic, T_STICKY);
   let remaining = load<i32>(left);
   if (remaining > 0 && load<i32>(at) < n) {
     store<i32>(left, remaining - 1);
@@ -305,9 +315,9 @@ function renormalise(): void {
   sketchScale(<f32>factor);
   for (let e = 0; e < capacity; e++) setCount(e, flushTiny(getCount(e) * factor));
   for (let t = 0; t < maxTopics; t++) {
-    store<f64>(tTotal + (<usize>t << 3), flushTiny(total(t) * factor));
-    store<f64>(tLoadTotal + (<usize>t << 3), flushTiny(loadTotal(t) * loadFactor));
-    const n = load<i32>(tSize + (<usize>t << 2));
+    store<f64>(tf(t, T_TOTAL), flushTiny(total(t) * factor));
+    store<f64>(tf(t, T_LOAD_TOTAL), flushTiny(loadTotal(t) * loadFactor));
+    const n = load<i32>(tf(t, T_SIZE));
     for (let p = 0; p < n; p++) store<f64>(loadAt(t, p), flushTiny(load<f64>(loadAt(t, p)) * loadFactor));
   }
 }
@@ -325,7 +335,7 @@ function sweepOne(): void {
   const state = geti(eState, e);
   if (state == FREE) return;
   const topic = geti(eTopic, e);
-  const fair = total(topic) * load<f64>(tInverse + (<usize>topic << 3));
+  const fair = total(topic) * load<f64>(tf(topic, T_INVERSE));
   const count = getCount(e);
   if (state >= HOT) {
     if (count < coolLine(state) * fair) cool(e);
@@ -357,7 +367,7 @@ function cool(e: i32): void {
 function sketchRow(topic: i32, a: u32): u32 {
   // The slot's generation changes when the slot is given to another topic, so a new topic
   // does not inherit the counts of the one it replaced.
-  const generation = load<u32>(tGeneration + (<usize>topic << 2));
+  const generation = load<u32>(tf(topic, T_GENERATION));
   const h = (a ^ (<u32>topic * 0x9e3779b1) ^ (generation * 0xc2b2ae35)) * 0x85ebca6b;
   return h ^ (h >>> 15);
 }
@@ -413,13 +423,13 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
 /** Partition for the key at ptr (length NULL_KEY for null) of slot `topic` with n partitions. */
 export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n: i32): i32 {
   const family = algorithm >> 1;
-  const tt = tTotal + (<usize>topic << 3);
+  const tt = tf(topic, T_TOTAL);
   const topicTotal = load<f64>(tt) + weight;
   store<f64>(tt, topicTotal);
-  const lt = tLoadTotal + (<usize>topic << 3);
+  const lt = tf(topic, T_LOAD_TOTAL);
   const topicLoad = load<f64>(lt) + loadWeight;
   store<f64>(lt, topicLoad);
-  const inverse = load<f64>(tInverse + (<usize>topic << 3));
+  const inverse = load<f64>(tf(topic, T_INVERSE));
   const loadFair = topicLoad * inverse;
   let result: i32;
   let entry = -1;
@@ -542,9 +552,9 @@ export function currentLoadWeight(): f64 {
 
 /** Counts a message placed without a decision (a key too long for the key region: never spread). */
 export function account(topic: i32, partition: i32): void {
-  const tt = tTotal + (<usize>topic << 3);
+  const tt = tf(topic, T_TOTAL);
   store<f64>(tt, load<f64>(tt) + weight);
-  const lt = tLoadTotal + (<usize>topic << 3);
+  const lt = tf(topic, T_LOAD_TOTAL);
   store<f64>(lt, load<f64>(lt) + loadWeight);
   const l = loadAt(topic, partition);
   store<f64>(l, load<f64>(l) + loadWeight);

@@ -84,6 +84,8 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly lastEntryCell: number;
   private readonly events: number;
   private readonly topicTotal: number;
+  /** Topic records' stride, in f64 elements. */
+  private readonly topicStride: number;
   private readonly topicLoadTotal: number;
   private readonly topicLoads: number;
   private readonly topicPenalty: number;
@@ -115,6 +117,7 @@ export class DynamicPartitioner extends EventEmitter {
     this.eventCell = x.cellsPtr() >> 2;
     this.lastEntryCell = this.eventCell + 1;
     this.events = x.eventsPtr() >> 2;
+    this.topicStride = x.topicStride() >> 3;
     this.topicTotal = x.topicTotalPtr() >> 3;
     this.topicLoadTotal = x.topicLoadTotalPtr() >> 3;
     this.topicLoads = x.topicLoadsPtr() >> 3;
@@ -204,7 +207,7 @@ export class DynamicPartitioner extends EventEmitter {
   recentMessagesPerPartition(topic: string): number {
     const t = this.topics.get(topic);
     if (!t) return 0;
-    return this.core.f64[this.topicLoadTotal + t.slot] / this.core.exports.currentLoadWeight() / t.partitions;
+    return this.core.f64[this.topicLoadTotal + t.slot * this.topicStride] / this.core.exports.currentLoadWeight() / t.partitions;
   }
 
   /**
@@ -254,7 +257,7 @@ export class DynamicPartitioner extends EventEmitter {
     const weight = this.core.exports.currentWeight();
     const topics: Record<string, TopicStats> = {};
     for (const t of this.topics.values()) {
-      const total = this.core.f64[this.topicLoadTotal + t.slot];
+      const total = this.core.f64[this.topicLoadTotal + t.slot * this.topicStride];
       const at = this.topicLoads + t.slot * this.options.maxPartitions;
       const load = Array.from(this.core.f64.subarray(at, at + t.partitions), (l) => (total > 0 ? l / total : 0));
       const max = Math.max(...load);
@@ -262,7 +265,7 @@ export class DynamicPartitioner extends EventEmitter {
       for (const h of this.hot.values()) if (h.topic === t) hotKeys++;
       topics[t.name] = {
         partitions: t.partitions,
-        recentMessages: this.core.f64[this.topicTotal + t.slot] / weight,
+        recentMessages: this.core.f64[this.topicTotal + t.slot * this.topicStride] / weight,
         load,
         imbalance: total > 0 ? max * t.partitions : 1,
         hotKeys,
@@ -350,7 +353,7 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   private describeEntry(entry: number, topic: TopicState, key: Key | null): HotKey {
-    const total = this.core.f64[this.topicTotal + topic.slot];
+    const total = this.core.f64[this.topicTotal + topic.slot * this.topicStride];
     const at = entry * this.entryStride;
     const sized = this.core.i32[this.entrySize + at] === topic.partitions;
     return {

@@ -39,6 +39,7 @@ export interface CoreExports {
   spreadStep(length: number, partitions: number): number;
   cellsPtr(): number;
   eventsPtr(): number;
+  topicStride(): number;
   topicSizePtr(): number;
   topicTotalPtr(): number;
   topicLoadTotalPtr(): number;
