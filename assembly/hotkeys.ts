@@ -127,6 +127,11 @@ export function remove(e: i32): void {
   store<i32>(freeList + (<usize>(freeCount++) << 2), e);
 }
 
+/** Entries in use. */
+export function used(): i32 {
+  return capacity - freeCount;
+}
+
 export function full(): bool {
   return freeCount == 0;
 }

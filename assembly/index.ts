@@ -92,6 +92,8 @@ export function topicTotalPtr(): usize { return spread.tRecords + spread.T_TOTAL
 export function topicLoadTotalPtr(): usize { return spread.tRecords + spread.T_LOAD_TOTAL_OFFSET; }
 export function topicLoadsPtr(): usize { return spread.tLoads; }
 export function topicPenaltyPtr(): usize { return spread.tPenalty; }
+export function trackedKeys(): i32 { return hotkeys.used(); }
+export function refusedAdmissions(): f64 { return spread.refused; }
 // Entry fields: entry e's field is at its pointer + e * entryStride() bytes.
 export function entryStride(): usize { return <usize>1 << hotkeys.ENTRY_SHIFT; }
 export function entryTopicPtr(): usize { return hotkeys.entries + hotkeys.eTopic; }

@@ -87,6 +87,8 @@ export const EVENT_HOT: i32 = 1;
 export const EVENT_COOLED: i32 = 2;
 
 let sweepCursor: i32 = 0;
+/** Admissions refused because the table was full of stronger keys (stats()). */
+export let refused: f64 = 0;
 let sweepLeft: i32 = 8; // messages to the next sweep (SWEEP_BATCH)
 // Sampling (the "sample and hold" of Estan & Varghese, SIGCOMM 2002): a message of a key the
 // table does not hold updates the sketch only when it is sampled, and then with the weight
@@ -414,7 +416,10 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
       }
       e = e + 1 == capacity ? 0 : e + 1;
     }
-    if (victim < 0) return -1;
+    if (victim < 0) {
+      refused += 1; // the table is full of stronger keys: this one is not tracked
+      return -1;
+    }
     untrack(victim);
   }
   return insert(topic, a, b, estimate);

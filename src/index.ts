@@ -6,7 +6,7 @@ export type { Key } from './key';
 export { InvalidArgTypeError, OutOfRangeError, InvalidValueError, InvalidOptionError } from './errors';
 export type { ErrorCode } from './errors';
 export { DynamicPartitioner, allowedPartitions } from './partitioner';
-export type { HotKey, TopicStats, PartitionerStats } from './partitioner';
+export type { HotKey, TopicStats, PartitionerStats, TrackedKeyStats } from './partitioner';
 export { DEFAULTS } from './options';
 export type { DynamicPartitionerOptions, Horizon, SketchOptions } from './options';
 export { DynamicProducer, wrapProducer, PRODUCER_DEFAULTS } from './producer';

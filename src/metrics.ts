@@ -1,7 +1,7 @@
 // Producer metrics: a plain snapshot (producer.metrics()) and, when the user passes a
 // prom-client Registry, the same figures as Prometheus gauges collected on scrape.
 
-import type { DynamicPartitioner, HotKey } from './partitioner';
+import type { DynamicPartitioner, HotKey, TrackedKeyStats } from './partitioner';
 import { InvalidOptionError } from './errors';
 
 export interface TopicMetrics {
@@ -26,6 +26,8 @@ export interface ProducerMetrics {
   readonly inflight: number;
   /** Held here while librdkafka's queue is full. */
   readonly held: number;
+  /** The table of exactly counted keys: how full, and how many keys it refused (raise maxTrackedKeys when that grows). */
+  readonly trackedKeys: TrackedKeyStats;
 }
 
 interface TopicCounters {
@@ -41,7 +43,8 @@ export class Metrics {
 
   snapshot(topics: ReadonlyMap<string, TopicCounters>, partitioner: DynamicPartitioner, inflight: number, held: number): ProducerMetrics {
     const now = performance.now();
-    const stats = partitioner.stats().topics;
+    const all = partitioner.stats();
+    const stats = all.topics;
     const out: Record<string, TopicMetrics> = {};
     for (const [name, t] of topics) {
       const previous = this.last.get(name);
@@ -61,7 +64,7 @@ export class Metrics {
         queueDepth: t.queueDepth,
       };
     }
-    return { topics: out, inflight, held };
+    return { topics: out, inflight, held, trackedKeys: all.trackedKeys };
   }
 }
 
@@ -109,4 +112,6 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
   });
   gauge('kdp_inflight', 'Messages handed to librdkafka, delivery not yet reported', [], (g, m) => g.set(m.inflight));
   gauge('kdp_held', "Messages held while librdkafka's queue is full", [], (g, m) => g.set(m.held));
+  gauge('kdp_tracked_keys', 'Keys counted exactly now (hot ones and candidates)', [], (g, m) => g.set(m.trackedKeys.tracked));
+  gauge('kdp_tracked_keys_refused', 'Keys not tracked because the table was full of stronger keys, since start', [], (g, m) => g.set(m.trackedKeys.refused));
 }

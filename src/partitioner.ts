@@ -38,8 +38,22 @@ export interface TopicStats {
   readonly penalty: readonly number[];
 }
 
+export interface TrackedKeyStats {
+  /** Keys tracked exactly now (hot ones and candidates), of `capacity` (maxTrackedKeys). */
+  readonly tracked: number;
+  readonly capacity: number;
+  /** Hot keys now, all topics. */
+  readonly hot: number;
+  /**
+   * Keys not admitted because the table was full of stronger keys, since construction. When
+   * this grows while hot keys are missing from hotKeys(), raise maxTrackedKeys.
+   */
+  readonly refused: number;
+}
+
 export interface PartitionerStats {
   readonly topics: Readonly<Record<string, TopicStats>>;
+  readonly trackedKeys: TrackedKeyStats;
   /** Bytes of WebAssembly memory; fixed after construction. */
   readonly memoryBytes: number;
 }
@@ -273,7 +287,9 @@ export class DynamicPartitioner extends EventEmitter {
           this.topicPenalty + t.slot * this.options.maxPartitions + t.partitions)),
       };
     }
-    return { topics, memoryBytes: this.core.exports.memory.buffer.byteLength };
+    const x = this.core.exports;
+    const trackedKeys = { tracked: x.trackedKeys(), capacity: this.options.maxTrackedKeys, hot: this.hot.size, refused: x.refusedAdmissions() };
+    return { topics, trackedKeys, memoryBytes: x.memory.buffer.byteLength };
   }
 
   /** Stops the clock of a time horizon; the partitioner stays usable (counts stop fading). */

@@ -45,6 +45,8 @@ export interface CoreExports {
   topicLoadTotalPtr(): number;
   topicLoadsPtr(): number;
   topicPenaltyPtr(): number;
+  trackedKeys(): number;
+  refusedAdmissions(): number;
   entryStride(): number;
   entryTopicPtr(): number;
   entryCountPtr(): number;

@@ -107,4 +107,9 @@ t.test('prometheus', async (t) => {
   for (const name of ['kdp_messages_failed', 'kdp_partition_load_share', 'kdp_imbalance', 'kdp_hot_keys', 'kdp_inflight', 'kdp_held']) {
     t.match(text, new RegExp(`^${name}`, 'm'), name);
   }
+  // 7 keys, none refused: the table's gauges agree with metrics().
+  const tracked = p.metrics().trackedKeys;
+  t.ok(tracked.tracked >= 1 && tracked.tracked <= 7 && tracked.capacity === 1024, `metrics().trackedKeys ${JSON.stringify(tracked)}`);
+  t.match(text, new RegExp(`^kdp_tracked_keys ${tracked.tracked}$`, 'm'), 'kdp_tracked_keys');
+  t.match(text, /^kdp_tracked_keys_refused 0$/m, 'kdp_tracked_keys_refused');
 });
