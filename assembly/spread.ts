@@ -282,6 +282,17 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   return best;
 }
 
+/**
+ * Messages in a hot key's next run: hotRun, but no more than moves a partition by half the
+ * balance tolerance (a run lands on one partition at once), and at least 1.
+ */
+// @ts-ignore: decorator
+@inline
+function runLength(loadFair: f64): i32 {
+  const most = 0.5 * (widenAbove - 1) * loadFair / loadWeight;
+  return most >= <f64>hotRun ? hotRun : most < 1 ? 1 : <i32>most;
+}
+
 /** The next sticky run of undecided keys starts on the least loaded partition (KIP-794's idea). */
 function sticky(topic: i32, n: i32): i32 {
   const left = tf(topic, T_STICKY_LEFT);
@@ -480,7 +491,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
             } else {
               result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
               seti(eCurrent, e, result);
-              seti(eRunLeft, e, hotRun - 1);
+              seti(eRunLeft, e, runLength(loadFair) - 1);
             }
           }
         }

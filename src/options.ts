@@ -57,7 +57,11 @@ export interface DynamicPartitionerOptions {
   readonly warmupMessages?: number;
   /** Messages of null keys per sticky run (on the least loaded partition). */
   readonly stickyRun?: number;
-  /** Messages of a hot key sent together to its least loaded allowed partition before it is chosen again. */
+  /**
+   * At most this many messages of a hot key go together to its least loaded allowed partition
+   * before it is chosen again (fewer where a run would move a partition's load by more than
+   * half of balanceTolerance).
+   */
   readonly hotRun?: number;
   /** Topics with state at once; the least recently used one is forgotten to make room. */
   readonly maxTopics?: number;
