@@ -197,6 +197,8 @@ export class DynamicProducer extends EventEmitter {
   private readonly options: ProducerSettings;
   private readonly code: number;
   private readonly owned: boolean;
+  /** A wrapped node-rdkafka HighLevelProducer: produced through its plain produce(), its serializers applied here. */
+  private readonly highLevel: boolean;
   /** Whether the client emits delivery reports (dr_cb / dr_msg_cb); send() needs them. */
   private readonly reports: boolean;
   /** The opaque of fire-and-forget messages: none when we own the client, OURS on a wrapped one. */
@@ -254,6 +256,7 @@ export class DynamicProducer extends EventEmitter {
     if (existing) {
       this.client = existing;
       this.owned = false;
+      this.highLevel = isHighLevel(existing);
       this.reports = Boolean((existing as any)._cb_configs?.event?.delivery_cb) || typeof (existing as any)._cb_configs !== 'object';
       this.mark = OURS as unknown as Pending;
       this.connected = existing.isConnected ? existing.isConnected() : true;
@@ -265,6 +268,7 @@ export class DynamicProducer extends EventEmitter {
       if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
       this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
       this.owned = true;
+      this.highLevel = false;
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
       this.mark = undefined;
     }
@@ -331,9 +335,12 @@ export class DynamicProducer extends EventEmitter {
   private checkMessage(topic: unknown, value: unknown, key: unknown, headers: unknown, timestamp: unknown): void {
     if (!this.connected || this.closing) throw new StateError(this.closing ? 'this producer is disconnecting' : 'connect() first');
     if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
-    if (typeof value !== 'string' && value !== null && value !== undefined && !Buffer.isBuffer(value)) throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
-    if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-      throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
+    // A HighLevelProducer's serializers may take other types: checked after them, in enqueue().
+    if (!this.highLevel) {
+      if (typeof value !== 'string' && value !== null && value !== undefined && !Buffer.isBuffer(value)) throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
+      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
+        throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
+      }
     }
     if (headers !== undefined) checkHeaders(headers);
     if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
@@ -369,6 +376,12 @@ export class DynamicProducer extends EventEmitter {
     }
     let info = this.lastTopic;
     if (topic !== this.lastTopicName || info === undefined) info = this.topicInfo(topic);
+    if (this.highLevel) {
+      // What the HighLevelProducer's own produce() would send: its serializers' output.
+      const client = this.client as HighLevelLike;
+      value = serialize(client.valueSerializer, value, 'value') as Value;
+      key = serialize(client.keySerializer, key, 'key') as Key | null | undefined;
+    }
     let payload: Buffer | null;
     if (typeof value === 'string') payload = Buffer.from(value);
     else if (value === null || value === undefined) payload = null;
@@ -442,7 +455,8 @@ export class DynamicProducer extends EventEmitter {
   private produceThrowing(topic: string, partition: number, value: Buffer | null, key: Key | null | undefined,
     timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined): number {
     try {
-      this.client.produce(topic, partition, value, key, timestamp, pending, headers);
+      if (this.highLevel) (this.client as HighLevelLike)._oldProduce(topic, partition, value, key, timestamp, pending, headers);
+      else this.client.produce(topic, partition, value, key, timestamp, pending, headers);
       return 0;
     } catch (err: any) {
       if (typeof err?.code === 'number' && err.code !== 0) return err.code;
@@ -787,11 +801,40 @@ export class DynamicProducer extends EventEmitter {
   }
 }
 
+/** The parts of node-rdkafka's HighLevelProducer (lib/producer/high-level-producer.js) used here. */
+interface HighLevelLike extends ProducerLike {
+  /** Producer.prototype.produce, which its produce() wraps with serializers and a callback. */
+  _oldProduce: ProducerLike['produce'];
+  keySerializer?: { apply(value: unknown, cb?: unknown): unknown; async?: boolean };
+  valueSerializer?: { apply(value: unknown, cb?: unknown): unknown; async?: boolean };
+}
+
+function isHighLevel(p: ProducerLike): boolean {
+  const h = p as Partial<HighLevelLike> & { _hl?: unknown };
+  return typeof h._oldProduce === 'function' && typeof h._hl === 'object' && h._hl !== null;
+}
+
+/** A HighLevelProducer serializer applied to one key or value; only synchronous ones can be. */
+function serialize(serializer: HighLevelLike['keySerializer'], value: unknown, what: 'key' | 'value'): unknown {
+  if (serializer === undefined || typeof serializer.apply !== 'function') return value;
+  if (serializer.async) {
+    throw new StateError(`the wrapped HighLevelProducer has an asynchronous ${what} serializer: DynamicProducer must know the ${what} before it partitions; use a synchronous one`);
+  }
+  const out = serializer.apply(value);
+  if (out !== null && typeof out === 'object' && typeof (out as Promise<unknown>).then === 'function') {
+    throw new StateError(`the wrapped HighLevelProducer's ${what} serializer returned a Promise: DynamicProducer needs a synchronous one`);
+  }
+  return out;
+}
+
 /**
  * Swaps dynamic partitioning into an app that already has a connected node-rdkafka
- * Producer (or a producer with the same interface). The existing producer keeps its
- * configuration; its `partitioner` topic setting (librdkafka's default if unset) becomes the
- * base partitioner. send() needs delivery reports (dr_cb) enabled on it.
+ * Producer or HighLevelProducer (or a producer with the same interface). The existing
+ * producer keeps its configuration; its `partitioner` topic setting (librdkafka's default if
+ * unset) becomes the base partitioner. send() needs delivery reports (dr_cb) enabled on it
+ * (a HighLevelProducer always has them). A HighLevelProducer's key and value serializers are
+ * applied here, before partitioning, so the partition is the serialized key's; they must be
+ * synchronous.
  */
 export function wrapProducer(existing: ProducerLike, options: DynamicProducerOptions = {}): DynamicProducer {
   if (typeof existing !== 'object' || existing === null || typeof existing.produce !== 'function' ||
@@ -801,7 +844,8 @@ export function wrapProducer(existing: ProducerLike, options: DynamicProducerOpt
   if (typeof existing.isConnected === 'function' && !existing.isConnected()) {
     throw new StateError('wrapProducer needs a connected producer: call connect() on it first');
   }
-  const producer = new DynamicProducer({}, {}, { pollIntervalMs: 0, ...options }, existing);
+  // A HighLevelProducer polls fast only for messages of its own produce(): poll for ours.
+  const producer = new DynamicProducer({}, {}, { pollIntervalMs: isHighLevel(existing) ? 5 : 0, ...options }, existing);
   producer.refreshMetadata().catch((err) => producer.emit('error', err));
   return producer;
 }
