@@ -45,13 +45,28 @@ export interface ResequencerOptions {
   readonly maxBufferedBytes?: number;
   /** A message waits at most this long for its predecessor, in ms (default 30,000). */
   readonly maxWaitMs?: number;
+  /**
+   * What is known of a chain (producer and key) is forgotten after this long without a
+   * release of it, in ms (default 3,600,000); a chain is forgotten at once when its RETURN is
+   * released. A message of a forgotten chain that names a predecessor waits maxWaitMs.
+   */
+  readonly maxChainIdleMs?: number;
 }
 
 export const RESEQUENCER_DEFAULTS = Object.freeze({
   maxBufferedMessages: 10_000,
   maxBufferedBytes: 64 * 1024 * 1024,
   maxWaitMs: 30_000,
+  maxChainIdleMs: 3_600_000,
 });
+
+/** What is known of one chain: the sequences of its last and newest released marked messages. */
+interface ChainState {
+  last: number;
+  newest: number;
+  /** When one of its messages was last released. */
+  at: number;
+}
 
 interface Held<M extends ConsumedMessage> {
   readonly message: M;
@@ -81,14 +96,14 @@ function orderOf(message: ConsumedMessage): OrderHeader | null {
 
 export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   readonly options: Required<ResequencerOptions>;
-  /** Per chain (topic, producer, key): the sequence of its last released marked message. */
-  private readonly lastReleased = new Map<string, number>();
   /**
-   * Per chain: the highest sequence released. Differs from the last one when an older message
-   * went out of order (e.g. one read again after a restart) after newer ones: a message waiting
-   * for that newest one may still go.
+   * Per chain (topic, producer, key): the sequence of its last released marked message, and
+   * the highest one released. They differ when an older message went out of order (e.g. one
+   * read again after a restart) after newer ones: a message waiting for that newest one may
+   * still go. In order of last release (a release moves its chain to the end), so idle ones
+   * are found first.
    */
-  private readonly newestReleased = new Map<string, number>();
+  private readonly chains = new Map<string, ChainState>();
   /** Held marked messages by what they wait for: chain + previous sequence. */
   private readonly waitingFor = new Map<string, Held<M>>();
   /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
@@ -150,10 +165,24 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return out;
   }
 
-  /** Releases, out of order, what has waited longer than maxWaitMs; call it now and then. */
+  /** Chains (producer and key) known now. */
+  get chainCount(): number {
+    return this.chains.size;
+  }
+
+  /**
+   * Releases, out of order, what has waited longer than maxWaitMs, and forgets chains idle
+   * longer than maxChainIdleMs; call it now and then.
+   */
   expire(): Release<M>[] {
     const out: Release<M>[] = [];
-    const limit = this.now() - this.options.maxWaitMs;
+    const now = this.now();
+    const idle = now - this.options.maxChainIdleMs;
+    for (const [chain, state] of this.chains) {
+      if (state.at > idle) break;
+      this.chains.delete(chain);
+    }
+    const limit = now - this.options.maxWaitMs;
     for (;;) {
       const oldest = this.oldest();
       if (!oldest || oldest.at > limit) break;
@@ -269,7 +298,8 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
 
   /** Whether the message `order` names as its predecessor has been released (the last or the newest of its chain). */
   private follows(chain: string, order: OrderHeader): boolean {
-    return this.lastReleased.get(chain) === order.previous || this.newestReleased.get(chain) === order.previous;
+    const state = this.chains.get(chain);
+    return state !== undefined && (state.last === order.previous || state.newest === order.previous);
   }
 
   /** Releases h (held or new) and then everything that was waiting only for it, in order. */
@@ -284,8 +314,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       if (wasHeld) this.unhold(h, queue!);
       out.push(ooo ? { message: h.message, outOfOrder: true, reason: why } : { message: h.message, outOfOrder: false });
       if (h.order) {
-        this.lastReleased.set(h.chain, h.order.sequence);
-        if (!((this.newestReleased.get(h.chain) ?? 0) >= h.order.sequence)) this.newestReleased.set(h.chain, h.order.sequence);
+        this.noteReleased(h.chain, h.order);
         if (h.order.kind !== 'anchor') this.waitingFor.delete(`${h.chain}\u0000${h.order.previous}`);
         const successor = this.waitingFor.get(`${h.chain}\u0000${h.order.sequence}`);
         if (successor) work.push([successor, false, undefined]);
@@ -299,6 +328,16 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
         else if (head.order) this.waitingFor.set(`${head.chain}\u0000${head.order.previous}`, head);
       }
     }
+  }
+
+  /** A marked message of `chain` went: its chain moves to the end; a RETURN ends the chain. */
+  private noteReleased(chain: string, order: OrderHeader): void {
+    const state = this.chains.get(chain);
+    this.chains.delete(chain);
+    // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
+    if (order.kind === 'return') return;
+    const newest = state !== undefined && state.newest > order.sequence ? state.newest : order.sequence;
+    this.chains.set(chain, { last: order.sequence, newest, at: this.now() });
   }
 
   private unhold(h: Held<M>, queue: Held<M>[]): void {
