@@ -81,6 +81,35 @@ for (const name of PARTITIONERS) {
   });
 }
 
+// partitionForKeys writes a run of 8 or more string keys with one join and one native write
+// (falling back key by key when one is not ASCII). In `keys` the kinds alternate, so runs are
+// short; here the same keys come grouped by kind: long runs of ASCII strings (crossing the
+// 64 KiB key region and the batch table), runs of UTF-8 strings, runs broken by one null,
+// Buffer or non-ASCII key.
+t.test('partitionForKeys on long runs of string keys equals librdkafka', async (t) => {
+  const byKind = (f) => keys.map((key, i) => i).filter((i) => f(keys[i]));
+  const ascii = byKind((k) => typeof k === 'string' && /^[\x00-\x7f]*$/.test(k));
+  const other = byKind((k) => !(typeof k === 'string' && /^[\x00-\x7f]*$/.test(k)));
+  const order = [];
+  for (let a = 0, o = 0; a < ascii.length || o < other.length;) {
+    const run = 1 + (a % 5000); // runs of 1 to 5000 ASCII keys, then one other key
+    for (let j = 0; j < run && a < ascii.length; j++) order.push(ascii[a++]);
+    if (o < other.length) order.push(other[o++]);
+  }
+  t.ok(ascii.length > 20000, `premise: ${ascii.length} ASCII string keys`);
+  for (const name of ['murmur2_random', 'consistent', 'fnv1a']) {
+    for (const n of [7, 100]) {
+      const batch = partitionForKeys(order.map((i) => keys[i]), n, name);
+      let bad = 0;
+      order.forEach((i, j) => {
+        const want = expected(name, keys[i], hashes[i], n);
+        if (batch[j] !== want && bad++ < 3) t.fail(`${name} n=${n} position ${j} key#${i}: batch ${batch[j]}, librdkafka ${want}`);
+      });
+      t.equal(bad, 0, `${name}, ${n} partitions: ${order.length} keys`);
+    }
+  }
+});
+
 t.test('a Uint8Array key hashes like the Buffer of the same bytes', async (t) => {
   const buffers = keys.filter((key) => Buffer.isBuffer(key));
   const differing = buffers.filter((key) => {
