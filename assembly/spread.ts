@@ -483,7 +483,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           if (state == RELIEF && count > hotShare * fair) seti(eState, e, HOT);
           order = ORDER_SPREAD;
           if (spreadOn) {
-            // A run of hotRun messages goes to one choice: the choice is made once per run.
+            // One choice per run of the key's messages (runLength: at most hotRun).
             const left = geti(eRunLeft, e);
             if (left > 0 && geti(eSize, e) == n) {
               seti(eRunLeft, e, left - 1);
