@@ -3,8 +3,9 @@
 // only the counters below estimate + weight, which keeps collisions from inflating counts
 // of keys that share a counter with a heavy one.
 //
-// Counts decay through the weight, not the counters: every message adds the current weight
-// (decay.ts), which grows geometrically, so old increments shrink relative to new ones.
+// Counts decay through the weight, not the counters: every update adds the current weight
+// (decay.ts; times the sampling rate, spread.ts), which grows geometrically, so old
+// increments shrink relative to new ones.
 
 import { arenaAlloc } from "./memory";
 

@@ -336,9 +336,10 @@ function renormalise(): void {
 }
 
 /**
- * Looks at one entry per message, round robin: a hot key whose share fell below the cooling
- * level cools, a candidate that fell well below admission leaves the table. Keys that stop
- * arriving are found this way within `capacity` messages.
+ * Looks at one entry, round robin (SWEEP_BATCH of them every SWEEP_BATCH messages): a hot key
+ * whose share fell below the cooling level cools, a candidate that fell well below admission
+ * leaves the table. Keys that stop arriving are found this way within `capacity` messages
+ * (plus SWEEP_BATCH).
  */
 // @ts-ignore: decorator
 @inline
