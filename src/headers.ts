@@ -9,8 +9,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
+import type { DynamicPartitioner } from './partitioner';
 
-export const ORDER_HEADER = 'kdp-order';
+export const ORDER_HEADER = 'kdp-order' as const;
 export const ORDER_HEADER_VERSION = 1;
 
 export type OrderKind = 'anchor' | 'spread' | 'return';
@@ -49,7 +50,69 @@ export function encodeOrderHeader(
   kind: number, producerId: Buffer | string, sequence: number, previous: number, width: number, partitions: number, partitioner: number,
 ): string {
   const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
-  return `${ORDER_HEADER_VERSION};${KIND_CODES[kind]};${id};${sequence};${previous};${width};${partitions};${partitioner}`;
+  return headStart(kind, id) + sequence + ';' + previous + headEnd(width, partitions, partitioner);
+}
+
+/** The header text up to the sequence: `<version>;<kind>;<producer id>;`. */
+function headStart(kind: number, id: string): string {
+  return `${ORDER_HEADER_VERSION};${KIND_CODES[kind]};${id};`;
+}
+
+/** The header text after `previous`: `;<width>;<partitions>;<partitioner>`. */
+function headEnd(width: number, partitions: number, partitioner: number): string {
+  return `;${width};${partitions};${partitioner}`;
+}
+
+/**
+ * One producer's order headers: per tracked key, the sequence of its last marked message
+ * (its chain), and the header of each new marked message. Used by DynamicProducer and the
+ * KafkaJS adapter. The text is built from cached pieces: this runs for every message of a
+ * spread key.
+ */
+export class OrderChains {
+  private sequence = 0;
+  /** Per tracked-key entry: the sequence of its last marked message (0: none since its anchor). */
+  private readonly chain: Float64Array;
+  private readonly starts: string[] = [];
+  private end = '';
+  private endWidth = -1;
+  private endPartitions = -1;
+  /** The entry and chain link the last header() replaced, for undo(). */
+  private lastEntry = -1;
+  private lastPrevious = 0;
+
+  constructor(private readonly partitioner: DynamicPartitioner, producerId: Buffer | string, private readonly code: number) {
+    this.chain = new Float64Array(partitioner.options.maxTrackedKeys);
+    const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
+    for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN]) this.starts[kind] = headStart(kind, id);
+  }
+
+  /**
+   * The order header of the message the partitioner just placed among `partitions`, whose
+   * order marker (lastOrder()) is `order`, not ORDER_NONE: a `{ 'kdp-order': text }` object.
+   */
+  header(order: number, partitions: number): Record<typeof ORDER_HEADER, string> {
+    const entry = this.partitioner.lastEntry();
+    const sequence = ++this.sequence;
+    const previous = this.chain[entry];
+    this.lastEntry = entry;
+    this.lastPrevious = previous;
+    this.chain[entry] = order === ORDER_RETURN ? 0 : sequence;
+    const width = order === ORDER_SPREAD ? this.partitioner.entryWidthOf(entry) : 1;
+    if (width !== this.endWidth || partitions !== this.endPartitions) {
+      this.endWidth = width;
+      this.endPartitions = partitions;
+      this.end = headEnd(width, partitions, this.code);
+    }
+    // A literal name (ORDER_HEADER): the object is made from a boilerplate.
+    return { 'kdp-order': this.starts[order] + sequence + ';' + (order === ORDER_ANCHOR ? 0 : previous) + this.end };
+  }
+
+  /** Takes the last header() back (its message was refused for good): its key's chain has no gap. */
+  undo(): void {
+    this.chain[this.lastEntry] = this.lastPrevious;
+    this.sequence--;
+  }
 }
 
 const DECIMAL = /^(0|[1-9][0-9]{0,15})$/;

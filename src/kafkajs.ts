@@ -5,7 +5,7 @@
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
 import { DynamicPartitionerOptions } from './options';
 import { partitionerCode } from './hash';
-import { encodeOrderHeader, newProducerId, ORDER_HEADER } from './headers';
+import { OrderChains, newProducerId } from './headers';
 import { InvalidArgTypeError, InvalidOptionError } from './errors';
 
 export interface KafkaJsPartitionerArgs {
@@ -38,9 +38,7 @@ export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}
   if (orderHeaders !== 'spread' && orderHeaders !== 'none') throw new InvalidOptionError('options.orderHeaders', "'spread' or 'none'", orderHeaders);
   const partitioner = new DynamicPartitioner({ partitioner: 'murmur2_random', ...rest });
   const code = partitionerCode(partitioner.options.partitioner);
-  const producerId = newProducerId().toString('hex');
-  const chain = new Float64Array(partitioner.options.maxTrackedKeys);
-  let sequence = 0;
+  const orders = new OrderChains(partitioner, newProducerId(), code);
 
   const partition: KafkaJsPartitioner = ({ topic, partitionMetadata, message }) => {
     if (!Array.isArray(partitionMetadata) || partitionMetadata.length === 0) {
@@ -51,14 +49,7 @@ export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}
     const n = partitionMetadata.length;
     const p = partitioner.partition(topic, message.key, n);
     const order = partitioner.lastOrder();
-    if (order !== ORDER_NONE && orderHeaders === 'spread') {
-      const entry = partitioner.lastEntry();
-      const seq = ++sequence;
-      const previous = order === 1 ? 0 : chain[entry];
-      chain[entry] = order === 3 ? 0 : seq;
-      const width = order === 2 ? partitioner.entryWidthOf(entry) : 1;
-      message.headers = { ...(message.headers ?? {}), [ORDER_HEADER]: encodeOrderHeader(order, producerId, seq, previous, width, n, code) };
-    }
+    if (order !== ORDER_NONE && orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...orders.header(order, n) };
     return p;
   };
   const factory = (() => partition) as KafkaJsPartitionerFactory;

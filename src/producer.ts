@@ -8,10 +8,10 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import * as Kafka from 'node-rdkafka';
-import { DynamicPartitioner, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
+import { DynamicPartitioner, ORDER_NONE } from './partitioner';
 import { DynamicPartitionerOptions } from './options';
 import { partitionerCode } from './hash';
-import { encodeOrderHeader, newProducerId } from './headers';
+import { OrderChains, newProducerId } from './headers';
 import { splitConfig, basePartitioner, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
@@ -193,7 +193,6 @@ export class DynamicProducer extends EventEmitter {
   readonly client: ProducerLike;
   readonly partitioner: DynamicPartitioner;
   readonly producerId: Buffer;
-  private readonly producerIdHex: string;
   private readonly options: ProducerSettings;
   private readonly code: number;
   private readonly owned: boolean;
@@ -216,15 +215,9 @@ export class DynamicProducer extends EventEmitter {
   private readonly roomWaiters: Array<() => void> = [];
   private readonly unconfirmed = new Set<Pending>();
   private inflight = 0;
-  private sequence = 0;
-  /** The chain link the last order header took, until its message is handed over. */
-  private orderUndo: { entry: number; previous: number } | undefined;
-  private readonly chain: Float64Array;
-  /** `<version>;<kind>;<producer id>;` of the order header, by order marker. */
-  private readonly orderPrefix: string[];
-  private suffix = '';
-  private suffixWidth = -1;
-  private suffixPartitions = -1;
+  /** Whether the message being enqueued took an order header (given back if it is refused). */
+  private marked = false;
+  private readonly orders: OrderChains;
   private connected = false;
   private closing = false;
   private closed = false;
@@ -247,10 +240,7 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner = new DynamicPartitioner({ ...checked.partitioner, partitioner: base });
     this.code = partitionerCode(base);
     this.producerId = this.options.producerId ?? newProducerId();
-    this.producerIdHex = this.producerId.toString('hex');
-    this.chain = new Float64Array(this.partitioner.options.maxTrackedKeys);
-    this.orderPrefix = [ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN].map((order) =>
-      (order === ORDER_NONE ? '' : encodeOrderHeader(order, this.producerIdHex, 0, 0, 0, 0, 0).split(';').slice(0, 3).join(';') + ';'));
+    this.orders = new OrderChains(this.partitioner, this.producerId, this.code);
     this.partitioner.on('hot', (h) => this.emit('hot', h));
     this.partitioner.on('cooled', (h) => this.emit('cooled', h));
     if (existing) {
@@ -393,7 +383,7 @@ export class DynamicProducer extends EventEmitter {
     }
     let partition = -1;
     let zero = -1; // whether a string key has U+0000: -1 not known yet
-    this.orderUndo = undefined;
+    this.marked = false;
     if (info.partitions > 0) {
       partition = this.partitioner.partition(topic, key, info.partitions);
       zero = this.partitioner.lastKeyZero();
@@ -426,7 +416,7 @@ export class DynamicProducer extends EventEmitter {
       return false;
     }
     // Refused for good: give its order sequence back, so the key's chain has no gap.
-    if (this.orderUndo !== undefined) this.undoOrder();
+    if (this.marked) this.orders.undo();
     return this.failed(code, topic, partition, key, pending, true);
   }
 
@@ -565,35 +555,9 @@ export class DynamicProducer extends EventEmitter {
   }
 
   private orderHeaders(order: number, partitions: number, headers: Headers | undefined): Headers {
-    const entry = this.partitioner.lastEntry();
-    const sequence = ++this.sequence;
-    const previous = this.chain[entry];
-    this.orderUndo = { entry, previous };
-    this.chain[entry] = order === 3 /* ORDER_RETURN */ ? 0 : sequence;
-    const width = order === 2 /* ORDER_SPREAD */ ? this.partitioner.entryWidthOf(entry) : 1;
-    // The same text as encodeOrderHeader(), from cached pieces: this runs for every message
-    // of a spread key.
-    const value = this.orderPrefix[order] + sequence + ';' + (order === 1 ? 0 : previous) + this.orderSuffix(width, partitions);
-    // A literal name: the object is made from a boilerplate (ORDER_HEADER === 'kdp-order').
-    const header = { 'kdp-order': value };
+    const header = this.orders.header(order, partitions);
+    this.marked = true;
     return headers === undefined ? [header] : headers.concat(header);
-  }
-
-  /** `;<width>;<partitions>;<partitioner>` of the order header, cached for the last width and count. */
-  private orderSuffix(width: number, partitions: number): string {
-    if (width !== this.suffixWidth || partitions !== this.suffixPartitions) {
-      this.suffixWidth = width;
-      this.suffixPartitions = partitions;
-      this.suffix = `;${width};${partitions};${this.code}`;
-    }
-    return this.suffix;
-  }
-
-  private undoOrder(): void {
-    const { entry, previous } = this.orderUndo!;
-    this.chain[entry] = previous;
-    this.sequence--;
-    this.orderUndo = undefined;
   }
 
   private topicInfo(topic: string): TopicInfo {
