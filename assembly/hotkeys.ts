@@ -57,9 +57,9 @@ export function hotkeysConfigure(count: i32): void {
 // @ts-ignore: decorator
 @inline export function seti(field: usize, e: i32, v: i32): void { store<i32>(entries + (<usize>e << ENTRY_SHIFT) + field, v); }
 // @ts-ignore: decorator
-@inline export function getCount(e: i32): f64 { return load<f64>(entries + (<usize>e << ENTRY_SHIFT)); }
+@inline export function getCount(e: i32): f64 { return load<f64>(entries + (<usize>e << ENTRY_SHIFT) + eCount); }
 // @ts-ignore: decorator
-@inline export function setCount(e: i32, v: f64): void { store<f64>(entries + (<usize>e << ENTRY_SHIFT), v); }
+@inline export function setCount(e: i32, v: f64): void { store<f64>(entries + (<usize>e << ENTRY_SHIFT) + eCount, v); }
 
 // @ts-ignore: decorator
 @inline

@@ -87,9 +87,9 @@ export function cellsPtr(): usize { return spread.CELLS; }
 export function eventsPtr(): usize { return spread.events; }
 // Topic fields: slot t's field is at its pointer + t * topicStride() bytes.
 export function topicStride(): usize { return <usize>1 << spread.TOPIC_SHIFT; }
-export function topicSizePtr(): usize { return spread.tRecords + spread.T_SIZE_OFFSET; }
-export function topicTotalPtr(): usize { return spread.tRecords + spread.T_TOTAL_OFFSET; }
-export function topicLoadTotalPtr(): usize { return spread.tRecords + spread.T_LOAD_TOTAL_OFFSET; }
+export function topicSizePtr(): usize { return spread.tRecords + spread.T_SIZE; }
+export function topicTotalPtr(): usize { return spread.tRecords + spread.T_TOTAL; }
+export function topicLoadTotalPtr(): usize { return spread.tRecords + spread.T_LOAD_TOTAL; }
 export function topicLoadsPtr(): usize { return spread.tLoads; }
 export function topicPenaltyPtr(): usize { return spread.tPenalty; }
 export function trackedKeys(): i32 { return hotkeys.used(); }

@@ -37,22 +37,19 @@ export let tRecords: usize = 0;
 // @ts-ignore: decorator
 @inline export const TOPIC_SHIFT: usize = 6;
 // @ts-ignore: decorator
-@inline const T_TOTAL: usize = 0;        // f64: decayed message count (key clock)
+@inline export const T_TOTAL: usize = 0;        // f64: decayed message count (key clock)
 // @ts-ignore: decorator
-@inline const T_LOAD_TOTAL: usize = 8;   // f64: decayed message count (load clock)
+@inline export const T_LOAD_TOTAL: usize = 8;   // f64: decayed message count (load clock)
 // @ts-ignore: decorator
 @inline const T_INVERSE: usize = 16;     // f64: 1 / partition count (a multiply per message instead of a divide)
 // @ts-ignore: decorator
-@inline const T_SIZE: usize = 24;        // i32: partition count
+@inline export const T_SIZE: usize = 24;        // i32: partition count
 // @ts-ignore: decorator
 @inline const T_STICKY: usize = 28;      // i32: partition of the current sticky run
 // @ts-ignore: decorator
 @inline const T_GENERATION: usize = 32;  // u32: bumped each time the slot is reset (sketch rows depend on it)
 // @ts-ignore: decorator
 @inline const T_STICKY_LEFT: usize = 36; // i32: messages left in it
-export const T_TOTAL_OFFSET: usize = T_TOTAL;
-export const T_LOAD_TOTAL_OFFSET: usize = T_LOAD_TOTAL;
-export const T_SIZE_OFFSET: usize = T_SIZE;
 // @ts-ignore: decorator
 @inline function tf(topic: i32, field: usize): usize { return tRecords + (<usize>topic << TOPIC_SHIFT) + field; }
 export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition (load clock)
@@ -89,7 +86,10 @@ export const EVENT_COOLED: i32 = 2;
 let sweepCursor: i32 = 0;
 /** Admissions refused because the table was full of stronger keys (stats()). */
 export let refused: f64 = 0;
-let sweepLeft: i32 = 8; // messages to the next sweep (SWEEP_BATCH)
+// The sweep looks at this many entries every this many messages (one per message on average).
+// @ts-ignore: decorator
+@inline const SWEEP_BATCH: i32 = 8;
+let sweepLeft: i32 = SWEEP_BATCH; // messages to the next sweep
 // Sampling (the "sample and hold" of Estan & Varghese, SIGCOMM 2002): a message of a key the
 // table does not hold updates the sketch only when it is sampled, and then with the weight
 // of `sampleEvery` messages, so the sketch's estimates stay unbiased. Gaps between samples
@@ -100,9 +100,6 @@ let sampleLeft: i32 = 1;
 let sampleState: u32 = 0x9e3779b9;
 // @ts-ignore: decorator
 @inline const SCAN_WINDOW: i32 = 8;
-// The sweep looks at this many entries every this many messages (one per message on average).
-// @ts-ignore: decorator
-@inline const SWEEP_BATCH: i32 = 8;
 let batchIndex: i32 = 0;
 
 export function configure(
@@ -396,7 +393,7 @@ function untrack(e: i32): void {
   remove(e);
 }
 
-/** The number of messages to the next sample: uniform in [1, 2 sampleEvery - 1] (xorshift32). */
+/** The number of messages to the next sample: uniform in [1, 2 sampleEvery - 1] (xorshift32; 1 for sampling 1). */
 function nextGap(): i32 {
   let x = sampleState;
   x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
@@ -468,7 +465,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
       count = getCount(e) + weight;
       setCount(e, count);
     } else if (--sampleLeft <= 0) {
-      sampleLeft = sampleEvery == 1 ? 1 : nextGap();
+      sampleLeft = nextGap();
       e = admit(topic, a, b, topicTotal, fair);
       count = e >= 0 ? getCount(e) : 0;
     } else {
