@@ -113,24 +113,34 @@ function checkPlacement(t, keys, partitionOf, hot) {
   t.comment(`partitions per hot key: ${[...spreadTo.values()].map((ps) => ps.size).join(' ')}`);
 }
 
-t.test('50,000 Zipf-keyed messages through send(): each delivered exactly once', async (t) => {
-  const keys = keyStream(0x5e4d, 50_000);
-  const topic = 'exact-send';
+/**
+ * A connected DynamicProducer on a fresh mock cluster, with its 'error' events, its hot keys,
+ * and its 'delivery' events counted: in all, as errors, per key (hex of the key's bytes) and
+ * the partitions each key's reports name.
+ */
+async function deliveringProducer(t) {
   const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 });
   t.teardown(() => p.disconnect().catch(() => {}));
   const errors = [];
   p.on('error', (e) => errors.push(e));
   const hot = trackHot(p);
-  const reportedPerKey = new Map();
-  let deliveryEvents = 0;
-  let deliveryErrors = 0;
+  const delivered = { events: 0, errors: 0, perKey: new Map(), partitionsPerKey: new Map() };
   p.on('delivery', (err, report) => {
-    deliveryEvents++;
-    if (err) deliveryErrors++;
+    delivered.events++;
+    if (err) delivered.errors++;
     const k = report.key === null || report.key === undefined ? 'null' : Buffer.from(report.key).toString('hex');
-    reportedPerKey.set(k, (reportedPerKey.get(k) ?? 0) + 1);
+    delivered.perKey.set(k, (delivered.perKey.get(k) ?? 0) + 1);
+    if (!delivered.partitionsPerKey.has(k)) delivered.partitionsPerKey.set(k, new Set());
+    delivered.partitionsPerKey.get(k).add(report.partition);
   });
   await p.connect();
+  return { p, errors, hot, delivered };
+}
+
+t.test('50,000 Zipf-keyed messages through send(): each delivered exactly once', async (t) => {
+  const keys = keyStream(0x5e4d, 50_000);
+  const topic = 'exact-send';
+  const { p, errors, hot, delivered } = await deliveringProducer(t);
   const reports = new Array(keys.length);
   let rejected = 0;
   let badReportKey = 0;
@@ -152,9 +162,9 @@ t.test('50,000 Zipf-keyed messages through send(): each delivered exactly once',
   await sleep(200); // a duplicate report would show up now
   t.equal(rejected, 0, 'no send() rejected');
   t.equal(badReportKey, 0, 'every delivery report carries the key intact');
-  t.equal(deliveryEvents, keys.length, "exactly one 'delivery' event per message");
-  t.equal(deliveryErrors, 0, 'none of them an error');
-  t.same(reportedPerKey, countBy(keys), 'delivery reports per key = messages sent per key');
+  t.equal(delivered.events, keys.length, "exactly one 'delivery' event per message");
+  t.equal(delivered.errors, 0, 'none of them an error');
+  t.same(delivered.perKey, countBy(keys), 'delivery reports per key = messages sent per key');
   const m = p.metrics().topics[topic];
   t.match(m, { produced: keys.length, delivered: keys.length, failed: 0 }, 'metrics count every message once');
   checkPlacement(t, keys, (i) => reports[i].partition, hot);
@@ -168,24 +178,7 @@ t.test('50,000 Zipf-keyed messages through send(): each delivered exactly once',
 t.test('100,000 Zipf-keyed messages through produce(): each delivered exactly once', async (t) => {
   const keys = keyStream(0x7a11, 100_000);
   const topic = 'exact-produce';
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 });
-  t.teardown(() => p.disconnect().catch(() => {}));
-  const errors = [];
-  p.on('error', (e) => errors.push(e));
-  const hot = trackHot(p);
-  const reportedPerKey = new Map();
-  const partitionsPerKey = new Map();
-  let deliveryEvents = 0;
-  let deliveryErrors = 0;
-  p.on('delivery', (err, report) => {
-    deliveryEvents++;
-    if (err) deliveryErrors++;
-    const k = report.key === null || report.key === undefined ? 'null' : Buffer.from(report.key).toString('hex');
-    reportedPerKey.set(k, (reportedPerKey.get(k) ?? 0) + 1);
-    if (!partitionsPerKey.has(k)) partitionsPerKey.set(k, new Set());
-    partitionsPerKey.get(k).add(report.partition);
-  });
-  await p.connect();
+  const { p, errors, hot, delivered } = await deliveringProducer(t);
   let held = 0;
   for (let start = 0; start < keys.length; start += 5000) {
     for (let i = start; i < Math.min(start + 5000, keys.length); i++) if (!p.produce(topic, String(i), keys[i])) held++;
@@ -193,9 +186,9 @@ t.test('100,000 Zipf-keyed messages through produce(): each delivered exactly on
   }
   await p.flush(20000);
   await sleep(200);
-  t.equal(deliveryEvents, keys.length, `exactly one 'delivery' event per message (${held} were held for a while)`);
-  t.equal(deliveryErrors, 0, 'none of them an error');
-  t.same(reportedPerKey, countBy(keys), 'delivery reports per key = messages produced per key');
+  t.equal(delivered.events, keys.length, `exactly one 'delivery' event per message (${held} were held for a while)`);
+  t.equal(delivered.errors, 0, 'none of them an error');
+  t.same(delivered.perKey, countBy(keys), 'delivery reports per key = messages produced per key');
   t.match(p.metrics().topics[topic], { produced: keys.length, delivered: keys.length, failed: 0 }, 'metrics count every message once');
 
   const read = await consumeAll(await brokersOf(p.client), topic, keys.length);
@@ -210,6 +203,6 @@ t.test('100,000 Zipf-keyed messages through produce(): each delivered exactly on
     if (!logPartitions.has(k)) logPartitions.set(k, new Set());
     logPartitions.get(k).add(m.partition);
   }
-  t.same(partitionsPerKey, logPartitions, 'the partitions the reports name per key are those of the log');
+  t.same(delivered.partitionsPerKey, logPartitions, 'the partitions the reports name per key are those of the log');
   t.same(errors, [], "no 'error' events");
 });
