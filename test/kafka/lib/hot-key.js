@@ -66,20 +66,8 @@ async function produceHot(topic, count, o = {}) {
   await p.refreshMetadata(topic);
   if (o.onConnect) o.onConnect(p, { keys, hotId });
   const started = Date.now();
-  for (let id = 0; id < count; id++) {
-    const keyId = rand() < share(id) ? hotId : stream.next();
-    keyOf[id] = keyId;
-    const accepted = p.produce(topic, K.value(id, keyId, perKey[keyId]++), keys[keyId]);
-    if (!accepted) await once(p, 'drain');
-    if ((id + 1) % 1000 === 0) {
-      if (o.ratePerSec > 0) {
-        const ahead = started + ((id + 1) * 1000) / o.ratePerSec - Date.now();
-        if (ahead > 0) await K.sleep(ahead);
-        else await new Promise((resolve) => setImmediate(resolve));
-      }
-      if (o.onProgress) await o.onProgress(id + 1);
-    }
-  }
+  const nextKey = (id) => (rand() < share(id) ? hotId : stream.next());
+  await K.produceMessages(p, topic, count, { keys, nextKey, keyOf, perKey, started }, o);
   const producedMs = Date.now() - started;
   await p.flush(120000);
   const ms = Date.now() - started;

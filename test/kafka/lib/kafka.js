@@ -10,7 +10,9 @@
 const Kafka = require('node-rdkafka');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { once } = require('node:events');
 const { wireBytes } = require('../../lib/random-keys');
+const { metadataOf, watermarks } = require('../../lib/topic-log');
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const KAFKA_SH = path.join(ROOT, 'scripts', 'kafka.sh');
@@ -41,11 +43,6 @@ function disconnected(client) {
   return new Promise((resolve) => client.disconnect(() => resolve()));
 }
 
-function metadataOf(client, query = {}) {
-  return new Promise((resolve, reject) => {
-    client.getMetadata({ timeout: 10000, ...query }, (err, m) => (err ? reject(err) : resolve(m)));
-  });
-}
 
 /** A connected plain producer used for metadata only. */
 async function metadataClient() {
@@ -126,20 +123,15 @@ async function consumeAll(topic, onMessage, timeoutMs = 300000) {
   }, { 'auto.offset.reset': 'earliest' });
   await connected(consumer);
   try {
-    const metadata = await metadataOf(consumer, { topic });
-    const entry = metadata.topics.find((t) => t.name === topic);
-    if (!entry || entry.partitions.length === 0) throw new Error(`no partitions for ${topic}`);
-    const partitions = entry.partitions.length;
+    const offsets = await watermarks(consumer, topic);
+    const partitions = offsets.length;
     let total = 0;
     const high = [];
-    for (let partition = 0; partition < partitions; partition++) {
-      const w = await new Promise((resolve, reject) => {
-        consumer.queryWatermarkOffsets(topic, partition, 10000, (err, o) => (err ? reject(err) : resolve(o)));
-      });
+    offsets.forEach((w, partition) => {
       if (w.lowOffset !== 0) throw new Error(`${topic} [${partition}] starts at offset ${w.lowOffset}, not 0`);
       high.push(w.highOffset);
       total += w.highOffset - w.lowOffset;
-    }
+    });
     consumer.setDefaultConsumeTimeout(200);
     consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 0 })));
     let read = 0;
@@ -231,6 +223,30 @@ function parseValue(b) {
   return { id: b.readUInt32BE(0), keyId: b.readUInt32BE(4), seq: b.readUInt32BE(8) };
 }
 
+/**
+ * Produces messages 0 .. count-1 through DynamicProducer `p` to `topic`, starting at time
+ * `started`: message id's key id is keyOf[id] = nextKey(id), its key keys[keyId] and its value
+ * value(id, keyId, its number within the key, counted in perKey). Waits for 'drain' when a
+ * message is held; every 1,000 messages keeps to o.ratePerSec (when > 0: sleeps while ahead
+ * of it, else yields a turn) and awaits o.onProgress(sent); every 20,000 it yields a turn.
+ */
+async function produceMessages(p, topic, count, { keys, nextKey, keyOf, perKey, started }, o = {}) {
+  for (let id = 0; id < count; id++) {
+    const keyId = nextKey(id);
+    keyOf[id] = keyId;
+    if (!p.produce(topic, value(id, keyId, perKey[keyId]++), keys[keyId])) await once(p, 'drain');
+    if ((id + 1) % 1000 === 0) {
+      if (o.ratePerSec > 0) {
+        const ahead = started + ((id + 1) * 1000) / o.ratePerSec - Date.now();
+        if (ahead > 0) await sleep(ahead);
+        else await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (o.onProgress) await o.onProgress(id + 1);
+      if ((id + 1) % 20000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+}
+
 /** Times a phase: `done()` returns the milliseconds since `lap()` was made. */
 function lap() {
   const started = Date.now();
@@ -240,5 +256,5 @@ function lap() {
 module.exports = {
   ROOT, KAFKA_SH, sleep, brokers, needsCluster, topicName, connected, disconnected, metadataOf, createTopic,
   waitForTopic, createPartitions, leadersOf, consumeAll, headerOf, trackHot, clusterControl, value, parseValue,
-  lap, wireBytes,
+  lap, wireBytes, produceMessages,
 };

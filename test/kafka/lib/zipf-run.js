@@ -6,7 +6,6 @@
 // Messages: value = lib/kafka.js value(id, keyId, seq) (16 bytes), key = `k<keyId>-<salt>`
 // with keyId drawn from build/workload.js KeyStream (Zipf over `keys` keys).
 
-const { once } = require('node:events');
 const { DynamicProducer, partitionForKeys, allowedPartitions, decodeOrderHeader } = require('../../..');
 const { KeyStream, parseWorkload } = require('../../../build/workload');
 const K = require('./kafka');
@@ -61,20 +60,7 @@ async function produceZipf(topic, count, o = {}) {
   const handed = recordHandOvers(p, count);
   started = Date.now();
   lastDelivery = started;
-  for (let id = 0; id < count; id++) {
-    const keyId = stream.next();
-    keyOf[id] = keyId;
-    const accepted = p.produce(topic, K.value(id, keyId, perKey[keyId]++), keys[keyId]);
-    if (!accepted) await once(p, 'drain');
-    if ((id + 1) % 1000 === 0) {
-      if (o.ratePerSec > 0) {
-        const ahead = started + ((id + 1) * 1000) / o.ratePerSec - Date.now();
-        if (ahead > 0) await K.sleep(ahead);
-      }
-      if (o.onProgress) await o.onProgress(id + 1);
-      if ((id + 1) % 20000 === 0) await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
+  await K.produceMessages(p, topic, count, { keys, nextKey: () => stream.next(), keyOf, perKey, started }, o);
   const producedMs = Date.now() - started;
   await p.flush(o.flushTimeoutMs ?? 300000);
   const ms = Date.now() - started;

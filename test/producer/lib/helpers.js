@@ -12,6 +12,7 @@
 
 const Kafka = require('node-rdkafka');
 const { prng, wireBytes } = require('../../lib/random-keys');
+const { metadataOf, watermarks } = require('../../lib/topic-log');
 
 /** A sampler of Zipf(s)-distributed indexes 0..n-1 (0 the most frequent), seeded. */
 function zipf(n, s, seed) {
@@ -39,11 +40,6 @@ function zipf(n, s, seed) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** node-rdkafka getMetadata as a promise. */
-function metadataOf(client, query = {}) {
-  return new Promise((resolve, reject) => {
-    client.getMetadata({ timeout: 5000, ...query }, (err, m) => (err ? reject(err) : resolve(m)));
-  });
-}
 
 /** The mock cluster's bootstrap list ('host:port,...') as a connected node-rdkafka client sees it. */
 async function brokersOf(client) {
@@ -91,17 +87,9 @@ async function consumeAll(brokers, topic, expected, timeoutMs = 30000) {
   }, { 'auto.offset.reset': 'earliest' });
   await new Promise((resolve, reject) => consumer.connect({ timeout: 10000 }, (err) => (err ? reject(err) : resolve())));
   try {
-    const metadata = await metadataOf(consumer, { topic });
-    const entry = metadata.topics.find((t) => t.name === topic);
-    if (!entry || entry.partitions.length === 0) throw new Error(`no partitions for ${topic}`);
-    const partitions = entry.partitions.length;
-    let total = 0;
-    for (let partition = 0; partition < partitions; partition++) {
-      const w = await new Promise((resolve, reject) => {
-        consumer.queryWatermarkOffsets(topic, partition, 5000, (err, o) => (err ? reject(err) : resolve(o)));
-      });
-      total += w.highOffset - w.lowOffset;
-    }
+    const offsets = await watermarks(consumer, topic, 5000);
+    const partitions = offsets.length;
+    const total = offsets.reduce((sum, w) => sum + w.highOffset - w.lowOffset, 0);
     consumer.setDefaultConsumeTimeout(100);
     consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 0 })));
     const messages = [];
