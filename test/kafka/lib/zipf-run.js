@@ -221,4 +221,19 @@ async function checkTopic(topic, run, o = {}) {
   return { read, partitions: partitionsNow, missing, marked, spread, coldOrderChecked, hotKeys, problems, readPerKey, partitionsUsed };
 }
 
-module.exports = { produceZipf, checkTopic };
+/**
+ * What every broker test of a Zipf run asserts of `run` (produceZipf) and `check`
+ * (checkTopic): no delivery error, a report for each of the `messages`, and the topic holding
+ * each exactly once, with each key's count as produced.
+ */
+function assertNothingLost(t, run, check, messages) {
+  const problems = (kind) => check.problems[kind] ?? [];
+  t.equal(run.errors.length, 0, 'no delivery errors', { first: run.errors.slice(0, 5).map(String) });
+  t.equal(run.deliveries, messages, 'a successful delivery report for every message');
+  t.equal(check.read.total, messages, 'the topic holds exactly as many messages as were produced');
+  t.equal(check.missing, 0, 'every message read back', { first: problems('missing') });
+  t.same(problems('duplicate'), [], 'no message read twice');
+  t.same(problems('per-key'), [], 'each key\'s message count as produced');
+}
+
+module.exports = { produceZipf, checkTopic, assertNothingLost };
