@@ -87,10 +87,7 @@ t.test(`a spread key in produce order through a paused partition and a consumer 
       c1.client.pause([{ topic, partition: 0 }]);
     }
   });
-  await c1.connect();
-  const assigned = H.assignedOnce(c1);
-  const c1Done = c1.run([topic], handler(0));
-  const first = await assigned;
+  const { done: c1Done, assignment: first } = await H.runAssigned(c1, topic, handler(0));
   t.comment(`first consumer assigned ${first.map((tp) => tp.partition).join(',')}`);
 
   let stopped1At = 0;

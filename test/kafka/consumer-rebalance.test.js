@@ -63,10 +63,7 @@ t.test('a second consumer joins mid-stream: kept partitions keep flowing, nothin
   };
 
   const A = make(0);
-  await A.c.connect();
-  const aAssigned = H.assignedOnce(A.c);
-  const aDone = A.c.run([topic], A.handler);
-  await aAssigned;
+  const { done: aDone } = await H.runAssigned(A.c, topic, A.handler);
   let B = null;
   let bDone = null;
   let leaveAt = 0;
@@ -186,10 +183,7 @@ t.test('partitions revoked while the handler is behind, then handed back: the co
     };
   };
   const A = make(0);
-  await A.c.connect();
-  const aAssigned = H.assignedOnce(A.c);
-  const aDone = A.c.run([topic], A.handler);
-  await aAssigned;
+  const { done: aDone } = await H.runAssigned(A.c, topic, A.handler);
   let B = null;
   let bDone = null;
   let revokedWhileBehind = -1;

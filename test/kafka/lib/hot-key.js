@@ -92,6 +92,17 @@ function assignedOnce(c) {
   return once(c, 'assigned').then(([assignment]) => assignment);
 }
 
+/**
+ * Connects DynamicConsumer `c` and starts c.run([topic], handler); resolves, once `c` has its
+ * first assignment, with { done: the run's promise, assignment }.
+ */
+async function runAssigned(c, topic, handler) {
+  await c.connect();
+  const assigned = assignedOnce(c);
+  const done = c.run([topic], handler);
+  return { done, assignment: await assigned };
+}
+
 /** Committed offsets of `group` and the log end, per partition of `topic`: { committed, ends }. */
 async function offsetsOf(group, topic, partitions) {
   const check = await K.connected(new Kafka.KafkaConsumer({ 'bootstrap.servers': K.brokers(), 'group.id': group, 'log_level': 3 }, {}));
@@ -130,4 +141,4 @@ function within(promise, ms) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-module.exports = { produceHot, consumer, assignedOnce, offsetsOf, until, within };
+module.exports = { produceHot, consumer, runAssigned, offsetsOf, until, within };
