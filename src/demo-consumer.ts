@@ -9,7 +9,6 @@
 //      the group's consumer slows down on one partition, and the hot key's traffic moves off
 //      that partition while cold keys stay where Kafka's partitioner puts them.
 
-import { parseArgs } from 'node:util';
 import * as Kafka from 'node-rdkafka';
 import { DynamicProducer } from './producer';
 import { DynamicConsumer } from './consumer';
@@ -19,7 +18,7 @@ import { partitionForKey } from './hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
 import type { ConsumedMessage } from './resequencer';
-import { numberFlag, createTopic } from './demo-support';
+import { demoFlags, createTopic } from './demo-support';
 
 const USAGE = `usage: npm run demo:consumer -- [--brokers host:port] [--partitions N] [--rate MSG_PER_S]
                                [--seconds S] [--hot-share X]
@@ -37,27 +36,15 @@ interface Settings {
 }
 
 function settings(argv: string[]): Settings | null {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      brokers: { type: 'string' },
-      partitions: { type: 'string' },
-      rate: { type: 'string' },
-      seconds: { type: 'string' },
-      'hot-share': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+  const f = demoFlags(argv, {
+    partitions: { fallback: 6, min: 2, max: 1024, integer: true },
+    rate: { fallback: 4000, min: 100, max: 100_000 },
+    seconds: { fallback: 24, min: 12, max: 3600 },
+    'hot-share': { fallback: 0.4, min: 0.05, max: 0.95 },
   });
-  if (values.help) return null;
-  return {
-    brokers: values.brokers,
-    partitions: Math.floor(numberFlag('partitions', values.partitions, 6, 2, 1024)),
-    rate: numberFlag('rate', values.rate, 4000, 100, 100_000),
-    seconds: numberFlag('seconds', values.seconds, 24, 12, 3600),
-    hotShare: numberFlag('hot-share', values['hot-share'], 0.4, 0.05, 0.95),
-  };
+  if (!f) return null;
+  return { brokers: f.brokers, partitions: f.partitions, rate: f.rate, seconds: f.seconds, hotShare: f['hot-share'] };
 }
-
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -1,10 +1,39 @@
-// What the two demos (demo.ts, demo-consumer.ts) share: numeric flags and topic creation on
-// a real cluster.
+// What the two demos (demo.ts, demo-consumer.ts) share: their command-line flags and topic
+// creation on a real cluster.
 
+import { parseArgs } from 'node:util';
 import * as Kafka from 'node-rdkafka';
 
+/** A numeric flag: `fallback` when absent; `integer` ones are rounded down. */
+export interface NumberFlag {
+  readonly fallback: number;
+  readonly min: number;
+  readonly max: number;
+  readonly integer?: boolean;
+}
+
+/**
+ * A demo's flags: --help (then null), --brokers, the string flags `strings` and the numeric
+ * flags `numbers` (each checked by numberFlag).
+ */
+export function demoFlags<N extends string, S extends string>(
+  argv: string[], numbers: Record<N, NumberFlag>, strings: readonly S[] = [],
+): ({ brokers?: string } & Record<N, number> & Partial<Record<S, string>>) | null {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { brokers: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+  for (const name of [...Object.keys(numbers), ...strings]) options[name] = { type: 'string' };
+  const { values } = parseArgs({ args: argv, options }) as { values: Record<string, string | boolean | undefined> };
+  if (values.help) return null;
+  const out: Record<string, unknown> = { brokers: values.brokers };
+  for (const name of strings) out[name] = values[name];
+  for (const [name, f] of Object.entries(numbers) as Array<[string, NumberFlag]>) {
+    const v = numberFlag(name, values[name] as string | undefined, f.fallback, f.min, f.max);
+    out[name] = f.integer ? Math.floor(v) : v;
+  }
+  return out as { brokers?: string } & Record<N, number> & Partial<Record<S, string>>;
+}
+
 /** A numeric command-line flag: `fallback` when absent, an error naming the flag when outside [min, max]. */
-export function numberFlag(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+function numberFlag(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
   const v = Number(text);
   if (!(v >= min && v <= max)) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${JSON.stringify(text)}`);

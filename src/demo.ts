@@ -4,12 +4,11 @@
 // own partitioner would have placed the messages (static) and as they were delivered
 // (dynamic), and the hot keys as they are detected and cool.
 
-import { parseArgs } from 'node:util';
 import { DynamicProducer } from './producer';
 import { partitionForKey } from './hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload } from './workload';
-import { numberFlag, createTopic } from './demo-support';
+import { demoFlags, createTopic } from './demo-support';
 
 const USAGE = `usage: npm run demo -- [--brokers host:port] [--partitions N] [--topic NAME]
                       [--rate MSG_PER_S] [--seconds S] [--campaign-share X]
@@ -28,29 +27,22 @@ interface Settings {
 }
 
 function settings(argv: string[]): Settings | null {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      brokers: { type: 'string' },
-      partitions: { type: 'string' },
-      topic: { type: 'string' },
-      rate: { type: 'string' },
-      seconds: { type: 'string' },
-      'campaign-share': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) return null;
+  const f = demoFlags(argv, {
+    partitions: { fallback: 12, min: 1, max: 100_000, integer: true },
+    rate: { fallback: 20_000, min: 10, max: 1_000_000 },
+    seconds: { fallback: 24, min: 3, max: 86_400 },
+    'campaign-share': { fallback: 0.4, min: 0, max: 0.99 },
+  }, ['topic']);
+  if (!f) return null;
   return {
-    brokers: values.brokers,
-    partitions: Math.floor(numberFlag('partitions', values.partitions, 12, 1, 100_000)),
-    topic: values.topic ?? `kdp-demo-${Date.now()}`,
-    rate: numberFlag('rate', values.rate, 20_000, 10, 1_000_000),
-    seconds: numberFlag('seconds', values.seconds, 24, 3, 86_400),
-    campaignShare: numberFlag('campaign-share', values['campaign-share'], 0.4, 0, 0.99),
+    brokers: f.brokers,
+    partitions: f.partitions,
+    topic: f.topic ?? `kdp-demo-${Date.now()}`,
+    rate: f.rate,
+    seconds: f.seconds,
+    campaignShare: f['campaign-share'],
   };
 }
-
 
 async function main(): Promise<void> {
   const s = settings(process.argv.slice(2));
