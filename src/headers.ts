@@ -134,7 +134,7 @@ export class OrderChains {
     }
     // A literal name (ORDER_HEADER): the object is made from a boilerplate.
     if (order === ORDER_ANCHOR) return { 'kdp-order': this.starts[order] + sequence + ';0' + this.end };
-    return { 'kdp-order': this.starts[order] + sequence + ';' + previous + this.end + at };
+    return { 'kdp-order': this.starts[order] + sequence + ';' + previous + this.end + (at >= 0 ? at : '') };
   }
 
   /** Takes the last header() back (its message was refused for good): its key's chain has no gap. */

@@ -69,7 +69,7 @@ export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}
     const p = partitioner.partition(topic, message.key, n);
     const order = partitioner.lastOrder();
     // The spread replaces a kdp-order entry among the caller's headers (its value, in its place).
-    if (order !== ORDER_NONE && orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...orders.header(order, n) };
+    if (order !== ORDER_NONE && orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...orders.header(order, n, p) };
     else dropForwarded(message);
     return p;
   };

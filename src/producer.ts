@@ -419,7 +419,7 @@ export class DynamicProducer extends EventEmitter {
       zero = this.partitioner.lastKeyZero();
       const order = this.partitioner.lastOrder();
       if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') {
-        headers = this.orderHeaders(order, info.partitions, headers, forwarded);
+        headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
         forwarded = -1;
       }
     } else {
@@ -589,8 +589,8 @@ export class DynamicProducer extends EventEmitter {
   }
 
   /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */
-  private orderHeaders(order: number, partitions: number, headers: Headers | undefined, forwarded: number): Headers {
-    const header = this.orders.header(order, partitions);
+  private orderHeaders(order: number, partitions: number, partition: number, headers: Headers | undefined, forwarded: number): Headers {
+    const header = this.orders.header(order, partitions, partition);
     this.marked = true;
     if (headers === undefined) return [header];
     return forwarded === -1 ? headers.concat(header) : withoutForwarded(headers, forwarded, header);

@@ -89,13 +89,20 @@ export const RESEQUENCER_DEFAULTS = Object.freeze({
   maxChains: 100_000,
 });
 
-/** What is known of one chain: the sequences of its last and newest released marked messages. */
+/**
+ * What is known of one chain: its released marked messages whose successor has not been
+ * released yet. In order that is one, the last; a consumer of a group that releases messages
+ * at once for another consumer's predecessor can leave a few more behind, in `more`.
+ */
 interface ChainState {
   last: number;
-  newest: number;
+  more: Set<number> | null;
   /** When one of its messages was last released. */
   at: number;
 }
+
+/** At most this many released-but-unfollowed sequences are remembered per chain. */
+const MAX_LOOSE_ENDS = 1024;
 
 /** What is known of one partition of a topic. */
 interface PartitionState {
@@ -166,11 +173,9 @@ function orderOf(message: ConsumedMessage): OrderHeader | null {
 export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   readonly options: Required<ResequencerOptions>;
   /**
-   * Per chain (topic, producer, key): the sequence of its last released marked message, and
-   * the highest one released. They differ when an older message went out of order (e.g. one
-   * read again after a restart) after newer ones: a message waiting for that newest one may
-   * still go. In order of last release (a release moves its chain to the end), so idle ones
-   * are found first.
+   * Per chain (topic, producer, key): its released messages that a successor may still wait
+   * for. In order of last release (a release moves its chain to the end), so idle ones are
+   * found first.
    */
   private readonly chains = new Map<string, ChainState>();
   /** Held chained messages by what they wait for: chain + previous sequence. */
@@ -529,10 +534,10 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return this.heldOrder[this.heldHead];
   }
 
-  /** Whether the message `order` names as its predecessor has been released (the last or the newest of its chain). */
+  /** Whether the message `order` names as its predecessor has been released. */
   private follows(chain: string, order: OrderHeader): boolean {
     const state = this.chains.get(chain);
-    return state !== undefined && (state.last === order.previous || state.newest === order.previous);
+    return state !== undefined && (state.last === order.previous || (state.more !== null && state.more.has(order.previous)));
   }
 
   /** Releases h (held or new) and then everything that was waiting only for it, in order. */
@@ -574,14 +579,31 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     }
   }
 
-  /** A marked message of `chain` went: its chain moves to the end; a RETURN ends the chain. */
+  /**
+   * A marked message of `chain` went: its predecessor is no longer waited for, it may be. The
+   * chain moves to the end; a RETURN ends it, unless earlier messages of it are still loose.
+   */
   private noteReleased(chain: string, order: OrderHeader): void {
-    const state = this.chains.get(chain);
+    let state = this.chains.get(chain);
     this.chains.delete(chain);
-    // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
-    if (order.kind === 'return') return;
-    const newest = state !== undefined && state.newest > order.sequence ? state.newest : order.sequence;
-    this.chains.set(chain, { last: order.sequence, newest, at: this.now() });
+    const at = this.now();
+    if (state === undefined) {
+      if (order.kind === 'return') return;
+      state = { last: order.sequence, more: null, at };
+    } else {
+      // The previous last stays wanted by its own successor unless this is that successor.
+      if (state.last !== order.previous && state.last !== order.sequence) (state.more ??= new Set()).add(state.last);
+      if (state.more !== null) {
+        state.more.delete(order.previous);
+        if (state.more.size > MAX_LOOSE_ENDS) state.more.delete(state.more.values().next().value!);
+        if (state.more.size === 0) state.more = null;
+      }
+      state.last = order.sequence;
+      state.at = at;
+      // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
+      if (order.kind === 'return' && state.more === null) return;
+    }
+    this.chains.set(chain, state);
     if (this.chains.size > this.options.maxChains) this.chains.delete(this.chains.keys().next().value!);
   }
 
