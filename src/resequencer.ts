@@ -604,7 +604,20 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       if (order.kind === 'return' && state.more === null) return;
     }
     this.chains.set(chain, state);
-    if (this.chains.size > this.options.maxChains) this.chains.delete(this.chains.keys().next().value!);
+    if (this.chains.size > this.options.maxChains) this.evictChains();
+  }
+
+  /**
+   * Forgets the least recently released chains, an eighth of maxChains at once: one iteration
+   * from the front of the map per many releases (the front fills with holes as chains move
+   * to the end, and each iteration starts by skipping them).
+   */
+  private evictChains(): void {
+    let excess = this.chains.size - this.options.maxChains + (this.options.maxChains >> 3);
+    for (const chain of this.chains.keys()) {
+      if (excess-- <= 0) break;
+      this.chains.delete(chain);
+    }
   }
 
   /** Takes a held message out of every index (not of waitingFor while it still waits: see release). */
