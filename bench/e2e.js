@@ -17,7 +17,7 @@ const { fork, execFileSync } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
-const { summarizeRun, quantile } = require('./e2e/stats');
+const { summarizeRun, unhandledAt, quantile } = require('./e2e/stats');
 const { lagChart } = require('./e2e/svg');
 
 const ROOT = path.join(__dirname, '..');
@@ -223,7 +223,7 @@ async function runSide(side, o, brokers, stamp) {
     await sleep(Math.max(0, tick - Date.now()));
     const at = Date.now();
     const lag = await sampler.sample().catch((err) => { log(`${side}: lag sample failed: ${err.message}`); return null; });
-    if (lag) samples.push({ t: (at - startAt) / 1000, total: lag.total, partitions: lag.partitions });
+    if (lag) samples.push({ at, t: (at - startAt) / 1000, total: lag.total, partitions: lag.partitions });
     if (producersDone && stopAt === null) stopAt = Math.max(...producersDone.map((d) => d.sendEnd));
     if (stopAt !== null && lag && lag.total === 0 && at >= stopAt) { drainedAt = at; break; }
     if (stopAt !== null && at - stopAt > o.drainCap * 1000) break;
@@ -246,10 +246,15 @@ async function runSide(side, o, brokers, stamp) {
 
   const producers = results.sort((a, b) => a.index - b.index).map((d) => ({ sent: d.sent, ackedMask: d.ackedMask }));
   const figures = summarizeRun({ producers, parts, consumers: o.consumers, keys: o.keys });
+  const sentSorted = Float64Array.from(results.flatMap((d) => Array.from(d.sentAt))).sort();
+  const unhandled = unhandledAt(sentSorted, figures.firstHandledAt, samples.map((x) => x.at));
+  samples.forEach((x, i) => { x.unhandled = unhandled[i]; });
+  delete figures.firstHandledAt;
   const ackMs = Float64Array.from(results.flatMap((d) => Array.from(d.ackMs.filter((_, j) => d.ackedMask[j])))).sort();
   return {
     side, topic, group, delayMs, assignment,
     maxLag: samples.reduce((m, s) => Math.max(m, s.total), 0),
+    maxUnhandled: samples.reduce((m, s) => Math.max(m, s.unhandled), 0),
     drainSeconds: drainedAt !== null ? (drainedAt - stopAt) / 1000 : null,
     drainCapped: drainedAt === null,
     producerFailures: results.reduce((s, d) => s + d.failed, 0),
@@ -271,6 +276,7 @@ function table(runs) {
     ['sent / acknowledged', (r) => `${r.sent} / ${r.acked}`],
     ['handled (distinct)', (r) => fmt(r.handled)],
     ['max total lag', (r) => fmt(r.maxLag)],
+    ['max sent, not yet handled', (r) => fmt(r.maxUnhandled)],
     ['produce→ack p50 / p99 ms', (r) => `${fmt(r.ackLatencyMs.p50, 1)} / ${fmt(r.ackLatencyMs.p99, 1)}`],
     ['latency p50 ms', (r) => fmt(r.latencyMs.p50, 1)],
     ['latency p99 ms', (r) => fmt(r.latencyMs.p99, 1)],
@@ -312,7 +318,9 @@ async function main() {
     runs.push(r);
   }
   if (o.svg) {
-    const series = runs.map((r) => ({ name: r.side, points: r.lag.map((s) => [s.t, s.total]), stopAt: r.producersStopSeconds }));
+    const series = runs.map((r) => ({
+      name: r.side, points: r.lag.map((s) => [s.t, s.total]), unhandled: r.lag.map((s) => [s.t, s.unhandled]), stopAt: r.producersStopSeconds,
+    }));
     fs.writeFileSync(o.svg, lagChart(series, `total lag, ${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf}, ${o.partitions} partitions, capacity ${o.capacity}×`));
   }
   const summary = lastLine(runs);

@@ -166,11 +166,13 @@ async function startDynamic(config, index, pace) {
     records.push(index, message.value, now(), flags);
     await pace();
   });
+  // run() rejects when a handler kept failing (this one does not throw): worth telling, not fatal here.
+  const ended = done.catch((err) => process.send({ type: 'warn', message: `consumer ${index}: run: ${err && err.message || err}` }));
   return {
     assigned: () => assignedCount(consumer.client),
     stop: async () => {
       await consumer.stop();
-      await done;
+      await ended;
     },
   };
 }

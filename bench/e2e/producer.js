@@ -112,7 +112,7 @@ async function run(startAt) {
   }
   process.send({
     type: 'done', index: job.index, sent: job.total, acked, failed: job.failed, lastError: job.lastError,
-    ackedMask: job.acked, ackMs: job.ackMs, sendEnd, flushEnd: Date.now(),
+    ackedMask: job.acked, ackMs: job.ackMs, sentAt: job.sentAt, sendEnd, flushEnd: Date.now(),
     metrics: job.side === 'dynamic' ? summarize(producer.metrics()) : undefined,
   });
 }

@@ -45,6 +45,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   order.sort((a, b) => (r.at[a] - r.at[b]) || (r.worker[a] - r.worker[b]) || (r.index[a] - r.index[b]));
 
   const handled = producers.map((p) => new Uint8Array(p.sent));
+  const firstAt = new Float64Array(r.length);
   const highest = new Int32Array(producers.length * keys).fill(-1);
   const latency = new Float64Array(r.length);
   const perConsumer = new Array(consumers).fill(0);
@@ -64,6 +65,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     if (seen === 1) duplicated++;
     if (seen < 255) handled[p][n] = seen + 1;
     if (seen > 0) continue;
+    firstAt[unique] = r.at[i];
     latency[unique++] = r.at[i] - r.sent[i];
     const slot = p * keys + r.key[i];
     if (r.seq[i] < highest[slot]) violations++;
@@ -91,7 +93,29 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     violations, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null,
     latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
     perConsumer,
+    firstHandledAt: firstAt.slice(0, unique).sort(),
   };
 }
 
-module.exports = { summarizeRun, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED };
+/** How many values of a sorted array are <= x. */
+function countUpTo(sorted, x) {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Messages sent but not yet handled at each instant of `at` (ms since the epoch): the backlog
+ * the handlers saw, beside the committed-offset lag (which a consumer that commits only below
+ * its lowest unhandled message can hold up while handling goes on).
+ */
+function unhandledAt(sentSorted, handledSorted, at) {
+  return at.map((t) => countUpTo(sentSorted, t) - countUpTo(handledSorted, t));
+}
+
+module.exports = { summarizeRun, unhandledAt, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED };

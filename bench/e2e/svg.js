@@ -1,6 +1,6 @@
 'use strict';
-// A standalone SVG line chart: total lag over time, one line per run, a dashed mark where
-// the producers stopped.
+// A standalone SVG line chart: total lag over time, one line per run (thin and dotted beside
+// it: messages sent but not yet handled), a dashed mark where the producers stopped.
 
 const COLORS = { static: '#d62728', dynamic: '#1f77b4' };
 
@@ -16,11 +16,12 @@ function axis(max) {
   return { step, top: Math.ceil(Math.max(max, 1) / step) * step };
 }
 
-/** series: [{ name, points: [[seconds, lag]], stopAt }]; returns the SVG text. */
+/** series: [{ name, points: [[seconds, lag]], unhandled?: [[seconds, count]], stopAt }]; returns the SVG text. */
 function lagChart(series, title) {
   const W = 760, H = 380, L = 70, R = 20, T = 40, B = 50;
   const maxX = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p[0])));
-  const maxY = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p[1])));
+  const maxY = Math.max(1, ...series.flatMap((s) => [...s.points, ...(s.unhandled || [])].map((p) => p[1])));
+  const path = (points) => points.map(([a, b]) => `${x(a).toFixed(1)},${y(b).toFixed(1)}`).join(' ');
   const ax = axis(maxX), ay = axis(maxY);
   const x = (v) => L + (v / ax.top) * (W - L - R);
   const y = (v) => H - B - (v / ay.top) * (H - T - B);
@@ -38,11 +39,15 @@ function lagChart(series, title) {
     `<text transform="translate(16 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">total lag (messages)</text>`);
   series.forEach((s, i) => {
     const color = COLORS[s.name] || '#555';
-    if (s.points.length) out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${s.points.map(([a, b]) => `${x(a).toFixed(1)},${y(b).toFixed(1)}`).join(' ')}"/>`);
+    if (s.points.length) out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${path(s.points)}"/>`);
+    if (s.unhandled && s.unhandled.length) out.push(`<polyline fill="none" stroke="${color}" stroke-width="1" stroke-dasharray="2 3" points="${path(s.unhandled)}"/>`);
     if (s.stopAt !== undefined) out.push(`<line x1="${x(s.stopAt)}" x2="${x(s.stopAt)}" y1="${T}" y2="${H - B}" stroke="${color}" stroke-dasharray="4 4" opacity="0.6"/>`);
     out.push(`<line x1="${W - R - 150}" x2="${W - R - 125}" y1="${T + 10 + i * 18}" y2="${T + 10 + i * 18}" stroke="${color}" stroke-width="2"/>`,
       `<text x="${W - R - 118}" y="${T + 14 + i * 18}">${escape(s.name)}</text>`);
   });
+  if (series.some((s) => s.unhandled && s.unhandled.length)) {
+    out.push(`<text x="${W - R - 150}" y="${T + 14 + series.length * 18}" fill="#555">dotted: sent, not yet handled</text>`);
+  }
   out.push('</svg>', '');
   return out.join('\n');
 }
