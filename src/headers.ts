@@ -15,9 +15,10 @@ export const ORDER_HEADER = 'kdp-order' as const;
 /** The version producers write; decodeOrderHeader() reads 1 and 2. */
 export const ORDER_HEADER_VERSION = 2;
 
-export type OrderKind = 'anchor' | 'spread' | 'return';
+export type OrderKind = 'anchor' | 'spread' | 'moved' | 'return';
 const KIND_CODES: Record<number, string> = { [ORDER_ANCHOR]: 'a', [ORDER_SPREAD]: 's', [ORDER_RETURN]: 'r' };
-const KINDS: Record<string, OrderKind> = { a: 'anchor', s: 'spread', r: 'return' };
+// 'm' (moved: a key relocated whole to one partition) is ordered like a spread message.
+const KINDS: Record<string, OrderKind> = { a: 'anchor', s: 'spread', m: 'moved', r: 'return' };
 
 export interface OrderHeader {
   /** The format version it was written in (1 or 2). */
