@@ -29,12 +29,22 @@ async function produce(topic, rows) {
   return got.sort((a, b) => a.opaque - b.opaque);
 }
 
-function consumer(group) {
+function consumer(group, options = {}) {
   return new DynamicConsumer(
-    { 'metadata.broker.list': brokers, 'group.id': group, 'auto.offset.reset': 'earliest', log_level: 3 },
+    { 'metadata.broker.list': brokers, 'group.id': group, 'auto.offset.reset': 'earliest', 'session.timeout.ms': 6000, log_level: 3 },
     {},
-    { commitIntervalMs: 50 },
+    { commitIntervalMs: 50, ...options },
   );
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Follows a consumer's assignment through its 'assigned' and 'revoked' events. */
+function owned(c) {
+  const set = new Set();
+  c.on('assigned', (list) => list.forEach(({ partition }) => set.add(partition)));
+  c.on('revoked', (list) => list.forEach(({ partition }) => set.delete(partition)));
+  return set;
 }
 
 t.test('the handler gets ordered, outOfOrder and the decoded order header; assign() gets every assignment', async (t) => {
@@ -100,4 +110,45 @@ t.test('committed offsets of awaited partitions reach setCommitted(), and its re
   t.ok(fed.length > 0 && fed.every(([tp, p]) => tp === topic && p === 0), 'only the awaited partition is read');
   const offsets = fed.map(([, , o]) => o);
   t.same(offsets.filter((o) => o !== end && !(o >= 0 && o < end)), [], `every offset fed is one the group committed (${offsets})`);
+});
+
+t.test('a handoff between two members: the successor waits for the group to commit its predecessor, then goes in order', async (t) => {
+  const topic = 'wiring-handoff';
+  const group = 'wiring-handoff';
+  await produce(topic, [[0, 'warm', null]]);
+  const log = [];
+  const a = consumer(group);
+  const b = consumer(group, { resequencer: { maxWaitMs: 60000 } }); // a timeout release would be ordered: false
+  const ownedA = owned(a);
+  const ownedB = owned(b);
+  let bInfo;
+  await a.connect();
+  const doneA = a.run([topic], async (m) => {
+    if (m.value.toString() !== 'anchor') return;
+    // Handled only once B holds the successor: B must not have let it go before.
+    for (let i = 0; i < 2000 && b.resequencer.held === 0; i++) await sleep(10);
+    log.push(['A', 'anchor', b.resequencer.held]);
+  });
+  for (let i = 0; i < 3000 && ownedA.size < 4; i++) await sleep(10);
+  await b.connect();
+  const doneB = b.run([topic], (m, info) => {
+    if (m.value.toString() !== 'spread') return;
+    log.push(['B', 'spread']);
+    bInfo = info;
+  });
+  // Cooperative: A gives up some partitions, then B gets them.
+  for (let i = 0; i < 3000 && !(ownedB.size > 0 && ownedA.size + ownedB.size === 4 && [...ownedB].every((p) => !ownedA.has(p))); i++) await sleep(10);
+  t.ok(ownedA.size > 0 && ownedB.size > 0, `A owns ${[...ownedA]}, B owns ${[...ownedB]}`);
+  const pA = Math.min(...ownedA);
+  const pB = Math.min(...ownedB);
+  const id = 'fedcba9876543210';
+  const [anchor] = await produce(topic, [[pA, 'anchor', `2;a;${id};1;0;1;4;0;`]]);
+  // The producer knew the anchor's offset before sending its successor elsewhere: an ordered handoff.
+  await produce(topic, [[pB, 'spread', `2;s;${id};2;1;2;4;0;${pA}:${anchor.offset}`]]);
+  for (let i = 0; i < 4000 && bInfo === undefined; i++) await sleep(10);
+  await Promise.all([a.stop(), b.stop()]);
+  await Promise.all([doneA, doneB]);
+  t.same(log, [['A', 'anchor', 1], ['B', 'spread']], 'A handled the anchor while B held the successor; B handled it after');
+  t.match(bInfo, { ordered: true, outOfOrder: false, order: { kind: 'spread', producerId: id, afterPartition: pA, afterOffset: anchor.offset } });
+  t.notOk(bInfo && 'reason' in bInfo, 'released in order, not by a bound');
 });
