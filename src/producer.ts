@@ -370,8 +370,14 @@ export class DynamicProducer extends EventEmitter {
     return new Promise<DeliveryReport>((resolve, reject) => {
       const pending: Pending = { resolve, reject, [SEND]: true };
       const attempt = (): void => {
-        if (this.closed) return reject(new StateError('this producer was disconnected'));
-        if (this.closing) return reject(new StateError('this producer is disconnecting'));
+        if (this.closed) {
+          reject(new StateError('this producer was disconnected'));
+          return;
+        }
+        if (this.closing) {
+          reject(new StateError('this producer is disconnecting'));
+          return;
+        }
         if (this.backlog.length - this.backlogHead >= this.options.maxQueued) {
           this.roomWaiters.push(attempt);
           return;
