@@ -15,6 +15,8 @@
 //   - none flagged out of order before the restart (the first consumer reads every
 //     partition; its maxWaitMs, 10 s, is far above any wait in order, so a wait on another
 //     producer's messages would show as a timeout);
+//   - after the restart, a message is flagged only when its predecessor was handled before it
+//     (the second consumer never sees that one, and lets the message go after its maxWaitMs);
 //   - every acknowledged message handled; a message handled twice is such a re-read.
 //
 // Needs KAFKA_BROKERS (npm run test:kafka). KDP_KAFKA_MANY_PRODUCERS_MESSAGES changes the count per producer.
@@ -214,6 +216,11 @@ t.test(`three producer processes spread the same hot keys; each one's order surv
     }
   }
 
+  // (producer, key):seq of every message the first consumer handled.
+  const handledBefore = new Set();
+  for (let i = 0; i < log.slot.length; i++) {
+    if (log.who[i] === 0) handledBefore.add(`${log.producer[i] * (BACKGROUND_KEYS + hotKeys.length) + log.keyId[i]}:${log.seq[i]}`);
+  }
   // Per (producer, key), in handling order: seq = last + 1, or a re-read.
   const last = new Map();
   const done = new Uint8Array(count);
@@ -230,6 +237,7 @@ t.test(`three producer processes spread the same hot keys; each one's order surv
       flagged[log.who[i]]++;
       reasons[log.reason[i]] = (reasons[log.reason[i]] ?? 0) + 1;
       if (log.who[i] === 0) problem('flagged', `${where}, ${log.at[i] - started} ms into the run`);
+      else if (!handledBefore.has(`${chain}:${seq - 1}`)) problem('flag', `${where}: its predecessor was not handled before the restart`);
     }
     if (seq === before + 1) last.set(chain, seq);
     else if (seq <= before) {
@@ -260,6 +268,7 @@ t.test(`three producer processes spread the same hot keys; each one's order surv
   t.same(list('duplicate'), [], `messages handled by both consumers (${duplicates}) are re-reads of the range at or above the committed offsets`);
   t.same(list('order'), [], "each producer's messages of each key handled in its send order (re-reads aside)");
   t.same(list('flagged'), [], `none flagged out of order before the restart (${flagged[0]})`);
+  t.same(list('flag'), [], `after it, only messages whose predecessor the first consumer handled are flagged (${flagged[1]})`);
   t.same(final.committed, final.ends, `committed offsets = log end on every partition (${final.ends.join(',')})`);
   t.comment(`many-producers: ${total()} ms`);
 });
