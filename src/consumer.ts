@@ -282,7 +282,8 @@ export class DynamicConsumer extends EventEmitter {
   private fail(error: HandlerError): void {
     this.failure = error;
     this.queue.length = 0;
-    void this.stop(0);
+    // run() rejects with `error`; a failed final commit was emitted as 'error' already.
+    this.stop(0).catch(() => undefined);
   }
 
   private setPaused(paused: boolean): void {
@@ -443,14 +444,18 @@ export class DynamicConsumer extends EventEmitter {
         return this.connecting!.then(() => this.stop(timeoutMs), () => undefined);
       case 'stopping':
         return this.stopping!;
-      default:
-        this.stopping = this.halt(this.state === 'running', timeoutMs);
+      default: {
+        const running = this.state === 'running';
+        this.state = 'stopping';
+        // Set before any of halt() runs: a listener it calls may call stop() again.
+        this.stopping = Promise.resolve().then(() => this.halt(running, timeoutMs));
         return this.stopping;
+      }
     }
   }
 
   private async halt(running: boolean, timeoutMs: number): Promise<void> {
-    this.state = 'stopping';
+    let commitError: unknown;
     if (running) {
       const deadline = Date.now() + timeoutMs;
       while ((this.working || this.queue.length > 0) && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
@@ -461,7 +466,13 @@ export class DynamicConsumer extends EventEmitter {
       this.readingCommitted = false;
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
-      this.commitHandled(undefined, true);
+      try {
+        this.commitHandled(undefined, true);
+      } catch (err) {
+        // Thrown by an 'error' event without a listener: the consumer still disconnects, and
+        // what this commit would have covered is read again by the next owner.
+        commitError = err;
+      }
     }
     // node-rdkafka (3.6, lib/client.js) never calls back a disconnect() made while one is under way.
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
@@ -478,7 +489,9 @@ export class DynamicConsumer extends EventEmitter {
     this.handler = undefined;
     this.emit('stopped');
     if (failure) settle?.reject(failure);
+    else if (commitError !== undefined) settle?.reject(commitError as Error);
     else settle?.resolve();
+    if (commitError !== undefined) throw commitError;
   }
 }
 
