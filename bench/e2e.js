@@ -17,7 +17,7 @@ const { fork, execFileSync } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
-const { summarizeRun, unhandledAt, quantile } = require('./e2e/stats');
+const { summarizeRun, concatRecords, unhandledAt, quantile } = require('./e2e/stats');
 const { lagChart } = require('./e2e/svg');
 
 const ROOT = path.join(__dirname, '..');
@@ -130,33 +130,44 @@ async function createTopic(brokers, topic, partitions, replication) {
   }
 }
 
-/** A child process and a way to wait for its messages of one type. */
+/**
+ * A child process: waits for its messages of one type, keeps the record chunks it sends and
+ * the errors it reports (a worker that crashed leaves its error and what it sent before).
+ */
 function worker(file, env) {
   const child = fork(path.join(__dirname, 'e2e', file), [], { serialization: 'advanced', env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map();
-  const w = { child, warnings: [], onAssigned: null };
+  const w = { child, file, warnings: [], errors: [], chunks: [], onAssigned: null, exited: false };
+  const rejectAll = (err) => {
+    for (const [, list] of waiting) list.forEach(({ reject }) => reject(err));
+    waiting.clear();
+  };
   child.on('message', (msg) => {
     if (msg.type === 'error') {
       log(`${file}: ${msg.message}`);
-      for (const [, list] of waiting) list.forEach(({ reject }) => reject(new Error(msg.message)));
-      waiting.clear();
+      w.errors.push(msg.message.split('\n')[0]);
+      rejectAll(new Error(msg.message));
       return;
     }
     if (msg.type === 'warn') { if (w.warnings.length < 20) w.warnings.push(msg.message); return; }
+    if (msg.type === 'records') { w.chunks.push(msg.records); return; }
     if (msg.type === 'assigned' && w.onAssigned) w.onAssigned(msg);
     const list = waiting.get(msg.type);
     if (list && list.length) list.shift().resolve(msg);
   });
-  child.on('exit', (code) => {
-    if (code) for (const [, list] of waiting) list.forEach(({ reject }) => reject(new Error(`${file} exited with ${code}`)));
-  });
+  w.gone = new Promise((resolve) => child.on('exit', (code) => {
+    w.exited = true;
+    if (code) rejectAll(new Error(`${file} exited with ${code}`));
+    resolve(code);
+  }));
   w.next = (type, timeoutMs = 120000) => new Promise((resolve, reject) => {
+    if (w.exited) return reject(new Error(`${file} has exited`));
     const timer = setTimeout(() => reject(new Error(`${file}: no '${type}' within ${timeoutMs} ms`)), timeoutMs);
     const entry = { resolve: (m) => { clearTimeout(timer); resolve(m); }, reject: (e) => { clearTimeout(timer); reject(e); } };
     if (!waiting.has(type)) waiting.set(type, []);
     waiting.get(type).push(entry);
   });
-  w.send = (msg) => child.send(msg);
+  w.send = (msg) => { if (!w.exited) child.send(msg); };
   return w;
 }
 
@@ -233,16 +244,17 @@ async function runSide(side, o, brokers, stamp) {
   const results = await done;
   await sampler.disconnect();
 
-  const parts = await Promise.all(consumerWorkers.map(async (w) => {
-    const got = w.next('records', 120000);
+  // A consumer process that crashed keeps the records it sent before; its error is reported.
+  await Promise.all(consumerWorkers.map(async (w) => {
+    const stopped = w.next('stopped', 60000).catch((err) => { if (!w.errors.length) w.errors.push(err.message); });
     w.send({ cmd: 'stop' });
-    return (await got).records;
+    await stopped;
   }));
+  const parts = consumerWorkers.map((w) => concatRecords(w.chunks));
   producerWorkers.forEach((w) => w.send({ cmd: 'exit' }));
-  await Promise.all([...producerWorkers, ...consumerWorkers].map((w) => new Promise((resolve) => {
-    if (w.child.exitCode !== null) resolve();
-    else w.child.once('exit', resolve);
-  })));
+  for (const w of [...producerWorkers, ...consumerWorkers]) {
+    if (!w.exited) await Promise.race([w.gone, sleep(15000).then(() => w.child.kill())]);
+  }
 
   const producers = results.sort((a, b) => a.index - b.index).map((d) => ({ sent: d.sent, ackedMask: d.ackedMask }));
   const figures = summarizeRun({ producers, parts, consumers: o.consumers, keys: o.keys });
@@ -263,6 +275,7 @@ async function runSide(side, o, brokers, stamp) {
     producersStopSeconds: (stopAt - startAt) / 1000,
     ackLatencyMs: { p50: quantile(ackMs, 0.5), p99: quantile(ackMs, 0.99), max: ackMs.length ? ackMs[ackMs.length - 1] : NaN },
     warnings: consumerWorkers.flatMap((w) => w.warnings),
+    crashes: consumerWorkers.flatMap((w) => w.errors),
     ...figures,
     lag: samples,
   };
@@ -334,6 +347,7 @@ async function main() {
     for (const r of runs) {
       if (r.producerFailures) console.log(`${r.side}: ${r.producerFailures} produce failures (${r.producerLastError})`);
       if (r.warnings.length) console.log(`${r.side}: consumer errors: ${r.warnings.slice(0, 3).join('; ')}`);
+      if (r.crashes.length) console.log(`${r.side}: consumer process failed: ${r.crashes.join('; ')}`);
     }
   }
   console.log(summary);

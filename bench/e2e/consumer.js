@@ -4,7 +4,8 @@
 // least 2 ms so that a delay of a few ms stays accurate. Static: a plain KafkaConsumer
 // (cooperative-sticky, auto commit of the offsets stored once a message is handled).
 // Dynamic: DynamicConsumer. Every handled message is recorded (which message, when, what
-// the handler was told) and the records go to the driver when it says stop.
+// the handler was told) and the records go to the driver every second, so that a crash of
+// this process loses none that were made before its last report.
 //
 // Messages from the driver: { cmd: 'start', ... }, { cmd: 'stop' }.
 
@@ -16,6 +17,8 @@ const MIN_SLEEP_MS = 2;
 // a long stall of the event loop is not turned into a burst of free capacity.
 const MAX_CREDIT_MS = 20;
 const IDLE_MS = 5;
+
+const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags'];
 
 /** Growable columns, one row per handled message. */
 class Records {
@@ -55,9 +58,11 @@ class Records {
     this.flags[i] = flags;
   }
 
-  columns() {
+  /** The rows recorded since the last take(), as columns; the table starts again empty. */
+  take() {
     const out = { length: this.length };
-    for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name] = this[name].slice(0, this.length);
+    for (const name of COLUMNS) out[name] = this[name].slice(0, this.length);
+    this.length = 0;
     return out;
   }
 }
@@ -88,6 +93,10 @@ function pacer(delayMs) {
   };
 }
 
+// A crash is reported to the driver (which prints it with the figures) before the process ends.
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+
 process.on('message', (msg) => {
   if (msg.cmd === 'start') start(msg).catch(fail);
   else if (msg.cmd === 'stop') stop().catch(fail);
@@ -95,6 +104,7 @@ process.on('message', (msg) => {
 
 function fail(err) {
   process.send({ type: 'error', message: String(err && err.stack || err) });
+  clearInterval(reporter);
   setTimeout(() => process.exit(1), 100);
 }
 
@@ -115,6 +125,7 @@ async function start(msg) {
   }
   reporter = setInterval(() => {
     process.send({ type: 'assigned', first: msg.first, counts: consumers.map((c) => c.assigned()) });
+    if (records.length > 0) process.send({ type: 'records', records: records.take() });
   }, 500);
   process.send({ type: 'started' });
 }
@@ -191,6 +202,7 @@ async function stop() {
   stopping = true;
   clearInterval(reporter);
   await Promise.all(consumers.map((c) => c.stop().catch((err) => process.send({ type: 'warn', message: String(err) }))));
-  process.send({ type: 'records', first: job.first, records: records.columns() });
+  process.send({ type: 'records', records: records.take() });
+  process.send({ type: 'stopped' });
   setTimeout(() => process.exit(0), 200);
 }

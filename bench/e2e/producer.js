@@ -17,6 +17,9 @@ const TICK_MS = 5;
 let job;
 let producer;
 
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+
 process.on('message', (msg) => {
   if (msg.cmd === 'start') start(msg).catch(fail);
   else if (msg.cmd === 'go') run(msg.startAt).catch(fail);

@@ -14,14 +14,31 @@ function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
+const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags'];
+
+/** One worker's record chunks (in the order it sent them) as one set of columns. */
+function concatRecords(chunks) {
+  const length = chunks.reduce((s, c) => s + c.length, 0);
+  const out = { length };
+  for (const name of COLUMNS) {
+    out[name] = new (chunks.length ? chunks[0][name].constructor : Float64Array)(length);
+    let offset = 0;
+    for (const c of chunks) {
+      out[name].set(c[name], offset);
+      offset += c.length;
+    }
+  }
+  return out;
+}
+
 /** Concatenates the workers' record columns, each worker's rows keeping their handling order. */
 function merge(parts) {
   const length = parts.reduce((s, p) => s + p.length, 0);
   const out = { length, worker: new Uint8Array(length), index: new Uint32Array(length) };
-  for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name] = new parts[0][name].constructor(length);
+  for (const name of COLUMNS) out[name] = new parts[0][name].constructor(length);
   let offset = 0;
   parts.forEach((p, w) => {
-    for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name].set(p[name], offset);
+    for (const name of COLUMNS) out[name].set(p[name], offset);
     out.worker.fill(w, offset, offset + p.length);
     for (let i = 0; i < p.length; i++) out.index[offset + i] = i;
     offset += p.length;
@@ -118,4 +135,4 @@ function unhandledAt(sentSorted, handledSorted, at) {
   return at.map((t) => countUpTo(sentSorted, t) - countUpTo(handledSorted, t));
 }
 
-module.exports = { summarizeRun, unhandledAt, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED };
+module.exports = { summarizeRun, concatRecords, unhandledAt, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED };
