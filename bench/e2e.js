@@ -155,9 +155,13 @@ function worker(file, env) {
     const list = waiting.get(msg.type);
     if (list && list.length) list.shift().resolve(msg);
   });
-  w.gone = new Promise((resolve) => child.on('exit', (code) => {
+  w.gone = new Promise((resolve) => child.on('exit', (code, signal) => {
     w.exited = true;
-    if (code) rejectAll(new Error(`${file} exited with ${code}`));
+    if (code || signal) {
+      const err = new Error(`${file} exited with ${signal || code}`);
+      if (!w.errors.length) w.errors.push(err.message);
+      rejectAll(err);
+    }
     resolve(code);
   }));
   w.next = (type, timeoutMs = 120000) => new Promise((resolve, reject) => {
