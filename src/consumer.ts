@@ -117,7 +117,8 @@ export class DynamicConsumer extends EventEmitter {
     const resolved: Record<ConsumerOptionName, number> = { ...CONSUMER_DEFAULTS };
     for (const [name, v] of Object.entries(options)) {
       if (name === 'resequencer') continue;
-      if (!(name in CONSUMER_DEFAULTS)) throw InvalidOptionError.unknown(`options.${name}`, ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]);
+      // Own keys only: `in` would take toString or constructor for an option.
+      if (!Object.prototype.hasOwnProperty.call(CONSUMER_DEFAULTS, name)) throw InvalidOptionError.unknown(`options.${name}`, ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]);
       if (v === undefined) continue;
       const min = OPTION_MIN[name as ConsumerOptionName];
       if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_OPTION) {
