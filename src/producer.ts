@@ -87,6 +87,8 @@ const ERR_UNKNOWN_TOPIC = -188;
 const ERR_TIMED_OUT = -185;
 /** Not a librdkafka code: a produce() that threw something without one. */
 const ERR_UNKNOWN_FAILURE = -1_000_000;
+/** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
+const CLIENT_DISCONNECT_MS = 100;
 
 function librdkafkaMessage(code: number): string {
   const name = Object.entries((Kafka as any).CODES?.ERRORS ?? {}).find(([, v]) => v === code)?.[0];
@@ -247,6 +249,8 @@ export class DynamicProducer extends EventEmitter {
   private connected = false;
   private closing = false;
   private closed = false;
+  /** The disconnect() under way, returned to any other call until it settles. */
+  private disconnecting: Promise<void> | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly metrics$: Metrics;
@@ -719,15 +723,29 @@ export class DynamicProducer extends EventEmitter {
   }
 
   /**
-   * Flushes, then disconnects. If some messages could not be confirmed in time, their send()
-   * promises reject and this rejects with an UndeliveredError that counts them.
+   * Flushes, then disconnects, all within `timeoutMs`. If some messages could not be confirmed
+   * in time, their send() promises reject and this rejects with an UndeliveredError that counts
+   * them. A call while one is under way returns that one's promise.
    */
-  async disconnect(timeoutMs = 30_000): Promise<void> {
-    if (this.closed || this.closing) return;
+  disconnect(timeoutMs = 30_000): Promise<void> {
+    if (this.disconnecting !== undefined) return this.disconnecting;
+    if (this.closed) return Promise.resolve();
+    const done = this.close(timeoutMs);
+    this.disconnecting = done;
+    const forget = (): void => {
+      this.disconnecting = undefined;
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  private async close(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     this.closing = true;
     let failure: unknown;
     try {
-      await this.flush(timeoutMs);
+      // The client's own disconnect needs a moment of the budget (it flushes again, then stops its threads).
+      await this.flush(Math.max(0, timeoutMs - (this.owned ? CLIENT_DISCONNECT_MS : 0)));
     } catch (err) {
       failure = err;
     }
@@ -748,7 +766,15 @@ export class DynamicProducer extends EventEmitter {
     this.client.removeListener('delivery-report', this.onReport);
     this.client.removeListener('event.stats', this.onStats);
     if (this.owned) {
-      await new Promise<void>((resolve) => (this.client as unknown as Kafka.Producer).disconnect(5000, () => resolve()));
+      // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
+      // requests in flight: past the deadline that goes on in the background.
+      const left = Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now());
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, left);
+        (this.client as unknown as Kafka.Producer).disconnect(left, () => resolve());
+      });
+      clearTimeout(timer);
     }
     this.connected = false;
     if (failure) throw failure;
