@@ -9,10 +9,10 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import * as Kafka from 'node-rdkafka';
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
-import { DynamicPartitionerOptions } from './options';
+import { DynamicPartitionerOptions, DEFAULTS } from './options';
 import { partitionerCode } from './hash';
 import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
-import { splitConfig, basePartitioner, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
+import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import type { Key } from './key';
@@ -254,6 +254,8 @@ export class DynamicProducer extends EventEmitter {
   private refreshTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly metrics$: Metrics;
+  /** Takes our gauges out of the prom-client Registry (none: no registry). */
+  private unregister: (() => void) | undefined;
   private readonly onReport: (err: any, report: any) => void;
   private readonly onStats: (event: { message: string }) => void;
 
@@ -263,6 +265,10 @@ export class DynamicProducer extends EventEmitter {
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     const checked = checkProducerOptions(options);
     this.options = checked.producer;
+    for (const names of [Object.keys(DEFAULTS), PRODUCER_OPTION_NAMES]) {
+      checkNotOptions(globalConfig, 'globalConfig', names);
+      checkNotOptions(topicConfig, 'topicConfig', names);
+    }
     const split = splitConfig(globalConfig, topicConfig);
     // A wrapped producer without a `partitioner` setting uses librdkafka's default.
     const existingPartitioner = existing ? existing.topicConfig?.partitioner ?? LIBRDKAFKA_DEFAULT_PARTITIONER : split.topic.partitioner;
@@ -286,7 +292,12 @@ export class DynamicProducer extends EventEmitter {
       const topic = { ...split.topic, partitioner: base };
       const global: Config = { ...split.global };
       if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
-      this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
+      try {
+        this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
+      } catch (err) {
+        this.partitioner.close();
+        throw configError(err, globalConfig, topicConfig);
+      }
       this.owned = true;
       this.highLevel = false;
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
@@ -298,7 +309,14 @@ export class DynamicProducer extends EventEmitter {
     this.client.on('delivery-report', this.onReport);
     this.client.on('event.stats', this.onStats);
     this.client.on('event.error', (err: any) => this.emit('error', toKafkaError(err, 'librdkafka')));
-    if (this.options.prometheus !== undefined) registerPrometheus(this.options.prometheus, () => this.metrics());
+    if (this.options.prometheus !== undefined) {
+      try {
+        this.unregister = registerPrometheus(this.options.prometheus, () => this.metrics());
+      } catch (err) {
+        this.partitioner.close();
+        throw err;
+      }
+    }
     if (existing && this.connected) this.started();
   }
 
@@ -706,13 +724,20 @@ export class DynamicProducer extends EventEmitter {
       await new Promise((r) => setTimeout(r, 5));
       this.drain();
     }
+    // Never connected (or a failed connect()): nothing can be in flight, and node-rdkafka's flush would throw.
+    if (!this.connected) return;
     await new Promise<void>((resolve, reject) => {
-      this.client.flush(Math.max(0, deadline - Date.now()), (err) => {
-        if (!err) return resolve();
-        // node-rdkafka reports a flush timeout as code -1 ("Local: Timed out"), or -185.
-        if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight));
-        else reject(toKafkaError(err, 'flush'));
-      });
+      try {
+        this.client.flush(Math.max(0, deadline - Date.now()), (err) => {
+          if (!err) return resolve();
+          // node-rdkafka reports a flush timeout as code -1 ("Local: Timed out"), or -185.
+          if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight));
+          else reject(toKafkaError(err, 'flush'));
+        });
+      } catch (err) {
+        // A wrapped producer the application disconnected: node-rdkafka throws a plain Error.
+        reject(toKafkaError(err, 'flush'));
+      }
     });
     // Reports already queued by librdkafka are dispatched by poll().
     while (this.inflight > 0 && Date.now() < deadline) {
@@ -765,7 +790,8 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner.close();
     this.client.removeListener('delivery-report', this.onReport);
     this.client.removeListener('event.stats', this.onStats);
-    if (this.owned) {
+    if (this.unregister !== undefined) this.unregister();
+    if (this.owned && this.connected) {
       // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
       // requests in flight: past the deadline that goes on in the background.
       const left = Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now());
