@@ -53,17 +53,13 @@ function checkWritable(file: string): void {
   const fail = (why: string): never => {
     throw new CommandError(`cannot write ${file}: ${why}`);
   };
-  let stat;
   try {
-    stat = statSync(dir);
-  } catch {
-    fail(`directory ${dir} does not exist`);
-  }
-  if (!stat!.isDirectory()) fail(`${dir} is not a directory`);
-  try {
+    if (!statSync(dir).isDirectory()) fail(`${dir} is not a directory`);
     accessSync(dir, constants.W_OK);
-  } catch {
-    fail(`directory ${dir} is not writable`);
+  } catch (err) {
+    if (err instanceof CommandError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    fail(code === 'ENOENT' || code === 'ENOTDIR' ? `directory ${dir} does not exist` : `directory ${dir} is not writable`);
   }
   try {
     const existing = statSync(file);
