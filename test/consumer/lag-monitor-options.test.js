@@ -12,6 +12,7 @@ t.test('unknown options are rejected with their path and the valid names', async
     [{ ...valid, interval: 500 }, 'options.interval'], // a typo of intervalMs
     [{ ...valid, group: 'g' }, 'options.group'],
     [{ ...valid, topic: 't' }, 'options.topic'],
+    [{ ...valid, toString: () => '' }, 'options.toString'], // an Object.prototype name is no option either
   ]) {
     const err = t.throws(() => new LagMonitor(config, options), { code: 'KDP_INVALID_OPTION', name: 'InvalidOptionError', path });
     t.match(err.message, `${path} is not an option`);
