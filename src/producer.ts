@@ -24,7 +24,8 @@ export interface DeliveryReport {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
-  readonly key?: Buffer | string | null;
+  /** send(): the key as the caller gave it (null for none). */
+  readonly key?: Key | null;
   readonly timestamp?: number;
   readonly size?: number;
 }
@@ -87,6 +88,8 @@ const ERR_UNKNOWN_TOPIC = -188;
 const ERR_TIMED_OUT = -185;
 /** Not a librdkafka code: a produce() that threw something without one. */
 const ERR_UNKNOWN_FAILURE = -1_000_000;
+/** pollIntervalMs 0: how long our messages may wait with nothing polling before we poll ourselves. */
+const NO_POLL_CHECK_MS = 1000;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
@@ -110,6 +113,8 @@ interface Pending {
   resolve(report: DeliveryReport): void;
   reject(err: Error): void;
   readonly [SEND]?: true;
+  /** A send()'s key as the caller gave it (a HighLevelProducer's: as serialized), for its report. */
+  key?: Key | null;
 }
 
 interface Queued {
@@ -254,6 +259,8 @@ export class DynamicProducer extends EventEmitter {
   private refreshTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly metrics$: Metrics;
+  /** Undoes what was patched on the client (interceptReports, watchPolling), at disconnect. */
+  private readonly unpatch: Array<() => void> = [];
   /** Takes our gauges out of the prom-client Registry (none: no registry). */
   private unregister: (() => void) | undefined;
   private readonly onReport: (err: any, report: any) => void;
@@ -306,7 +313,8 @@ export class DynamicProducer extends EventEmitter {
     this.metrics$ = new Metrics();
     this.onReport = (err, report) => this.delivered(err, report);
     this.onStats = (event) => this.statistics(event);
-    this.client.on('delivery-report', this.onReport);
+    if (this.owned) this.client.on('delivery-report', this.onReport);
+    else this.interceptReports();
     this.client.on('event.stats', this.onStats);
     this.client.on('event.error', (err: any) => this.emit('error', toKafkaError(err, 'librdkafka')));
     if (this.options.prometheus !== undefined) {
@@ -345,7 +353,80 @@ export class DynamicProducer extends EventEmitter {
     if (this.options.pollIntervalMs > 0) {
       this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs);
       this.pollTimer.unref();
+    } else if (this.reports) {
+      this.watchPolling();
     }
+  }
+
+  /**
+   * A wrapped producer's delivery reports of our messages are taken before its listeners see
+   * them, and its application's never reach us: node-rdkafka (3.6, lib/producer.js) hands each
+   * report to this.emit('delivery-report', ...), looked up on the instance. Undone at
+   * disconnect, once none of ours is in flight (a late one would reach the application).
+   */
+  private interceptReports(): void {
+    type Emitting = ProducerLike & { emit(event: string | symbol, ...args: any[]): boolean };
+    const client = this.client as Emitting;
+    const emit = client.emit;
+    const hadOwn = hasOwn.call(client, 'emit');
+    const mark = this.mark;
+    const self = this;
+    const restore = (): void => {
+      if (client.emit !== intercepted) return;
+      if (hadOwn) client.emit = emit;
+      else delete (client as Partial<Emitting>).emit;
+    };
+    function intercepted(this: unknown, event: string | symbol, err?: any, report?: any): boolean {
+      if (event === 'delivery-report' && typeof report === 'object' && report !== null) {
+        const opaque = report.opaque;
+        if (opaque === mark || (typeof opaque === 'object' && opaque !== null && opaque[SEND] === true)) {
+          self.delivered(err, report);
+          if (self.closed && self.inflight <= 0) restore();
+          return true;
+        }
+      }
+      return emit.apply(this, arguments as unknown as [string | symbol, ...any[]]);
+    }
+    client.emit = intercepted;
+    this.unpatch.push(() => {
+      if (this.inflight <= 0) restore();
+    });
+  }
+
+  /**
+   * pollIntervalMs 0: the application polls the client. If nothing calls its poll() for a
+   * whole NO_POLL_CHECK_MS while our messages await their reports, no report ever comes and
+   * send() never settles: warn once (process warning KDP_NO_POLL), and poll from here on.
+   */
+  private watchPolling(): void {
+    const client = this.client;
+    const poll = client.poll;
+    const hadOwn = hasOwn.call(client, 'poll');
+    let polled = false;
+    let waiting = false;
+    function counting(this: unknown): unknown {
+      polled = true;
+      return poll.apply(this, arguments as unknown as []);
+    }
+    client.poll = counting;
+    this.unpatch.push(() => {
+      if (client.poll !== counting) return;
+      if (hadOwn) client.poll = poll;
+      else delete (client as Partial<ProducerLike>).poll;
+    });
+    this.pollTimer = setInterval(() => {
+      const stuck = waiting && !polled && this.inflight > 0;
+      waiting = this.inflight > 0;
+      polled = false;
+      if (!stuck) return;
+      clearInterval(this.pollTimer);
+      process.emitWarning(`DynamicProducer: ${this.inflight} messages await delivery reports, and nothing polled the producer for ${NO_POLL_CHECK_MS} ms ` +
+        `(pollIntervalMs is 0): polling it every ${PRODUCER_DEFAULTS.pollIntervalMs} ms from now on. Call setPollInterval() on it, or pass pollIntervalMs.`,
+      { type: 'DynamicProducerWarning', code: 'KDP_NO_POLL' });
+      this.pollTimer = setInterval(() => this.poll(), PRODUCER_DEFAULTS.pollIntervalMs);
+      this.pollTimer.unref();
+    }, NO_POLL_CHECK_MS);
+    this.pollTimer.unref();
   }
 
   /**
@@ -390,7 +471,7 @@ export class DynamicProducer extends EventEmitter {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
     return new Promise<DeliveryReport>((resolve, reject) => {
-      const pending: Pending = { resolve, reject, [SEND]: true };
+      const pending: Pending = { resolve, reject, key: key ?? null, [SEND]: true };
       const attempt = (): void => {
         if (this.closed) {
           reject(new StateError('this producer was disconnected'));
@@ -425,6 +506,7 @@ export class DynamicProducer extends EventEmitter {
       const client = this.client as HighLevelLike;
       value = serialize(client.valueSerializer, value, 'value') as Value;
       key = serialize(client.keySerializer, key, 'key') as Key | null | undefined;
+      if (pending !== undefined) pending.key = key ?? null;
     }
     let payload: Buffer | null;
     if (typeof value === 'string') payload = Buffer.from(value);
@@ -592,6 +674,10 @@ export class DynamicProducer extends EventEmitter {
     const pending = report?.opaque as Pending | undefined;
     // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
     if (!this.owned && pending !== this.mark && (typeof pending !== 'object' || pending === null || (pending as Pending)[SEND] !== true)) return;
+    // A send()'s report: the key as the caller gave it (librdkafka's is a Buffer), and not our opaque.
+    if (typeof pending === 'object' && pending !== null && pending[SEND] === true) {
+      report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending.key, timestamp: report.timestamp, size: report.size };
+    }
     this.inflight--;
     const info = this.topics.get(report?.topic);
     if (err) {
@@ -790,6 +876,7 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner.close();
     this.client.removeListener('delivery-report', this.onReport);
     this.client.removeListener('event.stats', this.onStats);
+    for (const undo of this.unpatch.splice(0)) undo();
     if (this.unregister !== undefined) this.unregister();
     if (this.owned && this.connected) {
       // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
