@@ -34,6 +34,8 @@ const FLAGS = {
   partitions: { type: 'string', default: '12', help: 'partitions of the topic' },
   replication: { type: 'string', default: '3', help: 'replication factor of the topic' },
   capacity: { type: 'string', default: '1.25', help: 'the group\'s total handling capacity over the offered rate' },
+  linger: { type: 'string', default: '20', help: 'producers\' linger.ms (both runs)' },
+  'fetch-wait': { type: 'string', default: '100', help: 'consumers\' fetch.wait.max.ms, with fetch.min.bytes 1 MiB so brokers wait that long (0: librdkafka defaults)' },
   'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', help: 'static or dynamic: run one side' },
@@ -80,6 +82,8 @@ function options() {
     replication: num('replication', { integer: true, min: 1 }),
     capacity: num('capacity', { min: 0.01 }),
     drainCap: num('drain-cap', { min: 1 }),
+    lingerMs: num('linger'),
+    fetchWaitMs: num('fetch-wait', { integer: true }),
     seed: num('seed', { integer: true }),
     sides: values.only ? [values.only] : ['static', 'dynamic'],
     json: Boolean(values.json),
@@ -205,7 +209,7 @@ async function runSide(side, o, brokers, stamp) {
   for (let w = 0; w < o.consumerProcs; w++) {
     const count = Math.floor(o.consumers / o.consumerProcs) + (w < o.consumers % o.consumerProcs ? 1 : 0);
     const cw = worker('consumer.js', { UV_THREADPOOL_SIZE: '16' });
-    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs });
+    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs });
     consumerWorkers.push(cw);
     first += count;
   }
@@ -216,7 +220,7 @@ async function runSide(side, o, brokers, stamp) {
   const producerWorkers = [];
   for (let p = 0; p < o.producers; p++) {
     const pw = worker('producer.js', {});
-    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p });
+    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs });
     producerWorkers.push(pw);
   }
   await Promise.all(producerWorkers.map((w) => w.next('ready')));
@@ -304,6 +308,8 @@ function table(runs) {
     ['duplicated', (r) => fmt(r.duplicated)],
     ['flagged outOfOrder', (r) => (r.side === 'dynamic' ? fmt(r.flaggedOutOfOrder) : '-')],
     ['ordered === false', (r) => (r.side === 'dynamic' ? fmt(r.notOrdered) : '-')],
+    ['  by reason', (r) => Object.entries(r.flaggedReasons).map(([k, v]) => `${k} ${v}`).join(', ') || '-'],
+    ['with an order header', (r) => (r.side === 'dynamic' ? fmt(r.withOrderHeader) : '-')],
     ['handled per consumer', (r) => r.perConsumer.join(' ')],
     ['partitions per consumer', (r) => r.assignment.join(' ')],
   ];

@@ -11,6 +11,7 @@
 
 const Kafka = require('node-rdkafka');
 const { DynamicConsumer } = require('../../build');
+const { OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT } = require('./stats');
 
 const MIN_SLEEP_MS = 2;
 // Oversleeping is paid back by handling the next messages without sleeping, but only this much:
@@ -67,10 +68,6 @@ class Records {
   }
 }
 
-// flags bits
-const OUT_OF_ORDER = 1;
-const HAS_ORDERED = 2;
-const NOT_ORDERED = 4;
 
 const records = new Records();
 const consumers = [];
@@ -115,6 +112,10 @@ async function start(msg) {
     'group.id': msg.group,
     'partition.assignment.strategy': 'cooperative-sticky',
     'log_level': 3,
+    // Brokers answer a fetch once this much is there or fetch.wait.max.ms passed: with the
+    // default of 1 byte, six consumers on a trickle of small messages send fetches by the thousand.
+    'fetch.min.bytes': msg.fetchWaitMs > 0 ? 1 << 20 : 1,
+    ...(msg.fetchWaitMs > 0 ? { 'fetch.wait.max.ms': msg.fetchWaitMs } : {}),
   };
   for (let c = 0; c < msg.count; c++) {
     const index = msg.first + c;
@@ -174,6 +175,11 @@ async function startDynamic(config, index, pace) {
   const done = consumer.run([job.topic], async (message, info) => {
     let flags = info.outOfOrder ? OUT_OF_ORDER : 0;
     if (info.ordered !== undefined) flags |= HAS_ORDERED | (info.ordered === false ? NOT_ORDERED : 0);
+    if (info.order) flags |= MARKED;
+    if (info.reason) {
+      const code = REASONS.indexOf(info.reason);
+      flags |= ((code === -1 ? REASONS.length - 1 : code) + 1) << REASON_SHIFT;
+    }
     records.push(index, message.value, now(), flags);
     await pace();
   });

@@ -45,7 +45,7 @@ async function start(msg) {
   job.ackMs = new Float64Array(total);
   job.failed = 0;
   job.lastError = null;
-  const global = { 'metadata.broker.list': msg.brokers, 'linger.ms': 5, 'log_level': 3, 'client.id': `e2e-${msg.side}-p${msg.index}` };
+  const global = { 'metadata.broker.list': msg.brokers, 'linger.ms': msg.lingerMs, 'log_level': 3, 'client.id': `e2e-${msg.side}-p${msg.index}` };
   if (msg.side === 'static') {
     producer = new Kafka.Producer({ ...global, dr_cb: true }, { partitioner: 'murmur2_random' });
     producer.on('delivery-report', (err, report) => {
