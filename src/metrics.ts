@@ -64,6 +64,8 @@ export class Metrics {
         queueDepth: t.queueDepth,
       };
     }
+    // A topic the producer forgot (beyond maxTopics) leaves no rate behind.
+    for (const name of this.last.keys()) if (!topics.has(name)) this.last.delete(name);
     return { topics: out, inflight, held, trackedKeys: all.trackedKeys };
   }
 }

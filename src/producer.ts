@@ -13,11 +13,11 @@ import { DynamicPartitionerOptions, DEFAULTS } from './options';
 import { partitionerCode } from './hash';
 import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe } from './errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import type { Key } from './key';
 
-export type Value = Buffer | string | null;
+export type Value = Buffer | Uint8Array | string | null;
 export type Headers = Array<Record<string, string | Buffer>>;
 
 export interface DeliveryReport {
@@ -134,6 +134,8 @@ interface TopicInfo {
   delivered: number;
   failed: number;
   queueDepth: number[];
+  /** When the producer last switched to this topic (topicUse): the least recent goes beyond maxTopics. */
+  lastUsed: number;
 }
 
 function checkProducerOptions(options: DynamicProducerOptions): { producer: ProducerSettings; partitioner: DynamicPartitionerOptions } {
@@ -205,6 +207,18 @@ function withoutForwarded(headers: Headers, from: number, ours?: Record<string, 
   return out;
 }
 
+/** A timestamp that is not a number, or one no message can have (NaN, negative, beyond 2^53). */
+function timestampError(timestamp: unknown): InvalidArgTypeError | OutOfRangeError {
+  if (typeof timestamp !== 'number') return new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+  return new OutOfRangeError('timestamp', 'ms since the epoch: a number from 0 to Number.MAX_SAFE_INTEGER', timestamp);
+}
+
+/** A timeout argument: a number of ms, 0 or more and finite. */
+function checkTimeout(argument: string, ms: unknown): void {
+  if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
+  if (!(ms >= 0 && ms < Infinity)) throw new OutOfRangeError(argument, 'a finite number of milliseconds, 0 or more', ms);
+}
+
 function toKafkaError(err: any, context: string): KafkaError {
   if (err instanceof KafkaError) return err;
   const code = typeof err?.code === 'number' ? err.code : undefined;
@@ -241,6 +255,7 @@ export class DynamicProducer extends EventEmitter {
   private readonly topics = new Map<string, TopicInfo>();
   private lastTopicName = '';
   private lastTopic: TopicInfo | undefined;
+  private topicUse = 0;
   private readonly metadataInFlight = new Set<string>();
   private backlog: Queued[] = [];
   private backlogHead = 0;
@@ -330,6 +345,7 @@ export class DynamicProducer extends EventEmitter {
 
   /** Connects (if this producer owns its client) and reads the partition counts of all topics. */
   async connect(timeoutMs = 30_000): Promise<void> {
+    checkTimeout('timeoutMs', timeoutMs);
     if (this.closed) throw new StateError('this producer was disconnected');
     if (!this.connected) {
       const client = this.client as unknown as Kafka.Producer;
@@ -456,13 +472,13 @@ export class DynamicProducer extends EventEmitter {
     if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
     // A HighLevelProducer's serializers may take other types: checked after them, in enqueue().
     if (!this.highLevel) {
-      if (typeof value !== 'string' && value !== null && value !== undefined && !Buffer.isBuffer(value)) throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
+      if (typeof value !== 'string' && value !== null && value !== undefined && !(value instanceof Uint8Array)) throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
         throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
       }
     }
     if (headers !== undefined && headers !== null) checkHeaders(headers);
-    if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+    if (timestamp !== undefined && timestamp !== null && (typeof timestamp !== 'number' || !(timestamp >= 0 && timestamp <= Number.MAX_SAFE_INTEGER))) throw timestampError(timestamp);
   }
 
   /** Produces one message and resolves with its delivery report (rejects with KafkaError). Waits while too much is held. */
@@ -512,14 +528,16 @@ export class DynamicProducer extends EventEmitter {
     if (typeof value === 'string') payload = Buffer.from(value);
     else if (value === null || value === undefined) payload = null;
     else if (Buffer.isBuffer(value)) payload = value;
-    else throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
+    // node-rdkafka takes only a Buffer: a view of the same memory, not a copy.
+    else if (value instanceof Uint8Array) payload = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    else throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
     // A kdp-order header among the caller's (copied from a consumed message) is never sent as
     // ours: a Resequencer would read it, stale, or find two. Ours replaces it, or it goes.
     let forwarded = -1;
     if (headers === null) headers = undefined;
     else if (headers !== undefined) forwarded = checkHeaders(headers);
-    if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') {
-      throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+    if (timestamp !== undefined && timestamp !== null && (typeof timestamp !== 'number' || !(timestamp >= 0 && timestamp <= Number.MAX_SAFE_INTEGER))) {
+      throw timestampError(timestamp);
     }
     let partition = -1;
     let zero = -1; // whether a string key has U+0000: -1 not known yet
@@ -714,13 +732,34 @@ export class DynamicProducer extends EventEmitter {
     let info = this.topics.get(topic);
     if (info === undefined) {
       if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
-      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [] };
+      // As many topics as the partitioner keeps (it forgets the least recently used beyond them).
+      if (this.topics.size >= this.partitioner.options.maxTopics) this.forgetLeastRecentTopic();
+      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0 };
       this.topics.set(topic, info);
       this.requestMetadata(topic);
     }
+    // Stamped when the producer switches topics, not per message: the topic in use stays the most recent.
+    info.lastUsed = ++this.topicUse;
     this.lastTopicName = topic;
     this.lastTopic = info;
     return info;
+  }
+
+  private forgetLeastRecentTopic(): void {
+    let victim: string | undefined;
+    let oldest = Infinity;
+    for (const [name, info] of this.topics) {
+      if (info.lastUsed < oldest) {
+        oldest = info.lastUsed;
+        victim = name;
+      }
+    }
+    if (victim === undefined) return;
+    this.topics.delete(victim);
+    if (this.lastTopicName === victim) {
+      this.lastTopicName = '';
+      this.lastTopic = undefined;
+    }
   }
 
   /** Reads one topic's partition count in the background (once at a time per topic). */
@@ -804,6 +843,7 @@ export class DynamicProducer extends EventEmitter {
 
   /** Waits until every message handed over (or held) has its delivery report, or the timeout. */
   async flush(timeoutMs = 30_000): Promise<void> {
+    checkTimeout('timeoutMs', timeoutMs);
     const deadline = Date.now() + timeoutMs;
     while (this.backlog.length > this.backlogHead || this.roomWaiters.length > 0) {
       if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.backlog.length - this.backlogHead} messages still held`, this.backlog.length - this.backlogHead + this.inflight);
@@ -839,6 +879,11 @@ export class DynamicProducer extends EventEmitter {
    * them. A call while one is under way returns that one's promise.
    */
   disconnect(timeoutMs = 30_000): Promise<void> {
+    try {
+      checkTimeout('timeoutMs', timeoutMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.disconnecting !== undefined) return this.disconnecting;
     if (this.closed) return Promise.resolve();
     const done = this.close(timeoutMs);
@@ -911,9 +956,9 @@ export class DynamicProducer extends EventEmitter {
       objectMode: true,
       write: (chunk: any, _encoding, callback) => {
         if (failed) return callback(failed);
-        const isValue = typeof chunk === 'string' || Buffer.isBuffer(chunk);
+        const isValue = typeof chunk === 'string' || chunk instanceof Uint8Array;
         const message = isValue ? { value: chunk } : chunk;
-        if (typeof message !== 'object' || message === null) return callback(new InvalidArgTypeError('chunk', 'a message object, Buffer or string', chunk));
+        if (typeof message !== 'object' || message === null) return callback(new InvalidArgTypeError('chunk', 'a message object, Buffer, Uint8Array or string', chunk));
         outstanding++;
         let held = false;
         let sent: Promise<DeliveryReport>;
