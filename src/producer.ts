@@ -392,16 +392,17 @@ export class DynamicProducer extends EventEmitter {
       if (hadOwn) client.emit = emit;
       else delete (client as Partial<Emitting>).emit;
     };
-    function intercepted(this: unknown, event: string | symbol, err?: any, report?: any): boolean {
+    function intercepted(this: unknown, event: string | symbol, ...args: any[]): boolean {
+      const report = args[1];
       if (event === 'delivery-report' && typeof report === 'object' && report !== null) {
         const opaque = report.opaque;
         if (opaque === mark || (typeof opaque === 'object' && opaque !== null && opaque[SEND] === true)) {
-          self.delivered(err, report);
+          self.delivered(args[0], report);
           if (self.closed && self.inflight <= 0) restore();
           return true;
         }
       }
-      return emit.apply(this, arguments as unknown as [string | symbol, ...any[]]);
+      return emit.call(this, event, ...args);
     }
     client.emit = intercepted;
     this.unpatch.push(() => {
@@ -420,9 +421,9 @@ export class DynamicProducer extends EventEmitter {
     const hadOwn = hasOwn.call(client, 'poll');
     let polled = false;
     let waiting = false;
-    function counting(this: unknown): unknown {
+    function counting(this: unknown, ...args: unknown[]): unknown {
       polled = true;
-      return poll.apply(this, arguments as unknown as []);
+      return (poll as (...a: unknown[]) => unknown).apply(this, args);
     }
     client.poll = counting;
     this.unpatch.push(() => {
