@@ -72,6 +72,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const perConsumer = new Array(consumers).fill(0);
   let unique = 0;
   let violations = 0;
+  let unflaggedViolations = 0;
   let duplicated = 0;
   let flagged = 0;
   let notOrdered = 0;
@@ -91,7 +92,10 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     firstAt[unique] = r.at[i];
     latency[unique++] = r.at[i] - r.sent[i];
     const slot = p * keys + r.key[i];
-    if (r.seq[i] < highest[slot]) violations++;
+    if (r.seq[i] < highest[slot]) {
+      violations++;
+      if (!(r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED))) unflaggedViolations++;
+    }
     else highest[slot] = r.seq[i];
     if (r.flags[i] & OUT_OF_ORDER) flagged++;
     if (r.flags[i] & HAS_ORDERED) hasOrdered = true;
@@ -116,7 +120,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const lat = latency.subarray(0, unique).sort();
   return {
     sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
-    violations, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
+    violations, unflaggedViolations, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
     latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
     perConsumer,
     firstHandledAt: firstAt.slice(0, unique).sort(),
