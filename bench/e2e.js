@@ -304,7 +304,6 @@ function table(runs) {
     ['latency max ms', (r) => fmt(r.latencyMs.max, 1)],
     ['drain s', drainText],
     ['order violations', (r) => fmt(r.violations)],
-    ['  of them not flagged', (r) => (r.side === 'dynamic' ? fmt(r.unflaggedViolations) : '-')],
     ['lost', (r) => fmt(r.lost)],
     ['duplicated', (r) => fmt(r.duplicated)],
     ['flagged outOfOrder', (r) => (r.side === 'dynamic' ? fmt(r.flaggedOutOfOrder) : '-')],

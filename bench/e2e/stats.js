@@ -57,7 +57,10 @@ function merge(parts) {
  * A message is identified by (producer, n). The records are read in handling order (the
  * handler's clock, then the worker's own order): a message's first handling is checked
  * against the highest sequence already handled for its (producer, key) — lower is an order
- * violation — and later handlings of it are duplicates (counted once per message).
+ * violation — and later handlings of it are duplicates (counted once per message). A
+ * violation counts the late message: one message that went early (flagged or not) makes a
+ * violation of each earlier one handled after it, and those late ones need not be flagged
+ * (unflaggedViolations, in the JSON).
  */
 function summarizeRun({ producers, parts, consumers, keys }) {
   const r = merge(parts);
@@ -73,6 +76,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   let unique = 0;
   let violations = 0;
   let unflaggedViolations = 0;
+  let unflaggedMarked = 0;
   let duplicated = 0;
   let flagged = 0;
   let notOrdered = 0;
@@ -94,7 +98,10 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     const slot = p * keys + r.key[i];
     if (r.seq[i] < highest[slot]) {
       violations++;
-      if (!(r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED))) unflaggedViolations++;
+      if (!(r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED))) {
+        unflaggedViolations++;
+        if (r.flags[i] & MARKED) unflaggedMarked++;
+      }
     }
     else highest[slot] = r.seq[i];
     if (r.flags[i] & OUT_OF_ORDER) flagged++;
@@ -120,7 +127,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const lat = latency.subarray(0, unique).sort();
   return {
     sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
-    violations, unflaggedViolations, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
+    violations, unflaggedViolations, unflaggedWithOrderHeader: unflaggedMarked, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
     latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
     perConsumer,
     firstHandledAt: firstAt.slice(0, unique).sort(),
