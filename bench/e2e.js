@@ -304,6 +304,8 @@ function table(runs) {
     ['latency max ms', (r) => fmt(r.latencyMs.max, 1)],
     ['drain s', drainText],
     ['order violations', (r) => fmt(r.violations)],
+    ['  overtaken by a flagged one', (r) => (r.side === 'dynamic' ? fmt(r.overtakenByFlagged) : '-')],
+    ['  neither flagged', (r) => (r.side === 'dynamic' ? fmt(r.unannouncedViolations) : '-')],
     ['lost', (r) => fmt(r.lost)],
     ['duplicated', (r) => fmt(r.duplicated)],
     ['flagged outOfOrder', (r) => (r.side === 'dynamic' ? fmt(r.flaggedOutOfOrder) : '-')],

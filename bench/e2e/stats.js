@@ -71,12 +71,16 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const handled = producers.map((p) => new Uint8Array(p.sent));
   const firstAt = new Float64Array(r.length);
   const highest = new Int32Array(producers.length * keys).fill(-1);
+  // Whether the message that set `highest` was flagged: a violation is then one it announced.
+  const highestFlagged = new Uint8Array(producers.length * keys);
   const latency = new Float64Array(r.length);
   const perConsumer = new Array(consumers).fill(0);
   let unique = 0;
   let violations = 0;
   let unflaggedViolations = 0;
   let unflaggedMarked = 0;
+  let overtakenByFlagged = 0;
+  let unannounced = 0;
   let duplicated = 0;
   let flagged = 0;
   let notOrdered = 0;
@@ -98,12 +102,17 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     const slot = p * keys + r.key[i];
     if (r.seq[i] < highest[slot]) {
       violations++;
+      if (highestFlagged[slot]) overtakenByFlagged++;
       if (!(r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED))) {
         unflaggedViolations++;
+        if (!highestFlagged[slot]) unannounced++;
         if (r.flags[i] & MARKED) unflaggedMarked++;
       }
     }
-    else highest[slot] = r.seq[i];
+    else {
+      highest[slot] = r.seq[i];
+      highestFlagged[slot] = r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED) ? 1 : 0;
+    }
     if (r.flags[i] & OUT_OF_ORDER) flagged++;
     if (r.flags[i] & HAS_ORDERED) hasOrdered = true;
     if (r.flags[i] & NOT_ORDERED) notOrdered++;
@@ -127,7 +136,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const lat = latency.subarray(0, unique).sort();
   return {
     sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
-    violations, unflaggedViolations, unflaggedWithOrderHeader: unflaggedMarked, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
+    violations, unflaggedViolations, unflaggedWithOrderHeader: unflaggedMarked, overtakenByFlagged, unannouncedViolations: unannounced, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
     latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
     perConsumer,
     firstHandledAt: firstAt.slice(0, unique).sort(),
