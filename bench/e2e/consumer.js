@@ -91,6 +91,8 @@ function pacer(delayMs) {
 }
 
 // A crash is reported to the driver (which prints it with the figures) before the process ends.
+// The driver gone (it failed or was stopped), nothing is left to report to.
+process.on('disconnect', () => process.exit(1));
 process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 

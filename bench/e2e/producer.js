@@ -17,6 +17,8 @@ const TICK_MS = 5;
 let job;
 let producer;
 
+// The driver gone (it failed or was stopped), nothing is left to report to.
+process.on('disconnect', () => process.exit(1));
 process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 
