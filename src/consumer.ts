@@ -3,13 +3,15 @@
 //   - each spread key's messages handed to the handler in produce order (src/resequencer.ts);
 //   - offsets committed only up to the lowest message not yet handled on each partition, so a
 //     crash loses nothing (at-least-once);
-//   - partitions paused while the application is behind, resumed when it catches up.
+//   - partitions paused while the application is behind, resumed when it catches up;
+//   - a handler that fails is called again on the same message, in place; when it keeps
+//     failing the consumer stops there and run() rejects (nothing skipped, at-least-once).
 
 import { EventEmitter } from 'node:events';
 import * as Kafka from 'node-rdkafka';
 import { Resequencer, ResequencerOptions, ConsumedMessage, Release } from './resequencer';
 import { splitConfig, Config } from './config';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from './errors';
+import { HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from './errors';
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;
@@ -19,9 +21,44 @@ export interface DynamicConsumerOptions {
   readonly batchSize?: number;
   /** Pause fetching while this many released messages wait for the handler; resume at half. */
   readonly maxPending?: number;
+  /**
+   * How long one consume call waits for messages (ms). The call holds a libuv threadpool
+   * thread meanwhile (node-rdkafka 3.6, KafkaConsumer#consume(n, cb)).
+   */
+  readonly fetchTimeoutMs?: number;
+  /** A message whose handler throws or rejects is handed to it again this many times before the consumer stops. */
+  readonly handlerRetries?: number;
+  /** Wait before each new attempt (ms). */
+  readonly retryBackoffMs?: number;
 }
 
-export const CONSUMER_DEFAULTS = Object.freeze({ commitIntervalMs: 1000, batchSize: 500, maxPending: 5000 });
+export const CONSUMER_DEFAULTS = Object.freeze({
+  commitIntervalMs: 1000,
+  batchSize: 500,
+  maxPending: 5000,
+  fetchTimeoutMs: 100,
+  handlerRetries: 2,
+  retryBackoffMs: 100,
+});
+
+type ConsumerOptionName = keyof typeof CONSUMER_DEFAULTS;
+
+/** The largest delay setTimeout honours (a larger one fires at once); a bound for every option. */
+const MAX_OPTION = 2 ** 31 - 1;
+
+/** The least value of each option: 0 for the two that may turn retries off. */
+const OPTION_MIN: Record<ConsumerOptionName, number> = {
+  commitIntervalMs: 1, batchSize: 1, maxPending: 1, fetchTimeoutMs: 1, handlerRetries: 0, retryBackoffMs: 0,
+};
+
+/** How often the group's committed offsets are read, at most, while the resequencer awaits some (ms). */
+const COMMITTED_READ_MIN_MS = 200;
+
+/**
+ * idle (new, or stopped) → connecting → connected → running → stopping → idle. A stopped
+ * consumer may connect and run again: it resumes from the group's committed offsets.
+ */
+type ConsumerState = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping';
 
 /** What the handler gets besides the message. */
 export interface HandledInfo {
@@ -37,33 +74,43 @@ interface TopicPartitionOffset { topic: string; partition: number; offset?: numb
 export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   readonly resequencer: Resequencer<Kafka.Message & ConsumedMessage>;
-  private readonly options: typeof CONSUMER_DEFAULTS;
+  private readonly options: Record<ConsumerOptionName, number>;
   private readonly queue: Release<Kafka.Message & ConsumedMessage>[] = [];
   /** Per topic-partition: offsets released to the queue but not yet handled. */
   private readonly unhandled = new Map<string, Set<number>>();
   private readonly assigned = new Map<string, TopicPartitionOffset>();
   private readonly lastCommitted = new Map<string, number>();
   private handler: MessageHandler | undefined;
-  private running = false;
+  private state: ConsumerState = 'idle';
   private paused = false;
   private working = false;
+  /** Bumped when a run ends: a handler loop of an earlier run stops at its next step. */
+  private generation = 0;
   private timers: NodeJS.Timeout[] = [];
-  private stopped: Promise<void> | undefined;
+  private connecting: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  /** Settle the promise run() returned. */
+  private settle: { resolve: () => void; reject: (err: Error) => void } | undefined;
+  /** Why the run ends, when a message's handler failed for good. */
+  private failure: HandlerError | undefined;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
     if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
-    for (const name of Object.keys(options)) {
-      if (name !== 'resequencer' && !(name in CONSUMER_DEFAULTS)) throw InvalidOptionError.unknown(`options.${name}`, ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]);
+    const resolved: Record<ConsumerOptionName, number> = { ...CONSUMER_DEFAULTS };
+    for (const [name, v] of Object.entries(options)) {
+      if (name === 'resequencer') continue;
+      if (!(name in CONSUMER_DEFAULTS)) throw InvalidOptionError.unknown(`options.${name}`, ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]);
+      if (v === undefined) continue;
+      const min = OPTION_MIN[name as ConsumerOptionName];
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_OPTION) {
+        throw new InvalidOptionError(`options.${name}`, `an integer in [${min}, ${MAX_OPTION}]`, v);
+      }
+      resolved[name as ConsumerOptionName] = v;
     }
-    const o = { ...CONSUMER_DEFAULTS, ...options } as typeof CONSUMER_DEFAULTS & DynamicConsumerOptions;
-    for (const name of Object.keys(CONSUMER_DEFAULTS) as Array<keyof typeof CONSUMER_DEFAULTS>) {
-      const v = o[name];
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new InvalidOptionError(`options.${name}`, 'an integer >= 1', v);
-    }
-    this.options = { commitIntervalMs: o.commitIntervalMs, batchSize: o.batchSize, maxPending: o.maxPending };
-    this.resequencer = new Resequencer(o.resequencer ?? {});
+    this.options = Object.freeze(resolved);
+    this.resequencer = newResequencer(options.resequencer);
     const split = splitConfig(globalConfig, topicConfig);
     if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
       throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
@@ -77,44 +124,71 @@ export class DynamicConsumer extends EventEmitter {
       rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => this.rebalance(err, assignment),
     };
     this.client = new Kafka.KafkaConsumer(global as any, split.topic as any);
+    // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
+    // that long when no message comes, and a few idle consumers starve the pool (4 threads).
+    this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);
     this.client.on('event.error', (err) => this.emit('error', new KafkaError(`librdkafka: ${err.message}`, (err as any).code, err)));
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commitDone(err, offsets, true));
   }
 
-  async connect(timeoutMs = 30_000): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.client.connect({ timeout: timeoutMs }, (err) => (err ? reject(new KafkaError(`connect: ${err.message}`, (err as any).code, err)) : resolve()));
+  /** Connects the client; a StateError unless the consumer is new or stopped. */
+  connect(timeoutMs = 30_000): Promise<void> {
+    if (this.state !== 'idle') return Promise.reject(new StateError(`connect() while ${this.state}`));
+    this.state = 'connecting';
+    this.connecting = new Promise<void>((resolve, reject) => {
+      this.client.connect({ timeout: timeoutMs }, (err) => {
+        if (err) {
+          this.state = 'idle';
+          reject(new KafkaError(`connect: ${err.message}`, (err as any).code, err));
+        } else {
+          this.state = 'connected';
+          resolve();
+        }
+      });
     });
+    return this.connecting;
   }
 
   /**
    * Subscribes to `topics` and hands every message to `handler`, one at a time: spread keys in
-   * produce order, everything else as it comes. Resolves when stop() is called.
+   * produce order, everything else as it comes. A handler that throws or rejects gets the same
+   * message again, up to `handlerRetries` times, before anything else; then the consumer
+   * stops (committing only below that message) and the promise rejects with a HandlerError.
+   * Resolves when stop() has stopped it. Throws a StateError unless connect() has resolved and
+   * the consumer is not running.
    */
   run(topics: string[], handler: MessageHandler): Promise<void> {
     if (!Array.isArray(topics) || topics.length === 0 || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
       throw new InvalidArgTypeError('topics', 'a non-empty array of topic names', topics);
     }
     if (typeof handler !== 'function') throw new InvalidArgTypeError('handler', 'a function', handler);
-    if (this.running) throw new StateError('already running');
+    if (this.state === 'idle') throw new StateError('run() before connect()');
+    if (this.state === 'connecting') throw new StateError('run() before connect() resolved');
+    if (this.state !== 'connected') throw new StateError(`run() while ${this.state}`);
+    if (!this.client.isConnected()) throw new StateError('run() while the client is disconnected');
+    try {
+      this.client.subscribe(topics);
+    } catch (err: any) {
+      throw new KafkaError(`subscribe: ${err?.message ?? err}`, err?.code, err);
+    }
     this.handler = handler;
-    this.running = true;
-    this.client.subscribe(topics);
+    this.failure = undefined;
+    this.state = 'running';
     this.timers.push(setInterval(() => this.commitHandled(undefined, false), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
-    this.stopped = new Promise<void>((resolve) => {
-      this.once('stopped', resolve);
+    const done = new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
     });
     this.fetch();
-    return this.stopped;
+    return done;
   }
 
   private fetch(): void {
-    if (!this.running) return;
+    if (this.state !== 'running') return;
     // Also while paused (the partitions are paused in librdkafka, so nothing new comes): a
     // consume call is what serves rebalance callbacks, and keeps max.poll.interval.ms.
     this.client.consume(this.options.batchSize, (err, messages) => {
-      if (!this.running) return; // stopping: what came in is read again from the committed offsets
+      if (this.state !== 'running') return; // stopping: what came in is read again from the committed offsets
       if (err) {
         this.emit('error', new KafkaError(`consume: ${err.message}`, (err as any).code, err));
       } else {
@@ -139,25 +213,55 @@ export class DynamicConsumer extends EventEmitter {
     if (!this.working) void this.work();
   }
 
+  /**
+   * Hands the queue to the handler, one message at a time. A failed message is retried in
+   * place (nothing queued behind it goes first); it stays in `unhandled` until it succeeds,
+   * so no commit passes it. Failures are reported as 'handlerError' events, never 'error'
+   * (which kills a process that has no listener for it).
+   */
   private async work(): Promise<void> {
+    const generation = this.generation;
     this.working = true;
     try {
-      while (this.queue.length > 0) {
+      while (this.queue.length > 0 && generation === this.generation) {
         const r = this.queue.shift()!;
+        const { topic, partition, offset } = r.message;
+        const tp = `${topic}\u0000${partition}`;
+        const pending = this.unhandled.get(tp);
         const info: HandledInfo = r.outOfOrder ? { outOfOrder: true, reason: r.reason } : { outOfOrder: false };
-        try {
-          await this.handler!(r.message, info);
-        } catch (err) {
-          // The message stays unhandled: its offset is never committed past, so it is read again after a restart.
-          this.emit('error', err);
-          continue;
+        for (let attempts = 1; ; attempts++) {
+          try {
+            await this.handler!(r.message, info);
+            if (this.unhandled.get(tp) === pending) pending?.delete(offset);
+            break;
+          } catch (cause) {
+            const error = new HandlerError(topic, partition, offset, attempts, cause);
+            this.emit('handlerError', error, r.message);
+            if (generation !== this.generation || !this.assigned.has(tp)) break; // stopped, or revoked: read again by its next owner
+            if (attempts > this.options.handlerRetries) {
+              this.fail(error);
+              return;
+            }
+            if (this.options.retryBackoffMs > 0) await new Promise((resolve) => setTimeout(resolve, this.options.retryBackoffMs));
+            if (generation !== this.generation || !this.assigned.has(tp)) break;
+          }
         }
-        this.unhandled.get(`${r.message.topic}\u0000${r.message.partition}`)?.delete(r.message.offset);
         if (this.paused && this.queue.length <= this.options.maxPending / 2) this.setPaused(false);
       }
     } finally {
-      this.working = false;
+      if (generation === this.generation) this.working = false;
     }
+  }
+
+  /**
+   * A message's handler failed for good: nothing more is handled, and the consumer stops.
+   * What was queued stays in `unhandled`, so the stop commits below it (and below the failed
+   * message) on every partition; run() rejects with `error`.
+   */
+  private fail(error: HandlerError): void {
+    this.failure = error;
+    this.queue.length = 0;
+    void this.stop(0);
   }
 
   private setPaused(paused: boolean): void {
@@ -255,7 +359,7 @@ export class DynamicConsumer extends EventEmitter {
     } else if (err.code === Kafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       // Commit what is safe for the partitions leaving (stop() already did, if stopping); what
       // is held or unhandled for them is read again by their next owner (at-least-once).
-      if (this.running) this.commitHandled(assignment, true);
+      if (this.state === 'running') this.commitHandled(assignment, true);
       this.forget(assignment);
       if (cooperative) this.client.incrementalUnassign(assignment);
       else this.client.unassign();
@@ -265,16 +369,65 @@ export class DynamicConsumer extends EventEmitter {
     }
   }
 
-  /** Stops fetching, lets the handler finish what was released, commits, and disconnects. */
-  async stop(timeoutMs = 30_000): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    const deadline = Date.now() + timeoutMs;
-    while ((this.working || this.queue.length > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
-    this.commitHandled(undefined, true);
+  /**
+   * Stops fetching, lets the handler finish what was released (for up to `timeoutMs`; what
+   * is left then is not handled, and read again on the next start), commits, and
+   * disconnects. A consumer connected but not running just disconnects; one not connected
+   * has nothing to stop. The consumer may then connect() and run() again.
+   */
+  stop(timeoutMs = 30_000): Promise<void> {
+    switch (this.state) {
+      case 'idle':
+        return Promise.resolve();
+      case 'connecting':
+        return this.connecting!.then(() => this.stop(timeoutMs), () => undefined);
+      case 'stopping':
+        return this.stopping!;
+      default:
+        this.stopping = this.halt(this.state === 'running', timeoutMs);
+        return this.stopping;
+    }
+  }
+
+  private async halt(running: boolean, timeoutMs: number): Promise<void> {
+    this.state = 'stopping';
+    if (running) {
+      const deadline = Date.now() + timeoutMs;
+      while ((this.working || this.queue.length > 0) && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      // What is still queued stays in `unhandled`: the commit below stays under it.
+      this.queue.length = 0;
+      this.generation++;
+      this.working = false;
+      for (const timer of this.timers) clearInterval(timer);
+      this.timers = [];
+      this.commitHandled(undefined, true);
+    }
+    // node-rdkafka (3.6, lib/client.js) never calls back a disconnect() made while one is under way.
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
+    // The next run starts from the committed offsets, with nothing remembered of this one's partitions.
+    this.forget([...this.assigned.values()]);
+    this.unhandled.clear();
+    this.lastCommitted.clear();
+    this.paused = false;
+    this.state = 'idle';
+    this.stopping = undefined;
+    const settle = this.settle;
+    const failure = this.failure;
+    this.settle = undefined;
+    this.handler = undefined;
     this.emit('stopped');
+    if (failure) settle?.reject(failure);
+    else settle?.resolve();
+  }
+}
+
+/** The consumer's Resequencer; its option errors name their path under options.resequencer. */
+function newResequencer(options: ResequencerOptions | undefined): Resequencer<Kafka.Message & ConsumedMessage> {
+  try {
+    return new Resequencer(options ?? {});
+  } catch (err) {
+    if (!(err instanceof InvalidOptionError)) throw err;
+    const path = err.path.replace(/^options/, 'options.resequencer');
+    throw new InvalidOptionError(path, err.expected, undefined, err.message.split(err.path).join(path));
   }
 }

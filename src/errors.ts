@@ -8,7 +8,8 @@ export type ErrorCode =
   | 'KDP_INVALID_OPTION'
   | 'KDP_KAFKA_ERROR'
   | 'KDP_STATE'
-  | 'KDP_UNDELIVERED';
+  | 'KDP_UNDELIVERED'
+  | 'KDP_HANDLER_ERROR';
 
 /** A value of the wrong type: `argument` names it, `expected` says what would do. */
 export class InvalidArgTypeError extends TypeError {
@@ -97,5 +98,23 @@ export class UndeliveredError extends Error {
   constructor(message: string, readonly undelivered: number) {
     super(message);
     this.name = 'UndeliveredError';
+  }
+}
+
+/**
+ * A consumer's message handler threw or rejected (`cause`) on the message at `offset` of
+ * `topic` / `partition`; `attempts` counts its failed calls on that message so far.
+ */
+export class HandlerError extends Error {
+  readonly code = 'KDP_HANDLER_ERROR' as const;
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: number,
+    readonly attempts: number,
+    override readonly cause: unknown,
+  ) {
+    super(`handler failed on ${topic} [${partition}] offset ${offset} (attempt ${attempts}): ${cause instanceof Error ? cause.message : describe(cause)}`);
+    this.name = 'HandlerError';
   }
 }

@@ -12,13 +12,16 @@ import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
 import type { DynamicPartitioner } from './partitioner';
 
 export const ORDER_HEADER = 'kdp-order' as const;
-export const ORDER_HEADER_VERSION = 1;
+/** The version producers write; decodeOrderHeader() reads 1 and 2. */
+export const ORDER_HEADER_VERSION = 2;
 
 export type OrderKind = 'anchor' | 'spread' | 'return';
 const KIND_CODES: Record<number, string> = { [ORDER_ANCHOR]: 'a', [ORDER_SPREAD]: 's', [ORDER_RETURN]: 'r' };
 const KINDS: Record<string, OrderKind> = { a: 'anchor', s: 'spread', r: 'return' };
 
 export interface OrderHeader {
+  /** The format version it was written in (1 or 2). */
+  readonly version: number;
   readonly kind: OrderKind;
   /** 16 hex digits naming the producer instance. */
   readonly producerId: string;
@@ -32,6 +35,16 @@ export interface OrderHeader {
   readonly partitions: number;
   /** The base partitioner's code (index in PARTITIONERS). */
   readonly partitioner: number;
+  /**
+   * The partition of the chain's previous marked message (version 2), -1 when not known
+   * (an anchor, or a version 1 header).
+   */
+  readonly afterPartition: number;
+  /**
+   * The offset of that previous message when the producer knew it before sending this one
+   * (an ordered handoff), else -1.
+   */
+  readonly afterOffset: number;
 }
 
 /** A new random producer id (8 bytes). */
@@ -41,16 +54,19 @@ export function newProducerId(): Buffer {
 
 /**
  * `producerId`: the 8-byte id, or its 16 hex digits (cheaper, for a producer that sends many).
- * The header value is ASCII text, `1;<kind>;<producer id, 16 hex>;<sequence>;<previous>;
- * <width>;<partitions>;<partitioner>` with kind a (anchor), s (spread) or r (return), e.g.
- * `1;s;9f86d081884c7d65;42;41;3;12;0`. Text, because node-rdkafka (3.6, src/producer.cc) sends
- * header values through a C string of their UTF-8 text: binary values arrive mangled.
+ * The header value is ASCII text, `2;<kind>;<producer id, 16 hex>;<sequence>;<previous>;
+ * <width>;<partitions>;<partitioner>;<after>` with kind a (anchor), s (spread) or r (return)
+ * and after the partition of the chain's previous marked message, `<partition>:<offset>` when
+ * its offset is known, or empty (an anchor): e.g. `2;s;9f86d081884c7d65;42;41;3;12;0;7`.
+ * Text, because node-rdkafka (3.6, src/producer.cc) sends header values through a C string of
+ * their UTF-8 text: binary values arrive mangled. docs/order-header.md is the specification.
  */
 export function encodeOrderHeader(
   kind: number, producerId: Buffer | string, sequence: number, previous: number, width: number, partitions: number, partitioner: number,
+  afterPartition = -1, afterOffset = -1,
 ): string {
   const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
-  return headStart(kind, id) + sequence + ';' + previous + headEnd(width, partitions, partitioner);
+  return headStart(kind, id) + sequence + ';' + previous + headEnd(width, partitions, partitioner) + after(afterPartition, afterOffset);
 }
 
 /** The header text up to the sequence: `<version>;<kind>;<producer id>;`. */
@@ -58,9 +74,13 @@ function headStart(kind: number, id: string): string {
   return `${ORDER_HEADER_VERSION};${KIND_CODES[kind]};${id};`;
 }
 
-/** The header text after `previous`: `;<width>;<partitions>;<partitioner>`. */
+/** The header text after `previous` up to `after`: `;<width>;<partitions>;<partitioner>;`. */
 function headEnd(width: number, partitions: number, partitioner: number): string {
-  return `;${width};${partitions};${partitioner}`;
+  return `;${width};${partitions};${partitioner};`;
+}
+
+function after(partition: number, offset: number): string {
+  return partition < 0 ? '' : offset < 0 ? String(partition) : `${partition}:${offset}`;
 }
 
 /**
@@ -73,6 +93,8 @@ export class OrderChains {
   private sequence = 0;
   /** Per tracked-key entry: the sequence of its last marked message (0: none since its anchor). */
   private readonly chain: Float64Array;
+  /** Per tracked-key entry: the partition of its last marked message. */
+  private readonly at: Int32Array;
   private readonly starts: string[] = [];
   private end = '';
   private endWidth = -1;
@@ -80,24 +102,30 @@ export class OrderChains {
   /** The entry and chain link the last header() replaced, for undo(). */
   private lastEntry = -1;
   private lastPrevious = 0;
+  private lastAt = -1;
 
   constructor(private readonly partitioner: DynamicPartitioner, producerId: Buffer | string, private readonly code: number) {
     this.chain = new Float64Array(partitioner.options.maxTrackedKeys);
+    this.at = new Int32Array(partitioner.options.maxTrackedKeys);
     const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
     for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN]) this.starts[kind] = headStart(kind, id);
   }
 
   /**
-   * The order header of the message the partitioner just placed among `partitions`, whose
-   * order marker (lastOrder()) is `order`, not ORDER_NONE: a `{ 'kdp-order': text }` object.
+   * The order header of the message the partitioner just placed on `partition` among
+   * `partitions`, whose order marker (lastOrder()) is `order`, not ORDER_NONE: a
+   * `{ 'kdp-order': text }` object.
    */
-  header(order: number, partitions: number): Record<typeof ORDER_HEADER, string> {
+  header(order: number, partitions: number, partition = -1): Record<typeof ORDER_HEADER, string> {
     const entry = this.partitioner.lastEntry();
     const sequence = ++this.sequence;
     const previous = this.chain[entry];
+    const at = this.at[entry];
     this.lastEntry = entry;
     this.lastPrevious = previous;
+    this.lastAt = at;
     this.chain[entry] = order === ORDER_RETURN ? 0 : sequence;
+    this.at[entry] = partition;
     const width = order === ORDER_SPREAD ? this.partitioner.entryWidthOf(entry) : 1;
     if (width !== this.endWidth || partitions !== this.endPartitions) {
       this.endWidth = width;
@@ -105,34 +133,61 @@ export class OrderChains {
       this.end = headEnd(width, partitions, this.code);
     }
     // A literal name (ORDER_HEADER): the object is made from a boilerplate.
-    return { 'kdp-order': this.starts[order] + sequence + ';' + (order === ORDER_ANCHOR ? 0 : previous) + this.end };
+    if (order === ORDER_ANCHOR) return { 'kdp-order': this.starts[order] + sequence + ';0' + this.end };
+    return { 'kdp-order': this.starts[order] + sequence + ';' + previous + this.end + (at >= 0 ? at : '') };
   }
 
   /** Takes the last header() back (its message was refused for good): its key's chain has no gap. */
   undo(): void {
     this.chain[this.lastEntry] = this.lastPrevious;
+    this.at[this.lastEntry] = this.lastAt;
     this.sequence--;
   }
 }
 
 const DECIMAL = /^(0|[1-9][0-9]{0,15})$/;
+const AFTER = /^(?:(0|[1-9][0-9]{0,9})(?::(0|[1-9][0-9]{0,15}))?)?$/;
+const PRODUCER_ID = /^[0-9a-f]{16}$/;
 
-/** The order header in a header value, or null when it is not one this version can read. */
-export function decodeOrderHeader(value: Buffer | Uint8Array | string | null | undefined): OrderHeader | null {
-  if (value == null) return null;
-  const text = typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
+/**
+ * The order header in a header value, or null when it is not one this version can read
+ * (versions 1 and 2). Never throws: any other value (a number, an object, text of another
+ * format) gives null, and its message passes as unmarked.
+ */
+export function decodeOrderHeader(value: unknown): OrderHeader | null {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (value instanceof Uint8Array) text = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
+  else return null;
+  if (text.length > 128) return null;
   const f = text.split(';');
-  if (f.length !== 8 || f[0] !== String(ORDER_HEADER_VERSION)) return null;
+  const version = f[0] === '2' ? 2 : f[0] === '1' ? 1 : 0;
+  if (version === 0 || f.length !== (version === 2 ? 9 : 8)) return null;
   const kind = KINDS[f[1]];
-  if (!kind || !/^[0-9a-f]{16}$/.test(f[2])) return null;
+  if (!kind || !PRODUCER_ID.test(f[2])) return null;
   for (let i = 3; i < 8; i++) if (!DECIMAL.test(f[i])) return null;
+  let afterPartition = -1;
+  let afterOffset = -1;
+  if (version === 2) {
+    const m = AFTER.exec(f[8]);
+    if (m === null) return null;
+    if (m[1] !== undefined) afterPartition = Number(m[1]);
+    if (m[2] !== undefined) afterOffset = Number(m[2]);
+  }
+  const sequence = Number(f[3]);
+  const previous = Number(f[4]);
+  // An anchor starts a chain (previous 0); anything else names an earlier message of its chain.
+  if (sequence === 0 || (kind === 'anchor' && previous !== 0) || (previous !== 0 && previous >= sequence)) return null;
   return {
+    version,
     kind,
     producerId: f[2],
-    sequence: Number(f[3]),
-    previous: Number(f[4]),
+    sequence,
+    previous,
     width: Number(f[5]),
     partitions: Number(f[6]),
     partitioner: Number(f[7]),
+    afterPartition,
+    afterOffset,
   };
 }

@@ -14,7 +14,7 @@ export type { DynamicProducerOptions, DeliveryReport, Value, Headers, ProducerLi
 export { ORDER_HEADER, decodeOrderHeader, encodeOrderHeader } from './headers';
 export type { OrderHeader, OrderKind } from './headers';
 export type { ProducerMetrics, TopicMetrics } from './metrics';
-export { KafkaError, StateError, UndeliveredError } from './errors';
+export { KafkaError, StateError, UndeliveredError, HandlerError } from './errors';
 export { createKafkaJsPartitioner } from './kafkajs';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './kafkajs';
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';

@@ -5,7 +5,7 @@
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
 import { DynamicPartitionerOptions } from './options';
 import { partitionerCode } from './hash';
-import { OrderChains, newProducerId } from './headers';
+import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
 import { InvalidArgTypeError, InvalidOptionError } from './errors';
 
 export interface KafkaJsPartitionerArgs {
@@ -27,10 +27,26 @@ export interface KafkaJsPartitionerFactory {
   readonly partitioner: DynamicPartitioner;
 }
 
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * A message we do not mark loses a `kdp-order` entry among the caller's headers (a copy of a
+ * consumed message's, whatever its value: string, Buffer or an array of them): a Resequencer
+ * would read it as ours. The caller's headers object is not changed (it may be the consumed
+ * message's): message.headers becomes a copy without it.
+ */
+function dropForwarded(message: KafkaJsPartitionerArgs['message']): void {
+  const headers = message.headers;
+  if (headers === undefined || headers === null || !hasOwn.call(headers, ORDER_HEADER)) return;
+  const { [ORDER_HEADER]: _forwarded, ...rest } = headers;
+  message.headers = rest;
+}
+
 /**
  * A KafkaJS createPartitioner backed by a DynamicPartitioner. The base partitioner defaults
  * to 'murmur2_random', which is KafkaJS's DefaultPartitioner (and Java's) for keyed messages.
- * For a spread key it adds the order header (see README) to `message.headers`.
+ * For a spread key it adds the order header (see README) to `message.headers`, in place of
+ * a `kdp-order` entry already there; on any other message it removes such an entry.
  */
 export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}): KafkaJsPartitionerFactory {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
@@ -45,11 +61,16 @@ export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}
       throw new InvalidArgTypeError('partitionMetadata', 'a non-empty array of partitions', partitionMetadata);
     }
     // An explicit partition wins, as in KafkaJS's own partitioners.
-    if (typeof message.partition === 'number') return message.partition;
+    if (typeof message.partition === 'number') {
+      dropForwarded(message);
+      return message.partition;
+    }
     const n = partitionMetadata.length;
     const p = partitioner.partition(topic, message.key, n);
     const order = partitioner.lastOrder();
-    if (order !== ORDER_NONE && orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...orders.header(order, n) };
+    // The spread replaces a kdp-order entry among the caller's headers (its value, in its place).
+    if (order !== ORDER_NONE && orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...orders.header(order, n, p) };
+    else dropForwarded(message);
     return p;
   };
   const factory = (() => partition) as KafkaJsPartitionerFactory;

@@ -11,7 +11,7 @@ import * as Kafka from 'node-rdkafka';
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
 import { DynamicPartitionerOptions } from './options';
 import { partitionerCode } from './hash';
-import { OrderChains, newProducerId } from './headers';
+import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
 import { splitConfig, basePartitioner, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
@@ -154,22 +154,48 @@ function checkProducerOptions(options: DynamicProducerOptions): { producer: Prod
   return { producer: producer as unknown as ProducerSettings, partitioner };
 }
 
-function checkHeaders(headers: unknown): Headers | undefined {
-  if (headers === undefined || headers === null) return undefined;
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * Checks the caller's headers (not null or undefined) in one scan; returns the index of the
+ * first one named `kdp-order` (a copy of a consumed message's, as a consume-transform-produce
+ * app forwards them), or -1. A for-in, not Object.entries: no allocation per message.
+ */
+function checkHeaders(headers: unknown): number {
   if (!Array.isArray(headers)) throw new InvalidArgTypeError('headers', 'an array of { name: string | Buffer } objects', headers);
+  let forwarded = -1;
   for (let i = 0; i < headers.length; i++) {
     const h = headers[i];
     if (typeof h !== 'object' || h === null || Array.isArray(h)) {
       throw new InvalidArgTypeError(`headers[${i}]`, 'an object { name: string | Buffer }', h);
     }
     // node-rdkafka sends only the first property of each header object.
-    const entries = Object.entries(h);
-    if (entries.length !== 1) throw new InvalidArgTypeError(`headers[${i}]`, 'an object with exactly one name: value', h);
-    for (const [name, value] of entries) {
-      if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new InvalidArgTypeError(`headers[${i}]['${name}']`, 'a string or Buffer', value);
+    let count = 0;
+    let name = '';
+    for (const own in h) {
+      if (!hasOwn.call(h, own)) continue;
+      count++;
+      name = own;
     }
+    if (count !== 1) throw new InvalidArgTypeError(`headers[${i}]`, 'an object with exactly one name: value', h);
+    const value = h[name];
+    if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new InvalidArgTypeError(`headers[${i}]['${name}']`, 'a string or Buffer', value);
+    if (name === ORDER_HEADER && forwarded === -1) forwarded = i;
   }
-  return headers as Headers;
+  return forwarded;
+}
+
+/**
+ * The caller's headers without any `kdp-order` one (the first at `from`), in their order; a
+ * new array, the caller's is left alone. `ours`: put in place of the first instead.
+ */
+function withoutForwarded(headers: Headers, from: number, ours?: Record<string, string>): Headers {
+  const out = headers.slice(0, from);
+  if (ours !== undefined) out.push(ours);
+  for (let i = from + 1; i < headers.length; i++) {
+    if (!hasOwn.call(headers[i], ORDER_HEADER)) out.push(headers[i]);
+  }
+  return out;
 }
 
 function toKafkaError(err: any, context: string): KafkaError {
@@ -332,7 +358,7 @@ export class DynamicProducer extends EventEmitter {
         throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
       }
     }
-    if (headers !== undefined) checkHeaders(headers);
+    if (headers !== undefined && headers !== null) checkHeaders(headers);
     if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
   }
 
@@ -377,7 +403,11 @@ export class DynamicProducer extends EventEmitter {
     else if (value === null || value === undefined) payload = null;
     else if (Buffer.isBuffer(value)) payload = value;
     else throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
-    if (headers !== undefined) headers = checkHeaders(headers);
+    // A kdp-order header among the caller's (copied from a consumed message) is never sent as
+    // ours: a Resequencer would read it, stale, or find two. Ours replaces it, or it goes.
+    let forwarded = -1;
+    if (headers === null) headers = undefined;
+    else if (headers !== undefined) forwarded = checkHeaders(headers);
     if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') {
       throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
     }
@@ -388,13 +418,17 @@ export class DynamicProducer extends EventEmitter {
       partition = this.partitioner.partition(topic, key, info.partitions);
       zero = this.partitioner.lastKeyZero();
       const order = this.partitioner.lastOrder();
-      if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') headers = this.orderHeaders(order, info.partitions, headers);
+      if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') {
+        headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
+        forwarded = -1;
+      }
     } else {
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
         throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
       }
       this.requestMetadata(topic);
     }
+    if (forwarded !== -1) headers = withoutForwarded(headers!, forwarded);
     // node-rdkafka (3.6, src/producer.cc) sends an empty Buffer key as a null key and cuts a
     // string key at its first U+0000: hand both over in a form that survives.
     if (typeof key === 'string') {
@@ -554,10 +588,12 @@ export class DynamicProducer extends EventEmitter {
     if (this.backlog.length > this.backlogHead && !this.drainScheduled) this.drain();
   }
 
-  private orderHeaders(order: number, partitions: number, headers: Headers | undefined): Headers {
-    const header = this.orders.header(order, partitions);
+  /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */
+  private orderHeaders(order: number, partitions: number, partition: number, headers: Headers | undefined, forwarded: number): Headers {
+    const header = this.orders.header(order, partitions, partition);
     this.marked = true;
-    return headers === undefined ? [header] : headers.concat(header);
+    if (headers === undefined) return [header];
+    return forwarded === -1 ? headers.concat(header) : withoutForwarded(headers, forwarded, header);
   }
 
   private topicInfo(topic: string): TopicInfo {

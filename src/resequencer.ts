@@ -1,22 +1,34 @@
 // Resequencer: fed the messages a consumer reads (any set of partitions, each in offset
 // order), it releases each spread key's messages in the order their producer sent them and
-// lets every other message through at once. It reads the order header of src/headers.ts:
+// lets every other message through at once. It reads the order header of src/headers.ts; the
+// rule and its proof are in docs/ordering.md. In short, per key:
 //
-// - a message without the header is released at once, unless an earlier message of the same
-//   key on the same partition is being held: then it waits behind it (this is how the cold
-//   messages that follow a key's RETURN stay behind it);
-// - an ANCHOR (prev 0) is released at once (its predecessors are the earlier messages of its
-//   partition, already released in order);
-// - a SPREAD or RETURN is released once the message its `previous` names (same producer, same
-//   key) has been released.
+// - a *lane* is a key's held messages on one partition that are unmarked, ANCHORs or RETURNs
+//   (the messages a producer puts on the key's normal partition). A lane member waits behind
+//   the lane members held before it: the cold messages after a RETURN stay behind it, and an
+//   ANCHOR behind its producer's earlier cold messages (which cannot be told apart from other
+//   producers' messages, so all of them wait);
+// - a SPREAD or RETURN also waits for the message its `previous` names (same producer, same
+//   key): its *chain*. SPREAD messages are never lane members: they are ordered by their
+//   chain alone. This is what keeps several producers spreading the same key from waiting on
+//   each other in a cycle: a lane only ever waits for lower offsets of the same partition, and
+//   a chain leads back to its ANCHOR at a lower offset of that partition.
+//
+// A consumer of a group does not read every partition. A chained message whose predecessor is
+// on a partition this consumer does not own is never held for another consumer: with the
+// predecessor's offset (a handoff, order header version 2) it waits until the group's
+// committed offset of that partition has passed it (setCommitted()); without it, it is
+// released at once with `ordered: false, reason: 'unowned'`.
 //
 // Memory is bounded (maxBufferedMessages / maxBufferedBytes): past the bound the oldest held
-// message is released with `outOfOrder: true`; so is a message held longer than maxWaitMs
-// (its predecessor may be on a partition this consumer is not assigned, or was consumed
-// before a restart). When that message waits for another held one, the first of those it
-// waits behind goes instead (flagged), and the rest follow it in order. Nothing is ever dropped.
+// message is released with `ordered: false`; so is a message held longer than maxWaitMs (its
+// predecessor was read before a restart, or is lost). When that message waits for another held
+// one, the first of those it waits behind goes instead, and the rest follow it in order.
+// Nothing is ever dropped, and nothing is released twice.
 
 import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from './headers';
+import { allowedPartitions } from './partitioner';
+import { PARTITIONERS } from './hash';
 import { InvalidOptionError, InvalidArgTypeError } from './errors';
 
 /** A consumed message as node-rdkafka's KafkaConsumer gives it (only these fields are read). */
@@ -27,15 +39,29 @@ export interface ConsumedMessage {
   readonly key?: Buffer | string | null;
   readonly value?: Buffer | null;
   readonly size?: number;
-  readonly headers?: ReadonlyArray<Record<string, Buffer | string | Uint8Array>>;
+  /** node-rdkafka's array of one-name objects; a KafkaJS-style object is read too. */
+  readonly headers?: ReadonlyArray<Record<string, Buffer | string | Uint8Array>> | Readonly<Record<string, unknown>>;
 }
+
+export type ReleaseReason = 'capacity' | 'timeout' | 'flush' | 'unowned';
 
 export interface Release<M extends ConsumedMessage = ConsumedMessage> {
   readonly message: M;
-  /** True when released before its predecessor: the bound on buffering or on waiting was hit. */
+  /**
+   * True when everything its producer sent before it of the same key was released (or
+   * handled by the group) first; always true for a message that is not part of a chain.
+   */
+  readonly ordered: boolean;
+  /** `!ordered` (the name of earlier versions). */
   readonly outOfOrder: boolean;
-  /** Why it was released out of order. */
-  readonly reason?: 'capacity' | 'timeout' | 'flush';
+  /**
+   * Why it went without its predecessor: `capacity` or `timeout` (a bound was hit), `flush`,
+   * or `unowned` (its predecessor is on a partition another consumer owns, and its offset is
+   * not known).
+   */
+  readonly reason?: ReleaseReason;
+  /** Its decoded order header, or null (not a spread key's message). */
+  readonly order: OrderHeader | null;
 }
 
 export interface ResequencerOptions {
@@ -51,6 +77,8 @@ export interface ResequencerOptions {
    * released. A message of a forgotten chain that names a predecessor waits maxWaitMs.
    */
   readonly maxChainIdleMs?: number;
+  /** At most this many chains are remembered; past it the least recently released is forgotten (default 100,000). */
+  readonly maxChains?: number;
 }
 
 export const RESEQUENCER_DEFAULTS = Object.freeze({
@@ -58,66 +86,110 @@ export const RESEQUENCER_DEFAULTS = Object.freeze({
   maxBufferedBytes: 64 * 1024 * 1024,
   maxWaitMs: 30_000,
   maxChainIdleMs: 3_600_000,
+  maxChains: 100_000,
 });
 
-/** What is known of one chain: the sequences of its last and newest released marked messages. */
+/**
+ * What is known of one chain: its released marked messages whose successor has not been
+ * released yet. In order that is one, the last; a consumer of a group that releases messages
+ * at once for another consumer's predecessor can leave a few more behind, in `more`.
+ */
 interface ChainState {
   last: number;
-  newest: number;
+  more: Set<number> | null;
   /** When one of its messages was last released. */
   at: number;
+}
+
+/** At most this many released-but-unfollowed sequences are remembered per chain. */
+const MAX_LOOSE_ENDS = 1024;
+
+/** What is known of one partition of a topic. */
+interface PartitionState {
+  readonly topic: TopicState;
+  readonly partition: number;
+  /** The offset after the last one seen, and the first seen (since assignment); -1 before any. */
+  next: number;
+  first: number;
+  /** The group's committed offset, as last given to setCommitted(); -1 unknown. */
+  committed: number;
+  /** Held messages of this partition. */
+  readonly held: Set<Held<any>>;
+  /** Held messages (of any partition) waiting for this partition to pass an offset. */
+  watchers: Held<any>[];
+}
+
+interface TopicState {
+  readonly name: string;
+  readonly partitions: Map<number, PartitionState>;
+  /** Partitions this consumer owns; null: all of them (no assign() for the topic). */
+  owned: Set<number> | null;
 }
 
 interface Held<M extends ConsumedMessage> {
   readonly message: M;
   readonly order: OrderHeader | null;
+  /** topic + producer + key; '' for an unmarked message. */
   readonly chain: string;
-  /** partition + key: the FIFO of this key on this partition. */
+  /** topic + partition + key for a lane member (unmarked, ANCHOR, RETURN); '' for a SPREAD. */
   readonly lane: string;
-  readonly at: number;
-  readonly bytes: number;
+  readonly state: PartitionState;
+  at: number;
+  bytes: number;
+  /** Still waiting for its chain's previous message (or for a partition to pass its offset). */
+  waitsChain: boolean;
+  /** Not yet first in its lane. */
+  waitsLane: boolean;
+  /** Goes out with ordered: false (its predecessor is another consumer's, offset unknown). */
+  unowned: boolean;
   released: boolean;
 }
 
-function keyText(key: Buffer | string | null | undefined): string {
+type Key = Buffer | string | null | undefined;
+
+function keyText(key: Key): string {
   if (key === null || key === undefined) return '\u0000null';
-  return typeof key === 'string' ? `s${key}` : `b${key.toString('latin1')}`;
+  return typeof key === 'string' ? `s${key}` : `b${Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1')}`;
 }
 
+/** The order header among a message's headers (node-rdkafka's array, or a KafkaJS-style object); null when none reads. */
 function orderOf(message: ConsumedMessage): OrderHeader | null {
-  const headers = message.headers;
-  if (!headers) return null;
-  for (const h of headers) {
-    const v = h[ORDER_HEADER];
-    if (v !== undefined) return decodeOrderHeader(v);
+  const headers = message.headers as unknown;
+  if (headers === undefined || headers === null || typeof headers !== 'object') return null;
+  if (Array.isArray(headers)) {
+    for (let i = 0; i < headers.length; i++) {
+      const h = headers[i];
+      if (h !== null && typeof h === 'object') {
+        const v = (h as Record<string, unknown>)[ORDER_HEADER];
+        if (v !== undefined) return decodeOrderHeader(v);
+      }
+    }
+    return null;
   }
-  return null;
+  const v = (headers as Record<string, unknown>)[ORDER_HEADER];
+  return v === undefined ? null : decodeOrderHeader(Array.isArray(v) ? v[0] : v);
 }
 
 export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   readonly options: Required<ResequencerOptions>;
   /**
-   * Per chain (topic, producer, key): the sequence of its last released marked message, and
-   * the highest one released. They differ when an older message went out of order (e.g. one
-   * read again after a restart) after newer ones: a message waiting for that newest one may
-   * still go. In order of last release (a release moves its chain to the end), so idle ones
-   * are found first.
+   * Per chain (topic, producer, key): its released messages that a successor may still wait
+   * for. In order of last release (a release moves its chain to the end), so idle ones are
+   * found first.
    */
   private readonly chains = new Map<string, ChainState>();
-  /** Held marked messages by what they wait for: chain + previous sequence. */
-  private readonly waitingFor = new Map<string, Held<M>>();
+  /** Held chained messages by what they wait for: chain + previous sequence. */
+  private readonly waitingFor = new Map<string, Held<M>[]>();
   /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
   private readonly heldBySequence = new Map<string, Held<M>>();
-  /** Per lane (topic, partition, key): held messages in arrival (offset) order. */
+  /** Per lane (topic, partition, key): held lane members in arrival (offset) order. */
   private readonly lanes = new Map<string, Held<M>[]>();
+  private readonly topics = new Map<string, TopicState>();
   /** Every held message, oldest first (entries of released ones are skipped lazily). */
   private heldOrder: Held<M>[] = [];
   private heldHead = 0;
   private heldCount = 0;
   private heldBytes = 0;
-  /** Per topic-partition: offsets held, for the committable offset. */
-  private readonly heldOffsets = new Map<string, Set<number>>();
-  private readonly nextOffset = new Map<string, number>();
 
   constructor(options: ResequencerOptions = {}, private readonly now: () => number = Date.now) {
     if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
@@ -128,6 +200,8 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     for (const [name, v] of Object.entries(o)) {
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new InvalidOptionError(`options.${name}`, 'an integer >= 0', v);
     }
+    if (o.maxChains < 1) throw new InvalidOptionError('options.maxChains', 'an integer >= 1', o.maxChains);
+    if (typeof now !== 'function') throw new InvalidArgTypeError('now', 'a function returning ms', now);
     this.options = Object.freeze(o);
   }
 
@@ -136,43 +210,104 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return this.heldCount;
   }
 
-  /**
-   * Takes one consumed message; returns the messages released by it, in release order (it
-   * may be among them, and it may release others that waited for it).
-   */
-  push(message: M): Release<M>[] {
-    if (typeof message !== 'object' || message === null || typeof message.topic !== 'string' ||
-      !Number.isInteger(message.partition) || !Number.isInteger(message.offset)) {
-      throw new InvalidArgTypeError('message', 'a consumed message with topic, partition and offset', message);
-    }
-    const out: Release<M>[] = [];
-    const tp = `${message.topic}\u0000${message.partition}`;
-    const next = this.nextOffset.get(tp);
-    if (next === undefined || message.offset + 1 > next) this.nextOffset.set(tp, message.offset + 1);
-    const order = orderOf(message);
-    const key = keyText(message.key);
-    const lane = `${tp}\u0000${key}`;
-    const queue = this.lanes.get(lane);
-    const chain = order ? `${message.topic}\u0000${order.producerId}\u0000${key}` : '';
-    const waitsForLane = queue !== undefined && queue.length > 0;
-    const releasable = !waitsForLane && (order === null || order.kind === 'anchor' || this.follows(chain, order));
-    if (releasable) {
-      this.release({ message, order, chain, lane, at: 0, bytes: 0, released: false }, false, undefined, out);
-    } else {
-      this.hold({ message, order, chain, lane, at: this.now(), bytes: (message.size ?? message.value?.length ?? 0) + (message.key?.length ?? 0), released: false });
-      this.enforceBounds(out);
-    }
-    return out;
-  }
-
   /** Chains (producer and key) known now. */
   get chainCount(): number {
     return this.chains.size;
   }
 
   /**
+   * Takes one consumed message; returns the messages released by it, in release order (it
+   * may be among them, and it may release others that waited for it). A message that is not
+   * a consumed message (topic, integer partition and offset; a string, Buffer or null key)
+   * gets an InvalidArgTypeError; headers it cannot read make it an unmarked message.
+   */
+  push(message: M): Release<M>[] {
+    if (typeof message !== 'object' || message === null || typeof message.topic !== 'string' ||
+      !Number.isInteger(message.partition) || message.partition < 0 || !Number.isInteger(message.offset) || message.offset < 0) {
+      throw new InvalidArgTypeError('message', 'a consumed message with topic, partition and offset', message);
+    }
+    const key = message.key;
+    if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
+      throw new InvalidArgTypeError('message.key', 'a string, Buffer, null or undefined', key);
+    }
+    const state = this.partitionState(message.topic, message.partition);
+    if (message.offset >= state.next) state.next = message.offset + 1;
+    if (state.first < 0) this.firstSeen(state, message.offset);
+    const order = orderOf(message);
+    // Cold fast path: nothing is held in any lane, so an unmarked message has nothing to wait behind.
+    if (order === null && this.lanes.size === 0 && this.pending.length === 0) return [{ message, ordered: true, outOfOrder: false, order: null }];
+
+    const text = keyText(key);
+    const member = order === null || order.kind !== 'spread';
+    const lane = member ? `${message.topic}\u0000${message.partition}\u0000${text}` : '';
+    const queue = member ? this.lanes.get(lane) : undefined;
+    const chain = order === null ? '' : `${message.topic}\u0000${order.producerId}\u0000${text}`;
+    const h: Held<M> = {
+      message, order, chain, lane, state, at: 0, bytes: 0,
+      waitsChain: false, waitsLane: queue !== undefined && queue.length > 0, unowned: false, released: false,
+    };
+    if (order !== null && order.kind !== 'anchor' && order.previous !== 0 && !this.follows(chain, order)) this.placeWait(h, order);
+    const out: Release<M>[] = this.pending.length > 0 ? this.pending.splice(0) : [];
+    if (!h.waitsChain && !h.waitsLane) {
+      this.release(h, !h.unowned, h.unowned ? 'unowned' : undefined, out);
+    } else {
+      this.hold(h);
+      this.enforceBounds(out);
+    }
+    return out;
+  }
+
+  /**
+   * Partitions of `topic` this consumer owns (incremental: call it on every assignment).
+   * Before the first call for a topic, every partition of it counts as owned.
+   */
+  assign(topic: string, partitions: readonly number[]): void {
+    if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
+    if (!Array.isArray(partitions) || !partitions.every((p) => Number.isInteger(p) && p >= 0)) {
+      throw new InvalidArgTypeError('partitions', 'an array of partition numbers', partitions);
+    }
+    const t = this.topicState(topic);
+    if (t.owned === null) t.owned = new Set();
+    for (const p of partitions) t.owned.add(p);
+  }
+
+  /**
+   * Partitions this consumer does not own whose group-committed offset a held message waits
+   * for: read the group's committed offsets of these now and then and pass them to
+   * setCommitted().
+   */
+  awaited(): Array<{ topic: string; partition: number }> {
+    const out: Array<{ topic: string; partition: number }> = [];
+    for (const t of this.topics.values()) {
+      for (const s of t.partitions.values()) {
+        if (s.watchers.length === 0) continue;
+        s.watchers = s.watchers.filter((h) => !h.released && h.waitsChain);
+        if (s.watchers.length > 0 && !this.owns(t, s.partition)) out.push({ topic: t.name, partition: s.partition });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The group's committed offset of a partition (another consumer's, typically): held
+   * messages whose predecessor is below it go, in order. Returns what it released.
+   */
+  setCommitted(topic: string, partition: number, offset: number): Release<M>[] {
+    if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
+    if (!Number.isInteger(partition) || partition < 0) throw new InvalidArgTypeError('partition', 'a partition number', partition);
+    if (typeof offset !== 'number' || !Number.isInteger(offset)) throw new InvalidArgTypeError('offset', 'an integer offset', offset);
+    const out: Release<M>[] = [];
+    const state = this.partitionState(topic, partition);
+    if (offset > state.committed) {
+      state.committed = offset;
+      this.passed(state, offset, out);
+    }
+    return out;
+  }
+
+  /**
    * Releases, out of order, what has waited longer than maxWaitMs, and forgets chains idle
-   * longer than maxChainIdleMs; call it now and then.
+   * longer than maxChainIdleMs; call it now and then (DynamicConsumer does).
    */
   expire(): Release<M>[] {
     const out: Release<M>[] = [];
@@ -186,7 +321,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     for (;;) {
       const oldest = this.oldest();
       if (!oldest || oldest.at > limit) break;
-      this.release(this.root(oldest), true, 'timeout', out);
+      this.release(this.root(oldest), false, 'timeout', out);
     }
     return out;
   }
@@ -194,37 +329,30 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   /** Releases everything held, oldest first, out of order (e.g. when a partition is revoked). */
   flush(): Release<M>[] {
     const out: Release<M>[] = [];
-    for (let oldest = this.oldest(); oldest; oldest = this.oldest()) this.release(this.root(oldest), true, 'flush', out);
+    for (let oldest = this.oldest(); oldest; oldest = this.oldest()) this.release(this.root(oldest), false, 'flush', out);
     return out;
   }
 
   /**
-   * Drops what is held of a partition and what is known of its offsets, without releasing
-   * anything (when it is revoked: its next owner reads it again from the committed offset).
-   * Returns how many held messages were dropped.
+   * Drops what is held of a partition and what is known of its offsets and ownership,
+   * without releasing anything (when it is revoked: its next owner reads it again from the
+   * committed offset). Returns how many held messages were dropped.
    */
   forget(topic: string, partition: number): number {
-    const tp = `${topic}\u0000${partition}`;
-    const prefix = `${tp}\u0000`;
+    const t = this.topics.get(topic);
+    if (t === undefined) return 0;
+    t.owned?.delete(partition);
+    const state = t.partitions.get(partition);
+    if (state === undefined) return 0;
     let dropped = 0;
-    for (const [lane, queue] of this.lanes) {
-      if (!lane.startsWith(prefix)) continue;
-      for (const h of queue) {
-        h.released = true;
-        this.heldCount--;
-        this.heldBytes -= h.bytes;
-        if (h.order) {
-          const waits = `${h.chain}\u0000${h.order.previous}`;
-          if (this.waitingFor.get(waits) === h) this.waitingFor.delete(waits);
-          const own = `${h.chain}\u0000${h.order.sequence}`;
-          if (this.heldBySequence.get(own) === h) this.heldBySequence.delete(own);
-        }
-        dropped++;
-      }
-      this.lanes.delete(lane);
+    for (const h of [...state.held]) {
+      this.unhold(h);
+      h.released = true;
+      dropped++;
     }
-    this.heldOffsets.delete(tp);
-    this.nextOffset.delete(tp);
+    // What waits for this partition to pass an offset keeps waiting (now for the group's commits).
+    state.next = -1;
+    state.first = -1;
     return dropped;
   }
 
@@ -233,54 +361,164 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
    * (at-least-once), or past the last one seen. undefined before any message of it.
    */
   committable(topic: string, partition: number): number | undefined {
-    const tp = `${topic}\u0000${partition}`;
-    const held = this.heldOffsets.get(tp);
-    if (held && held.size > 0) {
-      let lowest = Infinity;
-      for (const o of held) if (o < lowest) lowest = o;
-      return lowest;
+    const state = this.topics.get(topic)?.partitions.get(partition);
+    if (state === undefined || state.next < 0) return undefined;
+    let lowest = state.next;
+    for (const h of state.held) if (h.message.offset < lowest) lowest = h.message.offset;
+    return lowest;
+  }
+
+  private topicState(topic: string): TopicState {
+    let t = this.topics.get(topic);
+    if (t === undefined) this.topics.set(topic, (t = { name: topic, partitions: new Map(), owned: null }));
+    return t;
+  }
+
+  private partitionState(topic: string, partition: number): PartitionState {
+    const t = this.topicState(topic);
+    let s = t.partitions.get(partition);
+    if (s === undefined) t.partitions.set(partition, (s = { topic: t, partition, next: -1, first: -1, committed: -1, held: new Set(), watchers: [] }));
+    return s;
+  }
+
+  private owns(t: TopicState, partition: number): boolean {
+    return t.owned === null || t.owned.has(partition);
+  }
+
+  /**
+   * The first message this consumer reads of a partition it owns: what is below it was handled
+   * by the group before (a consumer starts at the committed offset), so messages waiting for
+   * an offset below it go.
+   */
+  private firstSeen(state: PartitionState, offset: number): void {
+    state.first = offset;
+    if (state.watchers.length > 0 && this.owns(state.topic, state.partition)) {
+      const out: Release<M>[] = [];
+      this.passed(state, offset, out);
+      // Released by the first message of a partition: push() returns them ahead of it.
+      this.pending.push(...out);
     }
-    return this.nextOffset.get(tp);
+  }
+
+  /** Releases found by firstSeen(), returned by the push() that found them. */
+  private readonly pending: Release<M>[] = [];
+
+  /**
+   * How h (a chained message whose predecessor has not been released here) waits: for its
+   * predecessor (on a partition this consumer owns), for a partition to pass the
+   * predecessor's offset (a handoff), or not at all (another consumer's partition, offset
+   * unknown: unowned).
+   */
+  private placeWait(h: Held<M>, order: OrderHeader): void {
+    const t = h.state.topic;
+    const before = order.afterPartition;
+    if (before >= 0 && order.afterOffset >= 0) {
+      const state = this.partitionState(t.name, before);
+      const owned = this.owns(t, before);
+      if ((owned && state.first >= 0 && order.afterOffset < state.first) || order.afterOffset < state.committed) return;
+      h.waitsChain = true;
+      state.watchers.push(h);
+      this.waitFor(h, order);
+      return;
+    }
+    if (before >= 0 ? this.owns(t, before) : this.ownsAllowed(t, h.message.key, order)) {
+      h.waitsChain = true;
+      this.waitFor(h, order);
+      return;
+    }
+    h.unowned = true;
+  }
+
+  /** Whether this consumer owns every partition a version-1 header's key may have used. */
+  private ownsAllowed(t: TopicState, key: Key, order: OrderHeader): boolean {
+    if (t.owned === null) return true;
+    const name = PARTITIONERS[order.partitioner];
+    if (name === undefined || order.partitions < 1 || order.width < 1) return false;
+    let all = true;
+    for (let p = 0; p < order.partitions && all; p++) all = t.owned.has(p);
+    if (all) return true;
+    try {
+      return allowedPartitions(key, order.partitions, Math.min(order.width, order.partitions), name).every((p) => t.owned!.has(p));
+    } catch {
+      return false;
+    }
+  }
+
+  private waitFor(h: Held<M>, order: OrderHeader): void {
+    const k = `${h.chain}\u0000${order.previous}`;
+    const list = this.waitingFor.get(k);
+    if (list === undefined) this.waitingFor.set(k, [h]);
+    else list.push(h);
+  }
+
+  /** A partition passed `offset`: what waited for an offset below it no longer waits for its chain. */
+  private passed(state: PartitionState, offset: number, out: Release<M>[]): void {
+    let kept = 0;
+    const watchers = state.watchers;
+    const ready: Held<M>[] = [];
+    for (const h of watchers) {
+      if (h.released || !h.waitsChain) continue;
+      if (h.order!.afterOffset < offset) ready.push(h);
+      else watchers[kept++] = h;
+    }
+    watchers.length = kept;
+    for (const h of ready) this.unwait(h, out);
+  }
+
+  /** h's predecessor is done: it goes if it is also first in its lane. */
+  private unwait(h: Held<M>, out: Release<M>[]): void {
+    if (h.released || !h.waitsChain) return;
+    h.waitsChain = false;
+    this.dropWaiter(h);
+    if (!h.waitsLane) this.release(h, true, undefined, out);
+  }
+
+  private dropWaiter(h: Held<M>): void {
+    if (h.order === null) return;
+    const k = `${h.chain}\u0000${h.order.previous}`;
+    const list = this.waitingFor.get(k);
+    if (list === undefined) return;
+    const i = list.indexOf(h);
+    if (i !== -1) list.splice(i, 1);
+    if (list.length === 0) this.waitingFor.delete(k);
   }
 
   private hold(h: Held<M>): void {
-    let queue = this.lanes.get(h.lane);
-    if (!queue) this.lanes.set(h.lane, (queue = []));
-    queue.push(h);
-    // A marked message that is first in its lane waits for its predecessor; one behind
-    // others in its lane is woken when it reaches the front.
-    if (h.order && h.order.kind !== 'anchor' && queue.length === 1) this.waitingFor.set(`${h.chain}\u0000${h.order.previous}`, h);
-    if (h.order) this.heldBySequence.set(`${h.chain}\u0000${h.order.sequence}`, h);
+    h.at = this.now();
+    h.bytes = (h.message.size ?? h.message.value?.length ?? 0) + (h.message.key?.length ?? 0);
+    if (h.lane !== '') {
+      const queue = this.lanes.get(h.lane);
+      if (queue === undefined) this.lanes.set(h.lane, [h]);
+      else queue.push(h);
+    }
+    if (h.order !== null) this.heldBySequence.set(`${h.chain}\u0000${h.order.sequence}`, h);
+    h.state.held.add(h);
     this.heldOrder.push(h);
     this.heldCount++;
     this.heldBytes += h.bytes;
-    const tp = `${h.message.topic}\u0000${h.message.partition}`;
-    let offsets = this.heldOffsets.get(tp);
-    if (!offsets) this.heldOffsets.set(tp, (offsets = new Set()));
-    offsets.add(h.message.offset);
   }
 
   private enforceBounds(out: Release<M>[]): void {
     while (this.heldCount > this.options.maxBufferedMessages || this.heldBytes > this.options.maxBufferedBytes) {
       const oldest = this.oldest();
       if (!oldest) break;
-      this.release(this.root(oldest), true, 'capacity', out);
+      this.release(this.root(oldest), false, 'capacity', out);
     }
   }
 
   /**
    * What must go first for `h` to go in order: the head of its lane, or the held message it
-   * waits for, and so on back to one whose predecessor is not here. Releasing that one (out of
-   * order) releases the rest behind it in order, instead of h overtaking held predecessors.
+   * waits for, and so on back to one that waits for nothing held here. Releasing that one
+   * (out of order) releases the rest behind it in order, instead of h overtaking held
+   * predecessors.
    */
   private root(h: Held<M>): Held<M> {
     for (let steps = 0; steps <= this.heldCount; steps++) {
-      const lane = this.lanes.get(h.lane);
-      if (lane !== undefined && lane.length > 0 && lane[0] !== h) {
-        h = lane[0];
+      if (h.waitsLane) {
+        h = this.lanes.get(h.lane)![0];
         continue;
       }
-      const before = h.order && h.order.kind !== 'anchor' ? this.heldBySequence.get(`${h.chain}\u0000${h.order.previous}`) : undefined;
+      const before = h.waitsChain ? this.heldBySequence.get(`${h.chain}\u0000${h.order!.previous}`) : undefined;
       if (before === undefined || before.released) break;
       h = before;
     }
@@ -296,65 +534,107 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return this.heldOrder[this.heldHead];
   }
 
-  /** Whether the message `order` names as its predecessor has been released (the last or the newest of its chain). */
+  /** Whether the message `order` names as its predecessor has been released. */
   private follows(chain: string, order: OrderHeader): boolean {
     const state = this.chains.get(chain);
-    return state !== undefined && (state.last === order.previous || state.newest === order.previous);
+    return state !== undefined && (state.last === order.previous || (state.more !== null && state.more.has(order.previous)));
   }
 
   /** Releases h (held or new) and then everything that was waiting only for it, in order. */
-  private release(first: Held<M>, outOfOrder: boolean, reason: Release<M>['reason'], out: Release<M>[]): void {
-    const work: Array<[Held<M>, boolean, Release<M>['reason']]> = [[first, outOfOrder, reason]];
-    while (work.length > 0) {
-      const [h, ooo, why] = work.shift()!;
+  private release(first: Held<M>, ordered: boolean, reason: ReleaseReason | undefined, out: Release<M>[]): void {
+    const work: Held<M>[] = [first];
+    let firstGoes = true;
+    for (let i = 0; i < work.length; i++) {
+      const h = work[i];
       if (h.released) continue;
+      const inOrder = firstGoes ? ordered : !h.unowned;
+      const why = firstGoes ? reason : h.unowned ? 'unowned' : undefined;
+      firstGoes = false;
+      if (h.state.held.has(h)) this.unhold(h);
+      else if (h.waitsChain) this.dropWaiter(h);
       h.released = true;
-      const queue = this.lanes.get(h.lane);
-      const wasHeld = queue !== undefined && queue.indexOf(h) !== -1;
-      if (wasHeld) this.unhold(h, queue!);
-      out.push(ooo ? { message: h.message, outOfOrder: true, reason: why } : { message: h.message, outOfOrder: false });
-      if (h.order) {
+      out.push(inOrder ? { message: h.message, ordered: true, outOfOrder: false, order: h.order }
+        : { message: h.message, ordered: false, outOfOrder: true, reason: why, order: h.order });
+      if (h.order !== null) {
         this.noteReleased(h.chain, h.order);
-        if (h.order.kind !== 'anchor') this.waitingFor.delete(`${h.chain}\u0000${h.order.previous}`);
-        const successor = this.waitingFor.get(`${h.chain}\u0000${h.order.sequence}`);
-        if (successor) work.push([successor, false, undefined]);
+        const k = `${h.chain}\u0000${h.order.sequence}`;
+        const successors = this.waitingFor.get(k);
+        if (successors !== undefined) {
+          this.waitingFor.delete(k);
+          for (const s of successors) {
+            s.waitsChain = false;
+            if (!s.waitsLane) work.push(s);
+          }
+        }
       }
-      // The lane's next message may go now if nothing else holds it.
-      const lane = this.lanes.get(h.lane);
-      if (lane && lane.length > 0) {
-        const head = lane[0];
-        const ready = head.order === null || head.order.kind === 'anchor' || this.follows(head.chain, head.order);
-        if (ready) work.push([head, false, undefined]);
-        else if (head.order) this.waitingFor.set(`${head.chain}\u0000${head.order.previous}`, head);
+      // The lane's next member is first now; it goes if it waits for nothing else.
+      if (h.lane !== '') {
+        const queue = this.lanes.get(h.lane);
+        if (queue !== undefined && queue[0].waitsLane) {
+          const head = queue[0];
+          head.waitsLane = false;
+          if (!head.waitsChain) work.push(head);
+        }
       }
     }
   }
 
-  /** A marked message of `chain` went: its chain moves to the end; a RETURN ends the chain. */
+  /**
+   * A marked message of `chain` went: its predecessor is no longer waited for, it may be. The
+   * chain moves to the end; a RETURN ends it, unless earlier messages of it are still loose.
+   */
   private noteReleased(chain: string, order: OrderHeader): void {
-    const state = this.chains.get(chain);
+    let state = this.chains.get(chain);
     this.chains.delete(chain);
-    // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
-    if (order.kind === 'return') return;
-    const newest = state !== undefined && state.newest > order.sequence ? state.newest : order.sequence;
-    this.chains.set(chain, { last: order.sequence, newest, at: this.now() });
+    const at = this.now();
+    if (state === undefined) {
+      if (order.kind === 'return') return;
+      state = { last: order.sequence, more: null, at };
+    } else {
+      // The previous last stays wanted by its own successor unless this is that successor.
+      if (state.last !== order.previous && state.last !== order.sequence) (state.more ??= new Set()).add(state.last);
+      if (state.more !== null) {
+        state.more.delete(order.previous);
+        if (state.more.size > MAX_LOOSE_ENDS) state.more.delete(state.more.values().next().value!);
+        if (state.more.size === 0) state.more = null;
+      }
+      state.last = order.sequence;
+      state.at = at;
+      // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
+      if (order.kind === 'return' && state.more === null) return;
+    }
+    this.chains.set(chain, state);
+    if (this.chains.size > this.options.maxChains) this.evictChains();
   }
 
-  private unhold(h: Held<M>, queue: Held<M>[]): void {
-    queue.splice(queue.indexOf(h), 1);
-    if (queue.length === 0) this.lanes.delete(h.lane);
-    this.heldCount--;
-    this.heldBytes -= h.bytes;
-    const tp = `${h.message.topic}\u0000${h.message.partition}`;
-    const offsets = this.heldOffsets.get(tp);
-    offsets?.delete(h.message.offset);
-    if (h.order && h.order.kind !== 'anchor') {
-      const k = `${h.chain}\u0000${h.order.previous}`;
-      if (this.waitingFor.get(k) === h) this.waitingFor.delete(k);
+  /**
+   * Forgets the least recently released chains, an eighth of maxChains at once: one iteration
+   * from the front of the map per many releases (the front fills with holes as chains move
+   * to the end, and each iteration starts by skipping them).
+   */
+  private evictChains(): void {
+    let excess = this.chains.size - this.options.maxChains + (this.options.maxChains >> 3);
+    for (const chain of this.chains.keys()) {
+      if (excess-- <= 0) break;
+      this.chains.delete(chain);
     }
-    if (h.order) {
+  }
+
+  /** Takes a held message out of every index (not of waitingFor while it still waits: see release). */
+  private unhold(h: Held<M>): void {
+    if (h.lane !== '') {
+      const queue = this.lanes.get(h.lane)!;
+      const i = queue.indexOf(h);
+      queue.splice(i, 1);
+      if (queue.length === 0) this.lanes.delete(h.lane);
+    }
+    if (h.waitsChain) this.dropWaiter(h);
+    if (h.order !== null) {
       const k = `${h.chain}\u0000${h.order.sequence}`;
       if (this.heldBySequence.get(k) === h) this.heldBySequence.delete(k);
     }
+    h.state.held.delete(h);
+    this.heldCount--;
+    this.heldBytes -= h.bytes;
   }
 }

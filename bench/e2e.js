@@ -1,0 +1,345 @@
+'use strict';
+// npm run bench:e2e — the benefit end to end on a real Kafka cluster: static partitioning
+// (node-rdkafka's murmur2_random and a plain KafkaConsumer) against DynamicProducer and
+// DynamicConsumer, on the same schedule of Zipf-keyed messages and the same bounded consumer
+// capacity. Per run: total lag over time, max lag, produce→handled latency, time to drain
+// after the producers stop, messages handled per consumer, order violations per (producer,
+// key) as the handlers saw them, lost and duplicated messages (from the values alone).
+//
+// Producers and consumers are child processes (bench/e2e/producer.js, bench/e2e/consumer.js);
+// this process creates the topics, paces the run, samples lag and prints the figures. The
+// cluster is scripts/kafka.sh's (started if needed and left running: others use it) unless
+// --brokers names one. --help lists the flags.
+
+const path = require('node:path');
+const fs = require('node:fs');
+const { fork, execFileSync } = require('node:child_process');
+const { parseArgs } = require('node:util');
+const Kafka = require('node-rdkafka');
+const { LagSampler } = require('./e2e/lag');
+const { summarizeRun, unhandledAt, quantile } = require('./e2e/stats');
+const { lagChart } = require('./e2e/svg');
+
+const ROOT = path.join(__dirname, '..');
+
+const FLAGS = {
+  brokers: { type: 'string', help: 'bootstrap list (default: scripts/kafka.sh start 3, which reuses a running cluster)' },
+  producers: { type: 'string', default: '2', help: 'producer processes' },
+  consumers: { type: 'string', default: '6', help: 'consumers in the group' },
+  'consumer-procs': { type: 'string', default: '2', help: 'processes the consumers are split over (1 or 2)' },
+  rate: { type: 'string', default: '2000', help: 'total messages per second, over all producers' },
+  seconds: { type: 'string', default: '60', help: 'how long the producers send' },
+  zipf: { type: 'string', default: '1.0', help: 'Zipf exponent of the keys' },
+  keys: { type: 'string', default: '50000', help: 'key space' },
+  partitions: { type: 'string', default: '12', help: 'partitions of the topic' },
+  replication: { type: 'string', default: '3', help: 'replication factor of the topic' },
+  capacity: { type: 'string', default: '1.25', help: 'the group\'s total handling capacity over the offered rate' },
+  'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
+  seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
+  only: { type: 'string', help: 'static or dynamic: run one side' },
+  quick: { type: 'boolean', help: '20 s at 1000 msg/s (unless --seconds / --rate say otherwise)' },
+  json: { type: 'boolean', help: 'print all figures as JSON instead of the table' },
+  svg: { type: 'string', help: 'write an SVG chart of total lag over time to this file' },
+  help: { type: 'boolean', help: 'this list' },
+};
+
+function usage() {
+  const lines = ['usage: node bench/e2e.js [flags]', ''];
+  for (const [name, f] of Object.entries(FLAGS)) {
+    const arg = f.type === 'string' ? ` <${f.default !== undefined ? f.default : 'value'}>` : '';
+    lines.push(`  --${(name + arg).padEnd(26)} ${f.help}`);
+  }
+  return lines.join('\n');
+}
+
+function options() {
+  const spec = Object.fromEntries(Object.entries(FLAGS).map(([k, f]) => [k, { type: f.type }]));
+  const { values } = parseArgs({ options: spec, strict: true });
+  if (values.help) {
+    console.log(usage());
+    process.exit(0);
+  }
+  const get = (name) => (values[name] !== undefined ? values[name] : FLAGS[name].default);
+  const num = (name, { integer = false, min = 0 } = {}) => {
+    const v = Number(get(name));
+    if (!Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) {
+      throw new RangeError(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}, got ${get(name)}`);
+    }
+    return v;
+  };
+  const o = {
+    brokers: values.brokers,
+    producers: num('producers', { integer: true, min: 1 }),
+    consumers: num('consumers', { integer: true, min: 1 }),
+    consumerProcs: num('consumer-procs', { integer: true, min: 1 }),
+    rate: num('rate', { min: 1 }),
+    seconds: num('seconds', { min: 1 }),
+    zipf: num('zipf'),
+    keys: num('keys', { integer: true, min: 1 }),
+    partitions: num('partitions', { integer: true, min: 1 }),
+    replication: num('replication', { integer: true, min: 1 }),
+    capacity: num('capacity', { min: 0.01 }),
+    drainCap: num('drain-cap', { min: 1 }),
+    seed: num('seed', { integer: true }),
+    sides: values.only ? [values.only] : ['static', 'dynamic'],
+    json: Boolean(values.json),
+    svg: values.svg,
+  };
+  if (values.quick) {
+    if (values.seconds === undefined) o.seconds = 20;
+    if (values.rate === undefined) o.rate = 1000;
+  }
+  if (!o.sides.every((s) => s === 'static' || s === 'dynamic')) throw new RangeError(`--only: expected static or dynamic, got ${values.only}`);
+  if (o.consumerProcs > 2 || o.consumerProcs > o.consumers) throw new RangeError('--consumer-procs: expected 1 or 2, at most --consumers');
+  if (o.producers > 255 || o.consumers > 255) throw new RangeError('--producers and --consumers: at most 255');
+  return o;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (...args) => process.stderr.write(`e2e: ${args.join(' ')}\n`);
+
+function clusterBrokers(o) {
+  if (o.brokers) return o.brokers;
+  log('starting or reusing the local 3-node cluster (scripts/kafka.sh start 3); it is left running');
+  const out = execFileSync('bash', [path.join(ROOT, 'scripts', 'kafka.sh'), 'start', '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return out.trim().split('\n').pop().trim();
+}
+
+async function createTopic(brokers, topic, partitions, replication) {
+  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers, 'log_level': 3 });
+  try {
+    await new Promise((resolve, reject) => admin.createTopic({ topic, num_partitions: partitions, replication_factor: replication }, 30000,
+      (err) => (err ? reject(err) : resolve())));
+  } finally {
+    admin.disconnect();
+  }
+  // Wait until every partition has a leader and a full ISR, so no run starts on a half-made topic.
+  const client = new Kafka.Producer({ 'metadata.broker.list': brokers, 'log_level': 3 });
+  await new Promise((resolve, reject) => client.connect({ timeout: 30000 }, (err) => (err ? reject(err) : resolve())));
+  try {
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      const m = await new Promise((resolve) => client.getMetadata({ topic, timeout: 10000 }, (err, md) => resolve(err ? null : md)));
+      const t = m && m.topics.find((x) => x.name === topic);
+      if (t && t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0 && p.isrs.length >= replication)) return;
+      if (Date.now() > deadline) throw new Error(`topic ${topic}: not ready within 60 s`);
+      await sleep(200);
+    }
+  } finally {
+    await new Promise((resolve) => client.disconnect(() => resolve()));
+  }
+}
+
+/** A child process and a way to wait for its messages of one type. */
+function worker(file, env) {
+  const child = fork(path.join(__dirname, 'e2e', file), [], { serialization: 'advanced', env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting = new Map();
+  const w = { child, warnings: [], onAssigned: null };
+  child.on('message', (msg) => {
+    if (msg.type === 'error') {
+      log(`${file}: ${msg.message}`);
+      for (const [, list] of waiting) list.forEach(({ reject }) => reject(new Error(msg.message)));
+      waiting.clear();
+      return;
+    }
+    if (msg.type === 'warn') { if (w.warnings.length < 20) w.warnings.push(msg.message); return; }
+    if (msg.type === 'assigned' && w.onAssigned) w.onAssigned(msg);
+    const list = waiting.get(msg.type);
+    if (list && list.length) list.shift().resolve(msg);
+  });
+  child.on('exit', (code) => {
+    if (code) for (const [, list] of waiting) list.forEach(({ reject }) => reject(new Error(`${file} exited with ${code}`)));
+  });
+  w.next = (type, timeoutMs = 120000) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${file}: no '${type}' within ${timeoutMs} ms`)), timeoutMs);
+    const entry = { resolve: (m) => { clearTimeout(timer); resolve(m); }, reject: (e) => { clearTimeout(timer); reject(e); } };
+    if (!waiting.has(type)) waiting.set(type, []);
+    waiting.get(type).push(entry);
+  });
+  w.send = (msg) => child.send(msg);
+  return w;
+}
+
+/** Waits until every consumer owns a partition, all partitions are owned, and that held for 3 s. */
+async function groupSettled(workers, o) {
+  const counts = new Array(o.consumers).fill(0);
+  let stableSince = 0;
+  let last = '';
+  for (const w of workers) w.onAssigned = (msg) => msg.counts.forEach((c, i) => { counts[msg.first + i] = c; });
+  const deadline = Date.now() + 120000;
+  for (;;) {
+    await sleep(250);
+    const key = counts.join(',');
+    const full = counts.reduce((s, c) => s + c, 0) === o.partitions && counts.every((c) => c > 0 || o.consumers > o.partitions);
+    if (!full || key !== last) stableSince = Date.now();
+    last = key;
+    if (full && Date.now() - stableSince >= 3000) return counts.slice();
+    if (Date.now() > deadline) throw new Error(`the group did not settle within 120 s (partitions per consumer: ${key})`);
+  }
+}
+
+async function runSide(side, o, brokers, stamp) {
+  const topic = `kdp-e2e-${side}-${stamp}`;
+  const group = `kdp-e2e-${side}-${stamp}`;
+  log(`${side}: topic ${topic} (${o.partitions} partitions, replication ${o.replication})`);
+  await createTopic(brokers, topic, o.partitions, o.replication);
+
+  const delayMs = (1000 * o.consumers) / (o.capacity * o.rate);
+  const consumerWorkers = [];
+  let first = 0;
+  for (let w = 0; w < o.consumerProcs; w++) {
+    const count = Math.floor(o.consumers / o.consumerProcs) + (w < o.consumers % o.consumerProcs ? 1 : 0);
+    const cw = worker('consumer.js', { UV_THREADPOOL_SIZE: '16' });
+    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs });
+    consumerWorkers.push(cw);
+    first += count;
+  }
+  await Promise.all(consumerWorkers.map((w) => w.next('started')));
+  const assignment = await groupSettled(consumerWorkers, o);
+  log(`${side}: group settled, partitions per consumer ${assignment.join(' ')}; delay ${delayMs.toFixed(2)} ms per message`);
+
+  const producerWorkers = [];
+  for (let p = 0; p < o.producers; p++) {
+    const pw = worker('producer.js', {});
+    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p });
+    producerWorkers.push(pw);
+  }
+  await Promise.all(producerWorkers.map((w) => w.next('ready')));
+
+  const sampler = new LagSampler(brokers, group, topic, o.partitions);
+  await sampler.connect();
+  const startAt = Date.now() + 1000;
+  const samples = [];
+  const done = Promise.all(producerWorkers.map((w) => w.next('done', (o.seconds + 120) * 1000)));
+  let producersDone = null;
+  done.then((d) => { producersDone = d; }, () => {});
+  producerWorkers.forEach((w) => w.send({ cmd: 'go', startAt }));
+  log(`${side}: producing ${o.rate} msg/s for ${o.seconds} s`);
+
+  // Lag every second while producing; every 250 ms once the producers have stopped, until it is 0.
+  let stopAt = null;
+  let drainedAt = null;
+  for (let tick = startAt; ; ) {
+    await sleep(Math.max(0, tick - Date.now()));
+    const at = Date.now();
+    const lag = await sampler.sample().catch((err) => { log(`${side}: lag sample failed: ${err.message}`); return null; });
+    if (lag) samples.push({ at, t: (at - startAt) / 1000, total: lag.total, partitions: lag.partitions });
+    if (producersDone && stopAt === null) stopAt = Math.max(...producersDone.map((d) => d.sendEnd));
+    if (stopAt !== null && lag && lag.total === 0 && at >= stopAt) { drainedAt = at; break; }
+    if (stopAt !== null && at - stopAt > o.drainCap * 1000) break;
+    tick += stopAt === null ? 1000 : 250;
+    if (tick < Date.now()) tick = Date.now();
+  }
+  const results = await done;
+  await sampler.disconnect();
+
+  const parts = await Promise.all(consumerWorkers.map(async (w) => {
+    const got = w.next('records', 120000);
+    w.send({ cmd: 'stop' });
+    return (await got).records;
+  }));
+  producerWorkers.forEach((w) => w.send({ cmd: 'exit' }));
+  await Promise.all([...producerWorkers, ...consumerWorkers].map((w) => new Promise((resolve) => {
+    if (w.child.exitCode !== null) resolve();
+    else w.child.once('exit', resolve);
+  })));
+
+  const producers = results.sort((a, b) => a.index - b.index).map((d) => ({ sent: d.sent, ackedMask: d.ackedMask }));
+  const figures = summarizeRun({ producers, parts, consumers: o.consumers, keys: o.keys });
+  const sentSorted = Float64Array.from(results.flatMap((d) => Array.from(d.sentAt))).sort();
+  const unhandled = unhandledAt(sentSorted, figures.firstHandledAt, samples.map((x) => x.at));
+  samples.forEach((x, i) => { x.unhandled = unhandled[i]; });
+  delete figures.firstHandledAt;
+  const ackMs = Float64Array.from(results.flatMap((d) => Array.from(d.ackMs.filter((_, j) => d.ackedMask[j])))).sort();
+  return {
+    side, topic, group, delayMs, assignment,
+    maxLag: samples.reduce((m, s) => Math.max(m, s.total), 0),
+    maxUnhandled: samples.reduce((m, s) => Math.max(m, s.unhandled), 0),
+    drainSeconds: drainedAt !== null ? (drainedAt - stopAt) / 1000 : null,
+    drainCapped: drainedAt === null,
+    producerFailures: results.reduce((s, d) => s + d.failed, 0),
+    producerLastError: results.map((d) => d.lastError).find(Boolean) || null,
+    producerMetrics: results.map((d) => d.metrics).filter(Boolean),
+    producersStopSeconds: (stopAt - startAt) / 1000,
+    ackLatencyMs: { p50: quantile(ackMs, 0.5), p99: quantile(ackMs, 0.99), max: ackMs.length ? ackMs[ackMs.length - 1] : NaN },
+    warnings: consumerWorkers.flatMap((w) => w.warnings),
+    ...figures,
+    lag: samples,
+  };
+}
+
+const fmt = (v, digits = 0) => (v === null || v === undefined || Number.isNaN(v) ? '-' : typeof v === 'number' ? v.toFixed(digits) : String(v));
+const drainText = (r) => (r.drainCapped ? `>${r.drainCap}` : fmt(r.drainSeconds, 1));
+
+function table(runs) {
+  const rows = [
+    ['sent / acknowledged', (r) => `${r.sent} / ${r.acked}`],
+    ['handled (distinct)', (r) => fmt(r.handled)],
+    ['max total lag', (r) => fmt(r.maxLag)],
+    ['max sent, not yet handled', (r) => fmt(r.maxUnhandled)],
+    ['produce→ack p50 / p99 ms', (r) => `${fmt(r.ackLatencyMs.p50, 1)} / ${fmt(r.ackLatencyMs.p99, 1)}`],
+    ['latency p50 ms', (r) => fmt(r.latencyMs.p50, 1)],
+    ['latency p99 ms', (r) => fmt(r.latencyMs.p99, 1)],
+    ['latency max ms', (r) => fmt(r.latencyMs.max, 1)],
+    ['drain s', drainText],
+    ['order violations', (r) => fmt(r.violations)],
+    ['lost', (r) => fmt(r.lost)],
+    ['duplicated', (r) => fmt(r.duplicated)],
+    ['flagged outOfOrder', (r) => (r.side === 'dynamic' ? fmt(r.flaggedOutOfOrder) : '-')],
+    ['ordered === false', (r) => (r.side === 'dynamic' ? fmt(r.notOrdered) : '-')],
+    ['handled per consumer', (r) => r.perConsumer.join(' ')],
+    ['partitions per consumer', (r) => r.assignment.join(' ')],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  const cols = runs.map((r) => Math.max(r.side.length, ...rows.map(([, f]) => f(r).length)));
+  const line = (name, cells) => `${name.padEnd(width)}  ${cells.map((c, i) => c.padStart(cols[i])).join('  ')}`;
+  return [line('', runs.map((r) => r.side)), ...rows.map(([name, f]) => line(name, runs.map(f)))].join('\n');
+}
+
+function lastLine(runs) {
+  const part = (side) => {
+    const r = runs.find((x) => x.side === side);
+    return r ? `${side} max-lag ${fmt(r.maxLag)} p99 ${fmt(r.latencyMs.p99, 1)} ms drain ${drainText(r)} s` : `${side} max-lag - p99 - ms drain - s`;
+  };
+  const d = runs.find((x) => x.side === 'dynamic');
+  return `e2e: ${part('static')} | ${part('dynamic')} | order violations ${d ? d.violations : '-'} lost ${d ? d.lost : '-'} dup ${d ? d.duplicated : '-'}`;
+}
+
+async function main() {
+  const o = options();
+  const brokers = clusterBrokers(o);
+  const stamp = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  log(`brokers ${brokers}; ${o.producers} producers, ${o.consumers} consumers in ${o.consumerProcs} processes, ` +
+    `${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf} over ${o.keys} keys, capacity ${o.capacity}× the rate`);
+  const runs = [];
+  for (const side of o.sides) {
+    const r = await runSide(side, o, brokers, stamp);
+    r.drainCap = o.drainCap;
+    runs.push(r);
+  }
+  if (o.svg) {
+    const series = runs.map((r) => ({
+      name: r.side, points: r.lag.map((s) => [s.t, s.total]), unhandled: r.lag.map((s) => [s.t, s.unhandled]), stopAt: r.producersStopSeconds,
+    }));
+    fs.writeFileSync(o.svg, lagChart(series, `total lag, ${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf}, ${o.partitions} partitions, capacity ${o.capacity}×`));
+  }
+  const summary = lastLine(runs);
+  if (o.json) {
+    // stdout stays one JSON document; the summary line goes to stderr as well.
+    console.log(JSON.stringify({ options: { ...o, brokers }, runs, summary }, null, 1));
+    process.stderr.write(`${summary}\n`);
+    return;
+  } else {
+    console.log(table(runs));
+    for (const r of runs) {
+      if (r.producerFailures) console.log(`${r.side}: ${r.producerFailures} produce failures (${r.producerLastError})`);
+      if (r.warnings.length) console.log(`${r.side}: consumer errors: ${r.warnings.slice(0, 3).join('; ')}`);
+    }
+  }
+  console.log(summary);
+}
+
+main().catch((err) => {
+  console.error(err && err.stack || err);
+  process.exit(1);
+});

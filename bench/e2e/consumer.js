@@ -1,0 +1,196 @@
+'use strict';
+// Consumer worker of bench/e2e.js (a child process): `count` consumers of one group, each
+// with a bounded capacity — an awaited delay per message, owed time slept in steps of at
+// least 2 ms so that a delay of a few ms stays accurate. Static: a plain KafkaConsumer
+// (cooperative-sticky, auto commit of the offsets stored once a message is handled).
+// Dynamic: DynamicConsumer. Every handled message is recorded (which message, when, what
+// the handler was told) and the records go to the driver when it says stop.
+//
+// Messages from the driver: { cmd: 'start', ... }, { cmd: 'stop' }.
+
+const Kafka = require('node-rdkafka');
+const { DynamicConsumer } = require('../../build');
+
+const MIN_SLEEP_MS = 2;
+// Oversleeping is paid back by handling the next messages without sleeping, but only this much:
+// a long stall of the event loop is not turned into a burst of free capacity.
+const MAX_CREDIT_MS = 20;
+const IDLE_MS = 5;
+
+/** Growable columns, one row per handled message. */
+class Records {
+  constructor() {
+    this.length = 0;
+    this.alloc(1 << 14);
+  }
+
+  alloc(capacity) {
+    const grow = (Type, old) => {
+      const next = new Type(capacity);
+      if (old) next.set(old.subarray(0, this.length));
+      return next;
+    };
+    this.consumer = grow(Uint8Array, this.consumer);
+    this.producer = grow(Uint8Array, this.producer);
+    this.n = grow(Uint32Array, this.n);
+    this.key = grow(Uint32Array, this.key);
+    this.seq = grow(Uint32Array, this.seq);
+    this.sent = grow(Float64Array, this.sent);
+    this.at = grow(Float64Array, this.at);
+    this.flags = grow(Uint8Array, this.flags);
+    this.capacity = capacity;
+  }
+
+  push(consumer, value, at, flags) {
+    if (this.length === this.capacity) this.alloc(this.capacity * 2);
+    const [p, n, key, seq, sent] = value.toString().split(' ');
+    const i = this.length++;
+    this.consumer[i] = consumer;
+    this.producer[i] = Number(p);
+    this.n[i] = Number(n);
+    this.key[i] = Number(key);
+    this.seq[i] = Number(seq);
+    this.sent[i] = Number(sent);
+    this.at[i] = at;
+    this.flags[i] = flags;
+  }
+
+  columns() {
+    const out = { length: this.length };
+    for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name] = this[name].slice(0, this.length);
+    return out;
+  }
+}
+
+// flags bits
+const OUT_OF_ORDER = 1;
+const HAS_ORDERED = 2;
+const NOT_ORDERED = 4;
+
+const records = new Records();
+const consumers = [];
+let job;
+let stopping = false;
+let reporter;
+
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The capacity bound of one consumer: `delayMs` per message, slept once at least 2 ms are owed. */
+function pacer(delayMs) {
+  let owed = 0;
+  return async () => {
+    owed += delayMs;
+    if (owed < MIN_SLEEP_MS) return;
+    const t0 = performance.now();
+    await sleep(owed);
+    owed = Math.max(-MAX_CREDIT_MS, owed - (performance.now() - t0));
+  };
+}
+
+process.on('message', (msg) => {
+  if (msg.cmd === 'start') start(msg).catch(fail);
+  else if (msg.cmd === 'stop') stop().catch(fail);
+});
+
+function fail(err) {
+  process.send({ type: 'error', message: String(err && err.stack || err) });
+  setTimeout(() => process.exit(1), 100);
+}
+
+async function start(msg) {
+  job = msg;
+  const base = {
+    'metadata.broker.list': msg.brokers,
+    'group.id': msg.group,
+    'partition.assignment.strategy': 'cooperative-sticky',
+    'log_level': 3,
+  };
+  for (let c = 0; c < msg.count; c++) {
+    const index = msg.first + c;
+    const pace = pacer(msg.delayMs);
+    const clientId = { 'client.id': `e2e-${msg.side}-c${index}` };
+    if (msg.side === 'static') consumers.push(await startStatic({ ...base, ...clientId }, index, pace));
+    else consumers.push(await startDynamic({ ...base, ...clientId }, index, pace));
+  }
+  reporter = setInterval(() => {
+    process.send({ type: 'assigned', first: msg.first, counts: consumers.map((c) => c.assigned()) });
+  }, 500);
+  process.send({ type: 'started' });
+}
+
+/** A plain KafkaConsumer: consume what is ready, handle it one message at a time, store its offset for auto commit. */
+async function startStatic(config, index, pace) {
+  const consumer = new Kafka.KafkaConsumer({
+    ...config,
+    'enable.auto.commit': true,
+    'auto.commit.interval.ms': 1000,
+    'enable.auto.offset.store': false,
+  }, { 'auto.offset.reset': 'earliest' });
+  await new Promise((resolve, reject) => consumer.connect({ timeout: 30000 }, (err) => (err ? reject(err) : resolve())));
+  consumer.setDefaultConsumeTimeout(0);
+  consumer.subscribe([job.topic]);
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const batch = await new Promise((resolve) => consumer.consume(100, (err, m) => resolve(err ? [] : m)));
+      if (batch.length === 0) {
+        await sleep(IDLE_MS);
+        continue;
+      }
+      for (const m of batch) {
+        if (!running) break;
+        records.push(index, m.value, now(), 0);
+        await pace();
+        consumer.offsetsStore([{ topic: m.topic, partition: m.partition, offset: m.offset + 1 }]);
+      }
+    }
+  })();
+  return {
+    assigned: () => assignedCount(consumer),
+    stop: async () => {
+      running = false;
+      await loop;
+      await new Promise((resolve) => consumer.disconnect(() => resolve()));
+    },
+  };
+}
+
+async function startDynamic(config, index, pace) {
+  const consumer = new DynamicConsumer(config, { 'auto.offset.reset': 'earliest' });
+  consumer.on('error', (err) => process.send({ type: 'warn', message: `consumer ${index}: ${err && err.message || err}` }));
+  await consumer.connect();
+  const done = consumer.run([job.topic], async (message, info) => {
+    let flags = info.outOfOrder ? OUT_OF_ORDER : 0;
+    if (info.ordered !== undefined) flags |= HAS_ORDERED | (info.ordered === false ? NOT_ORDERED : 0);
+    records.push(index, message.value, now(), flags);
+    await pace();
+  });
+  // run() rejects when a handler kept failing (this one does not throw): worth telling, not fatal here.
+  const ended = done.catch((err) => process.send({ type: 'warn', message: `consumer ${index}: run: ${err && err.message || err}` }));
+  return {
+    assigned: () => assignedCount(consumer.client),
+    stop: async () => {
+      await consumer.stop();
+      await ended;
+    },
+  };
+}
+
+/** Partitions a client owns (0 while it is not connected: assignments() throws then). */
+function assignedCount(client) {
+  try {
+    return client.assignments().length;
+  } catch {
+    return 0;
+  }
+}
+
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  clearInterval(reporter);
+  await Promise.all(consumers.map((c) => c.stop().catch((err) => process.send({ type: 'warn', message: String(err) }))));
+  process.send({ type: 'records', first: job.first, records: records.columns() });
+  setTimeout(() => process.exit(0), 200);
+}

@@ -1,0 +1,121 @@
+'use strict';
+// The figures of one bench/e2e.js run, from what the producers acknowledged and what the
+// consumers' handlers recorded (the message values, never the headers): latency, order
+// violations, lost and duplicated messages, per-consumer counts, and the dynamic consumer's
+// own flags.
+
+const OUT_OF_ORDER = 1;
+const HAS_ORDERED = 2;
+const NOT_ORDERED = 4;
+
+/** The q-quantile (0..1) of a sorted Float64Array, nearest rank. */
+function quantile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** Concatenates the workers' record columns, each worker's rows keeping their handling order. */
+function merge(parts) {
+  const length = parts.reduce((s, p) => s + p.length, 0);
+  const out = { length, worker: new Uint8Array(length), index: new Uint32Array(length) };
+  for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name] = new parts[0][name].constructor(length);
+  let offset = 0;
+  parts.forEach((p, w) => {
+    for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name].set(p[name], offset);
+    out.worker.fill(w, offset, offset + p.length);
+    for (let i = 0; i < p.length; i++) out.index[offset + i] = i;
+    offset += p.length;
+  });
+  return out;
+}
+
+/**
+ * producers: [{ sent, ackedMask }] by producer index; parts: each consumer worker's records;
+ * consumers: how many consumers there were; keys: the key space.
+ *
+ * A message is identified by (producer, n). The records are read in handling order (the
+ * handler's clock, then the worker's own order): a message's first handling is checked
+ * against the highest sequence already handled for its (producer, key) — lower is an order
+ * violation — and later handlings of it are duplicates (counted once per message).
+ */
+function summarizeRun({ producers, parts, consumers, keys }) {
+  const r = merge(parts);
+  const order = new Uint32Array(r.length);
+  for (let i = 0; i < r.length; i++) order[i] = i;
+  order.sort((a, b) => (r.at[a] - r.at[b]) || (r.worker[a] - r.worker[b]) || (r.index[a] - r.index[b]));
+
+  const handled = producers.map((p) => new Uint8Array(p.sent));
+  const firstAt = new Float64Array(r.length);
+  const highest = new Int32Array(producers.length * keys).fill(-1);
+  const latency = new Float64Array(r.length);
+  const perConsumer = new Array(consumers).fill(0);
+  let unique = 0;
+  let violations = 0;
+  let duplicated = 0;
+  let flagged = 0;
+  let notOrdered = 0;
+  let hasOrdered = false;
+  let unknown = 0;
+  for (const i of order) {
+    const p = r.producer[i];
+    const n = r.n[i];
+    if (p >= producers.length || n >= producers[p].sent) { unknown++; continue; }
+    perConsumer[r.consumer[i]]++;
+    const seen = handled[p][n];
+    if (seen === 1) duplicated++;
+    if (seen < 255) handled[p][n] = seen + 1;
+    if (seen > 0) continue;
+    firstAt[unique] = r.at[i];
+    latency[unique++] = r.at[i] - r.sent[i];
+    const slot = p * keys + r.key[i];
+    if (r.seq[i] < highest[slot]) violations++;
+    else highest[slot] = r.seq[i];
+    if (r.flags[i] & OUT_OF_ORDER) flagged++;
+    if (r.flags[i] & HAS_ORDERED) hasOrdered = true;
+    if (r.flags[i] & NOT_ORDERED) notOrdered++;
+  }
+  let sent = 0;
+  let acked = 0;
+  let lost = 0;
+  let handledNotAcked = 0;
+  producers.forEach((p, index) => {
+    sent += p.sent;
+    for (let n = 0; n < p.sent; n++) {
+      if (p.ackedMask[n]) {
+        acked++;
+        if (handled[index][n] === 0) lost++;
+      } else if (handled[index][n] > 0) handledNotAcked++;
+    }
+  });
+  const lat = latency.subarray(0, unique).sort();
+  return {
+    sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
+    violations, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null,
+    latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
+    perConsumer,
+    firstHandledAt: firstAt.slice(0, unique).sort(),
+  };
+}
+
+/** How many values of a sorted array are <= x. */
+function countUpTo(sorted, x) {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Messages sent but not yet handled at each instant of `at` (ms since the epoch): the backlog
+ * the handlers saw, beside the committed-offset lag (which a consumer that commits only below
+ * its lowest unhandled message can hold up while handling goes on).
+ */
+function unhandledAt(sentSorted, handledSorted, at) {
+  return at.map((t) => countUpTo(sentSorted, t) - countUpTo(handledSorted, t));
+}
+
+module.exports = { summarizeRun, unhandledAt, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED };
