@@ -57,13 +57,15 @@ export let tRecords: usize = 0;
 @inline function tf(topic: i32, field: usize): usize { return tRecords + (<usize>topic << TOPIC_SHIFT) + field; }
 export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition (load clock)
 export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fair shares
-// f32[maxPartitions], load clock: what the moves of relocated keys will add to (or take from) a
-// partition's load and its decayed load does not show yet. A key of rate r moving in at weight
-// w will add r w-units once its traffic there is at its steady state; stored as is, the
-// reserve fades as the weight grows, exactly as the missing part of that load does. It keeps
-// several keys from moving into one partition on the same room, and keys on a partition just
-// relieved from leaving it too. tLoads stay the decayed messages actually placed.
-let tReserve: usize = 0;
+// f32[maxPartitions], load clock: what relocation adds to a partition's placed load to judge
+// its room (fixedLoad). Minus the split keys' messages placed there: they go wherever there is
+// room, so they leave room to a key that needs a partition whole. Plus the rate of the keys
+// moved in, minus that of the keys moved out, that the decayed load does not show yet: a key of
+// rate r moving in at weight w adds r w-units once its traffic there is at its steady state;
+// stored as is, the amount fades as the weight grows, exactly as the missing part of that load
+// does. So several keys do not move into one partition on the same room, nor keys leave a
+// partition just relieved. tLoads stay the decayed messages actually placed.
+let tAdjust: usize = 0;
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
 export const CELLS: usize = memory.data(64, 16);
@@ -112,6 +114,9 @@ let sampleLeft: i32 = 1;
 let sampleState: u32 = 0x9e3779b9;
 // @ts-ignore: decorator
 @inline const SCAN_WINDOW: i32 = 8;
+/** 2^(1/8): the load clock's weight grows by this in an eighth of its half-life. */
+// @ts-ignore: decorator
+@inline const LOOK_AGAIN: f64 = 1.0905077326652577;
 let batchIndex: i32 = 0;
 
 export function configure(
@@ -131,7 +136,7 @@ export function configure(
   tRecords = arenaAlloc(t << TOPIC_SHIFT);
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
-  tReserve = arenaAlloc((t * <usize>partitions) << 2);
+  tAdjust = arenaAlloc((t * <usize>partitions) << 2);
   eventCapacity = entries + 4;
   events = arenaAlloc(<usize>eventCapacity * 12);
   store<i32>(CELLS + LAST_ENTRY, -1);
@@ -146,8 +151,8 @@ export function configure(
   return tPenalty + ((<usize>topic * maxPartitions + p) << 3);
 }
 // @ts-ignore: decorator
-@inline function reserveAt(topic: i32, p: i32): usize {
-  return tReserve + ((<usize>topic * maxPartitions + p) << 2);
+@inline function adjustAt(topic: i32, p: i32): usize {
+  return tAdjust + ((<usize>topic * maxPartitions + p) << 2);
 }
 // @ts-ignore: decorator
 @inline function total(topic: i32): f64 {
@@ -178,7 +183,7 @@ export function topicReset(topic: i32, n: i32): void {
   store<f64>(tf(topic, T_LOAD_TOTAL), 0);
   memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
   memory.fill(penaltyAt(topic, 0), 0, <usize>maxPartitions << 3);
-  memory.fill(reserveAt(topic, 0), 0, <usize>maxPartitions << 2);
+  memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
   store<i32>(tf(topic, T_STICKY), 0);
   store<i32>(tf(topic, T_STICKY_LEFT), 0);
   for (let e = 0; e < capacity; e++) {
@@ -204,7 +209,7 @@ export function topicResize(topic: i32, n: i32): void {
     store<f64>(loadAt(topic, p), p < n ? level : 0);
     if (p >= n || p >= old) store<f64>(penaltyAt(topic, p), 0);
   }
-  memory.fill(reserveAt(topic, 0), 0, <usize>maxPartitions << 2);
+  memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
   store<i32>(tf(topic, T_STICKY_LEFT), 0);
 }
 
@@ -298,17 +303,17 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   return best;
 }
 
-/** A partition's load as relocation sees it: placed, plus reserved by moves, plus penalty. */
+/** A partition's load as relocation sees it: placed, adjusted (tAdjust), plus penalty. */
 // @ts-ignore: decorator
 @inline
-function settledLoad(topic: i32, p: i32, fair: f64): f64 {
-  return load<f64>(loadAt(topic, p)) + <f64>load<f32>(reserveAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+function fixedLoad(topic: i32, p: i32, fair: f64): f64 {
+  return load<f64>(loadAt(topic, p)) + <f64>load<f32>(adjustAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
 }
 
 // @ts-ignore: decorator
 @inline
-function addReserve(topic: i32, p: i32, v: f64): void {
-  const at = reserveAt(topic, p);
+function adjust(topic: i32, p: i32, v: f64): void {
+  const at = adjustAt(topic, p);
   store<f32>(at, load<f32>(at) + <f32>v);
 }
 
@@ -324,7 +329,7 @@ function roomFor(topic: i32, e: i32, n: i32, base: i32, skip: i32, rate: f64, bo
   let p = base;
   for (let i = 0; i < scan; i++) {
     if (p != skip) {
-      const l = settledLoad(topic, p, fair);
+      const l = fixedLoad(topic, p, fair);
       if (l < bestLoad || (best < 0 && l == bestLoad)) { bestLoad = l; best = p; }
     }
     p += step;
@@ -362,10 +367,12 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
   const bound = fair * widenAbove;
   if (width < 2) {
     const here = geti(eCurrent, e);
-    const hereLoad = settledLoad(topic, here, fair);
+    const hereLoad = fixedLoad(topic, here, fair);
     const after = getf(eMoveAfter, e);
     if (hereLoad <= bound) {
-      if (after < 0) setf(eMoveAfter, e, 0); // the overload passed
+      // The overload passed once the partition is back at the mean (a band, not a line, so
+      // that an overload hovering around the bound is not forgotten at its first dip).
+      if (after < 0 && hereLoad <= fair) setf(eMoveAfter, e, 0);
       return here;
     }
     // Overloaded. Unless the overload is more than half the key's rate (leaving then brings
@@ -386,8 +393,8 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
     const q = roomFor(topic, e, n, base, here, rate, bound, fair);
     if (q >= 0) {
       setf(eMoveAfter, e, loadWeight * 2);
-      addReserve(topic, here, -rate);
-      addReserve(topic, q, rate);
+      adjust(topic, here, -rate);
+      adjust(topic, q, rate);
       seti(eCurrent, e, q);
       return q;
     }
@@ -398,23 +405,25 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
     }
     // Too big for any partition now: split.
     setf(eMoveAfter, e, loadWeight * 2);
-    addReserve(topic, here, -rate);
+    adjust(topic, here, -rate);
     return choose(topic, e, count, topicTotal, n, base, b, fair); // from width 1: at least 2
   }
-  const best = choose(topic, e, count, topicTotal, n, base, b, fair);
   if (loadWeight >= getf(eMoveAfter, e)) {
-    // Whole on `best`: room there for all of its rate (count / topicTotal * topicLoad,
-    // multiplied out), not counting the part it has there already, so that it does not
-    // come back only to be split again.
-    const room = bound - settledLoad(topic, best, fair);
-    if (room * topicTotal >= count * topicLoad) {
+    // Whole on one of the first partitions of its sequence (not only those it uses now): room
+    // there for all of its rate; what it has there now, split, is not in the fixed load.
+    const rate = count * topicLoad / topicTotal;
+    const q = roomFor(topic, e, n, base, -1, rate, bound, fair);
+    if (q >= 0) {
       seti(eWidth, e, 1);
-      seti(eCurrent, e, best);
+      seti(eCurrent, e, q);
       setf(eMoveAfter, e, loadWeight * 2);
-      addReserve(topic, best, count * topicLoad / topicTotal);
+      adjust(topic, q, rate);
+      return q;
     }
+    // Looked again after an eighth of a load half-life: the scan is not made every run.
+    setf(eMoveAfter, e, loadWeight * LOOK_AGAIN);
   }
-  return best;
+  return choose(topic, e, count, topicTotal, n, base, b, fair);
 }
 
 /**
@@ -471,8 +480,8 @@ function renormalise(): void {
     const n = load<i32>(tf(t, T_SIZE));
     for (let p = 0; p < n; p++) {
       store<f64>(loadAt(t, p), flushTiny(load<f64>(loadAt(t, p)) * loadFactor));
-      const r = <f64>load<f32>(reserveAt(t, p)) * loadFactor;
-      store<f32>(reserveAt(t, p), <f32>(Math.abs(r) < <f64>TINY ? 0 : r));
+      const r = <f64>load<f32>(adjustAt(t, p)) * loadFactor;
+      store<f32>(adjustAt(t, p), <f32>(Math.abs(r) < <f64>TINY ? 0 : r));
     }
   }
 }
@@ -638,7 +647,10 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
               seti(eCurrent, e, result);
               seti(eRunLeft, e, runLength(loadFair) - 1);
             }
-            if (relocateOn && geti(eWidth, e) == 1) order = ORDER_MOVED;
+            if (relocateOn) {
+              if (geti(eWidth, e) == 1) order = ORDER_MOVED;
+              else adjust(topic, result, -loadWeight);
+            }
           }
         }
         if (order == ORDER_NONE) {
