@@ -641,16 +641,18 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
               seti(eRunLeft, e, left - 1);
               result = geti(eCurrent, e);
             } else {
-              result = relocateOn
-                ? place(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair)
-                : choose(topic, e, count, topicTotal, n, base, b, loadFair);
+              const run = runLength(loadFair);
+              if (relocateOn) {
+                result = place(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
+                // A split key's run, counted as movable where it lands once for all its messages.
+                if (geti(eWidth, e) != 1) adjust(topic, result, -loadWeight * <f64>run);
+              } else {
+                result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
+              }
               seti(eCurrent, e, result);
-              seti(eRunLeft, e, runLength(loadFair) - 1);
+              seti(eRunLeft, e, run - 1);
             }
-            if (relocateOn) {
-              if (geti(eWidth, e) == 1) order = ORDER_MOVED;
-              else adjust(topic, result, -loadWeight);
-            }
+            if (relocateOn && geti(eWidth, e) == 1) order = ORDER_MOVED;
           }
         }
         if (order == ORDER_NONE) {
