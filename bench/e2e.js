@@ -17,7 +17,7 @@ const { fork, execFileSync } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
-const { summarizeRun, unhandledAt, quantile } = require('./e2e/stats');
+const { summarizeRun, concatRecords, unhandledAt, quantile } = require('./e2e/stats');
 const { lagChart } = require('./e2e/svg');
 
 const ROOT = path.join(__dirname, '..');
@@ -34,6 +34,8 @@ const FLAGS = {
   partitions: { type: 'string', default: '12', help: 'partitions of the topic' },
   replication: { type: 'string', default: '3', help: 'replication factor of the topic' },
   capacity: { type: 'string', default: '1.25', help: 'the group\'s total handling capacity over the offered rate' },
+  linger: { type: 'string', default: '20', help: 'producers\' linger.ms (both runs)' },
+  'fetch-wait': { type: 'string', default: '100', help: 'consumers\' fetch.wait.max.ms, with fetch.min.bytes 1 MiB so brokers wait that long (0: librdkafka defaults)' },
   'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', help: 'static or dynamic: run one side' },
@@ -80,6 +82,8 @@ function options() {
     replication: num('replication', { integer: true, min: 1 }),
     capacity: num('capacity', { min: 0.01 }),
     drainCap: num('drain-cap', { min: 1 }),
+    lingerMs: num('linger'),
+    fetchWaitMs: num('fetch-wait', { integer: true }),
     seed: num('seed', { integer: true }),
     sides: values.only ? [values.only] : ['static', 'dynamic'],
     json: Boolean(values.json),
@@ -130,33 +134,48 @@ async function createTopic(brokers, topic, partitions, replication) {
   }
 }
 
-/** A child process and a way to wait for its messages of one type. */
+/**
+ * A child process: waits for its messages of one type, keeps the record chunks it sends and
+ * the errors it reports (a worker that crashed leaves its error and what it sent before).
+ */
 function worker(file, env) {
   const child = fork(path.join(__dirname, 'e2e', file), [], { serialization: 'advanced', env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map();
-  const w = { child, warnings: [], onAssigned: null };
+  const w = { child, file, warnings: [], errors: [], chunks: [], onAssigned: null, exited: false };
+  const rejectAll = (err) => {
+    for (const [, list] of waiting) list.forEach(({ reject }) => reject(err));
+    waiting.clear();
+  };
   child.on('message', (msg) => {
     if (msg.type === 'error') {
       log(`${file}: ${msg.message}`);
-      for (const [, list] of waiting) list.forEach(({ reject }) => reject(new Error(msg.message)));
-      waiting.clear();
+      w.errors.push(msg.message.split('\n')[0]);
+      rejectAll(new Error(msg.message));
       return;
     }
     if (msg.type === 'warn') { if (w.warnings.length < 20) w.warnings.push(msg.message); return; }
+    if (msg.type === 'records') { w.chunks.push(msg.records); return; }
     if (msg.type === 'assigned' && w.onAssigned) w.onAssigned(msg);
     const list = waiting.get(msg.type);
     if (list && list.length) list.shift().resolve(msg);
   });
-  child.on('exit', (code) => {
-    if (code) for (const [, list] of waiting) list.forEach(({ reject }) => reject(new Error(`${file} exited with ${code}`)));
-  });
+  w.gone = new Promise((resolve) => child.on('exit', (code, signal) => {
+    w.exited = true;
+    if (code || signal) {
+      const err = new Error(`${file} exited with ${signal || code}`);
+      if (!w.errors.length) w.errors.push(err.message);
+      rejectAll(err);
+    }
+    resolve(code);
+  }));
   w.next = (type, timeoutMs = 120000) => new Promise((resolve, reject) => {
+    if (w.exited) return reject(new Error(`${file} has exited`));
     const timer = setTimeout(() => reject(new Error(`${file}: no '${type}' within ${timeoutMs} ms`)), timeoutMs);
     const entry = { resolve: (m) => { clearTimeout(timer); resolve(m); }, reject: (e) => { clearTimeout(timer); reject(e); } };
     if (!waiting.has(type)) waiting.set(type, []);
     waiting.get(type).push(entry);
   });
-  w.send = (msg) => child.send(msg);
+  w.send = (msg) => { if (!w.exited) child.send(msg); };
   return w;
 }
 
@@ -190,7 +209,7 @@ async function runSide(side, o, brokers, stamp) {
   for (let w = 0; w < o.consumerProcs; w++) {
     const count = Math.floor(o.consumers / o.consumerProcs) + (w < o.consumers % o.consumerProcs ? 1 : 0);
     const cw = worker('consumer.js', { UV_THREADPOOL_SIZE: '16' });
-    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs });
+    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs });
     consumerWorkers.push(cw);
     first += count;
   }
@@ -201,7 +220,7 @@ async function runSide(side, o, brokers, stamp) {
   const producerWorkers = [];
   for (let p = 0; p < o.producers; p++) {
     const pw = worker('producer.js', {});
-    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p });
+    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs });
     producerWorkers.push(pw);
   }
   await Promise.all(producerWorkers.map((w) => w.next('ready')));
@@ -233,16 +252,17 @@ async function runSide(side, o, brokers, stamp) {
   const results = await done;
   await sampler.disconnect();
 
-  const parts = await Promise.all(consumerWorkers.map(async (w) => {
-    const got = w.next('records', 120000);
+  // A consumer process that crashed keeps the records it sent before; its error is reported.
+  await Promise.all(consumerWorkers.map(async (w) => {
+    const stopped = w.next('stopped', 60000).catch((err) => { if (!w.errors.length) w.errors.push(err.message); });
     w.send({ cmd: 'stop' });
-    return (await got).records;
+    await stopped;
   }));
+  const parts = consumerWorkers.map((w) => concatRecords(w.chunks));
   producerWorkers.forEach((w) => w.send({ cmd: 'exit' }));
-  await Promise.all([...producerWorkers, ...consumerWorkers].map((w) => new Promise((resolve) => {
-    if (w.child.exitCode !== null) resolve();
-    else w.child.once('exit', resolve);
-  })));
+  for (const w of [...producerWorkers, ...consumerWorkers]) {
+    if (!w.exited) await Promise.race([w.gone, sleep(15000).then(() => w.child.kill())]);
+  }
 
   const producers = results.sort((a, b) => a.index - b.index).map((d) => ({ sent: d.sent, ackedMask: d.ackedMask }));
   const figures = summarizeRun({ producers, parts, consumers: o.consumers, keys: o.keys });
@@ -263,6 +283,7 @@ async function runSide(side, o, brokers, stamp) {
     producersStopSeconds: (stopAt - startAt) / 1000,
     ackLatencyMs: { p50: quantile(ackMs, 0.5), p99: quantile(ackMs, 0.99), max: ackMs.length ? ackMs[ackMs.length - 1] : NaN },
     warnings: consumerWorkers.flatMap((w) => w.warnings),
+    crashes: consumerWorkers.flatMap((w) => w.errors),
     ...figures,
     lag: samples,
   };
@@ -287,6 +308,8 @@ function table(runs) {
     ['duplicated', (r) => fmt(r.duplicated)],
     ['flagged outOfOrder', (r) => (r.side === 'dynamic' ? fmt(r.flaggedOutOfOrder) : '-')],
     ['ordered === false', (r) => (r.side === 'dynamic' ? fmt(r.notOrdered) : '-')],
+    ['  by reason', (r) => Object.entries(r.flaggedReasons).map(([k, v]) => `${k} ${v}`).join(', ') || '-'],
+    ['with an order header', (r) => (r.side === 'dynamic' ? fmt(r.withOrderHeader) : '-')],
     ['handled per consumer', (r) => r.perConsumer.join(' ')],
     ['partitions per consumer', (r) => r.assignment.join(' ')],
   ];
@@ -334,6 +357,7 @@ async function main() {
     for (const r of runs) {
       if (r.producerFailures) console.log(`${r.side}: ${r.producerFailures} produce failures (${r.producerLastError})`);
       if (r.warnings.length) console.log(`${r.side}: consumer errors: ${r.warnings.slice(0, 3).join('; ')}`);
+      if (r.crashes.length) console.log(`${r.side}: consumer process failed: ${r.crashes.join('; ')}`);
     }
   }
   console.log(summary);

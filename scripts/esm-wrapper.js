@@ -10,4 +10,5 @@ writeFileSync(
   join(build, 'index.mjs'),
   `import cjs from './index.js';\nexport const { ${names.join(', ')} } = cjs;\nexport default cjs;\n`,
 );
-writeFileSync(join(build, 'index.d.mts'), `export * from './index.js';\n`);
+// The default export is the whole CommonJS module, typed as its namespace.
+writeFileSync(join(build, 'index.d.mts'), `import * as kdp from './index.js';\nexport * from './index.js';\nexport default kdp;\n`);

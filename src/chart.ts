@@ -20,7 +20,7 @@ export function terminalReport(r: SimulationResult, barWidth = 28): string {
   const s = r.settings;
   const n = s.partitions;
   const mean = s.messages / n;
-  const max = Math.max(...r.static.load, ...r.dynamic.load);
+  const max = r.static.load.concat(r.dynamic.load).reduce((a, b) => Math.max(a, b), 0);
   const lines: string[] = [];
   lines.push(`workload ${s.workload}: ${int(s.keys)} keys, ${int(s.messages)} messages, ${n} partitions, windows of ${int(s.window)}`);
   lines.push('');
@@ -65,7 +65,7 @@ export function svgReport(r: SimulationResult): string {
   const plotW = width - left - right;
   const plotH = height - top - bottom;
   const ratios = [...r.static.load, ...r.dynamic.load].map((x) => x / mean);
-  const yMax = Math.max(1.2, Math.ceil(Math.max(...ratios) * 5) / 5);
+  const yMax = Math.max(1.2, Math.ceil(ratios.reduce((a, b) => Math.max(a, b), 0) * 5) / 5);
   const y = (v: number): number => top + plotH - (v / yMax) * plotH;
   const slot = plotW / n;
   const barW = Math.max(1, slot * 0.38);

@@ -2,10 +2,11 @@
 // kdp: the package's command line. `kdp simulate` compares static and dynamic placement.
 
 import { parseArgs } from 'node:util';
-import { writeFileSync } from 'node:fs';
-import { simulate, SIMULATION_DEFAULTS } from './simulate';
+import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { simulate, minWindow, SIMULATION_DEFAULTS, SIMULATION_LIMITS } from './simulate';
 import { terminalReport, svgReport } from './chart';
-import { DEFAULTS } from './options';
+import { DEFAULTS, resolveOptions } from './options';
 import { WORKLOAD_FORMS } from './workload';
 
 const USAGE = `usage: kdp simulate [options]
@@ -15,11 +16,12 @@ DynamicPartitioner, and prints both per partition, side by side.
 
   --workload W      ${WORKLOAD_FORMS.join(' | ')}   (default ${SIMULATION_DEFAULTS.workload})
                     shift:<s>:<every> moves the hot set every <every> messages
-  --keys N          distinct keys                      (default ${SIMULATION_DEFAULTS.keys})
-  --messages N      messages                           (default ${SIMULATION_DEFAULTS.messages})
-  --partitions N    partitions                         (default ${SIMULATION_DEFAULTS.partitions})
-  --window N        messages per window                (default ${SIMULATION_DEFAULTS.window})
-  --seed N          random seed                        (default ${SIMULATION_DEFAULTS.seed})
+  --keys N          distinct keys, 1 to ${SIMULATION_LIMITS.keys}          (default ${SIMULATION_DEFAULTS.keys})
+  --messages N      messages, 1 to ${SIMULATION_LIMITS.messages}          (default ${SIMULATION_DEFAULTS.messages})
+  --partitions N    partitions, 1 to maxPartitions     (default ${SIMULATION_DEFAULTS.partitions})
+  --window N        messages per window, at most ${SIMULATION_LIMITS.windows} windows a run
+                                                       (default ${SIMULATION_DEFAULTS.window})
+  --seed N          random seed, 0 to ${SIMULATION_LIMITS.seed}         (default ${SIMULATION_DEFAULTS.seed})
   --set PATH=VALUE  a DynamicPartitioner option, e.g. --set hotThreshold=0.2
                     --set horizon.messages=50000 --set spread=false (repeatable)
   --json            print the result as JSON
@@ -30,13 +32,43 @@ Partitioner options and their defaults:
 ${Object.entries(DEFAULTS).map(([k, v]) => `  ${k} = ${JSON.stringify(v)}`).join('\n')}
 `;
 
+/** A bad command line: exit code 2, with the usage. */
 class UsageError extends Error {}
 
-function integer(name: string, text: string | undefined, fallback: number, min: number): number {
+/** Something the command could not do (exit code 1). */
+class CommandError extends Error {}
+
+function integer(name: string, text: string | undefined, fallback: number, min: number, max: number, why = ''): number {
   if (text === undefined) return fallback;
   const v = Number(text);
-  if (!Number.isInteger(v) || v < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw new UsageError(`--${name} must be an integer in [${min}, ${max}]${why}, got ${JSON.stringify(text)}`);
+  }
   return v;
+}
+
+/** Fails before the simulation, not after it, when `file` cannot be written. */
+function checkWritable(file: string): void {
+  const dir = dirname(resolve(file));
+  const fail = (why: string): never => {
+    throw new CommandError(`cannot write ${file}: ${why}`);
+  };
+  try {
+    if (!statSync(dir).isDirectory()) fail(`${dir} is not a directory`);
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    if (err instanceof CommandError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    fail(code === 'ENOENT' || code === 'ENOTDIR' ? `directory ${dir} does not exist` : `directory ${dir} is not writable`);
+  }
+  try {
+    const existing = statSync(file);
+    if (existing.isDirectory()) fail('it is a directory');
+    accessSync(file, constants.W_OK);
+  } catch (err) {
+    if (err instanceof CommandError) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') fail('the file is not writable');
+  }
 }
 
 /** `a.b=value` pairs into a nested object; values are JSON when they parse, strings otherwise. */
@@ -85,17 +117,30 @@ function simulateCommand(args: string[]): void {
     return;
   }
   const d = SIMULATION_DEFAULTS;
-  const result = simulate({
+  const L = SIMULATION_LIMITS;
+  const options = optionsFrom(values.set ?? []);
+  // Every flag is checked before any work: a run that cannot finish or cannot be written fails at once.
+  const { maxPartitions } = resolveOptions(options);
+  const messages = integer('messages', values.messages, d.messages, 1, L.messages);
+  const settings = {
     workload: values.workload ?? d.workload,
-    keys: integer('keys', values.keys, d.keys, 1),
-    messages: integer('messages', values.messages, d.messages, 1),
-    partitions: integer('partitions', values.partitions, d.partitions, 1),
-    window: integer('window', values.window, d.window, 1),
-    seed: integer('seed', values.seed, d.seed, 0),
-    options: optionsFrom(values.set ?? []),
-  });
-  if (values.svg) writeFileSync(values.svg, svgReport(result));
+    keys: integer('keys', values.keys, d.keys, 1, L.keys),
+    messages,
+    partitions: integer('partitions', values.partitions, d.partitions, 1, maxPartitions, ' (the partitioner\'s maxPartitions; --set maxPartitions=N raises it)'),
+    window: integer('window', values.window, d.window, minWindow(messages), L.messages, ` (at most ${L.windows} windows of ${messages} messages)`),
+    seed: integer('seed', values.seed, d.seed, 0, L.seed),
+    options,
+  };
+  if (values.svg) checkWritable(values.svg);
+  const result = simulate(settings);
   process.stdout.write(values.json ? JSON.stringify(result, null, 2) + '\n' : terminalReport(result) + '\n');
+  if (values.svg) {
+    try {
+      writeFileSync(values.svg, svgReport(result));
+    } catch (err) {
+      throw new CommandError(`cannot write ${values.svg}: ${(err as Error).message}`);
+    }
+  }
 }
 
 function main(argv: string[]): number {
@@ -107,6 +152,10 @@ function main(argv: string[]): number {
     return 0;
   } catch (err) {
     const e = err as Error & { code?: string };
+    if (e instanceof CommandError) {
+      process.stderr.write(`kdp: ${e.message}\n`);
+      return 1;
+    }
     // Bad flags (UsageError, parseArgs' ERR_PARSE_ARGS_*) and bad option values (KDP_*) are the user's to fix.
     if (e instanceof UsageError || e.code?.startsWith('ERR_PARSE_ARGS') || e.code?.startsWith('KDP_')) {
       process.stderr.write(`kdp: ${e.message}\n\n${USAGE}`);

@@ -57,3 +57,31 @@ export function basePartitioner(fromOptions: unknown, fromTopicConfig: unknown):
   }
   return a ?? b ?? LIBRDKAFKA_DEFAULT_PARTITIONER;
 }
+
+/**
+ * Names in the librdkafka configuration that are options of ours (a classic slip: options
+ * passed as the second argument): refused with a message that says where they belong.
+ * `partitioner` is both, and stays allowed.
+ */
+export function checkNotOptions(config: Config, argument: 'globalConfig' | 'topicConfig', optionNames: Iterable<string>): void {
+  for (const name of optionNames) {
+    if (name in config && !TOPIC_PROPERTIES.has(name)) {
+      throw new InvalidOptionError(`${argument}['${name}']`, 'absent', config[name],
+        `${argument}['${name}'] is not a librdkafka property but an option of the SDK: pass it in options (the third argument)`);
+    }
+  }
+}
+
+/**
+ * librdkafka's refusal of a configuration (node-rdkafka throws a plain Error from the
+ * constructor: 'No such configuration property: "x"', 'Invalid value for configuration
+ * property "x"') as an InvalidOptionError naming the property where the caller put it.
+ */
+export function configError(err: unknown, globalConfig: Config, topicConfig: Config): InvalidOptionError {
+  const message = err instanceof Error ? err.message : String(err);
+  const name = /configuration property:? "([^"]+)"/.exec(message)?.[1];
+  // An alias (acks) is reported under its canonical name (request.required.acks): then only the argument is known.
+  const where = name !== undefined && name in topicConfig ? 'topicConfig' : name !== undefined && name in globalConfig ? 'globalConfig' : undefined;
+  const path = where !== undefined ? `${where}['${name}']` : 'globalConfig / topicConfig';
+  return new InvalidOptionError(path, 'a librdkafka property librdkafka accepts', undefined, `${path}: librdkafka refused the configuration: ${message}`);
+}

@@ -1,6 +1,8 @@
 // DynamicConsumer: node-rdkafka's KafkaConsumer → Resequencer → the application.
 //   - cooperative-sticky assignment (incremental assign / unassign on rebalance);
 //   - each spread key's messages handed to the handler in produce order (src/resequencer.ts);
+//     the resequencer is told which partitions this consumer owns, and fed the group's
+//     committed offsets of the others it waits for (a key's handoff to another consumer);
 //   - offsets committed only up to the lowest message not yet handled on each partition, so a
 //     crash loses nothing (at-least-once);
 //   - partitions paused while the application is behind, resumed when it catches up;
@@ -10,6 +12,7 @@
 import { EventEmitter } from 'node:events';
 import * as Kafka from 'node-rdkafka';
 import { Resequencer, ResequencerOptions, ConsumedMessage, Release } from './resequencer';
+import type { OrderHeader } from './headers';
 import { splitConfig, Config } from './config';
 import { HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from './errors';
 
@@ -53,6 +56,8 @@ const OPTION_MIN: Record<ConsumerOptionName, number> = {
 
 /** How often the group's committed offsets are read, at most, while the resequencer awaits some (ms). */
 const COMMITTED_READ_MIN_MS = 200;
+/** How long one read of committed offsets may take (ms); a later tick tries again. */
+const COMMITTED_READ_TIMEOUT_MS = 5000;
 
 /**
  * idle (new, or stopped) → connecting → connected → running → stopping → idle. A stopped
@@ -60,11 +65,19 @@ const COMMITTED_READ_MIN_MS = 200;
  */
 type ConsumerState = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping';
 
-/** What the handler gets besides the message. */
+/** What the handler gets besides the message (from the Resequencer's Release). */
 export interface HandledInfo {
-  /** True when the message was released before its predecessor (see Resequencer). */
+  /**
+   * True when everything its producer sent before it of the same key was handled first (here
+   * or, before a handoff, by another consumer of the group); true for a message of no chain.
+   */
+  readonly ordered: boolean;
+  /** `!ordered`. */
   readonly outOfOrder: boolean;
+  /** Why it went before its predecessor: 'capacity', 'timeout', 'flush' or 'unowned'. */
   readonly reason?: Release['reason'];
+  /** Its decoded order header (producer id, sequence, previous, ...), or null when it has none. */
+  readonly order: OrderHeader | null;
 }
 
 export type MessageHandler = (message: Kafka.Message, info: HandledInfo) => void | Promise<void>;
@@ -93,6 +106,9 @@ export class DynamicConsumer extends EventEmitter {
   private settle: { resolve: () => void; reject: (err: Error) => void } | undefined;
   /** Why the run ends, when a message's handler failed for good. */
   private failure: HandlerError | undefined;
+  /** A read of committed offsets for the resequencer is under way; when the last one started. */
+  private readingCommitted = false;
+  private lastCommittedRead = 0;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
@@ -101,7 +117,8 @@ export class DynamicConsumer extends EventEmitter {
     const resolved: Record<ConsumerOptionName, number> = { ...CONSUMER_DEFAULTS };
     for (const [name, v] of Object.entries(options)) {
       if (name === 'resequencer') continue;
-      if (!(name in CONSUMER_DEFAULTS)) throw InvalidOptionError.unknown(`options.${name}`, ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]);
+      // Own keys only: `in` would take toString or constructor for an option.
+      if (!Object.prototype.hasOwnProperty.call(CONSUMER_DEFAULTS, name)) throw InvalidOptionError.unknown(`options.${name}`, ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]);
       if (v === undefined) continue;
       const min = OPTION_MIN[name as ConsumerOptionName];
       if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_OPTION) {
@@ -174,7 +191,10 @@ export class DynamicConsumer extends EventEmitter {
     this.handler = handler;
     this.failure = undefined;
     this.state = 'running';
-    this.timers.push(setInterval(() => this.commitHandled(undefined, false), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => {
+      this.commitHandled(undefined, false);
+      this.readCommitted();
+    }, this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
     const done = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
@@ -228,7 +248,9 @@ export class DynamicConsumer extends EventEmitter {
         const { topic, partition, offset } = r.message;
         const tp = `${topic}\u0000${partition}`;
         const pending = this.unhandled.get(tp);
-        const info: HandledInfo = r.outOfOrder ? { outOfOrder: true, reason: r.reason } : { outOfOrder: false };
+        const info: HandledInfo = r.ordered
+          ? { ordered: true, outOfOrder: false, order: r.order }
+          : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
         for (let attempts = 1; ; attempts++) {
           try {
             await this.handler!(r.message, info);
@@ -261,7 +283,8 @@ export class DynamicConsumer extends EventEmitter {
   private fail(error: HandlerError): void {
     this.failure = error;
     this.queue.length = 0;
-    void this.stop(0);
+    // run() rejects with `error`; a failed final commit was emitted as 'error' already.
+    this.stop(0).catch(() => undefined);
   }
 
   private setPaused(paused: boolean): void {
@@ -272,6 +295,36 @@ export class DynamicConsumer extends EventEmitter {
     }
     this.paused = paused;
     this.emit(paused ? 'paused' : 'resumed');
+  }
+
+  /**
+   * Reads the group's committed offsets of the partitions the resequencer awaits (others
+   * own them: a held message waits for its predecessor there to be handled) and feeds them
+   * to it. At most one read at a time, and none within COMMITTED_READ_MIN_MS of the last. A
+   * failed read is made again next time (reported as 'warning'): meanwhile the message waits,
+   * at most maxWaitMs.
+   */
+  private readCommitted(): void {
+    if (this.readingCommitted || Date.now() - this.lastCommittedRead < COMMITTED_READ_MIN_MS) return;
+    const awaited = this.resequencer.awaited();
+    if (awaited.length === 0) return;
+    this.readingCommitted = true;
+    this.lastCommittedRead = Date.now();
+    const generation = this.generation;
+    const toppars = awaited.map(({ topic, partition }) => ({ topic, partition }));
+    this.client.committed(toppars, COMMITTED_READ_TIMEOUT_MS, (err, offsets) => {
+      if (generation !== this.generation) return; // stopped meanwhile
+      this.readingCommitted = false;
+      if (err) {
+        this.emit('warning', new KafkaError(`committed: ${err.message}`, (err as any).code, err));
+        return;
+      }
+      for (const tp of offsets ?? []) {
+        // A negative offset: the group committed nothing there yet.
+        if ((tp as any).error || !(typeof tp.offset === 'number' && tp.offset >= 0)) continue;
+        this.accept(this.resequencer.setCommitted(tp.topic, tp.partition, tp.offset));
+      }
+    });
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
@@ -351,7 +404,16 @@ export class DynamicConsumer extends EventEmitter {
   private rebalance(err: any, assignment: TopicPartitionOffset[]): void {
     const cooperative = this.client.rebalanceProtocol() === 'COOPERATIVE';
     if (err.code === Kafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
-      for (const tp of assignment) this.assigned.set(`${tp.topic}\u0000${tp.partition}`, { topic: tp.topic, partition: tp.partition });
+      const byTopic = new Map<string, number[]>();
+      for (const tp of assignment) {
+        this.assigned.set(`${tp.topic}\u0000${tp.partition}`, { topic: tp.topic, partition: tp.partition });
+        const list = byTopic.get(tp.topic);
+        if (list) list.push(tp.partition);
+        else byTopic.set(tp.topic, [tp.partition]);
+      }
+      // Before its first message: a spread key's predecessor on a partition not owned here is
+      // never waited for as if it would come here.
+      for (const [topic, partitions] of byTopic) this.resequencer.assign(topic, partitions);
       if (cooperative) this.client.incrementalAssign(assignment);
       else this.client.assign(assignment);
       if (this.paused) this.client.pause(assignment.map(({ topic, partition }) => ({ topic, partition })));
@@ -383,14 +445,18 @@ export class DynamicConsumer extends EventEmitter {
         return this.connecting!.then(() => this.stop(timeoutMs), () => undefined);
       case 'stopping':
         return this.stopping!;
-      default:
-        this.stopping = this.halt(this.state === 'running', timeoutMs);
+      default: {
+        const running = this.state === 'running';
+        this.state = 'stopping';
+        // Set before any of halt() runs: a listener it calls may call stop() again.
+        this.stopping = Promise.resolve().then(() => this.halt(running, timeoutMs));
         return this.stopping;
+      }
     }
   }
 
   private async halt(running: boolean, timeoutMs: number): Promise<void> {
-    this.state = 'stopping';
+    let commitError: unknown;
     if (running) {
       const deadline = Date.now() + timeoutMs;
       while ((this.working || this.queue.length > 0) && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
@@ -398,9 +464,16 @@ export class DynamicConsumer extends EventEmitter {
       this.queue.length = 0;
       this.generation++;
       this.working = false;
+      this.readingCommitted = false;
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
-      this.commitHandled(undefined, true);
+      try {
+        this.commitHandled(undefined, true);
+      } catch (err) {
+        // Thrown by an 'error' event without a listener: the consumer still disconnects, and
+        // what this commit would have covered is read again by the next owner.
+        commitError = err;
+      }
     }
     // node-rdkafka (3.6, lib/client.js) never calls back a disconnect() made while one is under way.
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
@@ -417,7 +490,9 @@ export class DynamicConsumer extends EventEmitter {
     this.handler = undefined;
     this.emit('stopped');
     if (failure) settle?.reject(failure);
+    else if (commitError !== undefined) settle?.reject(commitError as Error);
     else settle?.resolve();
+    if (commitError !== undefined) throw commitError;
   }
 }
 

@@ -18,13 +18,15 @@ import { partitionForKey } from './hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
 import type { ConsumedMessage } from './resequencer';
-import { demoFlags, createTopic } from './demo-support';
+import { demoFlags, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
 
 const USAGE = `usage: npm run demo:consumer -- [--brokers host:port] [--partitions N] [--rate MSG_PER_S]
                                [--seconds S] [--hot-share X]
 
-Without --brokers it runs against librdkafka's in-process mock cluster (4 partitions).
-With --brokers it creates two topics with --partitions partitions (default 6).
+Without --brokers it runs against librdkafka's in-process mock cluster, which creates the
+topics with 4 partitions (so --partitions needs --brokers). With --brokers it creates two
+topics with --partitions partitions (default 6).
+On a terminal it prints a line every second; piped, every ${PROGRESS_EVERY_S} s.
 `;
 
 interface Settings {
@@ -37,7 +39,7 @@ interface Settings {
 
 function settings(argv: string[]): Settings | null {
   const f = demoFlags(argv, {
-    partitions: { fallback: 6, min: 2, max: 1024, integer: true },
+    partitions: { fallback: 6, min: 2, max: 1024, integer: true, needsBrokers: 'the mock cluster auto-creates the topics with 4 partitions' },
     rate: { fallback: 4000, min: 100, max: 100_000 },
     seconds: { fallback: 24, min: 12, max: 3600 },
     'hot-share': { fallback: 0.4, min: 0.05, max: 0.95 },
@@ -167,9 +169,11 @@ async function main(): Promise<void> {
   const line1 = (): string => `${clock()}  produced ${String(orderTraffic.produced()).padStart(6)}  handled ${String(handled).padStart(6)} | ` +
     `hot key: ${String(hotHandled).padStart(5)} from partitions ${[...hotPartitions].sort((a, b) => a - b).join(',') || '-'}, ` +
     `${arrivedLate} arrived behind a later one | out-of-order handed: ${outOfOrder}, order violations: ${violations}`;
-  for (let i = 0; i < orderSeconds; i++) {
+  // Piped output gets a line every PROGRESS_EVERY_S seconds, not every second.
+  const tty = interactive();
+  for (let i = 1; i <= orderSeconds; i++) {
     await sleep(1000);
-    say(line1());
+    if (tty || i % PROGRESS_EVERY_S === 0) say(line1());
   }
   orderTraffic.stop();
   await producer.flush(30_000);
@@ -234,14 +238,24 @@ async function main(): Promise<void> {
   let beforeSeconds = 0;
   let afterSeconds = 0;
   const width = n <= 6 ? 8 : 4;
+  // What the next line shows: the hot key's messages per partition since the last line.
+  const shown = new Array<number>(n).fill(0);
+  let shownSeconds = 0;
   const lagTraffic = traffic(producer, lagTopic, s, hotKey, keys, 11);
   for (let i = 1; i <= lagSeconds; i++) {
     if (i === slowFrom + 1) slowed = true;
     await sleep(1000);
-    const max = Math.max(1, ...hotNow);
-    const rates = hotNow.map((r, p) => `${p === X ? '*' : ' '}${p} ${bar(r, max, width)}${String(r).padStart(5)}`).join(' ');
-    const lagX = monitor.current()[lagTopic]?.[X] ?? 0;
-    say(`${clock()}  ${slowed ? 'slowed ' : 'healthy'}  hot key msg/s by partition:${rates}   lag of ${X}: ${lagX}`);
+    hotNow.forEach((r, p) => (shown[p] += r));
+    shownSeconds++;
+    if (tty || i % PROGRESS_EVERY_S === 0 || i === lagSeconds) {
+      const perSecond = shown.map((r) => Math.round(r / shownSeconds));
+      const max = Math.max(1, ...perSecond);
+      const rates = perSecond.map((r, p) => `${p === X ? '*' : ' '}${p} ${bar(r, max, width)}${String(r).padStart(5)}`).join(' ');
+      const lagX = monitor.current()[lagTopic]?.[X] ?? 0;
+      say(`${clock()}  ${slowed ? 'slowed ' : 'healthy'}  hot key msg/s by partition:${rates}   lag of ${X}: ${lagX}`);
+      shown.fill(0);
+      shownSeconds = 0;
+    }
     // Before: the healthy seconds after the first; after: from 3 s into the slowdown.
     if (!slowed && i > 1) {
       hotNow.forEach((r, p) => (before[p] += r));
@@ -272,7 +286,4 @@ async function main(): Promise<void> {
   await producer.disconnect();
 }
 
-main().catch((err) => {
-  process.stderr.write(`demo failed: ${err?.stack ?? err}\n`);
-  process.exitCode = 1;
-});
+runDemo(USAGE, main);

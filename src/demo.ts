@@ -8,13 +8,15 @@ import { DynamicProducer } from './producer';
 import { partitionForKey } from './hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload } from './workload';
-import { demoFlags, createTopic } from './demo-support';
+import { demoFlags, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
 
 const USAGE = `usage: npm run demo -- [--brokers host:port] [--partitions N] [--topic NAME]
                       [--rate MSG_PER_S] [--seconds S] [--campaign-share X]
 
-Without --brokers it runs against librdkafka's in-process mock cluster (4 partitions).
-With --brokers it creates --topic with --partitions partitions (default 12) if missing.
+Without --brokers it runs against librdkafka's in-process mock cluster, which creates the
+topic with 4 partitions (so --partitions needs --brokers). With --brokers it creates --topic
+with --partitions partitions (default 12) if missing.
+On a terminal it redraws every second; piped, it prints a progress line every ${PROGRESS_EVERY_S} s.
 `;
 
 interface Settings {
@@ -28,7 +30,7 @@ interface Settings {
 
 function settings(argv: string[]): Settings | null {
   const f = demoFlags(argv, {
-    partitions: { fallback: 12, min: 1, max: 100_000, integer: true },
+    partitions: { fallback: 12, min: 1, max: 100_000, integer: true, needsBrokers: 'the mock cluster auto-creates the topic with 4 partitions' },
     rate: { fallback: 20_000, min: 10, max: 1_000_000 },
     seconds: { fallback: 24, min: 3, max: 86_400 },
     'campaign-share': { fallback: 0.4, min: 0, max: 0.99 },
@@ -92,13 +94,30 @@ async function main(): Promise<void> {
     }
   });
 
-  const tty = process.stdout.isTTY;
+  const tty = interactive();
+  const phaseAt = (t: number): string =>
+    t < campaignFrom ? 'steady Zipf traffic' : t < campaignTo ? `campaign: ${campaignKey} takes ${(s.campaignShare * 100).toFixed(0)}%` : 'campaign over';
+  const maxOverMean = (a: Float64Array): string => {
+    const sum = a.reduce((x, y) => x + y, 0);
+    return sum > 0 ? ((Math.max(...a) * a.length) / sum).toFixed(2) : '-';
+  };
+  // Piped output gets one line per PROGRESS_EVERY_S seconds, not a screen a second.
+  const progress = (): void => {
+    const t = elapsed();
+    const hot = producer.partitioner.hotKeys(s.topic);
+    process.stdout.write(`${t.toFixed(0).padStart(4)}s / ${s.seconds}s  ${phaseAt(t)}; produced ${produced}, delivered ${delivered}, failed ${failed}; ` +
+      `last ${PROGRESS_EVERY_S} s hottest partition / mean: static ${maxOverMean(staticNow)}, dynamic ${maxOverMean(dynamicNow)}; ` +
+      `hot keys: ${hot.length ? hot.slice(0, 3).map((h) => `${String(h.key)} on ${h.partitions}`).join(', ') : 'none'}\n`);
+    staticNow.fill(0);
+    dynamicNow.fill(0);
+  };
+  const title = `kafka-dynamic-partitioner demo — ${s.brokers ? `cluster ${s.brokers}` : 'librdkafka mock cluster'}, topic ${s.topic}, ${n} partitions, ${s.rate} msg/s`;
   const draw = (): void => {
     const t = elapsed();
-    const phase = t < campaignFrom ? 'steady Zipf traffic' : t < campaignTo ? `campaign: ${campaignKey} takes ${(s.campaignShare * 100).toFixed(0)}%` : 'campaign over';
+    const phase = phaseAt(t);
     const max = Math.max(1, ...staticNow, ...dynamicNow);
     const lines = [
-      `kafka-dynamic-partitioner demo — ${s.brokers ? `cluster ${s.brokers}` : 'librdkafka mock cluster'}, topic ${s.topic}, ${n} partitions, ${s.rate} msg/s`,
+      title,
       `${t.toFixed(1)}s / ${s.seconds}s   ${phase}`,
       '',
       `partition  ${'static: where Kafka\'s partitioner puts them (msg/s)'.padEnd(44)} dynamic: where they were delivered (msg/s)`,
@@ -109,7 +128,7 @@ async function main(): Promise<void> {
     const hot = producer.partitioner.hotKeys(s.topic).slice(0, 6);
     lines.push('', `hot keys now: ${hot.length ? hot.map((h) => `${String(h.key)} ${(h.share * 100).toFixed(1)}% on ${h.partitions}`).join(', ') : 'none'}`);
     lines.push(`produced ${produced}, delivered ${delivered}, failed ${failed}`, '', ...events.slice(-6));
-    process.stdout.write(tty ? `\x1b[H\x1b[2J${lines.join('\n')}\n` : `${lines.join('\n')}\n\n`);
+    process.stdout.write(`\x1b[H\x1b[2J${lines.join('\n')}\n`);
     staticNow.fill(0);
     dynamicNow.fill(0);
   };
@@ -118,8 +137,9 @@ async function main(): Promise<void> {
   const perTick = s.rate / (1000 / tickMs);
   let carry = 0;
   const value = Buffer.alloc(100, 'x');
+  if (!tty) process.stdout.write(`${title}, ${s.seconds} s\n`);
   await new Promise<void>((resolve) => {
-    const screen = setInterval(draw, 1000);
+    const screen = tty ? setInterval(draw, 1000) : setInterval(progress, PROGRESS_EVERY_S * 1000);
     const ticker = setInterval(() => {
       const t = elapsed();
       if (t >= s.seconds) {
@@ -147,11 +167,13 @@ async function main(): Promise<void> {
     `done: produced ${produced}, delivered ${delivered}, failed ${failed}${produced === delivered + failed ? '' : ' (some reports still missing!)'}`,
     `hottest partition / mean over the run: static ${(Math.max(...staticTotal) / mean(staticTotal)).toFixed(2)}, dynamic ${(Math.max(...dynamicTotal) / mean(dynamicTotal)).toFixed(2)}`,
   ];
+  // The screen showed the hot and cooled keys as they came; piped output gets them once, here.
+  if (!tty && events.length) {
+    summary.push('hot keys over the run:', ...events.slice(0, 20));
+    if (events.length > 20) summary.push(`  ... and ${events.length - 20} more`);
+  }
   process.stdout.write(summary.join('\n') + '\n');
   await producer.disconnect();
 }
 
-main().catch((err) => {
-  process.stderr.write(`demo failed: ${err?.stack ?? err}\n`);
-  process.exitCode = 1;
-});
+runDemo(USAGE, main);

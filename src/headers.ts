@@ -17,7 +17,6 @@ export const ORDER_HEADER_VERSION = 2;
 
 export type OrderKind = 'anchor' | 'spread' | 'moved' | 'return';
 const KIND_CODES: Record<number, string> = { [ORDER_ANCHOR]: 'a', [ORDER_SPREAD]: 's', [ORDER_RETURN]: 'r', [ORDER_MOVED]: 'm' };
-const KINDS: Record<string, OrderKind> = { a: 'anchor', s: 'spread', r: 'return', m: 'moved' };
 
 export interface OrderHeader {
   /** The format version it was written in (1 or 2). */
@@ -145,9 +144,37 @@ export class OrderChains {
   }
 }
 
-const DECIMAL = /^(0|[1-9][0-9]{0,15})$/;
-const AFTER = /^(?:(0|[1-9][0-9]{0,9})(?::(0|[1-9][0-9]{0,15}))?)?$/;
-const PRODUCER_ID = /^[0-9a-f]{16}$/;
+// decodeOrderHeader reads a header in one pass over its characters (a string) or bytes (a
+// Buffer, as consumers get it), without splitting, regular expressions or a text copy: it runs
+// once for every message of a spread key a consumer reads.
+let src: string | Uint8Array = '';
+let srcLength = 0;
+let pos = 0;
+
+/** The character code at i (bytes read as latin1), or -1 past the end. */
+function charAt(i: number): number {
+  if (i >= srcLength) return -1;
+  return typeof src === 'string' ? src.charCodeAt(i) : src[i];
+}
+
+/**
+ * A decimal field of at most `digits` digits without a leading zero (but "0"), ending at `end`
+ * (';', ':' or the end of the text); -1 if there is none. Moves pos past the terminator.
+ */
+function decimal(digits: number, end: number): number {
+  const start = pos;
+  let v = 0;
+  let c = charAt(pos);
+  while (c >= 48 && c <= 57) {
+    v = v * 10 + (c - 48);
+    c = charAt(++pos);
+  }
+  const n = pos - start;
+  if (n === 0 || n > digits || (n > 1 && charAt(start) === 48)) return -1;
+  if (c !== end) return -1;
+  pos++;
+  return v;
+}
 
 /**
  * The order header in a header value, or null when it is not one this version can read
@@ -155,39 +182,55 @@ const PRODUCER_ID = /^[0-9a-f]{16}$/;
  * format) gives null, and its message passes as unmarked.
  */
 export function decodeOrderHeader(value: unknown): OrderHeader | null {
-  let text: string;
-  if (typeof value === 'string') text = value;
-  else if (value instanceof Uint8Array) text = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('latin1');
+  if (typeof value === 'string') src = value;
+  else if (value instanceof Uint8Array) src = value;
   else return null;
-  if (text.length > 128) return null;
-  const f = text.split(';');
-  const version = f[0] === '2' ? 2 : f[0] === '1' ? 1 : 0;
-  if (version === 0 || f.length !== (version === 2 ? 9 : 8)) return null;
-  const kind = KINDS[f[1]];
-  if (!kind || !PRODUCER_ID.test(f[2])) return null;
-  for (let i = 3; i < 8; i++) if (!DECIMAL.test(f[i])) return null;
+  srcLength = src.length;
+  try {
+    return readHeader();
+  } finally {
+    src = '';
+  }
+}
+
+function readHeader(): OrderHeader | null {
+  if (srcLength > 128 || srcLength < 27) return null;
+  const v = charAt(0);
+  const version = v === 50 ? 2 : v === 49 ? 1 : 0;
+  if (version === 0 || charAt(1) !== 59 || charAt(3) !== 59) return null;
+  const k = charAt(2);
+  const kind: OrderKind | undefined = k === 115 ? 'spread' : k === 97 ? 'anchor' : k === 114 ? 'return' : k === 109 ? 'moved' : undefined;
+  if (kind === undefined) return null;
+  for (let i = 4; i < 20; i++) {
+    const c = charAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return null;
+  }
+  if (charAt(20) !== 59) return null;
+  pos = 21;
+  const sequence = decimal(16, 59);
+  const previous = decimal(16, 59);
+  const width = decimal(16, 59);
+  const partitions = decimal(16, 59);
+  // The last field of version 1 ends the text; version 2 has `after` behind it.
+  const partitioner = decimal(16, version === 2 ? 59 : -1);
+  if (sequence < 0 || previous < 0 || width < 0 || partitions < 0 || partitioner < 0) return null;
   let afterPartition = -1;
   let afterOffset = -1;
   if (version === 2) {
-    const m = AFTER.exec(f[8]);
-    if (m === null) return null;
-    if (m[1] !== undefined) afterPartition = Number(m[1]);
-    if (m[2] !== undefined) afterOffset = Number(m[2]);
+    if (pos < srcLength) {
+      let end = pos;
+      while (end < srcLength && charAt(end) !== 58) end++;
+      afterPartition = decimal(10, end < srcLength ? 58 : -1);
+      if (afterPartition < 0) return null;
+      if (end < srcLength) {
+        afterOffset = decimal(16, -1);
+        if (afterOffset < 0) return null;
+      }
+    }
   }
-  const sequence = Number(f[3]);
-  const previous = Number(f[4]);
+  if (pos < srcLength) return null;
   // An anchor starts a chain (previous 0); anything else names an earlier message of its chain.
   if (sequence === 0 || (kind === 'anchor' && previous !== 0) || (previous !== 0 && previous >= sequence)) return null;
-  return {
-    version,
-    kind,
-    producerId: f[2],
-    sequence,
-    previous,
-    width: Number(f[5]),
-    partitions: Number(f[6]),
-    partitioner: Number(f[7]),
-    afterPartition,
-    afterOffset,
-  };
+  const producerId = typeof src === 'string' ? src.slice(4, 20) : Buffer.from(src.buffer, src.byteOffset + 4, 16).toString('latin1');
+  return { version, kind, producerId, sequence, previous, width, partitions, partitioner, afterPartition, afterOffset };
 }

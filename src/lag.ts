@@ -18,6 +18,9 @@ export interface LagMonitorOptions {
 
 export type Lag = Record<string, number[]>;
 
+const LAG_MONITOR_OPTIONS: ReadonlyArray<keyof LagMonitorOptions> = ['groupId', 'topics', 'intervalMs'];
+const MAX_INTERVAL_MS = 2 ** 31 - 1;
+
 export class LagMonitor extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   private timer: NodeJS.Timeout | undefined;
@@ -28,11 +31,21 @@ export class LagMonitor extends EventEmitter {
 
   constructor(globalConfig: Config, options: LagMonitorOptions) {
     super();
+    if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
     if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
-    if (typeof options.groupId !== 'string' || options.groupId.length === 0) throw new InvalidOptionError('options.groupId', 'a consumer group id', options.groupId);
+    for (const name of Object.keys(options)) {
+      if (!LAG_MONITOR_OPTIONS.includes(name as keyof LagMonitorOptions)) throw InvalidOptionError.unknown(`options.${name}`, LAG_MONITOR_OPTIONS);
+    }
+    if (typeof options.groupId !== 'string' || options.groupId.length === 0) throw new InvalidOptionError('options.groupId', 'a non-empty string (a consumer group id)', options.groupId);
     if (!Array.isArray(options.topics) || options.topics.length === 0) throw new InvalidOptionError('options.topics', 'a non-empty array of topic names', options.topics);
+    options.topics.forEach((topic, i) => {
+      if (typeof topic !== 'string' || topic.length === 0) throw new InvalidOptionError(`options.topics[${i}]`, 'a non-empty string (a topic name)', topic);
+    });
     this.intervalMs = options.intervalMs ?? 1000;
-    if (!Number.isInteger(this.intervalMs) || this.intervalMs < 10) throw new InvalidOptionError('options.intervalMs', 'an integer >= 10', options.intervalMs);
+    // setInterval takes at most 2^31 - 1 ms; beyond, Node fires after 1 ms.
+    if (typeof this.intervalMs !== 'number' || !Number.isInteger(this.intervalMs) || this.intervalMs < 10 || this.intervalMs > MAX_INTERVAL_MS) {
+      throw new InvalidOptionError('options.intervalMs', `an integer in [10, ${MAX_INTERVAL_MS}]`, options.intervalMs);
+    }
     this.topics = [...options.topics];
     // A consumer of the group that never subscribes: it only reads committed offsets and watermarks.
     this.client = new Kafka.KafkaConsumer({ ...globalConfig, 'group.id': options.groupId, 'enable.auto.commit': false } as any, {});

@@ -64,12 +64,18 @@ export class Metrics {
         queueDepth: t.queueDepth,
       };
     }
+    // A topic the producer forgot (beyond maxTopics) leaves no rate behind.
+    for (const name of this.last.keys()) if (!topics.has(name)) this.last.delete(name);
     return { topics: out, inflight, held, trackedKeys: all.trackedKeys };
   }
 }
 
-/** Registers the producer's gauges in a prom-client Registry (prom-client is an optional peer dependency). */
-export function registerPrometheus(registry: unknown, read: () => ProducerMetrics): void {
+/**
+ * Registers the producer's gauges in a prom-client Registry (prom-client is an optional peer
+ * dependency); returns what takes them out again. A Registry that already has one of the
+ * names (another producer's, not disconnected) is an InvalidOptionError, and none is left in.
+ */
+export function registerPrometheus(registry: unknown, read: () => ProducerMetrics): () => void {
   let client: any;
   try {
     client = require('prom-client');
@@ -79,7 +85,17 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
   if (!(registry instanceof client.Registry)) {
     throw new InvalidOptionError('options.prometheus', 'a prom-client Registry', registry);
   }
+  const registered: string[] = [];
+  const unregister = (): void => {
+    for (const name of registered.splice(0)) (registry as any).removeSingleMetric(name);
+  };
   const gauge = (name: string, help: string, labelNames: string[], fill: (g: any, m: ProducerMetrics) => void): void => {
+    if ((registry as any).getSingleMetric(name) !== undefined) {
+      unregister();
+      throw new InvalidOptionError('options.prometheus', `a Registry without a metric named ${name}`, registry,
+        `options.prometheus: the Registry already has a metric named ${name} (another DynamicProducer's, not disconnected yet?): give each producer its own Registry`);
+    }
+    registered.push(name);
     // eslint-disable-next-line no-new
     new client.Gauge({
       name, help, labelNames, registers: [registry],
@@ -114,4 +130,5 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
   gauge('kdp_held', "Messages held while librdkafka's queue is full", [], (g, m) => g.set(m.held));
   gauge('kdp_tracked_keys', 'Keys counted exactly now (hot ones and candidates)', [], (g, m) => g.set(m.trackedKeys.tracked));
   gauge('kdp_tracked_keys_refused', 'Keys not tracked because the table was full of stronger keys, since start', [], (g, m) => g.set(m.trackedKeys.refused));
+  return unregister;
 }

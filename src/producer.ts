@@ -10,23 +10,24 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import * as Kafka from 'node-rdkafka';
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
-import { DynamicPartitionerOptions } from './options';
+import { DynamicPartitionerOptions, DEFAULTS } from './options';
 import { partitionerCode } from './hash';
 import { Handoff, Link, LINK } from './handoff';
 import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
-import { splitConfig, basePartitioner, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, describe } from './errors';
+import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe } from './errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import type { Key } from './key';
 
-export type Value = Buffer | string | null;
+export type Value = Buffer | Uint8Array | string | null;
 export type Headers = Array<Record<string, string | Buffer>>;
 
 export interface DeliveryReport {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
-  readonly key?: Buffer | string | null;
+  /** send(): the key as the caller gave it (null for none). */
+  readonly key?: Key | null;
   readonly timestamp?: number;
   readonly size?: number;
 }
@@ -89,6 +90,10 @@ const ERR_UNKNOWN_TOPIC = -188;
 const ERR_TIMED_OUT = -185;
 /** Not a librdkafka code: a produce() that threw something without one. */
 const ERR_UNKNOWN_FAILURE = -1_000_000;
+/** pollIntervalMs 0: how long our messages may wait with nothing polling before we poll ourselves. */
+const NO_POLL_CHECK_MS = 1000;
+/** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
+const CLIENT_DISCONNECT_MS = 100;
 
 function librdkafkaMessage(code: number): string {
   const name = Object.entries((Kafka as any).CODES?.ERRORS ?? {}).find(([, v]) => v === code)?.[0];
@@ -110,6 +115,8 @@ interface Pending {
   resolve(report: DeliveryReport): void;
   reject(err: Error): void;
   readonly [SEND]?: true;
+  /** A send()'s key as the caller gave it (a HighLevelProducer's: as serialized), for its report. */
+  key?: Key | null;
 }
 
 interface Queued {
@@ -137,6 +144,8 @@ interface TopicInfo {
   delivered: number;
   failed: number;
   queueDepth: number[];
+  /** When the producer last switched to this topic (topicUse): the least recent goes beyond maxTopics. */
+  lastUsed: number;
 }
 
 function checkProducerOptions(options: DynamicProducerOptions): { producer: ProducerSettings; partitioner: DynamicPartitionerOptions } {
@@ -208,6 +217,18 @@ function withoutForwarded(headers: Headers, from: number, ours?: Record<string, 
   return out;
 }
 
+/** A timestamp that is not a number, or one no message can have (NaN, negative, beyond 2^53). */
+function timestampError(timestamp: unknown): InvalidArgTypeError | OutOfRangeError {
+  if (typeof timestamp !== 'number') return new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+  return new OutOfRangeError('timestamp', 'ms since the epoch: a number from 0 to Number.MAX_SAFE_INTEGER', timestamp);
+}
+
+/** A timeout argument: a number of ms, 0 or more and finite. */
+function checkTimeout(argument: string, ms: unknown): void {
+  if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
+  if (!(ms >= 0 && ms < Infinity)) throw new OutOfRangeError(argument, 'a finite number of milliseconds, 0 or more', ms);
+}
+
 function toKafkaError(err: any, context: string): KafkaError {
   if (err instanceof KafkaError) return err;
   const code = typeof err?.code === 'number' ? err.code : undefined;
@@ -244,6 +265,7 @@ export class DynamicProducer extends EventEmitter {
   private readonly topics = new Map<string, TopicInfo>();
   private lastTopicName = '';
   private lastTopic: TopicInfo | undefined;
+  private topicUse = 0;
   private readonly metadataInFlight = new Set<string>();
   private backlog: Queued[] = [];
   private backlogHead = 0;
@@ -261,9 +283,15 @@ export class DynamicProducer extends EventEmitter {
   private connected = false;
   private closing = false;
   private closed = false;
+  /** The disconnect() under way, returned to any other call until it settles. */
+  private disconnecting: Promise<void> | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly metrics$: Metrics;
+  /** Undoes what was patched on the client (interceptReports, watchPolling), at disconnect. */
+  private readonly unpatch: Array<() => void> = [];
+  /** Takes our gauges out of the prom-client Registry (none: no registry). */
+  private unregister: (() => void) | undefined;
   private readonly onReport: (err: any, report: any) => void;
   private readonly onStats: (event: { message: string }) => void;
 
@@ -273,6 +301,10 @@ export class DynamicProducer extends EventEmitter {
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     const checked = checkProducerOptions(options);
     this.options = checked.producer;
+    for (const names of [Object.keys(DEFAULTS), PRODUCER_OPTION_NAMES]) {
+      checkNotOptions(globalConfig, 'globalConfig', names);
+      checkNotOptions(topicConfig, 'topicConfig', names);
+    }
     const split = splitConfig(globalConfig, topicConfig);
     // A wrapped producer without a `partitioner` setting uses librdkafka's default.
     const existingPartitioner = existing ? existing.topicConfig?.partitioner ?? LIBRDKAFKA_DEFAULT_PARTITIONER : split.topic.partitioner;
@@ -296,7 +328,12 @@ export class DynamicProducer extends EventEmitter {
       const topic = { ...split.topic, partitioner: base };
       const global: Config = { ...split.global };
       if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
-      this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
+      try {
+        this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
+      } catch (err) {
+        this.partitioner.close();
+        throw configError(err, globalConfig, topicConfig);
+      }
       this.owned = true;
       this.highLevel = false;
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
@@ -308,15 +345,24 @@ export class DynamicProducer extends EventEmitter {
     this.metrics$ = new Metrics();
     this.onReport = (err, report) => this.delivered(err, report);
     this.onStats = (event) => this.statistics(event);
-    this.client.on('delivery-report', this.onReport);
+    if (this.owned) this.client.on('delivery-report', this.onReport);
+    else this.interceptReports();
     this.client.on('event.stats', this.onStats);
     this.client.on('event.error', (err: any) => this.emit('error', toKafkaError(err, 'librdkafka')));
-    if (this.options.prometheus !== undefined) registerPrometheus(this.options.prometheus, () => this.metrics());
+    if (this.options.prometheus !== undefined) {
+      try {
+        this.unregister = registerPrometheus(this.options.prometheus, () => this.metrics());
+      } catch (err) {
+        this.partitioner.close();
+        throw err;
+      }
+    }
     if (existing && this.connected) this.started();
   }
 
   /** Connects (if this producer owns its client) and reads the partition counts of all topics. */
   async connect(timeoutMs = 30_000): Promise<void> {
+    checkTimeout('timeoutMs', timeoutMs);
     if (this.closed) throw new StateError('this producer was disconnected');
     if (!this.connected) {
       const client = this.client as unknown as Kafka.Producer;
@@ -340,7 +386,81 @@ export class DynamicProducer extends EventEmitter {
     if (this.options.pollIntervalMs > 0) {
       this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs);
       this.pollTimer.unref();
+    } else if (this.reports) {
+      this.watchPolling();
     }
+  }
+
+  /**
+   * A wrapped producer's delivery reports of our messages are taken before its listeners see
+   * them, and its application's never reach us: node-rdkafka (3.6, lib/producer.js) hands each
+   * report to this.emit('delivery-report', ...), looked up on the instance. Undone at
+   * disconnect, once none of ours is in flight (a late one would reach the application).
+   */
+  private interceptReports(): void {
+    type Emitting = ProducerLike & { emit(event: string | symbol, ...args: any[]): boolean };
+    const client = this.client as Emitting;
+    const emit = client.emit;
+    const hadOwn = hasOwn.call(client, 'emit');
+    const mark = this.mark;
+    const self = this;
+    const restore = (): void => {
+      if (client.emit !== intercepted) return;
+      if (hadOwn) client.emit = emit;
+      else delete (client as Partial<Emitting>).emit;
+    };
+    function intercepted(this: unknown, event: string | symbol, ...args: any[]): boolean {
+      const report = args[1];
+      if (event === 'delivery-report' && typeof report === 'object' && report !== null) {
+        const opaque = report.opaque;
+        if (opaque === mark || (typeof opaque === 'object' && opaque !== null && (opaque[SEND] === true || opaque[LINK] === true))) {
+          self.delivered(args[0], report);
+          if (self.closed && self.inflight <= 0) restore();
+          return true;
+        }
+      }
+      return emit.call(this, event, ...args);
+    }
+    client.emit = intercepted;
+    this.unpatch.push(() => {
+      if (this.inflight <= 0) restore();
+    });
+  }
+
+  /**
+   * pollIntervalMs 0: the application polls the client. If nothing calls its poll() for a
+   * whole NO_POLL_CHECK_MS while our messages await their reports, no report ever comes and
+   * send() never settles: warn once (process warning KDP_NO_POLL), and poll from here on.
+   */
+  private watchPolling(): void {
+    const client = this.client;
+    const poll = client.poll;
+    const hadOwn = hasOwn.call(client, 'poll');
+    let polled = false;
+    let waiting = false;
+    function counting(this: unknown, ...args: unknown[]): unknown {
+      polled = true;
+      return (poll as (...a: unknown[]) => unknown).apply(this, args);
+    }
+    client.poll = counting;
+    this.unpatch.push(() => {
+      if (client.poll !== counting) return;
+      if (hadOwn) client.poll = poll;
+      else delete (client as Partial<ProducerLike>).poll;
+    });
+    this.pollTimer = setInterval(() => {
+      const stuck = waiting && !polled && this.inflight > 0;
+      waiting = this.inflight > 0;
+      polled = false;
+      if (!stuck) return;
+      clearInterval(this.pollTimer);
+      process.emitWarning(`DynamicProducer: ${this.inflight} messages await delivery reports, and nothing polled the producer for ${NO_POLL_CHECK_MS} ms ` +
+        `(pollIntervalMs is 0): polling it every ${PRODUCER_DEFAULTS.pollIntervalMs} ms from now on. Call setPollInterval() on it, or pass pollIntervalMs.`,
+      { type: 'DynamicProducerWarning', code: 'KDP_NO_POLL' });
+      this.pollTimer = setInterval(() => this.poll(), PRODUCER_DEFAULTS.pollIntervalMs);
+      this.pollTimer.unref();
+    }, NO_POLL_CHECK_MS);
+    this.pollTimer.unref();
   }
 
   /**
@@ -370,13 +490,13 @@ export class DynamicProducer extends EventEmitter {
     if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
     // A HighLevelProducer's serializers may take other types: checked after them, in enqueue().
     if (!this.highLevel) {
-      if (typeof value !== 'string' && value !== null && value !== undefined && !Buffer.isBuffer(value)) throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
+      if (typeof value !== 'string' && value !== null && value !== undefined && !(value instanceof Uint8Array)) throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
         throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
       }
     }
     if (headers !== undefined && headers !== null) checkHeaders(headers);
-    if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+    if (timestamp !== undefined && timestamp !== null && (typeof timestamp !== 'number' || !(timestamp >= 0 && timestamp <= Number.MAX_SAFE_INTEGER))) throw timestampError(timestamp);
   }
 
   /** Produces one message and resolves with its delivery report (rejects with KafkaError). Waits while too much is held. */
@@ -385,10 +505,16 @@ export class DynamicProducer extends EventEmitter {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
     return new Promise<DeliveryReport>((resolve, reject) => {
-      const pending: Pending = { resolve, reject, [SEND]: true };
+      const pending: Pending = { resolve, reject, key: key ?? null, [SEND]: true };
       const attempt = (): void => {
-        if (this.closed) return reject(new StateError('this producer was disconnected'));
-        if (this.closing) return reject(new StateError('this producer is disconnecting'));
+        if (this.closed) {
+          reject(new StateError('this producer was disconnected'));
+          return;
+        }
+        if (this.closing) {
+          reject(new StateError('this producer is disconnecting'));
+          return;
+        }
         if (this.held() >= this.options.maxQueued) {
           this.roomWaiters.push(attempt);
           return;
@@ -414,19 +540,22 @@ export class DynamicProducer extends EventEmitter {
       const client = this.client as HighLevelLike;
       value = serialize(client.valueSerializer, value, 'value') as Value;
       key = serialize(client.keySerializer, key, 'key') as Key | null | undefined;
+      if (pending !== undefined) pending.key = key ?? null;
     }
     let payload: Buffer | null;
     if (typeof value === 'string') payload = Buffer.from(value);
     else if (value === null || value === undefined) payload = null;
     else if (Buffer.isBuffer(value)) payload = value;
-    else throw new InvalidArgTypeError('value', 'a Buffer, string or null', value);
+    // node-rdkafka takes only a Buffer: a view of the same memory, not a copy.
+    else if (value instanceof Uint8Array) payload = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    else throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
     // A kdp-order header among the caller's (copied from a consumed message) is never sent as
     // ours: a Resequencer would read it, stale, or find two. Ours replaces it, or it goes.
     let forwarded = -1;
     if (headers === null) headers = undefined;
     else if (headers !== undefined) forwarded = checkHeaders(headers);
-    if (timestamp !== undefined && timestamp !== null && typeof timestamp !== 'number') {
-      throw new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+    if (timestamp !== undefined && timestamp !== null && (typeof timestamp !== 'number' || !(timestamp >= 0 && timestamp <= Number.MAX_SAFE_INTEGER))) {
+      throw timestampError(timestamp);
     }
     let partition = -1;
     let zero = -1; // whether a string key has U+0000: -1 not known yet
@@ -490,11 +619,11 @@ export class DynamicProducer extends EventEmitter {
 
   /** A message held for a handoff whose turn came: produced now, or behind the backlog. */
   private released(m: Waiting): void {
-    if (this.backlog.length > this.backlogHead) return this.hold(m);
-    const code = this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);
-    if (code === 0) return;
-    if (code === ERR_QUEUE_FULL) return this.hold(m);
-    this.refused(code, m);
+    const code = this.backlog.length > this.backlogHead
+      ? ERR_QUEUE_FULL
+      : this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);
+    if (code === ERR_QUEUE_FULL) this.hold(m);
+    else if (code !== 0) this.refused(code, m);
   }
 
   /** A message taken earlier and refused for good now: its successors go on, its caller is told. */
@@ -511,7 +640,7 @@ export class DynamicProducer extends EventEmitter {
   private handOver(topic: string, partition: number, value: Buffer | null, key: Key | null | undefined,
     timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined, link?: Link): number {
     const opaque = link ?? pending;
-    let code = this.native !== undefined
+    const code = this.native !== undefined
       ? this.native.produce(topic, partition, value, key, timestamp, opaque, headers)
       : this.produceThrowing(topic, partition, value, key, timestamp, opaque, headers);
     if ((code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) && partition !== -1) {
@@ -616,10 +745,16 @@ export class DynamicProducer extends EventEmitter {
     if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
       link = opaque as Link;
       opaque = link.opaque;
+      // The report shows the opaque the message has without its link.
+      report = { ...report, opaque };
     }
     const pending = opaque as Pending | undefined;
     // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
     if (!this.owned && link === undefined && pending !== this.mark && (typeof pending !== 'object' || pending === null || (pending as Pending)[SEND] !== true)) return;
+    // A send()'s report: the key as the caller gave it (librdkafka's is a Buffer), and not our opaque.
+    if (typeof pending === 'object' && pending !== null && pending[SEND] === true) {
+      report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending.key, timestamp: report.timestamp, size: report.size };
+    }
     this.inflight--;
     const info = this.topics.get(report?.topic);
     if (err) {
@@ -661,13 +796,34 @@ export class DynamicProducer extends EventEmitter {
     let info = this.topics.get(topic);
     if (info === undefined) {
       if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
-      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [] };
+      // As many topics as the partitioner keeps (it forgets the least recently used beyond them).
+      if (this.topics.size >= this.partitioner.options.maxTopics) this.forgetLeastRecentTopic();
+      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0 };
       this.topics.set(topic, info);
       this.requestMetadata(topic);
     }
+    // Stamped when the producer switches topics, not per message: the topic in use stays the most recent.
+    info.lastUsed = ++this.topicUse;
     this.lastTopicName = topic;
     this.lastTopic = info;
     return info;
+  }
+
+  private forgetLeastRecentTopic(): void {
+    let victim: string | undefined;
+    let oldest = Infinity;
+    for (const [name, info] of this.topics) {
+      if (info.lastUsed < oldest) {
+        oldest = info.lastUsed;
+        victim = name;
+      }
+    }
+    if (victim === undefined) return;
+    this.topics.delete(victim);
+    if (this.lastTopicName === victim) {
+      this.lastTopicName = '';
+      this.lastTopic = undefined;
+    }
   }
 
   /** Reads one topic's partition count in the background (once at a time per topic). */
@@ -751,6 +907,7 @@ export class DynamicProducer extends EventEmitter {
 
   /** Waits until every message handed over (or held) has its delivery report, or the timeout. */
   async flush(timeoutMs = 30_000): Promise<void> {
+    checkTimeout('timeoutMs', timeoutMs);
     const deadline = Date.now() + timeoutMs;
     // Messages held for a handoff go as the delivery reports they wait for arrive (poll()).
     while (this.held() > 0 || this.roomWaiters.length > 0) {
@@ -759,13 +916,20 @@ export class DynamicProducer extends EventEmitter {
       if (this.backlog.length > this.backlogHead || this.roomWaiters.length > 0) this.drain();
       else this.poll();
     }
+    // Never connected (or a failed connect()): nothing can be in flight, and node-rdkafka's flush would throw.
+    if (!this.connected) return;
     await new Promise<void>((resolve, reject) => {
-      this.client.flush(Math.max(0, deadline - Date.now()), (err) => {
-        if (!err) return resolve();
-        // node-rdkafka reports a flush timeout as code -1 ("Local: Timed out"), or -185.
-        if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight));
-        else reject(toKafkaError(err, 'flush'));
-      });
+      try {
+        this.client.flush(Math.max(0, deadline - Date.now()), (err) => {
+          if (!err) return resolve();
+          // node-rdkafka reports a flush timeout as code -1 ("Local: Timed out"), or -185.
+          if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight));
+          else reject(toKafkaError(err, 'flush'));
+        });
+      } catch (err) {
+        // A wrapped producer the application disconnected: node-rdkafka throws a plain Error.
+        reject(toKafkaError(err, 'flush'));
+      }
     });
     // Reports already queued by librdkafka are dispatched by poll().
     while (this.inflight > 0 && Date.now() < deadline) {
@@ -776,15 +940,34 @@ export class DynamicProducer extends EventEmitter {
   }
 
   /**
-   * Flushes, then disconnects. If some messages could not be confirmed in time, their send()
-   * promises reject and this rejects with an UndeliveredError that counts them.
+   * Flushes, then disconnects, all within `timeoutMs`. If some messages could not be confirmed
+   * in time, their send() promises reject and this rejects with an UndeliveredError that counts
+   * them. A call while one is under way returns that one's promise.
    */
-  async disconnect(timeoutMs = 30_000): Promise<void> {
-    if (this.closed || this.closing) return;
+  disconnect(timeoutMs = 30_000): Promise<void> {
+    try {
+      checkTimeout('timeoutMs', timeoutMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.disconnecting !== undefined) return this.disconnecting;
+    if (this.closed) return Promise.resolve();
+    const done = this.close(timeoutMs);
+    this.disconnecting = done;
+    const forget = (): void => {
+      this.disconnecting = undefined;
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  private async close(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     this.closing = true;
     let failure: unknown;
     try {
-      await this.flush(timeoutMs);
+      // The client's own disconnect needs a moment of the budget (it flushes again, then stops its threads).
+      await this.flush(Math.max(0, timeoutMs - (this.owned ? CLIENT_DISCONNECT_MS : 0)));
     } catch (err) {
       failure = err;
     }
@@ -807,8 +990,18 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner.close();
     this.client.removeListener('delivery-report', this.onReport);
     this.client.removeListener('event.stats', this.onStats);
-    if (this.owned) {
-      await new Promise<void>((resolve) => (this.client as unknown as Kafka.Producer).disconnect(5000, () => resolve()));
+    for (const undo of this.unpatch.splice(0)) undo();
+    if (this.unregister !== undefined) this.unregister();
+    if (this.owned && this.connected) {
+      // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
+      // requests in flight: past the deadline that goes on in the background.
+      const left = Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now());
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, left);
+        (this.client as unknown as Kafka.Producer).disconnect(left, () => resolve());
+      });
+      clearTimeout(timer);
     }
     this.connected = false;
     if (failure) throw failure;
@@ -832,9 +1025,9 @@ export class DynamicProducer extends EventEmitter {
       objectMode: true,
       write: (chunk: any, _encoding, callback) => {
         if (failed) return callback(failed);
-        const isValue = typeof chunk === 'string' || Buffer.isBuffer(chunk);
+        const isValue = typeof chunk === 'string' || chunk instanceof Uint8Array;
         const message = isValue ? { value: chunk } : chunk;
-        if (typeof message !== 'object' || message === null) return callback(new InvalidArgTypeError('chunk', 'a message object, Buffer or string', chunk));
+        if (typeof message !== 'object' || message === null) return callback(new InvalidArgTypeError('chunk', 'a message object, Buffer, Uint8Array or string', chunk));
         outstanding++;
         let held = false;
         let sent: Promise<DeliveryReport>;

@@ -238,7 +238,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (order === null && this.lanes.size === 0 && this.pending.length === 0) return [{ message, ordered: true, outOfOrder: false, order: null }];
 
     const text = keyText(key);
-    const member = order === null || order.kind !== 'spread';
+    const member = order === null || order.kind === 'anchor' || order.kind === 'return';
     const lane = member ? `${message.topic}\u0000${message.partition}\u0000${text}` : '';
     const queue = member ? this.lanes.get(lane) : undefined;
     const chain = order === null ? '' : `${message.topic}\u0000${order.producerId}\u0000${text}`;

@@ -5,6 +5,7 @@ import { DynamicPartitioner } from './partitioner';
 import { partitionForKeys } from './hash';
 import { DynamicPartitionerOptions, resolveOptions } from './options';
 import { KeyStream, parseWorkload } from './workload';
+import { OutOfRangeError } from './errors';
 
 export interface SimulationSettings {
   readonly workload: string;
@@ -26,6 +27,47 @@ export const SIMULATION_DEFAULTS: SimulationSettings = Object.freeze({
   seed: 1,
   options: Object.freeze({}),
 });
+
+/**
+ * What a run may ask for, from what simulate() allocates. Per key: its name on the V8 heap
+ * (a string and an array slot, about 40 bytes), the CDF (8), the static partition (4) and the
+ * moved flag (1): 10 million keys take about 0.7 GB of RSS and 5 s to set up, well under
+ * Node's default heap limit. Messages cost time, not memory (about 150 ns each, so 10^9 is a
+ * few minutes), but each window keeps two figures and scans every partition, so the number of
+ * windows is bounded too. Partitions are bounded by the partitioner's maxPartitions.
+ */
+export const SIMULATION_LIMITS = Object.freeze({
+  keys: 10_000_000,
+  messages: 1_000_000_000,
+  windows: 100_000,
+  /** mulberry32 takes a 32-bit seed. */
+  seed: 0xffffffff,
+});
+
+/** The smallest window that keeps a run of `messages` within SIMULATION_LIMITS.windows windows. */
+export function minWindow(messages: number): number {
+  return Math.max(1, Math.ceil(messages / SIMULATION_LIMITS.windows));
+}
+
+function checkSettings(s: SimulationSettings, maxPartitions: number): void {
+  const check = (name: string, value: number, min: number, max: number): void => {
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new OutOfRangeError(`settings.${name}`, `an integer in [${min}, ${max}]`, value);
+    }
+  };
+  check('keys', s.keys, 1, SIMULATION_LIMITS.keys);
+  check('messages', s.messages, 1, SIMULATION_LIMITS.messages);
+  check('partitions', s.partitions, 1, maxPartitions);
+  check('window', s.window, minWindow(s.messages), SIMULATION_LIMITS.messages);
+  check('seed', s.seed, 0, SIMULATION_LIMITS.seed);
+}
+
+/** The largest element; a spread into Math.max overflows the stack on long arrays. */
+function maxOf(values: ArrayLike<number>): number {
+  let max = -Infinity;
+  for (let i = 0; i < values.length; i++) if (values[i] > max) max = values[i];
+  return max;
+}
 
 export interface Placement {
   /** Messages per partition over the run. */
@@ -72,14 +114,14 @@ function placement(load: Float64Array, windows: number[]): Placement {
   const total = load.reduce((a, b) => a + b, 0);
   return {
     load: Array.from(load),
-    maxOverMean: total > 0 ? (Math.max(...load) * load.length) / total : 1,
+    maxOverMean: total > 0 ? (maxOf(load) * load.length) / total : 1,
     windows,
-    worstWindow: windows.length ? Math.max(...windows) : 1,
+    worstWindow: windows.length ? maxOf(windows) : 1,
   };
 }
 
 function maxOverMean(window: Float64Array, count: number): number {
-  return count > 0 ? (Math.max(...window) * window.length) / count : 1;
+  return count > 0 ? (maxOf(window) * window.length) / count : 1;
 }
 
 export function simulate(input: Partial<SimulationSettings> = {}): SimulationResult {
@@ -87,6 +129,7 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
   const { keys, messages, partitions: n, window, seed } = settings;
   const workload = parseWorkload(settings.workload);
   const options = resolveOptions(settings.options);
+  checkSettings(settings, options.maxPartitions);
   const names = Array.from({ length: keys }, (_, i) => `key-${i}`);
   const normal = partitionForKeys(names, n, options.partitioner);
   const stream = new KeyStream(workload, keys, seed);

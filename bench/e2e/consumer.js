@@ -4,18 +4,22 @@
 // least 2 ms so that a delay of a few ms stays accurate. Static: a plain KafkaConsumer
 // (cooperative-sticky, auto commit of the offsets stored once a message is handled).
 // Dynamic: DynamicConsumer. Every handled message is recorded (which message, when, what
-// the handler was told) and the records go to the driver when it says stop.
+// the handler was told) and the records go to the driver every second, so that a crash of
+// this process loses none that were made before its last report.
 //
 // Messages from the driver: { cmd: 'start', ... }, { cmd: 'stop' }.
 
 const Kafka = require('node-rdkafka');
 const { DynamicConsumer } = require('../../build');
+const { OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT } = require('./stats');
 
 const MIN_SLEEP_MS = 2;
 // Oversleeping is paid back by handling the next messages without sleeping, but only this much:
 // a long stall of the event loop is not turned into a burst of free capacity.
 const MAX_CREDIT_MS = 20;
 const IDLE_MS = 5;
+
+const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags'];
 
 /** Growable columns, one row per handled message. */
 class Records {
@@ -55,17 +59,15 @@ class Records {
     this.flags[i] = flags;
   }
 
-  columns() {
+  /** The rows recorded since the last take(), as columns; the table starts again empty. */
+  take() {
     const out = { length: this.length };
-    for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name] = this[name].slice(0, this.length);
+    for (const name of COLUMNS) out[name] = this[name].slice(0, this.length);
+    this.length = 0;
     return out;
   }
 }
 
-// flags bits
-const OUT_OF_ORDER = 1;
-const HAS_ORDERED = 2;
-const NOT_ORDERED = 4;
 
 const records = new Records();
 const consumers = [];
@@ -88,6 +90,10 @@ function pacer(delayMs) {
   };
 }
 
+// A crash is reported to the driver (which prints it with the figures) before the process ends.
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+
 process.on('message', (msg) => {
   if (msg.cmd === 'start') start(msg).catch(fail);
   else if (msg.cmd === 'stop') stop().catch(fail);
@@ -95,6 +101,7 @@ process.on('message', (msg) => {
 
 function fail(err) {
   process.send({ type: 'error', message: String(err && err.stack || err) });
+  clearInterval(reporter);
   setTimeout(() => process.exit(1), 100);
 }
 
@@ -105,6 +112,10 @@ async function start(msg) {
     'group.id': msg.group,
     'partition.assignment.strategy': 'cooperative-sticky',
     'log_level': 3,
+    // Brokers answer a fetch once this much is there or fetch.wait.max.ms passed: with the
+    // default of 1 byte, six consumers on a trickle of small messages send fetches by the thousand.
+    'fetch.min.bytes': msg.fetchWaitMs > 0 ? 1 << 20 : 1,
+    ...(msg.fetchWaitMs > 0 ? { 'fetch.wait.max.ms': msg.fetchWaitMs } : {}),
   };
   for (let c = 0; c < msg.count; c++) {
     const index = msg.first + c;
@@ -115,6 +126,7 @@ async function start(msg) {
   }
   reporter = setInterval(() => {
     process.send({ type: 'assigned', first: msg.first, counts: consumers.map((c) => c.assigned()) });
+    if (records.length > 0) process.send({ type: 'records', records: records.take() });
   }, 500);
   process.send({ type: 'started' });
 }
@@ -163,6 +175,11 @@ async function startDynamic(config, index, pace) {
   const done = consumer.run([job.topic], async (message, info) => {
     let flags = info.outOfOrder ? OUT_OF_ORDER : 0;
     if (info.ordered !== undefined) flags |= HAS_ORDERED | (info.ordered === false ? NOT_ORDERED : 0);
+    if (info.order) flags |= MARKED;
+    if (info.reason) {
+      const code = REASONS.indexOf(info.reason);
+      flags |= ((code === -1 ? REASONS.length - 1 : code) + 1) << REASON_SHIFT;
+    }
     records.push(index, message.value, now(), flags);
     await pace();
   });
@@ -191,6 +208,7 @@ async function stop() {
   stopping = true;
   clearInterval(reporter);
   await Promise.all(consumers.map((c) => c.stop().catch((err) => process.send({ type: 'warn', message: String(err) }))));
-  process.send({ type: 'records', first: job.first, records: records.columns() });
+  process.send({ type: 'records', records: records.take() });
+  process.send({ type: 'stopped' });
   setTimeout(() => process.exit(0), 200);
 }

@@ -17,6 +17,9 @@ const TICK_MS = 5;
 let job;
 let producer;
 
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+
 process.on('message', (msg) => {
   if (msg.cmd === 'start') start(msg).catch(fail);
   else if (msg.cmd === 'go') run(msg.startAt).catch(fail);
@@ -42,7 +45,7 @@ async function start(msg) {
   job.ackMs = new Float64Array(total);
   job.failed = 0;
   job.lastError = null;
-  const global = { 'metadata.broker.list': msg.brokers, 'linger.ms': 5, 'log_level': 3, 'client.id': `e2e-${msg.side}-p${msg.index}` };
+  const global = { 'metadata.broker.list': msg.brokers, 'linger.ms': msg.lingerMs, 'log_level': 3, 'client.id': `e2e-${msg.side}-p${msg.index}` };
   if (msg.side === 'static') {
     producer = new Kafka.Producer({ ...global, dr_cb: true }, { partitioner: 'murmur2_random' });
     producer.on('delivery-report', (err, report) => {

@@ -4,9 +4,13 @@
 // violations, lost and duplicated messages, per-consumer counts, and the dynamic consumer's
 // own flags.
 
+// The flags column: what the dynamic handler was told (bench/e2e/consumer.js sets them).
 const OUT_OF_ORDER = 1;
 const HAS_ORDERED = 2;
 const NOT_ORDERED = 4;
+const MARKED = 8;
+const REASONS = ['capacity', 'timeout', 'flush', 'unowned', 'other'];
+const REASON_SHIFT = 4;
 
 /** The q-quantile (0..1) of a sorted Float64Array, nearest rank. */
 function quantile(sorted, q) {
@@ -14,14 +18,31 @@ function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
+const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags'];
+
+/** One worker's record chunks (in the order it sent them) as one set of columns. */
+function concatRecords(chunks) {
+  const length = chunks.reduce((s, c) => s + c.length, 0);
+  const out = { length };
+  for (const name of COLUMNS) {
+    out[name] = new (chunks.length ? chunks[0][name].constructor : Float64Array)(length);
+    let offset = 0;
+    for (const c of chunks) {
+      out[name].set(c[name], offset);
+      offset += c.length;
+    }
+  }
+  return out;
+}
+
 /** Concatenates the workers' record columns, each worker's rows keeping their handling order. */
 function merge(parts) {
   const length = parts.reduce((s, p) => s + p.length, 0);
   const out = { length, worker: new Uint8Array(length), index: new Uint32Array(length) };
-  for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name] = new parts[0][name].constructor(length);
+  for (const name of COLUMNS) out[name] = new parts[0][name].constructor(length);
   let offset = 0;
   parts.forEach((p, w) => {
-    for (const name of ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags']) out[name].set(p[name], offset);
+    for (const name of COLUMNS) out[name].set(p[name], offset);
     out.worker.fill(w, offset, offset + p.length);
     for (let i = 0; i < p.length; i++) out.index[offset + i] = i;
     offset += p.length;
@@ -55,6 +76,8 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   let flagged = 0;
   let notOrdered = 0;
   let hasOrdered = false;
+  let marked = 0;
+  const reasons = {};
   let unknown = 0;
   for (const i of order) {
     const p = r.producer[i];
@@ -73,6 +96,9 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     if (r.flags[i] & OUT_OF_ORDER) flagged++;
     if (r.flags[i] & HAS_ORDERED) hasOrdered = true;
     if (r.flags[i] & NOT_ORDERED) notOrdered++;
+    if (r.flags[i] & MARKED) marked++;
+    const reason = r.flags[i] >> REASON_SHIFT;
+    if (reason) reasons[REASONS[reason - 1]] = (reasons[REASONS[reason - 1]] || 0) + 1;
   }
   let sent = 0;
   let acked = 0;
@@ -90,7 +116,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const lat = latency.subarray(0, unique).sort();
   return {
     sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
-    violations, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null,
+    violations, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
     latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
     perConsumer,
     firstHandledAt: firstAt.slice(0, unique).sort(),
@@ -118,4 +144,4 @@ function unhandledAt(sentSorted, handledSorted, at) {
   return at.map((t) => countUpTo(sentSorted, t) - countUpTo(handledSorted, t));
 }
 
-module.exports = { summarizeRun, unhandledAt, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED };
+module.exports = { summarizeRun, concatRecords, unhandledAt, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT };

@@ -55,7 +55,7 @@ t.test('the terminal report shows both columns per partition; --svg writes a cha
 t.test('bad flags and options exit 2 with a message', async (t) => {
   for (const [args, message] of [
     [['simulate', '--workload', 'zipf'], /workload must be one of/],
-    [['simulate', '--partitions', '0'], /--partitions must be an integer >= 1/],
+    [['simulate', '--partitions', '0'], /--partitions must be an integer in \[1, 1024\]/],
     [['simulate', '--set', 'hotThresh=1'], /options\.hotThresh is not an option/],
     [['simulate', '--set', 'sketch.width=3'], /options\.sketch\.width must be/],
     [['simulate', '--bogus'], /Unknown option/],
@@ -66,3 +66,49 @@ t.test('bad flags and options exit 2 with a message', async (t) => {
     t.match(r.stderr, message);
   }
 });
+
+t.test('sizes beyond what the simulator can hold are usage errors naming the flag and its range, before any work', async (t) => {
+  // The limits are the documented ones: 10^7 keys, 10^9 messages, 10^5 windows, partitions up
+  // to maxPartitions (1024 by default), a 32-bit seed.
+  for (const [args, message] of [
+    [['--keys', '1e9'], /--keys must be an integer in \[1, 10000000\], got "1e9"/],
+    [['--keys', '10000001'], /--keys must be an integer in \[1, 10000000\]/],
+    [['--messages', '1000000001'], /--messages must be an integer in \[1, 1000000000\]/],
+    [['--partitions', '1025'], /--partitions must be an integer in \[1, 1024\].*maxPartitions/],
+    [['--partitions', '70', '--set', 'maxPartitions=64'], /--partitions must be an integer in \[1, 64\]/],
+    [['--messages', '1000000', '--window', '9'], /--window must be an integer in \[10, 1000000000\].*100000 windows/],
+    [['--seed', '4294967296'], /--seed must be an integer in \[0, 4294967295\]/],
+  ]) {
+    const r = kdp('simulate', ...args);
+    t.equal(r.status, 2, args.join(' '));
+    t.match(r.stderr, message, args.join(' '));
+    t.match(r.stderr, /usage: kdp simulate/);
+    t.equal(r.stdout, '', 'nothing simulated');
+  }
+  // The bounds are inclusive and maxPartitions can be raised.
+  const r = kdp('simulate', '--keys', '50', '--messages', '1000', '--window', '1', '--partitions', '2000', '--set', 'maxPartitions=2048', '--json');
+  t.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  t.equal(out.static.load.length, 2000);
+  t.equal(out.static.windows.length, 1000);
+});
+
+t.test('--svg: an unwritable path fails before simulating; a failed write is one line, exit 1', async (t) => {
+  for (const [file, why] of [
+    ['/nonexistent/x.svg', /directory \/nonexistent does not exist/],
+    [os.tmpdir(), /it is a directory/],
+  ]) {
+    const r = kdp('simulate', '--messages', '1000000000', '--svg', file);
+    t.equal(r.status, 1, file);
+    t.equal(r.stdout, '', 'nothing simulated');
+    t.match(r.stderr, new RegExp(`^kdp: cannot write ${file.replace(/[/\\.]/g, '\\$&')}: `));
+    t.match(r.stderr, why);
+    t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  }
+  // /dev/full takes the checks and fails the write (ENOSPC): the report is printed, then the error.
+  const r = kdp('simulate', '--keys', '100', '--messages', '1000', '--svg', '/dev/full');
+  t.equal(r.status, 1);
+  t.match(r.stdout, /max\/mean static/);
+  t.match(r.stderr, /^kdp: cannot write \/dev\/full: .*ENOSPC/);
+  t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
+}, { skip: process.platform === 'win32' && 'POSIX paths' });

@@ -75,6 +75,24 @@ t.test('a handler that keeps failing: retried in place, then run() rejects and t
   t.same(await committed('keeps-failing', topic, [0]), [failedOffset], 'committed offset = the failed message\'s');
 });
 
+t.test('handlerRetries 0: the first failure stops the consumer, whatever the handler threw', async (t) => {
+  const topic = 'handler-no-retries';
+  const reports = await produce(topic, ['x0', 'x1', 'x2', 'x3'], (i) => (i < 2 ? 1 : 2));
+  const c = consumer('no-retries', { handlerRetries: 0 });
+  const attempts = [];
+  c.on('handlerError', (err) => attempts.push(err.attempts));
+  await c.connect();
+  const calls = [];
+  const err = await c.run([topic], async (m) => {
+    calls.push(m.value.toString());
+    if (m.value.toString() === 'x1') throw 'not an Error';
+  }).then(() => null, (e) => e);
+  t.match(err, { name: 'HandlerError', code: 'KDP_HANDLER_ERROR', partition: 1, offset: reports[1].offset, attempts: 1, cause: 'not an Error' });
+  t.same(attempts, [1], 'one attempt, one event');
+  t.equal(calls.filter((v) => v === 'x1').length, 1, 'never called again');
+  t.equal((await committed('no-retries', topic, [1]))[0], reports[1].offset, 'committed below x1 on its partition');
+});
+
 t.test('a handler that fails once: the message is retried at once, then every message is handled once, in order', async (t) => {
   const topic = 'handler-fails-once';
   const values = Array.from({ length: 80 }, (_, i) => `v${i}`);

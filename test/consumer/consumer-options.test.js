@@ -53,6 +53,8 @@ t.test('the edges of each range are accepted', async (t) => {
 
 t.test('unknown options are named, nested ones with their full path', async (t) => {
   t.throws(() => make({ fetchTimeout: 100 }), { code: 'KDP_INVALID_OPTION', path: 'options.fetchTimeout' });
+  t.throws(() => make({ toString: 5 }), { code: 'KDP_INVALID_OPTION', path: 'options.toString' }, 'an inherited name is no option');
+  t.throws(() => make({ constructor: 1 }), { code: 'KDP_INVALID_OPTION', path: 'options.constructor' });
   t.throws(() => make({ retries: 2 }), { code: 'KDP_INVALID_OPTION', path: 'options.retries', message: /handlerRetries/ });
   t.throws(() => make({ resequencer: { maxWait: 1 } }), { code: 'KDP_INVALID_OPTION', path: 'options.resequencer.maxWait', message: /^options\.resequencer\.maxWait / });
   t.throws(() => make({ resequencer: { maxWaitMs: -1 } }), { code: 'KDP_INVALID_OPTION', path: 'options.resequencer.maxWaitMs' });

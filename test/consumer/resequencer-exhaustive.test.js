@@ -8,7 +8,8 @@
 // order; every message out exactly once; none flagged; nothing left held (no timeout needed).
 //
 // Producer scripts use the kinds a producer emits (src/headers.ts): c cold (unmarked, on the
-// normal partition 0), a anchor (0), s spread (any partition), r return (0).
+// normal partition 0), a anchor (0), s spread (any partition), m moved (a key relocated whole:
+// any partition, ordered like a spread message), r return (0).
 const t = require('tap');
 const { Resequencer, encodeOrderHeader, ORDER_HEADER, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } = require('../..');
 
@@ -19,7 +20,7 @@ const KIND = { a: ORDER_ANCHOR, s: ORDER_SPREAD, r: ORDER_RETURN };
  * over n partitions: [[{ producer, index, partition, header }]].
  */
 function placements(producer, script, n, version) {
-  const spreads = [...script].filter((k) => k === 's').length;
+  const spreads = [...script].filter((k) => k === 's' || k === 'm').length;
   const id = (producer + 1).toString(16).padStart(16, '0');
   const out = [];
   for (let code = 0; code < n ** spreads; code++) {
@@ -31,7 +32,7 @@ function placements(producer, script, n, version) {
     for (let index = 0; index < script.length; index++) {
       const kind = script[index];
       let partition = 0;
-      if (kind === 's') {
+      if (kind === 's' || kind === 'm') {
         partition = rest % n;
         rest = Math.floor(rest / n);
       }
@@ -41,6 +42,7 @@ function placements(producer, script, n, version) {
         const prev = kind === 'a' ? 0 : previous;
         header = version === 1
           ? `1;${kind};${id};${sequence};${prev};2;${n};0`
+          : kind === 'm' ? `2;m;${id};${sequence};${prev};1;${n};0;${previousAt}`
           : encodeOrderHeader(KIND[kind], id, sequence, prev, 2, n, 0, kind === 'a' ? -1 : previousAt);
         previous = kind === 'r' ? 0 : sequence;
         previousAt = partition;
@@ -158,10 +160,13 @@ const SCENARIOS = [
   [['as', 'ca', 'asr'], 2],
   [['as', 'cas', 'asr'], 3],
   [['cass', 'asr', 'ca'], 2],
+  [['amm', 'am'], 3],
+  [['camrc', 'ams'], 2],
 ];
 
 for (const version of [2, 1]) {
   for (const [scripts, n] of SCENARIOS) {
+    if (version === 1 && scripts.some((s) => s.includes('m'))) continue; // moved messages are version 2 only
     t.test(`v${version}, ${n} partitions, producers ${scripts.join(' / ')}`, async (t) => {
       const { cases, failure } = run(scripts, n, version);
       t.ok(cases > 0, `${cases} cases`);
