@@ -378,11 +378,14 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
     // Overloaded. Unless the overload is more than half the key's rate (leaving then brings
     // the partition nearer the mean, whatever the noise), a relocated key acts only on an
     // overload that lasted a whole load half-life (eMoveAfter < 0: until when): a shorter one
-    // is noise, or one the split keys' choices pay back; and not within a load half-life of
-    // its last move. A key just hot leaves its own partition for one with room at once.
-    if (!fresh && after >= 0 && loadWeight < after) return here;
+    // is noise, or one the split keys' choices pay back. Within a load half-life of its last
+    // move it does not move again; it is split if it outgrew its partition (a key whose share
+    // is still rising when it turns hot). A key just hot leaves its own partition for one with
+    // room at once.
     const rate = count * topicLoad / topicTotal;
     const large = (hereLoad - bound) * 2 > rate;
+    const moved = !fresh && after >= 0 && loadWeight < after;
+    if (moved && !large) return here;
     if (!fresh && !large) {
       if (after >= 0) {
         setf(eMoveAfter, e, -loadWeight * 2);
@@ -390,7 +393,7 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
       }
       if (loadWeight < -after) return here;
     }
-    const q = roomFor(topic, e, n, base, here, rate, bound, fair);
+    const q = moved ? -1 : roomFor(topic, e, n, base, here, rate, bound, fair);
     if (q >= 0) {
       setf(eMoveAfter, e, loadWeight * 2);
       adjust(topic, here, -rate);
