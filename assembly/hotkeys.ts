@@ -35,6 +35,7 @@ export const eScanIndex: usize = 40; // i32: where the next scan window of a wid
 export const eScanAt: usize = 44;    // i32: ... and as the partition at that index
 export const eCurrent: usize = 48;   // i32: the partition of a hot key's current run
 export const eRunLeft: usize = 52;   // i32: messages left in that run (0: choose again)
+export const eMoveAfter: usize = 56; // f64: a relocated key moves again only once the load clock's weight reaches this
 let index: usize = 0;           // (u32 lane A, i32 entry + 1 or 0 for an empty slot) pairs
 let freeList: usize = 0;        // i32 stack of free entries
 let freeCount: i32 = 0;
@@ -60,6 +61,10 @@ export function hotkeysConfigure(count: i32): void {
 @inline export function getCount(e: i32): f64 { return load<f64>(entries + (<usize>e << ENTRY_SHIFT) + eCount); }
 // @ts-ignore: decorator
 @inline export function setCount(e: i32, v: f64): void { store<f64>(entries + (<usize>e << ENTRY_SHIFT) + eCount, v); }
+// @ts-ignore: decorator
+@inline export function getf(field: usize, e: i32): f64 { return load<f64>(entries + (<usize>e << ENTRY_SHIFT) + field); }
+// @ts-ignore: decorator
+@inline export function setf(field: usize, e: i32, v: f64): void { store<f64>(entries + (<usize>e << ENTRY_SHIFT) + field, v); }
 
 // @ts-ignore: decorator
 @inline

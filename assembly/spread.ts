@@ -1,8 +1,9 @@
 // The decision for one message: hash → sketch → cold: the base partitioner's partition /
-// hot: the least loaded of the key's allowed partitions. See README "How spreading works".
+// hot: one partition with room for the whole key (relocated), else the least loaded of the
+// key's allowed partitions (split). See README "How it works".
 //
-// Per topic slot (the TS side maps topic names to slots): a decayed total, a decayed load
-// and an external penalty per partition, and the state of its sticky run for null keys.
+// Per topic slot (the TS side maps topic names to slots): a decayed total, a decayed load,
+// an external penalty and a reserve per partition, and the state of its sticky run for null keys.
 
 import { arenaAlloc, NULL_KEY } from "./memory";
 import { murmur2Lanes, laneB, laneZero } from "./murmur2";
@@ -11,7 +12,8 @@ import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale, T
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
 import {
   hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eLaneA, eLaneB, eState, eWidth, eStep, eSize, eReturn, eScanIndex, eScanAt, eCurrent, eRunLeft, CANDIDATE, HOT, RELIEF, FREE, full,
+  eTopic, eLaneA, eLaneB, eState, eWidth, eStep, eSize, eReturn, eScanIndex, eScanAt, eCurrent, eRunLeft, eMoveAfter,
+  getf, setf, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
 // ---- options (configure) ----
@@ -28,6 +30,7 @@ let spreadOn: bool = true;   // false: detect and report, never move
 let stickyRun: i32 = 256;    // messages per sticky run of undecided (null) keys
 let hotRun: i32 = 8;         // messages of a hot key sent to one choice before choosing again
 let sampleEvery: i32 = 1;    // an untracked key's message updates the sketch once in this many
+let relocateOn: bool = true; // a hot key that fits whole in one partition moves there whole instead of splitting
 
 // ---- per topic ----
 let maxTopics: i32 = 0;
@@ -54,6 +57,15 @@ export let tRecords: usize = 0;
 @inline function tf(topic: i32, field: usize): usize { return tRecords + (<usize>topic << TOPIC_SHIFT) + field; }
 export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition (load clock)
 export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fair shares
+// f32[maxPartitions], load clock: what relocation adds to a partition's placed load to judge
+// its room (fixedLoad). Minus the split keys' messages placed there: they go wherever there is
+// room, so they leave room to a key that needs a partition whole. Plus the rate of the keys
+// moved in, minus that of the keys moved out, that the decayed load does not show yet: a key of
+// rate r moving in at weight w adds r w-units once its traffic there is at its steady state;
+// stored as is, the amount fades as the weight grows, exactly as the missing part of that load
+// does. So several keys do not move into one partition on the same room, nor keys leave a
+// partition just relieved. tLoads stay the decayed messages actually placed.
+let tAdjust: usize = 0;
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
 export const CELLS: usize = memory.data(64, 16);
@@ -74,10 +86,12 @@ export const CELLS: usize = memory.data(64, 16);
 export const ORDER_NONE: i32 = 0;
 /** The first message after its key turned hot: on the key's own partition, behind the cold ones. */
 export const ORDER_ANCHOR: i32 = 1;
-/** A message of a hot key, on any of its allowed partitions. */
+/** A message of a hot key split over several of its allowed partitions. */
 export const ORDER_SPREAD: i32 = 2;
 /** The first message after its key cooled: on the key's own partition again. */
 export const ORDER_RETURN: i32 = 3;
+/** A message of a hot key relocated whole to one partition (maybe its own). */
+export const ORDER_MOVED: i32 = 4;
 export let events: usize = 0;    // i32 triples: kind, entry, batch index
 let eventCapacity: i32 = 0;
 export const EVENT_HOT: i32 = 1;
@@ -100,25 +114,29 @@ let sampleLeft: i32 = 1;
 let sampleState: u32 = 0x9e3779b9;
 // @ts-ignore: decorator
 @inline const SCAN_WINDOW: i32 = 8;
+/** 2^(1/8): the load clock's weight grows by this in an eighth of its half-life. */
+// @ts-ignore: decorator
+@inline const LOOK_AGAIN: f64 = 1.0905077326652577;
 let batchIndex: i32 = 0;
 
 export function configure(
   width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
   hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64, relief: f64, sample: i32, hotRunLength: i32,
+  widen: f64, relief: f64, sample: i32, hotRunLength: i32, relocate: i32,
 ): void {
   sketchConfigure(<u32>width, <u32>depth);
   hotkeysConfigure(entries);
   decayConfigure(growth, loadGrowth);
   hotShare = hot; coolShare = cool; admitShare = admit; minCount = minimum; warmup = warm;
   spreadFactor = factor; widenAbove = widen; reliefShare = relief; maxSpread = most; spreadOn = on != 0; stickyRun = run;
-  sampleEvery = sample; hotRun = hotRunLength;
+  sampleEvery = sample; hotRun = hotRunLength; relocateOn = relocate != 0;
   maxTopics = topics;
   maxPartitions = partitions;
   const t = <usize>topics;
   tRecords = arenaAlloc(t << TOPIC_SHIFT);
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
+  tAdjust = arenaAlloc((t * <usize>partitions) << 2);
   eventCapacity = entries + 4;
   events = arenaAlloc(<usize>eventCapacity * 12);
   store<i32>(CELLS + LAST_ENTRY, -1);
@@ -131,6 +149,10 @@ export function configure(
 // @ts-ignore: decorator
 @inline function penaltyAt(topic: i32, p: i32): usize {
   return tPenalty + ((<usize>topic * maxPartitions + p) << 3);
+}
+// @ts-ignore: decorator
+@inline function adjustAt(topic: i32, p: i32): usize {
+  return tAdjust + ((<usize>topic * maxPartitions + p) << 2);
 }
 // @ts-ignore: decorator
 @inline function total(topic: i32): f64 {
@@ -161,6 +183,7 @@ export function topicReset(topic: i32, n: i32): void {
   store<f64>(tf(topic, T_LOAD_TOTAL), 0);
   memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
   memory.fill(penaltyAt(topic, 0), 0, <usize>maxPartitions << 3);
+  memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
   store<i32>(tf(topic, T_STICKY), 0);
   store<i32>(tf(topic, T_STICKY_LEFT), 0);
   for (let e = 0; e < capacity; e++) {
@@ -186,6 +209,7 @@ export function topicResize(topic: i32, n: i32): void {
     store<f64>(loadAt(topic, p), p < n ? level : 0);
     if (p >= n || p >= old) store<f64>(penaltyAt(topic, p), 0);
   }
+  memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
   store<i32>(tf(topic, T_STICKY_LEFT), 0);
 }
 
@@ -279,6 +303,132 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   return best;
 }
 
+/** A partition's load as relocation sees it: placed, adjusted (tAdjust), plus penalty. */
+// @ts-ignore: decorator
+@inline
+function fixedLoad(topic: i32, p: i32, fair: f64): f64 {
+  return load<f64>(loadAt(topic, p)) + <f64>load<f32>(adjustAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+}
+
+// @ts-ignore: decorator
+@inline
+function adjust(topic: i32, p: i32, v: f64): void {
+  const at = adjustAt(topic, p);
+  store<f32>(at, load<f32>(at) + <f32>v);
+}
+
+/**
+ * The least loaded of the first SCAN_WINDOW partitions of hot entry e's sequence (from base),
+ * other than `skip`, with room for `rate` more: settled load + rate within `bound`. -1: none.
+ */
+function roomFor(topic: i32, e: i32, n: i32, base: i32, skip: i32, rate: f64, bound: f64, fair: f64): i32 {
+  const step = geti(eStep, e);
+  const scan = n < SCAN_WINDOW ? n : SCAN_WINDOW;
+  let best = -1;
+  let bestLoad = bound - rate;
+  let p = base;
+  for (let i = 0; i < scan; i++) {
+    if (p != skip) {
+      const l = fixedLoad(topic, p, fair);
+      if (l < bestLoad || (best < 0 && l == bestLoad)) { bestLoad = l; best = p; }
+    }
+    p += step;
+    if (p >= n) p -= n;
+  }
+  return best;
+}
+
+/**
+ * The partition of hot entry e's next run, with relocation on. A key that fits whole in one
+ * partition (settled load + the key's rate within balanceTolerance of the mean) is relocated
+ * there, width 1, its own partition first (no move at all), and stays until that partition has
+ * been overloaded for a load half-life; then it moves to a partition with room, and is split
+ * (choose) only when none has room. After a move it stays at least a load half-life
+ * (eMoveAfter), so that noise in the loads does not bounce it;
+ * a split key that fits whole again is relocated on its least loaded partition. A consumer
+ * group keeps a relocated key's order with one handoff per move; a split key's partitions may
+ * be on several consumers, which cannot order it without waiting for each other.
+ */
+function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
+  const width = geti(eWidth, e);
+  let fresh = false;
+  // A split key stays split through a change of partition count (choose() starts it over).
+  if (geti(eSize, e) != n && width < 2) {
+    // Just hot (its anchor went to base: width 0) or a relocated key after a change of
+    // partition count: decided afresh, from where it is if that partition still exists.
+    if (width == 0 || geti(eCurrent, e) >= n) seti(eCurrent, e, base);
+    seti(eSize, e, n);
+    seti(eStep, e, spreadStep(b, n));
+    seti(eScanIndex, e, 0);
+    seti(eScanAt, e, base);
+    seti(eWidth, e, 1);
+    fresh = true;
+  }
+  const bound = fair * widenAbove;
+  if (width < 2) {
+    const here = geti(eCurrent, e);
+    const hereLoad = fixedLoad(topic, here, fair);
+    const after = getf(eMoveAfter, e);
+    if (hereLoad <= bound) {
+      // The overload passed once the partition is back at the mean (a band, not a line, so
+      // that an overload hovering around the bound is not forgotten at its first dip).
+      if (after < 0 && hereLoad <= fair) setf(eMoveAfter, e, 0);
+      return here;
+    }
+    // Overloaded. Unless the overload is more than half the key's rate (leaving then brings
+    // the partition nearer the mean, whatever the noise), a relocated key acts only on an
+    // overload that lasted a whole load half-life (eMoveAfter < 0: until when): a shorter one
+    // is noise, or one the split keys' choices pay back. Within a load half-life of its last
+    // move it does not move again; it is split if it outgrew its partition (a key whose share
+    // is still rising when it turns hot). A key just hot leaves its own partition for one with
+    // room at once.
+    const rate = count * topicLoad / topicTotal;
+    const large = (hereLoad - bound) * 2 > rate;
+    const moved = !fresh && after >= 0 && loadWeight < after;
+    if (moved && !large) return here;
+    if (!fresh && !large) {
+      if (after >= 0) {
+        setf(eMoveAfter, e, -loadWeight * 2);
+        return here;
+      }
+      if (loadWeight < -after) return here;
+    }
+    const q = moved ? -1 : roomFor(topic, e, n, base, here, rate, bound, fair);
+    if (q >= 0) {
+      setf(eMoveAfter, e, loadWeight * 2);
+      adjust(topic, here, -rate);
+      adjust(topic, q, rate);
+      seti(eCurrent, e, q);
+      return q;
+    }
+    if (fresh && !large) {
+      // No room anywhere yet: it stays and waits to see whether the overload lasts.
+      setf(eMoveAfter, e, -loadWeight * 2);
+      return here;
+    }
+    // Too big for any partition now: split.
+    setf(eMoveAfter, e, loadWeight * 2);
+    adjust(topic, here, -rate);
+    return choose(topic, e, count, topicTotal, n, base, b, fair); // from width 1: at least 2
+  }
+  if (loadWeight >= getf(eMoveAfter, e)) {
+    // Whole on one of the first partitions of its sequence (not only those it uses now): room
+    // there for all of its rate; what it has there now, split, is not in the fixed load.
+    const rate = count * topicLoad / topicTotal;
+    const q = roomFor(topic, e, n, base, -1, rate, bound, fair);
+    if (q >= 0) {
+      seti(eWidth, e, 1);
+      seti(eCurrent, e, q);
+      setf(eMoveAfter, e, loadWeight * 2);
+      adjust(topic, q, rate);
+      return q;
+    }
+    // Looked again after an eighth of a load half-life: the scan is not made every run.
+    setf(eMoveAfter, e, loadWeight * LOOK_AGAIN);
+  }
+  return choose(topic, e, count, topicTotal, n, base, b, fair);
+}
+
 /**
  * Messages in a hot key's next run: hotRun, but no more than moves a partition by half the
  * balance tolerance (a run lands on one partition at once), and at least 1.
@@ -323,12 +473,19 @@ function renormalise(): void {
   const loadFactor = restartLoads();
   // Values far below one message become 0 rather than drift into the subnormal range.
   sketchScale(<f32>factor);
-  for (let e = 0; e < capacity; e++) setCount(e, flushTiny(getCount(e) * factor));
+  for (let e = 0; e < capacity; e++) {
+    setCount(e, flushTiny(getCount(e) * factor));
+    setf(eMoveAfter, e, getf(eMoveAfter, e) * loadFactor);
+  }
   for (let t = 0; t < maxTopics; t++) {
     store<f64>(tf(t, T_TOTAL), flushTiny(total(t) * factor));
     store<f64>(tf(t, T_LOAD_TOTAL), flushTiny(loadTotal(t) * loadFactor));
     const n = load<i32>(tf(t, T_SIZE));
-    for (let p = 0; p < n; p++) store<f64>(loadAt(t, p), flushTiny(load<f64>(loadAt(t, p)) * loadFactor));
+    for (let p = 0; p < n; p++) {
+      store<f64>(loadAt(t, p), flushTiny(load<f64>(loadAt(t, p)) * loadFactor));
+      const r = <f64>load<f32>(adjustAt(t, p)) * loadFactor;
+      store<f32>(adjustAt(t, p), <f32>(Math.abs(r) < <f64>TINY ? 0 : r));
+    }
   }
 }
 
@@ -487,10 +644,18 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
               seti(eRunLeft, e, left - 1);
               result = geti(eCurrent, e);
             } else {
-              result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
+              const run = runLength(loadFair);
+              if (relocateOn) {
+                result = place(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
+                // A split key's run, counted as movable where it lands once for all its messages.
+                if (geti(eWidth, e) != 1) adjust(topic, result, -loadWeight * <f64>run);
+              } else {
+                result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
+              }
               seti(eCurrent, e, result);
-              seti(eRunLeft, e, runLength(loadFair) - 1);
+              seti(eRunLeft, e, run - 1);
             }
+            if (relocateOn && geti(eWidth, e) == 1) order = ORDER_MOVED;
           }
         }
         if (order == ORDER_NONE) {
@@ -510,6 +675,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           // earlier ones, so a consumer can order what follows after it.
           seti(eState, e, next);
           seti(eSize, e, 0);
+          seti(eWidth, e, 0); // undecided: place() decides on its next message
           seti(eRunLeft, e, 0);
           seti(eReturn, e, 0);
           emit(EVENT_HOT, e);

@@ -3,12 +3,12 @@
 // "Order headers" for the format; src/resequencer.ts (consumer side) reads it.
 //
 // Per producer and key, the marked messages form a chain: ANCHOR (first after the key turned
-// hot, on its normal partition, behind its earlier cold messages) → SPREAD ... (each naming
-// its predecessor) → RETURN (first after it cooled, on its normal partition again, ahead of
-// the cold messages that follow it there).
+// hot, on its normal partition, behind its earlier cold messages) → SPREAD (split) or MOVED
+// (relocated whole) ... (each naming its predecessor) → RETURN (first after it cooled, on its
+// normal partition again, ahead of the cold messages that follow it there).
 
 import { randomBytes } from 'node:crypto';
-import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
+import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './partitioner';
 import type { DynamicPartitioner } from './partitioner';
 
 export const ORDER_HEADER = 'kdp-order' as const;
@@ -16,7 +16,7 @@ export const ORDER_HEADER = 'kdp-order' as const;
 export const ORDER_HEADER_VERSION = 2;
 
 export type OrderKind = 'anchor' | 'spread' | 'moved' | 'return';
-const KIND_CODES: Record<number, string> = { [ORDER_ANCHOR]: 'a', [ORDER_SPREAD]: 's', [ORDER_RETURN]: 'r' };
+const KIND_CODES: Record<number, string> = { [ORDER_ANCHOR]: 'a', [ORDER_SPREAD]: 's', [ORDER_RETURN]: 'r', [ORDER_MOVED]: 'm' };
 
 export interface OrderHeader {
   /** The format version it was written in (1 or 2). */
@@ -54,7 +54,7 @@ export function newProducerId(): Buffer {
 /**
  * `producerId`: the 8-byte id, or its 16 hex digits (cheaper, for a producer that sends many).
  * The header value is ASCII text, `2;<kind>;<producer id, 16 hex>;<sequence>;<previous>;
- * <width>;<partitions>;<partitioner>;<after>` with kind a (anchor), s (spread) or r (return)
+ * <width>;<partitions>;<partitioner>;<after>` with kind a (anchor), s (spread), m (moved) or r (return)
  * and after the partition of the chain's previous marked message, `<partition>:<offset>` when
  * its offset is known, or empty (an anchor): e.g. `2;s;9f86d081884c7d65;42;41;3;12;0;7`.
  * Text, because node-rdkafka (3.6, src/producer.cc) sends header values through a C string of
@@ -107,7 +107,7 @@ export class OrderChains {
     this.chain = new Float64Array(partitioner.options.maxTrackedKeys);
     this.at = new Int32Array(partitioner.options.maxTrackedKeys);
     const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
-    for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN]) this.starts[kind] = headStart(kind, id);
+    for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED]) this.starts[kind] = headStart(kind, id);
   }
 
   /**

@@ -17,7 +17,7 @@ export type { ProducerMetrics, TopicMetrics } from './metrics';
 export { KafkaError, StateError, UndeliveredError, HandlerError } from './errors';
 export { createKafkaJsPartitioner } from './kafkajs';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './kafkajs';
-export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } from './partitioner';
+export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './partitioner';
 export { Resequencer, RESEQUENCER_DEFAULTS } from './resequencer';
 export type { ResequencerOptions, Release, ConsumedMessage } from './resequencer';
 export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer';

@@ -25,6 +25,12 @@ export interface DynamicPartitionerOptions {
   readonly partitioner?: PartitionerName;
   /** false: detect and report hot keys, never move them (strict per-key order). */
   readonly spread?: boolean;
+  /**
+   * true: a hot key that fits whole in one partition (its load + the key's within
+   * balanceTolerance of the mean) is moved there whole, and split over several partitions only
+   * when none has room for it; false: every hot key is split.
+   */
+  readonly relocate?: boolean;
   /** A key is hot when its share of its topic's recent traffic exceeds this many fair shares (1/n). */
   readonly hotThreshold?: number;
   /** A hot key cools when its share falls below this many fair shares (below hotThreshold: hysteresis). */
@@ -72,6 +78,7 @@ export interface DynamicPartitionerOptions {
 export interface ResolvedOptions {
   readonly partitioner: PartitionerName;
   readonly spread: boolean;
+  readonly relocate: boolean;
   readonly hotThreshold: number;
   readonly coolThreshold: number;
   readonly reliefThreshold: number;
@@ -93,6 +100,7 @@ export interface ResolvedOptions {
 export const DEFAULTS: ResolvedOptions = Object.freeze({
   partitioner: 'murmur2_random',
   spread: true,
+  relocate: true,
   hotThreshold: 0.1,
   coolThreshold: 0.05,
   reliefThreshold: 0.025,
@@ -155,6 +163,7 @@ function object(fields: Record<string, Check>, exactlyOne = false): Check {
 const SCHEMA = object({
   partitioner,
   spread: bool,
+  relocate: bool,
   hotThreshold: number(1e-6, 1e6, false),
   coolThreshold: number(0, 1e6, false),
   reliefThreshold: number(0, 1e6, false),

@@ -1,5 +1,5 @@
-// DynamicPartitioner: Kafka's partition for every cold key, the least loaded of a few
-// allowed partitions for each hot one. The decision is one WebAssembly call
+// DynamicPartitioner: Kafka's partition for every cold key; for each hot one, a partition
+// with room for it whole, else the least loaded of a few allowed partitions. The decision is one WebAssembly call
 // (assembly/spread.ts); this facade maps topics to slots, names hot keys, and reports.
 
 import { EventEmitter } from 'node:events';
@@ -16,7 +16,7 @@ export interface HotKey {
   readonly key: Key | null;
   /** Its share of the topic's recent messages, 0..1. */
   readonly share: number;
-  /** How many partitions it may use now (1 until its next message after turning hot, or with spread: false). */
+  /** How many partitions it may use now: 1 when relocated whole (and until its next message after turning hot, or with spread: false). */
   readonly partitions: number;
   /**
    * 'share': its share is above hotThreshold; 'relief': above reliefThreshold only, made hot
@@ -72,6 +72,7 @@ export const ORDER_NONE = 0;
 export const ORDER_ANCHOR = 1;
 export const ORDER_SPREAD = 2;
 export const ORDER_RETURN = 3;
+export const ORDER_MOVED = 4;
 const EVENT_HOT = 1;
 const EVENT_COOLED = 2;
 // Admission to exact tracking happens at this fraction of the lowest hot line.
@@ -124,7 +125,7 @@ export class DynamicPartitioner extends EventEmitter {
         perMessage(o.horizon), perMessage(o.loadHorizon),
         o.hotThreshold, o.coolThreshold, ADMIT_OF_HOT * Math.min(o.hotThreshold, o.reliefThreshold || Infinity),
         o.minHotMessages, o.warmupMessages, o.spreadFactor, o.maxSpread, o.spread ? 1 : 0, o.stickyRun,
-        1 + o.balanceTolerance, o.reliefThreshold, o.sketch.sampling, o.hotRun,
+        1 + o.balanceTolerance, o.reliefThreshold, o.sketch.sampling, o.hotRun, o.relocate ? 1 : 0,
       ),
     );
     const x = this.core.exports;
@@ -192,8 +193,9 @@ export class DynamicPartitioner extends EventEmitter {
 
   /**
    * The order marker of the last message decided by partition(): ORDER_NONE, or ORDER_ANCHOR /
-   * ORDER_SPREAD / ORDER_RETURN for a message of a key that is (or just was) spread. With
-   * spread: false, always ORDER_NONE. For the producer's order headers.
+   * ORDER_MOVED (relocated whole to one partition) / ORDER_SPREAD (split over several) /
+   * ORDER_RETURN for a message of a key that is (or just was) hot. With spread: false, always
+   * ORDER_NONE. For the producer's order headers.
    */
   lastOrder(): number {
     return this.core.i32[this.lastEntryCell + 2];

@@ -3,6 +3,7 @@
 //   that explicit partition (+ an order header for a spread key) → delivery report →
 //   the promise / 'delivery' event → metrics.
 // Around it: partition counts from metadata, back-pressure when librdkafka's queue is full,
+// ordered handoffs of relocated keys (handoff.ts: a move waits for its predecessor's offset),
 // and librdkafka statistics turned into per-partition penalties.
 
 import { EventEmitter } from 'node:events';
@@ -11,6 +12,7 @@ import * as Kafka from 'node-rdkafka';
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
 import { DynamicPartitionerOptions, DEFAULTS } from './options';
 import { partitionerCode } from './hash';
+import { Handoff, Link, LINK } from './handoff';
 import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe } from './errors';
@@ -45,7 +47,7 @@ export interface ProducerLike {
 export interface DynamicProducerOptions extends DynamicPartitionerOptions {
   /** Partition counts are re-read from metadata this often (ms). */
   readonly metadataRefreshMs?: number;
-  /** Messages held here while librdkafka's queue is full before send() waits (memory bound). */
+  /** Messages held here (while librdkafka's queue is full, or for a handoff) before send() waits (memory bound). */
   readonly maxQueued?: number;
   /** How often librdkafka is polled for delivery reports (ms); 0 = the wrapped producer already polls. */
   readonly pollIntervalMs?: number;
@@ -125,6 +127,14 @@ interface Queued {
   timestamp: number | null | undefined;
   headers: Headers | undefined;
   pending: Pending | undefined;
+  /** A marked message's link (the opaque it is produced with, for a later handoff). */
+  link: Link | undefined;
+}
+
+/** A message held for an ordered handoff (src/handoff.ts). */
+interface Waiting extends Queued {
+  readonly header: Record<string, string> | undefined;
+  readonly after: Link | undefined;
 }
 
 interface TopicInfo {
@@ -265,7 +275,11 @@ export class DynamicProducer extends EventEmitter {
   private inflight = 0;
   /** Whether the message being enqueued took an order header (given back if it is refused). */
   private marked = false;
+  /** The order header object of the message being enqueued (when marked). */
+  private lastHeader: Record<string, string> | undefined;
   private readonly orders: OrderChains;
+  /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
+  private readonly handoff: Handoff<Waiting> | undefined;
   private connected = false;
   private closing = false;
   private closed = false;
@@ -325,6 +339,9 @@ export class DynamicProducer extends EventEmitter {
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
       this.mark = undefined;
     }
+    this.handoff = this.options.orderHeaders === 'spread' && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
+      ? new Handoff<Waiting>(this.partitioner.options.maxTrackedKeys, (m) => this.released(m))
+      : undefined;
     this.metrics$ = new Metrics();
     this.onReport = (err, report) => this.delivered(err, report);
     this.onStats = (event) => this.statistics(event);
@@ -396,7 +413,7 @@ export class DynamicProducer extends EventEmitter {
       const report = args[1];
       if (event === 'delivery-report' && typeof report === 'object' && report !== null) {
         const opaque = report.opaque;
-        if (opaque === mark || (typeof opaque === 'object' && opaque !== null && opaque[SEND] === true)) {
+        if (opaque === mark || (typeof opaque === 'object' && opaque !== null && (opaque[SEND] === true || opaque[LINK] === true))) {
           self.delivered(args[0], report);
           if (self.closed && self.inflight <= 0) restore();
           return true;
@@ -498,7 +515,7 @@ export class DynamicProducer extends EventEmitter {
           reject(new StateError('this producer is disconnecting'));
           return;
         }
-        if (this.backlog.length - this.backlogHead >= this.options.maxQueued) {
+        if (this.held() >= this.options.maxQueued) {
           this.roomWaiters.push(attempt);
           return;
         }
@@ -542,6 +559,9 @@ export class DynamicProducer extends EventEmitter {
     }
     let partition = -1;
     let zero = -1; // whether a string key has U+0000: -1 not known yet
+    let entry = -1;
+    let link: Link | undefined;
+    let after: Link | undefined;
     this.marked = false;
     if (info.partitions > 0) {
       partition = this.partitioner.partition(topic, key, info.partitions);
@@ -550,6 +570,13 @@ export class DynamicProducer extends EventEmitter {
       if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') {
         headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
         forwarded = -1;
+        if (this.handoff !== undefined) {
+          entry = this.partitioner.lastEntry();
+          after = this.handoff.waitFor(entry, order, partition, this.lastHeader!);
+          link = this.handoff.track(entry, order, partition, pending ?? this.mark);
+        }
+      } else if (this.handoff !== undefined && this.handoff.held > 0) {
+        entry = this.partitioner.lastEntry();
       }
     } else {
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
@@ -568,19 +595,41 @@ export class DynamicProducer extends EventEmitter {
     }
     info.produced++;
     pending = pending ?? this.mark;
+    if (after !== undefined || (entry >= 0 && this.handoff!.busy(entry))) {
+      // An ordered handoff: it goes once its predecessor's offset is known (and behind the
+      // key's messages already waiting). Taken: it is sent, or its caller told.
+      this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
+      return true;
+    }
     if (this.backlog.length > this.backlogHead) {
-      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending });
+      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
       return false;
     }
-    const code = this.handOver(topic, partition, payload, key, timestamp, pending, headers);
+    const code = this.handOver(topic, partition, payload, key, timestamp, pending, headers, link);
     if (code === 0) return true;
     if (code === ERR_QUEUE_FULL) {
-      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending });
+      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
       return false;
     }
     // Refused for good: give its order sequence back, so the key's chain has no gap.
     if (this.marked) this.orders.undo();
+    if (link !== undefined) this.handoff!.undo();
     return this.failed(code, topic, partition, key, pending, true);
+  }
+
+  /** A message held for a handoff whose turn came: produced now, or behind the backlog. */
+  private released(m: Waiting): void {
+    const code = this.backlog.length > this.backlogHead
+      ? ERR_QUEUE_FULL
+      : this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);
+    if (code === ERR_QUEUE_FULL) this.hold(m);
+    else if (code !== 0) this.refused(code, m);
+  }
+
+  /** A message taken earlier and refused for good now: its successors go on, its caller is told. */
+  private refused(code: number, m: Queued): void {
+    if (m.link !== undefined) this.handoff!.settled(m.link, -1, -1);
+    this.failed(code, m.topic, m.partition, m.key, m.pending, false);
   }
 
   /**
@@ -589,13 +638,14 @@ export class DynamicProducer extends EventEmitter {
    * re-read.
    */
   private handOver(topic: string, partition: number, value: Buffer | null, key: Key | null | undefined,
-    timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined): number {
-    let code = this.native !== undefined
-      ? this.native.produce(topic, partition, value, key, timestamp, pending, headers)
-      : this.produceThrowing(topic, partition, value, key, timestamp, pending, headers);
+    timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined, link?: Link): number {
+    const opaque = link ?? pending;
+    const code = this.native !== undefined
+      ? this.native.produce(topic, partition, value, key, timestamp, opaque, headers)
+      : this.produceThrowing(topic, partition, value, key, timestamp, opaque, headers);
     if ((code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) && partition !== -1) {
       this.requestMetadata(topic, true);
-      return this.handOver(topic, -1, value, key, timestamp, pending, headers);
+      return this.handOver(topic, -1, value, key, timestamp, pending, headers, link);
     }
     if (code === 0) {
       if (this.reports) this.inflight++;
@@ -606,7 +656,7 @@ export class DynamicProducer extends EventEmitter {
 
   /** The public produce() of a wrapped producer, its exception turned into the error code. */
   private produceThrowing(topic: string, partition: number, value: Buffer | null, key: Key | null | undefined,
-    timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined): number {
+    timestamp: number | null | undefined, pending: unknown, headers: Headers | undefined): number {
     try {
       if (this.highLevel) (this.client as HighLevelLike)._oldProduce(topic, partition, value, key, timestamp, pending, headers);
       else this.client.produce(topic, partition, value, key, timestamp, pending, headers);
@@ -654,10 +704,10 @@ export class DynamicProducer extends EventEmitter {
     const backlog = this.backlog;
     while (this.backlogHead < backlog.length) {
       const m = backlog[this.backlogHead];
-      const code = this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers);
+      const code = this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);
       if (code === ERR_QUEUE_FULL) break;
       backlog[this.backlogHead++] = undefined as unknown as Queued;
-      if (code !== 0) this.failed(code, m.topic, m.partition, m.key, m.pending, false);
+      if (code !== 0) this.refused(code, m);
     }
     if (this.backlogHead === backlog.length) {
       this.backlog = [];
@@ -675,7 +725,7 @@ export class DynamicProducer extends EventEmitter {
   }
 
   private wakeRoomWaiters(): void {
-    while (this.roomWaiters.length > 0 && this.backlog.length - this.backlogHead < this.options.maxQueued) {
+    while (this.roomWaiters.length > 0 && this.held() < this.options.maxQueued) {
       this.roomWaiters.shift()!();
     }
   }
@@ -690,9 +740,17 @@ export class DynamicProducer extends EventEmitter {
   }
 
   private delivered(err: any, report: any): void {
-    const pending = report?.opaque as Pending | undefined;
+    let opaque = report?.opaque;
+    let link: Link | undefined;
+    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
+      link = opaque as Link;
+      opaque = link.opaque;
+      // The report shows the opaque the message has without its link.
+      report = { ...report, opaque };
+    }
+    const pending = opaque as Pending | undefined;
     // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
-    if (!this.owned && pending !== this.mark && (typeof pending !== 'object' || pending === null || (pending as Pending)[SEND] !== true)) return;
+    if (!this.owned && link === undefined && pending !== this.mark && (typeof pending !== 'object' || pending === null || (pending as Pending)[SEND] !== true)) return;
     // A send()'s report: the key as the caller gave it (librdkafka's is a Buffer), and not our opaque.
     if (typeof pending === 'object' && pending !== null && pending[SEND] === true) {
       report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending.key, timestamp: report.timestamp, size: report.size };
@@ -718,6 +776,10 @@ export class DynamicProducer extends EventEmitter {
       }
       this.emit('delivery', null, report);
     }
+    if (link !== undefined) {
+      this.handoff!.settled(link, report.partition, err ? -1 : report.offset);
+      if (this.roomWaiters.length > 0) this.wakeRoomWaiters();
+    }
     if (this.backlog.length > this.backlogHead && !this.drainScheduled) this.drain();
   }
 
@@ -725,6 +787,7 @@ export class DynamicProducer extends EventEmitter {
   private orderHeaders(order: number, partitions: number, partition: number, headers: Headers | undefined, forwarded: number): Headers {
     const header = this.orders.header(order, partitions, partition);
     this.marked = true;
+    this.lastHeader = header;
     if (headers === undefined) return [header];
     return forwarded === -1 ? headers.concat(header) : withoutForwarded(headers, forwarded, header);
   }
@@ -846,10 +909,12 @@ export class DynamicProducer extends EventEmitter {
   async flush(timeoutMs = 30_000): Promise<void> {
     checkTimeout('timeoutMs', timeoutMs);
     const deadline = Date.now() + timeoutMs;
-    while (this.backlog.length > this.backlogHead || this.roomWaiters.length > 0) {
-      if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.backlog.length - this.backlogHead} messages still held`, this.backlog.length - this.backlogHead + this.inflight);
+    // Messages held for a handoff go as the delivery reports they wait for arrive (poll()).
+    while (this.held() > 0 || this.roomWaiters.length > 0) {
+      if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.held()} messages still held`, this.held() + this.inflight);
       await new Promise((r) => setTimeout(r, 5));
-      this.drain();
+      if (this.backlog.length > this.backlogHead || this.roomWaiters.length > 0) this.drain();
+      else this.poll();
     }
     // Never connected (or a failed connect()): nothing can be in flight, and node-rdkafka's flush would throw.
     if (!this.connected) return;
@@ -914,6 +979,9 @@ export class DynamicProducer extends EventEmitter {
     for (let i = this.backlogHead; i < this.backlog.length; i++) {
       const pending = this.backlog[i].pending;
       if (pending && pending !== this.mark) pending.reject(undelivered);
+    }
+    for (const m of this.handoff?.take() ?? []) {
+      if (m.pending && m.pending !== this.mark) m.pending.reject(undelivered);
     }
     this.backlog = [];
     this.backlogHead = 0;
@@ -988,7 +1056,12 @@ export class DynamicProducer extends EventEmitter {
 
   /** Per-topic rates, per-partition load and imbalance, hot keys and queue depths. */
   metrics(): ProducerMetrics {
-    return this.metrics$.snapshot(this.topics, this.partitioner, this.inflight, this.backlog.length - this.backlogHead);
+    return this.metrics$.snapshot(this.topics, this.partitioner, this.inflight, this.held());
+  }
+
+  /** Messages taken and not yet handed to librdkafka: the backlog and those waiting for a handoff. */
+  private held(): number {
+    return this.backlog.length - this.backlogHead + (this.handoff?.held ?? 0);
   }
 }
 

@@ -24,7 +24,7 @@ export interface CoreExports {
   configure(
     width: number, depth: number, entries: number, topics: number, partitions: number, growth: number, loadGrowth: number,
     hot: number, cool: number, admit: number, minimum: number, warm: number, factor: number, most: number,
-    on: number, run: number, widen: number, relief: number, sampling: number, hotRun: number,
+    on: number, run: number, widen: number, relief: number, sampling: number, hotRun: number, relocate: number,
   ): void;
   decide(topic: number, algorithm: number, length: number, partitions: number): number;
   decideBatch(topic: number, algorithm: number, count: number, partitions: number): void;

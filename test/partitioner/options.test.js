@@ -22,6 +22,8 @@ const BAD = [
   [{ partitioner: 1 }, 'options.partitioner'], [{ partitioner: null }, 'options.partitioner'], [{ partitioner: '' }, 'options.partitioner'],
   // spread
   [{ spread: 'yes' }, 'options.spread'], [{ spread: 1 }, 'options.spread'], [{ spread: 0 }, 'options.spread'], [{ spread: null }, 'options.spread'],
+  // relocate
+  [{ relocate: 'no' }, 'options.relocate'], [{ relocate: 1 }, 'options.relocate'], [{ relocate: 0 }, 'options.relocate'], [{ relocate: null }, 'options.relocate'],
   // hotThreshold: a number in [1e-6, 1e6]
   [{ hotThreshold: 0 }, 'options.hotThreshold'], [{ hotThreshold: -0.1 }, 'options.hotThreshold'], [{ hotThreshold: NaN }, 'options.hotThreshold'],
   [{ hotThreshold: Infinity }, 'options.hotThreshold'], [{ hotThreshold: '0.1' }, 'options.hotThreshold'], [{ hotThreshold: 2e6 }, 'options.hotThreshold'],
@@ -125,7 +127,7 @@ t.test('valid edge values are accepted', async (t) => {
   const GOOD = [
     undefined, {}, DEFAULTS, { ...DEFAULTS },
     ...PARTITIONERS.map((partitioner) => ({ partitioner })),
-    { spread: false }, { spread: true },
+    { spread: false }, { spread: true }, { relocate: false }, { relocate: true }, { spread: false, relocate: true },
     { hotThreshold: 1e-6, coolThreshold: 0, reliefThreshold: 0 }, { hotThreshold: 1e6 },
     { coolThreshold: 0 }, { coolThreshold: 0.0999999 }, { reliefThreshold: 0 }, { reliefThreshold: 0.1 },
     { hotThreshold: 1, coolThreshold: 0.99, reliefThreshold: 1 },
@@ -174,7 +176,7 @@ t.test('DEFAULTS is frozen, nested objects too, and construction does not change
   new DynamicPartitioner({ sketch: { width: 64 }, horizon: { ms: 50 }, hotThreshold: 0.3 }).close();
   t.equal(JSON.stringify(DEFAULTS), before, 'unchanged');
   t.same(DEFAULTS, {
-    partitioner: 'murmur2_random', spread: true, hotThreshold: 0.1, coolThreshold: 0.05, reliefThreshold: 0.025,
+    partitioner: 'murmur2_random', spread: true, relocate: true, hotThreshold: 0.1, coolThreshold: 0.05, reliefThreshold: 0.025,
     horizon: { messages: 20000 }, loadHorizon: { messages: 10000 }, sketch: { width: 16384, depth: 4, sampling: 4 },
     maxTrackedKeys: 1024, spreadFactor: 1, balanceTolerance: 0.02, maxSpread: 0, minHotMessages: 16,
     warmupMessages: 200, stickyRun: 256, hotRun: 8, maxTopics: 64, maxPartitions: 1024,

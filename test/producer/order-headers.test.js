@@ -32,7 +32,8 @@ function workload(seed) {
 }
 
 async function run(t, { topic, options = {}, topicConfig = {}, userHeaders = false }) {
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, topicConfig, { horizon: HORIZON, producerId: PRODUCER_ID, ...options });
+  // Split keys (relocate: false): the chains checked here are anchor, spread..., return.
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, topicConfig, { horizon: HORIZON, producerId: PRODUCER_ID, relocate: false, ...options });
   t.teardown(() => p.disconnect().catch(() => {}));
   const errors = [];
   p.on('error', (e) => errors.push(e));

@@ -1,0 +1,156 @@
+// Ordered handoffs of relocated keys (DynamicProducer). A relocated key's message that goes to
+// another partition than its chain's previous marked message (a move, the return to its own
+// partition, the first move after its anchor) is held here until the delivery report of that
+// previous message gives its offset; it then goes with `after = <partition>:<offset>` in its
+// order header, so a consumer of the new partition can wait for the old partition's consumer
+// to have committed past it. Every later message of the same key waits behind it (FIFO per
+// key), so none overtakes it. Split keys' messages never wait.
+//
+// Keys are named by their tracked-key entry (DynamicPartitioner.lastEntry()): a key that is
+// not tracked was never marked, and nothing of it waits.
+
+import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from './partitioner';
+import { ORDER_HEADER } from './headers';
+
+/** Marks a Link among delivery report opaques. */
+export const LINK = Symbol('kdp.link');
+
+const IN_FLIGHT = 0;
+const DELIVERED = 1;
+const FAILED = 2;
+
+/**
+ * One marked message in flight: the opaque it is produced with, so that its delivery report
+ * gives its offset to the message that may wait for it.
+ */
+export interface Link {
+  readonly [LINK]: true;
+  /** The opaque the message has without the link (a send()'s promise handlers, or none). */
+  readonly opaque: unknown;
+  readonly entry: number;
+  readonly order: number;
+  /** Where it went: the partition chosen, then the one its delivery report names. */
+  partition: number;
+  offset: number;
+  state: number;
+}
+
+/** A message held here: what the producer needs to produce it later. */
+export interface HeldMessage {
+  /** Its order header, completed with the offset of `after` when that is delivered. */
+  readonly header: Record<string, string> | undefined;
+  /** The message it waits for; undefined: it only waits behind earlier held ones of its key. */
+  readonly after: Link | undefined;
+}
+
+export class Handoff<M extends HeldMessage> {
+  /** Per tracked-key entry: its chain's last marked message. */
+  private readonly last: Array<Link | undefined>;
+  /** Per tracked-key entry: its held messages, oldest first. */
+  private readonly queues = new Map<number, M[]>();
+  /** Messages held now. */
+  held = 0;
+  /** The entry and chain link the last track() replaced, for undo(). */
+  private replacedEntry = 0;
+  private replaced: Link | undefined;
+
+  /** `release` produces a held message whose turn came (in its key's order). */
+  constructor(entries: number, private readonly release: (message: M) => void) {
+    this.last = new Array<Link | undefined>(entries);
+  }
+
+  /**
+   * The message a marked message of `entry` with order marker `order`, going to `partition`,
+   * must wait for: its chain's previous marked message when that went to another partition and
+   * its offset is not known yet. Returns undefined when it need not wait; when the offset is
+   * known, `header` is completed with it at once.
+   */
+  waitFor(entry: number, order: number, partition: number, header: Record<string, string>): Link | undefined {
+    const previous = this.last[entry];
+    if (previous === undefined || previous.partition === partition || previous.state === FAILED) return undefined;
+    // A relocated key's move, or its return after being relocated (a split key's return, like
+    // its spread messages, has no single predecessor a consumer could wait for).
+    if (order !== ORDER_MOVED && (order !== ORDER_RETURN || previous.order === ORDER_SPREAD)) return undefined;
+    if (previous.state === DELIVERED) {
+      complete(header, previous);
+      return undefined;
+    }
+    return previous;
+  }
+
+  /** A Link for the marked message of `entry` just placed: its chain's last from now on. */
+  track(entry: number, order: number, partition: number, opaque: unknown): Link {
+    const link: Link = { [LINK]: true, opaque, entry, order, partition, offset: -1, state: IN_FLIGHT };
+    this.replacedEntry = entry;
+    this.replaced = this.last[entry];
+    this.last[entry] = link;
+    return link;
+  }
+
+  /** Takes the last track() back (its message was refused at once, never sent). */
+  undo(): void {
+    this.last[this.replacedEntry] = this.replaced;
+  }
+
+  /** Whether messages of `entry` are held (a new one of the key waits behind them). */
+  busy(entry: number): boolean {
+    return entry >= 0 && this.queues.has(entry);
+  }
+
+  hold(entry: number, message: M): void {
+    const queue = this.queues.get(entry);
+    if (queue === undefined) this.queues.set(entry, [message]);
+    else queue.push(message);
+    this.held++;
+  }
+
+  /**
+   * The delivery report of a linked message (offset -1: it failed): held messages of its key
+   * whose turn came are produced, those waiting for it with its offset in their header (or,
+   * when it failed, with its partition only).
+   */
+  settled(link: Link, partition: number, offset: number): void {
+    if (offset >= 0) {
+      link.partition = partition;
+      link.offset = offset;
+      link.state = DELIVERED;
+    } else {
+      link.state = FAILED;
+    }
+    this.releaseFrom(link.entry);
+  }
+
+  /** Held messages of `entry` are produced in order up to the first whose predecessor is in flight. */
+  private releaseFrom(entry: number): void {
+    const queue = this.queues.get(entry);
+    if (queue === undefined) return;
+    // Taken off the queue before it is produced: producing it may settle a link (a message
+    // refused at once), which comes back here for the same key.
+    while (queue.length > 0) {
+      const m = queue[0];
+      if (m.after !== undefined) {
+        if (m.after.state === IN_FLIGHT) return;
+        if (m.after.state === DELIVERED) complete(m.header!, m.after);
+      }
+      queue.shift();
+      this.held--;
+      if (queue.length === 0) this.queues.delete(entry);
+      this.release(m);
+    }
+  }
+
+  /** Takes every held message out (a disconnect that could not wait for them). */
+  take(): M[] {
+    const out: M[] = [];
+    for (const queue of this.queues.values()) out.push(...queue);
+    this.queues.clear();
+    this.held = 0;
+    return out;
+  }
+}
+
+/** `after = <partition>` in the header (its last field) becomes `<partition>:<offset>`. */
+function complete(header: Record<string, string>, previous: Link): void {
+  const text = header[ORDER_HEADER];
+  header[ORDER_HEADER] = text.slice(0, text.lastIndexOf(';') + 1) + previous.partition + ':' + previous.offset;
+}

@@ -1,0 +1,124 @@
+'use strict';
+// The Handoff bookkeeping (src/handoff.ts) alone, without a client: which messages wait, in
+// what order they are released, and what their order header's `after` field says then.
+const t = require('tap');
+const { Handoff } = require('../../build/handoff');
+const { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } = require('../..');
+
+const HEADER = 'kdp-order';
+/** A header as OrderChains writes it: after = the previous message's partition (last field). */
+const header = (kind, after) => ({ [HEADER]: `2;${kind};0011223344556677;9;8;1;4;0;${after}` });
+const afterOf = (h) => h[HEADER].slice(h[HEADER].lastIndexOf(';') + 1);
+
+function setup() {
+  const released = [];
+  const h = new Handoff(8, (m) => released.push(m.name));
+  /** What the producer does for one message of entry `e`: returns whether it was held. */
+  const send = (name, e, order, partition, after) => {
+    let wait;
+    let hd;
+    let link;
+    if (order !== undefined) {
+      hd = header(order === ORDER_MOVED ? 'm' : order === ORDER_SPREAD ? 's' : order === ORDER_RETURN ? 'r' : 'a', after ?? '');
+      wait = h.waitFor(e, order, partition, hd);
+      link = h.track(e, order, partition, name);
+    }
+    if (wait !== undefined || h.busy(e)) {
+      h.hold(e, { name, header: hd, after: wait });
+      return { held: true, link, header: hd };
+    }
+    released.push(name);
+    return { held: false, link, header: hd };
+  };
+  return { h, released, send };
+}
+
+t.test('a move waits for its predecessor\'s report, then names its offset; later messages of the key wait behind it', async (t) => {
+  const { h, released, send } = setup();
+  const anchor = send('a', 0, ORDER_ANCHOR, 1);
+  t.notOk(anchor.held, 'an anchor never waits');
+  const move = send('m1', 0, ORDER_MOVED, 3, 1);
+  t.ok(move.held, 'the first moved message after the anchor (another partition) waits');
+  t.ok(send('m2', 0, ORDER_MOVED, 3, 3).held, 'the next one, same partition, waits behind it (FIFO)');
+  t.ok(send('cold', 0, undefined, 1).held, 'an unmarked message of the same key waits too');
+  t.notOk(send('other', 1, ORDER_MOVED, 2).held, 'another key does not wait (its chain has no predecessor)');
+  t.equal(h.held, 3);
+  h.settled(anchor.link, 1, 41);
+  t.same(released, ['a', 'other', 'm1', 'm2', 'cold'], 'released in order once the report is in');
+  t.equal(afterOf(move.header), '1:41', 'after = partition:offset of the anchor');
+  t.equal(h.held, 0);
+});
+
+t.test('a known offset is written at once; the same partition, a split key and a failed predecessor never wait', async (t) => {
+  const { h, send } = setup();
+  const a = send('a', 2, ORDER_ANCHOR, 0);
+  h.settled(a.link, 0, 7);
+  const m = send('m', 2, ORDER_MOVED, 1, 0);
+  t.notOk(m.held, 'predecessor delivered already: no wait');
+  t.equal(afterOf(m.header), '0:7', 'and its offset is in the header at once');
+  t.notOk(send('same', 2, ORDER_MOVED, 1, 1).held, 'same partition as the predecessor: no wait');
+  t.equal(afterOf(send('same2', 2, ORDER_MOVED, 1, 1).header), '1', '... and no offset');
+  // A split key: its spread messages never wait, nor does its return.
+  send('a3', 3, ORDER_ANCHOR, 0);
+  t.notOk(send('s1', 3, ORDER_SPREAD, 2, 0).held, 'a spread message never waits');
+  t.notOk(send('r3', 3, ORDER_RETURN, 0, 2).held, 'the return of a split key does not wait');
+  // A relocated key whose last message failed: the next move goes with its partition only.
+  const a4 = send('a4', 4, ORDER_ANCHOR, 0);
+  const m4 = send('m4', 4, ORDER_MOVED, 3, 0);
+  t.ok(m4.held, 'premise: waits');
+  h.settled(a4.link, 0, -1);
+  t.equal(h.held, 0, 'released when its predecessor failed');
+  t.equal(afterOf(m4.header), '0', 'after = the partition only');
+});
+
+t.test('the return of a relocated key waits for its last moved message', async (t) => {
+  const { h, released, send } = setup();
+  const a = send('a', 5, ORDER_ANCHOR, 0);
+  h.settled(a.link, 0, 1);
+  const m = send('m', 5, ORDER_MOVED, 2, 0);
+  const r = send('r', 5, ORDER_RETURN, 0, 2);
+  t.ok(r.held, 'the return (back to its own partition) waits');
+  h.settled(m.link, 2, 99);
+  t.same(released.slice(-2), ['m', 'r']);
+  t.equal(afterOf(r.header), '2:99');
+});
+
+t.test('a report naming another partition (placed by librdkafka) is what after names', async (t) => {
+  const { h, send } = setup();
+  const a = send('a', 6, ORDER_ANCHOR, 0);
+  const m = send('m', 6, ORDER_MOVED, 2, 0);
+  h.settled(a.link, 3, 5);
+  t.equal(afterOf(m.header), '3:5');
+});
+
+t.test('a release that settles another link of the same key (refused at once) releases each message once', async (t) => {
+  const released = [];
+  let h;
+  const links = {};
+  h = new Handoff(4, (m) => {
+    released.push(m.name);
+    if (m.name === 'm1') h.settled(links.m1, -1, -1); // refused at once: its successors go on
+  });
+  const hd = () => header('m', '0');
+  links.a = h.track(0, ORDER_ANCHOR, 0, 'a');
+  const w1 = h.waitFor(0, ORDER_MOVED, 2, hd());
+  links.m1 = h.track(0, ORDER_MOVED, 2, 'm1');
+  h.hold(0, { name: 'm1', header: hd(), after: w1 });
+  const w2 = h.waitFor(0, ORDER_MOVED, 3, hd());
+  t.equal(w2, links.m1, 'premise: m2 waits for m1');
+  h.track(0, ORDER_MOVED, 3, 'm2');
+  h.hold(0, { name: 'm2', header: hd(), after: w2 });
+  h.settled(links.a, 0, 10);
+  t.same(released, ['m1', 'm2'], 'each once, in order');
+  t.equal(h.held, 0);
+});
+
+t.test('take() empties it (a disconnect that could not wait)', async (t) => {
+  const { h, send } = setup();
+  send('a', 1, ORDER_ANCHOR, 0);
+  send('m', 1, ORDER_MOVED, 1, 0);
+  send('c', 1, undefined, 0);
+  t.same(h.take().map((m) => m.name), ['m', 'c']);
+  t.equal(h.held, 0);
+  t.notOk(h.busy(1));
+});

@@ -1,0 +1,182 @@
+'use strict';
+// Ordered handoffs of relocated keys, on the mock cluster: a relocated key's message that goes
+// to another partition than its chain's previous marked message is produced only once that
+// message's delivery report is in, and names its real offset (after = <partition>:<offset>),
+// checked against the topic read back from the cluster. Nothing is lost, and each key's
+// messages reach librdkafka in the order they were given.
+//
+// The workload (4 partitions, horizon 2,000 messages): background keys chosen so that none
+// hashes to partition 3 (it starts empty: room for a hot key whole); H (15%) and G (10%), on
+// other partitions, turn hot, cool (0.5% for ten half-lives) and turn hot again. So each
+// moves to partition 3 right after its anchor (a handoff), returns to its own partition when
+// it cools (a handoff), and moves again after its next anchor.
+const t = require('tap');
+const { DynamicProducer, partitionForKey, decodeOrderHeader } = require('../..');
+const { prng } = require('../lib/random-keys');
+const { knownPartitions, brokersOf, consumeAll, headerOf, recordHandOvers, handedHeader } = require('./lib/helpers');
+
+const N = 4;
+const BASE = 'consistent_random'; // DynamicProducer's base partitioner without a topic setting
+const EMPTY = 3;
+
+function keysNotOn(partition, count) {
+  const out = [];
+  for (let i = 0; out.length < count; i++) if (partitionForKey(`bg-${i}`, N, BASE) !== partition) out.push(`bg-${i}`);
+  return out;
+}
+
+function hotKey(prefix, avoid) {
+  for (let i = 0; ; i++) {
+    const k = `${prefix}${i}`;
+    const p = partitionForKey(k, N, BASE);
+    if (p !== EMPTY && !avoid.includes(p)) return { key: k, home: p };
+  }
+}
+
+function workload(seed, messages) {
+  const rand = prng(seed);
+  const background = keysNotOn(EMPTY, 400);
+  const H = hotKey('H', []);
+  const G = hotKey('G', [H.home]);
+  const keys = [];
+  for (let i = 0; i < messages; i++) {
+    const cool = i >= 8000 && i < 28_000;
+    const h = cool ? 0.005 : 0.15;
+    const g = cool ? 0.005 : 0.1;
+    const u = rand();
+    keys.push(u < h ? H.key : u < h + g ? G.key : background[Math.floor(rand() * background.length)]);
+  }
+  return { keys, H, G };
+}
+
+async function producer(t, options = {}) {
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, {}, { horizon: { messages: 2000 }, loadHorizon: { messages: 1000 }, ...options });
+  t.teardown(() => p.disconnect().catch(() => {}));
+  const errors = [];
+  p.on('error', (e) => errors.push(e));
+  await p.connect();
+  return { p, errors };
+}
+
+t.test('each move names the real offset of the message before it; nothing lost, keys in order', async (t) => {
+  const topic = 'handoff-main';
+  const { p, errors } = await producer(t);
+  await knownPartitions(p, topic);
+  const log = recordHandOvers(p.client);
+  const { keys, H, G } = workload(0x4a11, 36_000);
+  let refusedOrHeld = 0;
+  for (let i = 0; i < keys.length; i++) if (!p.produce(topic, String(i), keys[i])) refusedOrHeld++;
+  await p.flush(20_000);
+  t.equal(refusedOrHeld, 0, 'produce() returned true for every message, held or not');
+  t.equal(log.length, keys.length, 'every message handed to librdkafka once');
+  t.same(errors, [], "no 'error' events");
+
+  // Each key's messages reach librdkafka in the order they were given (held ones included).
+  const lastOf = new Map();
+  let outOfOrder = 0;
+  for (const m of log) {
+    const i = Number(m.value.toString());
+    if (lastOf.has(m.key) && lastOf.get(m.key) > i) outOfOrder++;
+    lastOf.set(m.key, i);
+  }
+  t.equal(outOfOrder, 0, 'per key, hand-over order = produce order');
+
+  // Read back: where each marked message really is, by its sequence.
+  const brokers = await brokersOf(p.client);
+  const { messages } = await consumeAll(brokers, topic, keys.length);
+  t.equal(messages.length, keys.length, 'every message is in the topic, once');
+  const bySequence = new Map();
+  const marked = [];
+  const unreadable = [];
+  for (const m of messages) {
+    const raw = headerOf(m);
+    if (raw === undefined) continue;
+    const order = decodeOrderHeader(raw);
+    if (!order) { unreadable.push(String(raw)); continue; }
+    const rec = { order, partition: m.partition, offset: m.offset, key: m.key.toString(), i: Number(m.value.toString()) };
+    bySequence.set(order.sequence, rec);
+    marked.push(rec);
+  }
+  t.same(unreadable, [], 'every kdp-order header read back decodes');
+  marked.sort((a, b) => a.order.sequence - b.order.sequence);
+  const kinds = new Set(marked.map((m) => m.order.kind));
+  t.ok(kinds.has('moved') && kinds.has('anchor') && kinds.has('return'), `anchor, moved and return all appear (${[...kinds]})`);
+
+  let handoffs = 0;
+  const wrong = [];
+  const movesOf = new Map();
+  for (const m of marked) {
+    const o = m.order;
+    if (o.kind === 'anchor') {
+      if (o.afterPartition !== -1) wrong.push(`anchor ${o.sequence} names after ${o.afterPartition}`);
+      continue;
+    }
+    const before = bySequence.get(o.previous);
+    if (!before) { wrong.push(`${o.sequence}: previous ${o.previous} not found`); continue; }
+    // after names the previous message's partition, always.
+    if (o.afterPartition !== before.partition) wrong.push(`${o.sequence} (${o.kind}): after partition ${o.afterPartition}, previous is on ${before.partition}`);
+    const moving = before.partition !== m.partition && (o.kind === 'moved' || (o.kind === 'return' && before.order.kind !== 'spread'));
+    if (moving) {
+      handoffs++;
+      movesOf.set(m.key, (movesOf.get(m.key) || 0) + 1);
+      if (o.afterOffset !== before.offset) wrong.push(`${o.sequence} (${o.kind}) on ${m.partition}: after ${o.afterPartition}:${o.afterOffset}, previous is ${before.partition}:${before.offset}`);
+    } else if (o.kind === 'spread' && o.afterOffset !== -1) {
+      wrong.push(`${o.sequence} (spread): names an offset`);
+    }
+  }
+  t.same(wrong.slice(0, 10), [], 'every handoff names its predecessor\'s real partition:offset; anchors name none, split messages no offset');
+  // Two hot periods each: anchor → moved (handoff), return (handoff), anchor → moved (handoff).
+  t.ok(handoffs >= 4, `premise: ${handoffs} handoffs (${JSON.stringify([...movesOf])})`);
+  t.ok(movesOf.has(H.key) && movesOf.has(G.key), 'both hot keys were relocated');
+});
+
+t.test('send(): the promise of a held message resolves with its own report', async (t) => {
+  const topic = 'handoff-send';
+  const { p } = await producer(t);
+  await knownPartitions(p, topic);
+  const log = recordHandOvers(p.client);
+  const { keys } = workload(0x5e4d, 6000);
+  const sent = keys.map((k, i) => p.send(topic, String(i), k));
+  const reports = await Promise.all(sent);
+  t.equal(reports.length, keys.length, 'every send() resolved');
+  t.ok(reports.every((r, i) => r.offset >= 0 && String(r.key) === keys[i]), 'each with its own message\'s report');
+  const moved = log.filter((m) => { const h = handedHeader(m.headers); return h && /^2;m;/.test(h) && /:\d+$/.test(h); });
+  t.ok(moved.length > 0, `premise: ${moved.length} messages went with after = partition:offset`);
+});
+
+t.test('disconnect() flushes messages held for a handoff first', async (t) => {
+  const topic = 'handoff-disconnect';
+  const { p } = await producer(t);
+  await knownPartitions(p, topic);
+  let delivered = 0;
+  let failed = 0;
+  p.on('delivery', (err) => (err ? failed++ : delivered++));
+  const { keys } = workload(0xd15c, 3000);
+  // Up to the first message held for a handoff (its predecessor's report cannot have come:
+  // the loop does not yield), and a few after it.
+  let produced = 0;
+  let heldAt = -1;
+  while (produced < keys.length && (heldAt < 0 || produced < heldAt + 50)) {
+    p.produce(topic, String(produced), keys[produced]);
+    produced++;
+    if (heldAt < 0 && p.metrics().held > 0) heldAt = produced;
+  }
+  t.ok(heldAt > 0 && p.metrics().held > 0, `premise: ${p.metrics().held} messages held when disconnect() is called`);
+  await p.disconnect();
+  const expected = produced;
+  t.equal(failed, 0, 'no failures');
+  t.equal(delivered, expected, 'every message delivered before disconnect() resolved');
+});
+
+t.test('relocate: false: no handoffs, no message waits', async (t) => {
+  const topic = 'handoff-off';
+  const { p } = await producer(t, { relocate: false });
+  await knownPartitions(p, topic);
+  const log = recordHandOvers(p.client);
+  const { keys } = workload(0x0ff, 6000);
+  for (let i = 0; i < keys.length; i++) p.produce(topic, String(i), keys[i]);
+  t.equal(log.length, keys.length, 'every message handed over at once (none held)');
+  const headers = log.map((m) => handedHeader(m.headers)).filter(Boolean);
+  t.ok(headers.length > 0 && headers.every((h) => !/^2;m;/.test(h) && !/:\d+$/.test(h)), `${headers.length} marked, none moved, none with an offset`);
+  await p.flush(10_000);
+});
