@@ -306,6 +306,10 @@ function table(runs) {
     ['order violations', (r) => fmt(r.violations)],
     ['  overtaken by a flagged one', (r) => (r.side === 'dynamic' ? fmt(r.overtakenByFlagged) : '-')],
     ['  neither flagged', (r) => (r.side === 'dynamic' ? fmt(r.unannouncedViolations) : '-')],
+    ['  of cold / relocated / split keys', (r) => (r.side === 'dynamic' ? `${r.violationsByKeyClass.cold} / ${r.violationsByKeyClass.relocated} / ${r.violationsByKeyClass.split}` : '-')],
+    ['  no flag on the way (must be 0)', (r) => (r.side === 'dynamic' ? fmt(r.unexplainedViolations) : '-')],
+    ['keys relocated / split (per producer)', (r) => (r.side === 'dynamic' ? `${r.keysByClass.relocated} / ${r.keysByClass.split}` : '-')],
+    ['split keys\' messages handed out ordered', (r) => (r.side === 'dynamic' && r.splitOrderedShare !== null ? `${fmt(100 * r.splitOrderedShare, 1)}% of ${r.splitMessages}` : '-')],
     ['lost', (r) => fmt(r.lost)],
     ['duplicated', (r) => fmt(r.duplicated)],
     ['flagged outOfOrder', (r) => (r.side === 'dynamic' ? fmt(r.flaggedOutOfOrder) : '-')],
@@ -327,7 +331,7 @@ function lastLine(runs) {
     return r ? `${side} max-lag ${fmt(r.maxLag)} p99 ${fmt(r.latencyMs.p99, 1)} ms drain ${drainText(r)} s` : `${side} max-lag - p99 - ms drain - s`;
   };
   const d = runs.find((x) => x.side === 'dynamic');
-  return `e2e: ${part('static')} | ${part('dynamic')} | order violations ${d ? d.violations : '-'} lost ${d ? d.lost : '-'} dup ${d ? d.duplicated : '-'}`;
+  return `e2e: ${part('static')} | ${part('dynamic')} | order violations ${d ? d.violations : '-'} (relocated keys ${d ? d.violationsByKeyClass.relocated : '-'}, no flag on the way ${d ? d.unexplainedViolations : '-'}) lost ${d ? d.lost : '-'} dup ${d ? d.duplicated : '-'}`;
 }
 
 async function main() {

@@ -11,7 +11,7 @@
 
 const Kafka = require('node-rdkafka');
 const { DynamicConsumer } = require('../../build');
-const { OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT } = require('./stats');
+const { OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT, kindCode } = require('./stats');
 
 const MIN_SLEEP_MS = 2;
 // Oversleeping is paid back by handling the next messages without sleeping, but only this much:
@@ -19,7 +19,7 @@ const MIN_SLEEP_MS = 2;
 const MAX_CREDIT_MS = 20;
 const IDLE_MS = 5;
 
-const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags'];
+const { COLUMNS } = require('./stats');
 
 /** Growable columns, one row per handled message. */
 class Records {
@@ -42,10 +42,11 @@ class Records {
     this.sent = grow(Float64Array, this.sent);
     this.at = grow(Float64Array, this.at);
     this.flags = grow(Uint8Array, this.flags);
+    this.kind = grow(Uint8Array, this.kind);
     this.capacity = capacity;
   }
 
-  push(consumer, value, at, flags) {
+  push(consumer, value, at, flags, kind = 0) {
     if (this.length === this.capacity) this.alloc(this.capacity * 2);
     const [p, n, key, seq, sent] = value.toString().split(' ');
     const i = this.length++;
@@ -57,6 +58,7 @@ class Records {
     this.sent[i] = Number(sent);
     this.at[i] = at;
     this.flags[i] = flags;
+    this.kind[i] = kind;
   }
 
   /** The rows recorded since the last take(), as columns; the table starts again empty. */
@@ -182,7 +184,7 @@ async function startDynamic(config, index, pace) {
       const code = REASONS.indexOf(info.reason);
       flags |= ((code === -1 ? REASONS.length - 1 : code) + 1) << REASON_SHIFT;
     }
-    records.push(index, message.value, now(), flags);
+    records.push(index, message.value, now(), flags, kindCode(info.order));
     await pace();
   });
   // run() rejects when a handler kept failing (this one does not throw): worth telling, not fatal here.

@@ -18,7 +18,23 @@ function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
-const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags'];
+const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags', 'kind'];
+
+// The kind column: the message's order header kind (0: none), KIND_SPLIT added when its key
+// could use more than one partition.
+const KINDS = { anchor: 1, spread: 2, moved: 3, return: 4 };
+const KIND_SPLIT = 8;
+
+/** The kind column's value for a release's order header (undefined: none). */
+function kindCode(order) {
+  if (!order) return 0;
+  return (KINDS[order.kind] || 0) | (order.width > 1 ? KIND_SPLIT : 0);
+}
+
+/** How many values of a sorted array lie in (lo, hi]. */
+function countIn(sorted, lo, hi) {
+  return countUpTo(sorted, hi) - countUpTo(sorted, lo);
+}
 
 /** One worker's record chunks (in the order it sent them) as one set of columns. */
 function concatRecords(chunks) {
@@ -88,6 +104,12 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   let marked = 0;
   const reasons = {};
   let unknown = 0;
+  // Per (producer, key): 1 relocated (a moved message), 2 split (a spread message or a width
+  // above 1); the sequences of its flagged messages; its violations as (late, overtaking) pairs.
+  const keyClass = new Uint8Array(producers.length * keys);
+  const flaggedSeqs = new Map();
+  const violationPairs = [];
+  const split = { messages: 0, ordered: 0 };
   for (const i of order) {
     const p = r.producer[i];
     const n = r.n[i];
@@ -100,7 +122,21 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     firstAt[unique] = r.at[i];
     latency[unique++] = r.at[i] - r.sent[i];
     const slot = p * keys + r.key[i];
+    const kind = r.kind[i];
+    if (kind & KIND_SPLIT || (kind & 7) === KINDS.spread) keyClass[slot] = 2;
+    else if ((kind & 7) === KINDS.moved && keyClass[slot] === 0) keyClass[slot] = 1;
+    const isFlagged = (r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED)) !== 0;
+    if (kind & KIND_SPLIT) {
+      split.messages++;
+      if (!isFlagged) split.ordered++;
+    }
+    if (isFlagged) {
+      const list = flaggedSeqs.get(slot);
+      if (list === undefined) flaggedSeqs.set(slot, [r.seq[i]]);
+      else list.push(r.seq[i]);
+    }
     if (r.seq[i] < highest[slot]) {
+      violationPairs.push(slot, r.seq[i], highest[slot]);
       violations++;
       if (highestFlagged[slot]) overtakenByFlagged++;
       if (!(r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED))) {
@@ -120,6 +156,26 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     const reason = r.flags[i] >> REASON_SHIFT;
     if (reason) reasons[REASONS[reason - 1]] = (reasons[REASONS[reason - 1]] || 0) + 1;
   }
+  // A violation (late message L handled after H, sent after it by the same producer) is
+  // explained when a message of that producer and key sent after L, up to H, was flagged: each
+  // message handed out ordered had its predecessor handed out (or handled, by another consumer)
+  // before it, so H can only overtake L across a link that was flagged.
+  for (const list of flaggedSeqs.values()) list.sort((a, b) => a - b);
+  const byClass = { cold: 0, relocated: 0, split: 0 };
+  const className = ['cold', 'relocated', 'split'];
+  let unexplained = 0;
+  let unexplainedRelocated = 0;
+  for (let v = 0; v < violationPairs.length; v += 3) {
+    const [slot, late, high] = [violationPairs[v], violationPairs[v + 1], violationPairs[v + 2]];
+    byClass[className[keyClass[slot]]]++;
+    const list = flaggedSeqs.get(slot);
+    if (list === undefined || countIn(list, late, high) === 0) {
+      unexplained++;
+      if (keyClass[slot] !== 2) unexplainedRelocated++;
+    }
+  }
+  const keysByClass = { relocated: 0, split: 0 };
+  for (let k = 0; k < keyClass.length; k++) if (keyClass[k]) keysByClass[className[keyClass[k]]]++;
   let sent = 0;
   let acked = 0;
   let lost = 0;
@@ -136,7 +192,9 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const lat = latency.subarray(0, unique).sort();
   return {
     sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
-    violations, unflaggedViolations, unflaggedWithOrderHeader: unflaggedMarked, overtakenByFlagged, unannouncedViolations: unannounced, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
+    violations, violationsByKeyClass: byClass, unexplainedViolations: unexplained, unexplainedViolationsNotSplit: unexplainedRelocated,
+    keysByClass, splitMessages: split.messages, splitOrderedShare: split.messages ? split.ordered / split.messages : null,
+    unflaggedViolations, unflaggedWithOrderHeader: unflaggedMarked, overtakenByFlagged, unannouncedViolations: unannounced, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
     latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
     perConsumer,
     firstHandledAt: firstAt.slice(0, unique).sort(),
@@ -164,4 +222,4 @@ function unhandledAt(sentSorted, handledSorted, at) {
   return at.map((t) => countUpTo(sentSorted, t) - countUpTo(handledSorted, t));
 }
 
-module.exports = { summarizeRun, concatRecords, unhandledAt, quantile, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT };
+module.exports = { summarizeRun, concatRecords, unhandledAt, quantile, kindCode, COLUMNS, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT };
