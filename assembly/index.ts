@@ -1,5 +1,5 @@
 // The module's exports: numbers in, numbers out. Key bytes travel through the regions
-// laid out in memory.ts; see src/wasm.ts for the JS side of the contract.
+// laid out in memory.ts; see src/core/wasm.ts for the JS side of the contract.
 
 import { KEYS, LENGTHS, RESULTS, KEY_CAPACITY, BATCH_CAPACITY } from "./memory";
 import { partitionOf, hashOf, partitionOfHash } from "./partition";

@@ -1,4 +1,4 @@
-// Layout of the regions shared with the TypeScript side (src/wasm.ts).
+// Layout of the regions shared with the TypeScript side (src/core/wasm.ts).
 //
 // The JS side writes key bytes into KEYS and, for a batch, one length per key into
 // LENGTHS (-1 for a null key); WASM writes one partition per key into RESULTS.

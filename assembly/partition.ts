@@ -1,5 +1,5 @@
 // The six librdkafka partitioners (rd_kafka_msg_partitioner_* in src/rdkafka_msg.c, v2.12),
-// all one-liners on top of their hash. Codes match PARTITIONERS in src/hash.ts:
+// all one-liners on top of their hash. Codes match PARTITIONERS in src/core/hash.ts:
 // bit 0 set = the deterministic variant, bits 1.. = the hash family.
 
 import { murmur2 } from "./murmur2";

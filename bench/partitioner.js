@@ -15,8 +15,8 @@ const Benchmark = require('benchmark');
 const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur2');
 const { CountMinSketch } = require('bloom-filters');
 const { DynamicPartitioner, partitionForKey } = require('..');
-const { KeyStream, parseWorkload } = require('../build/workload');
-const { simulate } = require('../build/simulate');
+const { KeyStream, parseWorkload } = require('../build/tools/workload');
+const { simulate } = require('../build/tools/simulate');
 
 const args = new Set(process.argv.slice(2));
 const maxTimeArg = process.argv.find((a) => a.startsWith('--max-time='));

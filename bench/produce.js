@@ -11,7 +11,7 @@
 
 const Kafka = require('node-rdkafka');
 const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER } = require('..');
-const { KeyStream, parseWorkload } = require('../build/workload');
+const { KeyStream, parseWorkload } = require('../build/tools/workload');
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => {
   const [k, v] = a.replace(/^--/, '').split('=');

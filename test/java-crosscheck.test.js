@@ -115,7 +115,7 @@ function makeKeys(seed) {
     for (let i = 0; i < KEYS_PER_CATEGORY; i++) keys.push({ category, key: generate(length()) });
   }
   // Beyond the 2048 above: keys around the 64 KiB key region of the WebAssembly core, the
-  // longer ones hashed through it in chunks (src/hash.ts streamHash).
+  // longer ones hashed through it in chunks (src/core/hash.ts streamHash).
   const ascii = generators.ascii;
   const bytes = generators.bytes;
   for (const n of [21845, 21846, 30000, 65535, 65536, 65537, 65538, 65539, 65540, 131075, 200001]) {

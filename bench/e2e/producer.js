@@ -9,7 +9,7 @@
 
 const Kafka = require('node-rdkafka');
 const { DynamicProducer } = require('../../build');
-const { KeyStream, parseWorkload } = require('../../build/workload');
+const { KeyStream, parseWorkload } = require('../../build/tools/workload');
 
 const QUEUE_FULL = Kafka.CODES.ERRORS.ERR__QUEUE_FULL;
 const TICK_MS = 5;

@@ -1,11 +1,11 @@
 'use strict';
-// npm run demo / npm run demo:consumer, run as a user runs them (build/demo.js,
-// build/demo-consumer.js): bad command lines, and output piped to a file.
+// npm run demo / npm run demo:consumer, run as a user runs them (build/tools/demo.js,
+// build/tools/demo-consumer.js): bad command lines, and output piped to a file.
 const t = require('tap');
 const { spawnSync } = require('node:child_process');
 const { join } = require('node:path');
 
-const BUILD = join(__dirname, '..', '..', 'build');
+const BUILD = join(__dirname, '..', '..', 'build', 'tools');
 const run = (script, ...args) => spawnSync(process.execPath, [join(BUILD, script), ...args], { encoding: 'utf8', timeout: 60000 });
 
 for (const [script, usage] of [['demo.js', /^usage: npm run demo -- /m], ['demo-consumer.js', /^usage: npm run demo:consumer -- /m]]) {

@@ -7,7 +7,7 @@ const { join } = require('node:path');
 const os = require('node:os');
 const { partitionForKeys } = require('../..');
 
-const CLI = join(__dirname, '..', '..', 'build', 'cli.js');
+const CLI = join(__dirname, '..', '..', 'build', 'tools', 'cli.js');
 const kdp = (...args) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120000 });
 
 t.test('--help lists the workloads and the options with their defaults', async (t) => {

@@ -7,7 +7,7 @@
 // the promise, independent of the Resequencer: per producer, its messages of the key in send
 // order; every message out exactly once; none flagged; nothing left held (no timeout needed).
 //
-// Producer scripts use the kinds a producer emits (src/headers.ts): c cold (unmarked, on the
+// Producer scripts use the kinds a producer emits (src/partitioner/headers.ts): c cold (unmarked, on the
 // normal partition 0), a anchor (0), s spread (any partition), m moved (a key relocated whole:
 // any partition, ordered like a spread message), r return (0).
 const t = require('tap');

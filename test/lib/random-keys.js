@@ -3,7 +3,7 @@
 // strings with lone surrogates, and Buffers of arbitrary bytes, lengths 0..maxLength.
 
 // The package's own seeded PRNG (mulberry32), so that a failure can be replayed.
-const { prng } = require('../../build/workload');
+const { prng } = require('../../build/tools/workload');
 
 /** A length in 0..max, skewed toward short keys as real keys are. */
 function length(rand, max) {
@@ -46,7 +46,7 @@ function randomKeys(count, seed, maxLength = 2048) {
   return keys;
 }
 
-/** The bytes node-rdkafka puts on the wire for a key (see src/key.ts). */
+/** The bytes node-rdkafka puts on the wire for a key (see src/core/key.ts). */
 function wireBytes(key) {
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
 }

@@ -1,8 +1,8 @@
 'use strict';
-// The Handoff bookkeeping (src/handoff.ts) alone, without a client: which messages wait, in
+// The Handoff bookkeeping (src/producer/handoff.ts) alone, without a client: which messages wait, in
 // what order they are released, and what their order header's `after` field says then.
 const t = require('tap');
-const { Handoff } = require('../../build/handoff');
+const { Handoff } = require('../../build/producer/handoff');
 const { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } = require('../..');
 
 const HEADER = 'kdp-order';

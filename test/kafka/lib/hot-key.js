@@ -6,13 +6,13 @@
 //
 // Messages: value = lib/kafka.js value(id, keyId, seq) (16 bytes: seq is the message's
 // number within its own key, from 0); key = keys[keyId]. keys[0 .. keys-1] are `k<i>-<salt>`
-// drawn from build/workload.js KeyStream (Zipf 1.0), keys[keys] is the hot key `hot-<salt>`,
+// drawn from build/tools/workload.js KeyStream (Zipf 1.0), keys[keys] is the hot key `hot-<salt>`,
 // drawn with probability hotShare(id) instead.
 
 const { once } = require('node:events');
 const Kafka = require('node-rdkafka');
 const { DynamicProducer, DynamicConsumer } = require('../../..');
-const { KeyStream, parseWorkload, prng } = require('../../../build/workload');
+const { KeyStream, parseWorkload, prng } = require('../../../build/tools/workload');
 const K = require('./kafka');
 
 /**

@@ -3,7 +3,7 @@
 // (npm run test:kafka sets it, starting a 3-node cluster with scripts/kafka.sh when needed),
 // topics made with node-rdkafka's AdminClient, a whole topic read back with a plain
 // KafkaConsumer (streamed: a million messages are never held as objects), crash control of
-// the nodes scripts/kafka.sh runs, and Zipf key streams from build/workload.js.
+// the nodes scripts/kafka.sh runs, and Zipf key streams from build/tools/workload.js.
 //
 // Run directly (tap does when named), this file has no tests.
 

@@ -15,7 +15,7 @@
 
 const { once } = require('node:events');
 const { DynamicProducer } = require('../../..');
-const { KeyStream, parseWorkload, prng } = require('../../../build/workload');
+const { KeyStream, parseWorkload, prng } = require('../../../build/tools/workload');
 const K = require('./kafka');
 
 /** Message ids of worker i are i * ID_SPAN + n. */

@@ -4,10 +4,10 @@
 // partitions-added tests. Run directly (tap does when named), this file has no tests.
 //
 // Messages: value = lib/kafka.js value(id, keyId, seq) (16 bytes), key = `k<keyId>-<salt>`
-// with keyId drawn from build/workload.js KeyStream (Zipf over `keys` keys).
+// with keyId drawn from build/tools/workload.js KeyStream (Zipf over `keys` keys).
 
 const { DynamicProducer, partitionForKeys, allowedPartitions, decodeOrderHeader } = require('../../..');
-const { KeyStream, parseWorkload } = require('../../../build/workload');
+const { KeyStream, parseWorkload } = require('../../../build/tools/workload');
 const K = require('./kafka');
 
 /**

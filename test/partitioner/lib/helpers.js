@@ -9,7 +9,7 @@
 //
 // Run directly (tap does), this file checks the reference against closed forms.
 
-const { KeyStream, parseWorkload } = require('../../../build/workload.js');
+const { KeyStream, parseWorkload } = require('../../../build/tools/workload.js');
 
 /** Decayed counts of keys 0..size-1 (and their total), exact in f64. */
 class DecayedCounts {

@@ -1,7 +1,7 @@
 // Synthetic key streams for the simulator and the benchmarks: Zipf-distributed, uniform, or
 // Zipf with a hot set that moves every N messages.
 
-import { InvalidValueError } from './errors';
+import { InvalidValueError } from '../core/errors';
 
 export interface Workload {
   readonly name: string;

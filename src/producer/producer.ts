@@ -9,15 +9,15 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import * as Kafka from 'node-rdkafka';
-import { DynamicPartitioner, ORDER_NONE } from './partitioner';
-import { DynamicPartitionerOptions, DEFAULTS } from './options';
-import { partitionerCode } from './hash';
+import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
+import { DynamicPartitionerOptions, DEFAULTS } from '../core/options';
+import { partitionerCode } from '../core/hash';
 import { Handoff, Link, LINK } from './handoff';
-import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
-import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from './config';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe } from './errors';
+import { OrderChains, newProducerId, ORDER_HEADER } from '../partitioner/headers';
+import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe } from '../core/errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
-import type { Key } from './key';
+import type { Key } from '../core/key';
 
 export type Value = Buffer | Uint8Array | string | null;
 export type Headers = Array<Record<string, string | Buffer>>;
@@ -131,7 +131,7 @@ interface Queued {
   link: Link | undefined;
 }
 
-/** A message held for an ordered handoff (src/handoff.ts). */
+/** A message held for an ordered handoff (src/producer/handoff.ts). */
 interface Waiting extends Queued {
   readonly header: Record<string, string> | undefined;
   readonly after: Link | undefined;
@@ -240,7 +240,7 @@ export declare interface DynamicProducer {
   on(event: 'delivery', listener: (err: KafkaError | null, report: DeliveryReport) => void): this;
   on(event: 'drain', listener: () => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
-  on(event: 'hot' | 'cooled', listener: (key: import('./partitioner').HotKey) => void): this;
+  on(event: 'hot' | 'cooled', listener: (key: import('../partitioner/partitioner').HotKey) => void): this;
   on(event: 'stats', listener: (stats: unknown) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
 }

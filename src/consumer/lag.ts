@@ -4,10 +4,10 @@
 
 import { EventEmitter } from 'node:events';
 import * as Kafka from 'node-rdkafka';
-import type { DynamicPartitioner } from './partitioner';
-import type { DynamicProducer } from './producer';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError } from './errors';
-import type { Config } from './config';
+import type { DynamicPartitioner } from '../partitioner/partitioner';
+import type { DynamicProducer } from '../producer/producer';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError } from '../core/errors';
+import type { Config } from '../core/config';
 
 export interface LagMonitorOptions {
   readonly groupId: string;

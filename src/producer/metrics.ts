@@ -1,8 +1,8 @@
 // Producer metrics: a plain snapshot (producer.metrics()) and, when the user passes a
 // prom-client Registry, the same figures as Prometheus gauges collected on scrape.
 
-import type { DynamicPartitioner, HotKey, TrackedKeyStats } from './partitioner';
-import { InvalidOptionError } from './errors';
+import type { DynamicPartitioner, HotKey, TrackedKeyStats } from '../partitioner/partitioner';
+import { InvalidOptionError } from '../core/errors';
 
 export interface TopicMetrics {
   readonly partitions: number;

@@ -1,6 +1,6 @@
 // DynamicConsumer: node-rdkafka's KafkaConsumer → Resequencer → the application.
 //   - cooperative-sticky assignment (incremental assign / unassign on rebalance);
-//   - each spread key's messages handed to the handler in produce order (src/resequencer.ts);
+//   - each spread key's messages handed to the handler in produce order (src/consumer/resequencer.ts);
 //     the resequencer is told which partitions this consumer owns, and fed the group's
 //     committed offsets of the others it waits for (a key's handoff to another consumer);
 //   - offsets committed only up to the lowest message not yet handled on each partition, so a
@@ -12,9 +12,9 @@
 import { EventEmitter } from 'node:events';
 import * as Kafka from 'node-rdkafka';
 import { Resequencer, ResequencerOptions, ConsumedMessage, Release } from './resequencer';
-import type { OrderHeader } from './headers';
-import { splitConfig, Config } from './config';
-import { HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from './errors';
+import type { OrderHeader } from '../partitioner/headers';
+import { splitConfig, Config } from '../core/config';
+import { HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;

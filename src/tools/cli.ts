@@ -6,7 +6,7 @@ import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { simulate, minWindow, SIMULATION_DEFAULTS, SIMULATION_LIMITS } from './simulate';
 import { terminalReport, svgReport } from './chart';
-import { DEFAULTS, resolveOptions } from './options';
+import { DEFAULTS, resolveOptions } from '../core/options';
 import { WORKLOAD_FORMS } from './workload';
 
 const USAGE = `usage: kdp simulate [options]

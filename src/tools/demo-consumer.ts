@@ -10,14 +10,14 @@
 //      that partition while cold keys stay where Kafka's partitioner puts them.
 
 import * as Kafka from 'node-rdkafka';
-import { DynamicProducer } from './producer';
-import { DynamicConsumer } from './consumer';
-import { LagMonitor } from './lag';
-import { allowedPartitions } from './partitioner';
-import { partitionForKey } from './hash';
+import { DynamicProducer } from '../producer/producer';
+import { DynamicConsumer } from '../consumer/consumer';
+import { LagMonitor } from '../consumer/lag';
+import { allowedPartitions } from '../partitioner/partitioner';
+import { partitionForKey } from '../core/hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
-import type { ConsumedMessage } from './resequencer';
+import type { ConsumedMessage } from '../consumer/resequencer';
 import { demoFlags, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
 
 const USAGE = `usage: npm run demo:consumer -- [--brokers host:port] [--partitions N] [--rate MSG_PER_S]

@@ -1,11 +1,11 @@
 // Static placement against dynamic placement on a synthetic workload: the engine behind
 // `kdp simulate` and the balance figures of `npm run bench`.
 
-import { DynamicPartitioner } from './partitioner';
-import { partitionForKeys } from './hash';
-import { DynamicPartitionerOptions, resolveOptions } from './options';
+import { DynamicPartitioner } from '../partitioner/partitioner';
+import { partitionForKeys } from '../core/hash';
+import { DynamicPartitionerOptions, resolveOptions } from '../core/options';
 import { KeyStream, parseWorkload } from './workload';
-import { OutOfRangeError } from './errors';
+import { OutOfRangeError } from '../core/errors';
 
 export interface SimulationSettings {
   readonly workload: string;

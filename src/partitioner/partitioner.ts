@@ -3,11 +3,11 @@
 // (assembly/spread.ts); this facade maps topics to slots, names hot keys, and reports.
 
 import { EventEmitter } from 'node:events';
-import { instantiate, Core, shared } from './wasm';
-import { writeKey, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
-import { partitionerCode, checkPartitionCount, partitionIn, packBatches, PartitionerName } from './hash';
-import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from './options';
-import { InvalidArgTypeError, OutOfRangeError } from './errors';
+import { instantiate, Core, shared } from '../core/wasm';
+import { writeKey, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
+import { partitionerCode, checkPartitionCount, partitionIn, packBatches, PartitionerName } from '../core/hash';
+import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
+import { InvalidArgTypeError, OutOfRangeError } from '../core/errors';
 
 /** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
 export interface HotKey {

@@ -1,6 +1,6 @@
 // Resequencer: fed the messages a consumer reads (any set of partitions, each in offset
 // order), it releases each spread key's messages in the order their producer sent them and
-// lets every other message through at once. It reads the order header of src/headers.ts; the
+// lets every other message through at once. It reads the order header of src/partitioner/headers.ts; the
 // rule and its proof are in docs/ordering.md. In short, per key:
 //
 // - a *lane* is a key's held messages on one partition that are unmarked, ANCHORs or RETURNs
@@ -26,10 +26,10 @@
 // one, the first of those it waits behind goes instead, and the rest follow it in order.
 // Nothing is ever dropped, and nothing is released twice.
 
-import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from './headers';
-import { allowedPartitions } from './partitioner';
-import { PARTITIONERS } from './hash';
-import { InvalidOptionError, InvalidArgTypeError } from './errors';
+import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from '../partitioner/headers';
+import { allowedPartitions } from '../partitioner/partitioner';
+import { PARTITIONERS } from '../core/hash';
+import { InvalidOptionError, InvalidArgTypeError } from '../core/errors';
 
 /** A consumed message as node-rdkafka's KafkaConsumer gives it (only these fields are read). */
 export interface ConsumedMessage {

@@ -9,8 +9,8 @@
 // Keys are named by their tracked-key entry (DynamicPartitioner.lastEntry()): a key that is
 // not tracked was never marked, and nothing of it waits.
 
-import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from './partitioner';
-import { ORDER_HEADER } from './headers';
+import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../partitioner/partitioner';
+import { ORDER_HEADER } from '../partitioner/headers';
 
 /** Marks a Link among delivery report opaques. */
 export const LINK = Symbol('kdp.link');

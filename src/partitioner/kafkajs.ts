@@ -3,10 +3,10 @@
 // message without an explicit partition: ({ topic, partitionMetadata, message }) → partition.
 
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
-import { DynamicPartitionerOptions } from './options';
-import { partitionerCode } from './hash';
+import { DynamicPartitionerOptions } from '../core/options';
+import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
-import { InvalidArgTypeError, InvalidOptionError } from './errors';
+import { InvalidArgTypeError, InvalidOptionError } from '../core/errors';
 
 export interface KafkaJsPartitionerArgs {
   readonly topic: string;

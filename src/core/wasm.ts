@@ -72,7 +72,7 @@ export interface Core {
   readonly batchCapacity: number;
 }
 
-const compiled = new WebAssembly.Module(readFileSync(join(__dirname, 'kdp.wasm')));
+const compiled = new WebAssembly.Module(readFileSync(join(__dirname, '..', 'kdp.wasm')));
 
 /**
  * A new instance of the core: its own memory, so its state is its own. `setup` runs before

@@ -4,8 +4,8 @@
 // own partitioner would have placed the messages (static) and as they were delivered
 // (dynamic), and the hot keys as they are detected and cool.
 
-import { DynamicProducer } from './producer';
-import { partitionForKey } from './hash';
+import { DynamicProducer } from '../producer/producer';
+import { partitionForKey } from '../core/hash';
 import { bar } from './chart';
 import { KeyStream, parseWorkload } from './workload';
 import { demoFlags, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';

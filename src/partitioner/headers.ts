@@ -1,6 +1,6 @@
 // The order header a DynamicProducer adds to the messages of a spread key, so that a
 // consumer can put that key's messages back in the order they were produced. See README
-// "Order headers" for the format; src/resequencer.ts (consumer side) reads it.
+// "Order headers" for the format; src/consumer/resequencer.ts (consumer side) reads it.
 //
 // Per producer and key, the marked messages form a chain: ANCHOR (first after the key turned
 // hot, on its normal partition, behind its earlier cold messages) → SPREAD (split) or MOVED
