@@ -35,6 +35,7 @@ const FLAGS = {
   replication: { type: 'string', default: '3', help: 'replication factor of the topic' },
   capacity: { type: 'string', default: '1.25', help: 'the group\'s total handling capacity over the offered rate' },
   linger: { type: 'string', default: '20', help: 'producers\' linger.ms (both runs)' },
+  'commit-ms': { type: 'string', default: '250', help: 'how often consumers commit (ms), both runs: auto.commit.interval.ms / commitIntervalMs (DynamicConsumer\'s default)' },
   'fetch-wait': { type: 'string', default: '100', help: 'consumers\' fetch.wait.max.ms, with fetch.min.bytes 1 MiB so brokers wait that long (0: librdkafka defaults)' },
   'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
@@ -84,6 +85,7 @@ function options() {
     drainCap: num('drain-cap', { min: 1 }),
     lingerMs: num('linger'),
     fetchWaitMs: num('fetch-wait', { integer: true }),
+    commitMs: num('commit-ms', { integer: true, min: 1 }),
     seed: num('seed', { integer: true }),
     sides: values.only ? [values.only] : ['static', 'dynamic'],
     json: Boolean(values.json),
@@ -209,7 +211,7 @@ async function runSide(side, o, brokers, stamp) {
   for (let w = 0; w < o.consumerProcs; w++) {
     const count = Math.floor(o.consumers / o.consumerProcs) + (w < o.consumers % o.consumerProcs ? 1 : 0);
     const cw = worker('consumer.js', { UV_THREADPOOL_SIZE: '16' });
-    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs });
+    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs, commitMs: o.commitMs });
     consumerWorkers.push(cw);
     first += count;
   }

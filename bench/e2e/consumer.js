@@ -140,7 +140,7 @@ async function startStatic(config, index, pace) {
   const consumer = new Kafka.KafkaConsumer({
     ...config,
     'enable.auto.commit': true,
-    'auto.commit.interval.ms': 1000,
+    'auto.commit.interval.ms': job.commitMs,
     'enable.auto.offset.store': false,
   }, { 'auto.offset.reset': 'earliest' });
   await new Promise((resolve, reject) => consumer.connect({ timeout: 30000 }, (err) => (err ? reject(err) : resolve())));
@@ -173,7 +173,7 @@ async function startStatic(config, index, pace) {
 }
 
 async function startDynamic(config, index, pace) {
-  const consumer = new DynamicConsumer(config, { 'auto.offset.reset': 'earliest' });
+  const consumer = new DynamicConsumer(config, { 'auto.offset.reset': 'earliest' }, { commitIntervalMs: job.commitMs });
   consumer.on('error', (err) => process.send({ type: 'warn', message: `consumer ${index}: ${err && err.message || err}` }));
   await consumer.connect();
   const done = consumer.run([job.topic], async (message, info) => {

@@ -18,7 +18,11 @@ import { HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, Stat
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;
-  /** Committed offsets are written this often (ms). */
+  /**
+   * Committed offsets are written this often (ms). Also how soon another member of the group
+   * can hand on a relocated key whose earlier messages this consumer handled (it waits for
+   * this commit), so keep it short.
+   */
   readonly commitIntervalMs?: number;
   /** Messages fetched per consume call. */
   readonly batchSize?: number;
@@ -36,7 +40,7 @@ export interface DynamicConsumerOptions {
 }
 
 export const CONSUMER_DEFAULTS = Object.freeze({
-  commitIntervalMs: 1000,
+  commitIntervalMs: 250,
   batchSize: 500,
   maxPending: 5000,
   fetchTimeoutMs: 100,
@@ -54,8 +58,8 @@ const OPTION_MIN: Record<ConsumerOptionName, number> = {
   commitIntervalMs: 1, batchSize: 1, maxPending: 1, fetchTimeoutMs: 1, handlerRetries: 0, retryBackoffMs: 0,
 };
 
-/** How often the group's committed offsets are read, at most, while the resequencer awaits some (ms). */
-const COMMITTED_READ_MIN_MS = 200;
+/** How often the group's committed offsets are read while the resequencer awaits some (ms). */
+const COMMITTED_READ_MS = 200;
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
 const COMMITTED_READ_TIMEOUT_MS = 5000;
 
@@ -108,7 +112,6 @@ export class DynamicConsumer extends EventEmitter {
   private failure: HandlerError | undefined;
   /** A read of committed offsets for the resequencer is under way; when the last one started. */
   private readingCommitted = false;
-  private lastCommittedRead = 0;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
@@ -191,10 +194,8 @@ export class DynamicConsumer extends EventEmitter {
     this.handler = handler;
     this.failure = undefined;
     this.state = 'running';
-    this.timers.push(setInterval(() => {
-      this.commitHandled(undefined, false);
-      this.readCommitted();
-    }, this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.commitHandled(undefined, false), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
     this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
     const done = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
@@ -300,16 +301,15 @@ export class DynamicConsumer extends EventEmitter {
   /**
    * Reads the group's committed offsets of the partitions the resequencer awaits (others
    * own them: a held message waits for its predecessor there to be handled) and feeds them
-   * to it. At most one read at a time, and none within COMMITTED_READ_MIN_MS of the last. A
+   * to it, every COMMITTED_READ_MS, at most one read at a time. A
    * failed read is made again next time (reported as 'warning'): meanwhile the message waits,
    * at most maxWaitMs.
    */
   private readCommitted(): void {
-    if (this.readingCommitted || Date.now() - this.lastCommittedRead < COMMITTED_READ_MIN_MS) return;
+    if (this.readingCommitted) return;
     const awaited = this.resequencer.awaited();
     if (awaited.length === 0) return;
     this.readingCommitted = true;
-    this.lastCommittedRead = Date.now();
     const generation = this.generation;
     const toppars = awaited.map(({ topic, partition }) => ({ topic, partition }));
     this.client.committed(toppars, COMMITTED_READ_TIMEOUT_MS, (err, offsets) => {

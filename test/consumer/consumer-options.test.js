@@ -9,7 +9,7 @@ const make = (options) => new DynamicConsumer(config, {}, options);
 t.test('defaults', async (t) => {
   // The values the README's DynamicConsumer section states.
   t.same({ ...CONSUMER_DEFAULTS }, {
-    commitIntervalMs: 1000, batchSize: 500, maxPending: 5000, fetchTimeoutMs: 100, handlerRetries: 2, retryBackoffMs: 100,
+    commitIntervalMs: 250, batchSize: 500, maxPending: 5000, fetchTimeoutMs: 100, handlerRetries: 2, retryBackoffMs: 100,
   });
 });
 
