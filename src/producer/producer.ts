@@ -17,6 +17,8 @@ import { OrderChains, newProducerId, ORDER_HEADER } from '../partitioner/headers
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe } from '../core/errors';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
+import { deliversReports, isHighLevel, nativeBinding } from './client';
+import type { HighLevelLike, NativeProducer } from './client';
 import type { Key } from '../core/key';
 
 export type Value = Buffer | Uint8Array | string | null;
@@ -101,10 +103,6 @@ function librdkafkaMessage(code: number): string {
 }
 
 /** node-rdkafka's binding under Producer.produce(): it returns librdkafka's error code instead of throwing. */
-interface NativeProducer {
-  produce(topic: string, partition: number, message: Buffer | null, key: Key | null | undefined, timestamp: number | null | undefined, opaque: unknown, headers: Headers | undefined): number;
-}
-
 /** Opaque of our fire-and-forget messages on a wrapped producer, to tell its reports from the app's own. */
 const OURS = Object.freeze({ ours: true });
 
@@ -319,7 +317,7 @@ export class DynamicProducer extends EventEmitter {
       this.client = existing;
       this.owned = false;
       this.highLevel = isHighLevel(existing);
-      this.reports = Boolean((existing as any)._cb_configs?.event?.delivery_cb) || typeof (existing as any)._cb_configs !== 'object';
+      this.reports = deliversReports(existing);
       this.mark = OURS as unknown as Pending;
       this.connected = existing.isConnected ? existing.isConnected() : true;
     } else {
@@ -370,8 +368,7 @@ export class DynamicProducer extends EventEmitter {
         client.connect({ timeout: timeoutMs }, (err) => (err ? reject(toKafkaError(err, 'connect')) : resolve()));
       });
       this.connected = true;
-      const binding = (client as any)._client;
-      if (binding && typeof binding.produce === 'function') this.native = binding as NativeProducer;
+      this.native = nativeBinding(client);
       this.started();
     }
     await this.refreshMetadata(undefined, timeoutMs).catch((err) => this.emit('error', err));
@@ -1063,19 +1060,6 @@ export class DynamicProducer extends EventEmitter {
   private held(): number {
     return this.backlog.length - this.backlogHead + (this.handoff?.held ?? 0);
   }
-}
-
-/** The parts of node-rdkafka's HighLevelProducer (lib/producer/high-level-producer.js) used here. */
-interface HighLevelLike extends ProducerLike {
-  /** Producer.prototype.produce, which its produce() wraps with serializers and a callback. */
-  _oldProduce: ProducerLike['produce'];
-  keySerializer?: { apply(value: unknown, cb?: unknown): unknown; async?: boolean };
-  valueSerializer?: { apply(value: unknown, cb?: unknown): unknown; async?: boolean };
-}
-
-function isHighLevel(p: ProducerLike): boolean {
-  const h = p as Partial<HighLevelLike> & { _hl?: unknown };
-  return typeof h._oldProduce === 'function' && typeof h._hl === 'object' && h._hl !== null;
 }
 
 /** A HighLevelProducer serializer applied to one key or value; only synchronous ones can be. */
