@@ -100,6 +100,9 @@ export class DynamicConsumer extends EventEmitter {
   private handler: MessageHandler | undefined;
   private state: ConsumerState = 'idle';
   private paused = false;
+  /** When fetching was paused for back-pressure (0: it is not), and how long it was before (ms). */
+  private pausedAt = 0;
+  private pausedFor = 0;
   private working = false;
   /** Bumped when a run ends: a handler loop of an earlier run stops at its next step. */
   private generation = 0;
@@ -130,7 +133,7 @@ export class DynamicConsumer extends EventEmitter {
       resolved[name as ConsumerOptionName] = v;
     }
     this.options = Object.freeze(resolved);
-    this.resequencer = newResequencer(options.resequencer);
+    this.resequencer = newResequencer(options.resequencer, () => this.clock());
     const split = splitConfig(globalConfig, topicConfig);
     if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
       throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
@@ -288,7 +291,21 @@ export class DynamicConsumer extends EventEmitter {
     this.stop(0).catch(() => undefined);
   }
 
+  /**
+   * The resequencer's clock: time that stands still while fetching is paused because the
+   * handler is behind. A held message waits maxWaitMs for its predecessor to be read, and
+   * nothing is read meanwhile: that wait is the handler's, not the predecessor's.
+   */
+  private clock(): number {
+    return (this.pausedAt > 0 ? this.pausedAt : Date.now()) - this.pausedFor;
+  }
+
   private setPaused(paused: boolean): void {
+    if (paused && this.pausedAt === 0) this.pausedAt = Date.now();
+    else if (!paused && this.pausedAt > 0) {
+      this.pausedFor += Date.now() - this.pausedAt;
+      this.pausedAt = 0;
+    }
     const partitions = [...this.assigned.values()].map(({ topic, partition }) => ({ topic, partition }));
     if (partitions.length > 0) {
       if (paused) this.client.pause(partitions);
@@ -497,9 +514,9 @@ export class DynamicConsumer extends EventEmitter {
 }
 
 /** The consumer's Resequencer; its option errors name their path under options.resequencer. */
-function newResequencer(options: ResequencerOptions | undefined): Resequencer<Kafka.Message & ConsumedMessage> {
+function newResequencer(options: ResequencerOptions | undefined, now: () => number): Resequencer<Kafka.Message & ConsumedMessage> {
   try {
-    return new Resequencer(options ?? {});
+    return new Resequencer(options ?? {}, now);
   } catch (err) {
     if (!(err instanceof InvalidOptionError)) throw err;
     const path = err.path.replace(/^options/, 'options.resequencer');

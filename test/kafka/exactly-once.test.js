@@ -56,6 +56,9 @@ t.test(`${MESSAGES} Zipf-keyed messages: exactly once, cold keys hashed, hot key
     t.ok(check.spread > 0, `messages were spread (${check.spread} spread, ${check.marked} with order headers)`);
     t.same(problems('spread'), [], 'each spread message within allowedPartitions(key, n, width) of its header');
     t.same(problems('anchor'), [], 'anchors and returns on the hashed partition');
+    t.same(problems('moved'), [], 'relocated keys\' messages moved whole (width 1)');
+    t.same(problems('after'), [], 'each marked message names its predecessor\'s partition, and its offset where a handoff waited for it');
+    t.ok(check.moved > 0 && check.handoffs > 0, `keys were relocated (${check.moved} moved messages, ${check.handoffs} ordered handoffs)`);
     t.same(problems('header'), [], 'order headers readable, for the topic\'s partition count');
     t.same(problems('handed'), [], 'each message on the partition the producer chose');
     t.same(problems('header-lost'), [], 'a kdp-order header read back on exactly the messages given one');

@@ -35,7 +35,10 @@ const PER_PRODUCER = Number(process.env.KDP_KAFKA_MANY_PRODUCERS_MESSAGES || 35_
 const RATE = 2000; // msg/s per producer: consumed while produced
 const PARTITIONS = 6;
 const WAIT_BEFORE_MS = 10000; // maxWaitMs of the first consumer
-const WAIT_AFTER_MS = 2000; // maxWaitMs of the second one
+// maxWaitMs of the second one: it starts with a backlog of thousands of messages per partition
+// and reads some partitions ahead of others, so a relocated key's first message on its new
+// partition can wait seconds, in order, for its predecessor further down the old one.
+const WAIT_AFTER_MS = 10000;
 // The first consumer is stopped once it has handled this share, and not before maxWaitMs and
 // two seconds more have passed since the producers started: a wait cycle formed early in the run
 // has then timed out (flagged) before the restart.
@@ -100,6 +103,7 @@ t.test(`three producer processes spread the same hot keys; each one's order surv
   const errors = [];
   let restart = null;
   let c2 = null;
+  let pausesAfter = 0; // the second consumer's back-pressure pauses (its queue for the handler full)
   let c2Started = 0;
   let c2Done = null;
   let started = Infinity; // when the producers were let go
@@ -163,6 +167,7 @@ t.test(`three producer processes spread the same hot keys; each one's order surv
     committed1 = (await H.offsetsOf(group, topic, PARTITIONS)).committed;
     c2 = H.consumer(group, { resequencer: { maxWaitMs: WAIT_AFTER_MS, maxBufferedMessages: 500000 } });
     c2.on('error', (err) => errors.push(`second: ${err}`));
+    c2.on('paused', () => { pausesAfter++; });
     await c2.connect();
     c2Started = Date.now();
     c2Done = c2.run([topic], handler(1));
@@ -190,7 +195,7 @@ t.test(`three producer processes spread the same hot keys; each one's order surv
     await c2Done;
   }
   const final = await H.offsetsOf(group, topic, PARTITIONS);
-  t.comment(`restart: first consumer stopped ${stopped1At - started} ms into the run with ${heldAtStop} messages held (up to ${heldMax} before); committed then ${committed1 ? committed1.join(',') : '-'}; second consumer running ${c2Started - stopped1At} ms later`);
+  t.comment(`restart: first consumer stopped ${stopped1At - started} ms into the run with ${heldAtStop} messages held (up to ${heldMax} before); committed then ${committed1 ? committed1.join(',') : '-'}; second consumer running ${c2Started - stopped1At} ms later, paused by back-pressure ${pausesAfter} times`);
 
   const problems = {};
   const problem = (kind, text) => {

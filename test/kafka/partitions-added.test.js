@@ -72,6 +72,8 @@ t.test(`partitions added while producing (${BEFORE} -> ${AFTER}): the new count 
     t.same(problems('handed'), [], 'each message on the partition the producer chose');
     t.same(problems('spread'), [], 'spread messages within allowedPartitions(key, n, width) for the n of their header');
     t.same(problems('anchor'), [], 'anchors and returns on the hashed partition');
+    t.same(problems('moved'), [], 'relocated keys\' messages moved whole (width 1)');
+    t.same(problems('after'), [], 'each marked message names its predecessor\'s partition, and its offset where a handoff waited for it');
     t.same(problems('order'), [], 'on each partition, each key\'s messages in produced order');
   });
   t.comment(`partitions-added: ${total()} ms`);

@@ -145,7 +145,12 @@ async function checkTopic(topic, run, o = {}) {
   };
   let marked = 0;
   let spread = 0;
+  let moved = 0;
   let coldOrderChecked = 0;
+  // Marked messages by producer and sequence: where each went, and the links to check after
+  // the read (a message's `after` names its predecessor's partition, and its offset when known).
+  const placed = new Map();
+  const links = [];
   const read = await K.consumeAll(topic, (m) => {
     const v = K.parseValue(m.value);
     if (v === null || v.id >= count) return problem('unknown', `a message not of this run at ${m.partition}/${m.offset}`);
@@ -172,6 +177,10 @@ async function checkTopic(topic, run, o = {}) {
       // Judged by the header the producer gave (what it decided), whatever reached the log.
       const h = decodeOrderHeader(given);
       if (!wasHot[keyId]) problem('header-on-cold', `message ${id}: key ${key} never reported hot, but has a kdp-order header`);
+      if (h !== null) {
+        placed.set(`${h.producerId}/${h.sequence}`, [m.partition, m.offset]);
+        if (h.previous > 0 && h.afterPartition >= 0) links.push({ id, h });
+      }
       if (h === null) problem('header', `message ${id}: unreadable kdp-order header ${bytesOf(given).toString('hex')}`);
       else {
         if (!counts.includes(h.partitions)) problem('header', `message ${id}: header for ${h.partitions} partitions, expected one of ${counts}`);
@@ -181,6 +190,10 @@ async function checkTopic(topic, run, o = {}) {
           if (!allowed(keyId, h.partitions, h.width).has(m.partition)) {
             problem('spread', `message ${id} of hot key ${key} on partition ${m.partition}, outside allowedPartitions(key, ${h.partitions}, ${h.width}) = ${[...allowed(keyId, h.partitions, h.width)]}`);
           }
+        } else if (h.kind === 'moved') {
+          // A relocated key goes whole (width 1) to whichever partition had room.
+          moved++;
+          if (h.width !== 1) problem('moved', `message ${id} of key ${key}: moved with width ${h.width}`);
         } else if (home(h.partitions)[keyId] !== m.partition) {
           problem('anchor', `message ${id} (${h.kind}) of key ${key} on ${m.partition}, its hashed partition is ${home(h.partitions)[keyId]}`);
         }
@@ -203,6 +216,16 @@ async function checkTopic(topic, run, o = {}) {
       lastSeqCold[keyId] = seq;
     }
   }, o.consumeTimeoutMs ?? 600000);
+  let handoffs = 0;
+  for (const { id, h } of links) {
+    const at = placed.get(`${h.producerId}/${h.previous}`);
+    if (at === undefined) continue; // its predecessor went to another topic's run, or is missing (counted below)
+    if (at[0] !== h.afterPartition) problem('after', `message ${id} (${h.kind}): after names partition ${h.afterPartition}, its predecessor is on ${at[0]}`);
+    if (h.afterOffset >= 0) {
+      handoffs++;
+      if (at[1] !== h.afterOffset) problem('after', `message ${id} (${h.kind}): after names offset ${h.afterOffset}, its predecessor is at ${at[0]}/${at[1]}`);
+    }
+  }
   let missing = 0;
   for (let id = 0; id < count; id++) if (!seen[id] && missing++ < 5) problem('missing', `message ${id} (key ${keys[keyOf[id]]}) never read`);
   let countsDiffer = 0;
@@ -218,7 +241,7 @@ async function checkTopic(topic, run, o = {}) {
     hotKeys.push({ key: keys[k], messages: perKey[k], partitions: used, maxWidth: maxWidth[k] });
   }
   hotKeys.sort((a, b) => b.messages - a.messages);
-  return { read, partitions: partitionsNow, missing, marked, spread, coldOrderChecked, hotKeys, problems, readPerKey, partitionsUsed };
+  return { read, partitions: partitionsNow, missing, marked, spread, moved, handoffs, coldOrderChecked, hotKeys, problems, readPerKey, partitionsUsed };
 }
 
 /**
