@@ -1059,7 +1059,12 @@ export function wrapProducer(existing: ProducerLike, options: DynamicProducerOpt
     throw new StateError('wrapProducer needs a connected producer: call connect() on it first');
   }
   // A HighLevelProducer polls fast only for messages of its own produce(): poll for ours.
-  const producer = new DynamicProducer({}, {}, { pollIntervalMs: isHighLevel(existing) ? 5 : 0, ...options }, existing);
+  // pollIntervalMs defaults differently here; anything but an options object is left for the schema to refuse.
+  const given = options as Record<string, unknown> | null | undefined;
+  const withPolling = typeof given === 'object' && given !== null && !Array.isArray(given) && given.pollIntervalMs === undefined
+    ? { ...given, pollIntervalMs: isHighLevel(existing) ? 5 : 0 }
+    : given;
+  const producer = new DynamicProducer({}, {}, withPolling as DynamicProducerOptions, existing);
   producer.refreshMetadata().catch((err) => producer.emit('error', err));
   return producer;
 }
