@@ -103,3 +103,34 @@ t.test('the Resequencer takes no inherited name for an option', async (t) => {
   t.throws(() => new Resequencer({ toString: 1 }), { code: 'KDP_INVALID_OPTION', path: 'options.toString' });
   t.throws(() => new Resequencer({ hasOwnProperty: 1 }), { code: 'KDP_INVALID_OPTION', path: 'options.hasOwnProperty' });
 });
+
+t.test("prom-client's own refusal of a gauge is an InvalidOptionError, with prom-client's error as cause", async (t) => {
+  let promClient = null;
+  try {
+    promClient = require('prom-client');
+  } catch {
+    // not installed: the optional peer dependency is missing
+  }
+  if (promClient === null) return t.skip('prom-client is not installed');
+  const refusal = new Error('this Registry takes no gauges');
+  // A Registry that refuses every metric (prom-client's Gauge constructor registers itself: registerMetric).
+  class Refusing extends promClient.Registry {
+    registerMetric() {
+      throw refusal;
+    }
+  }
+  const registry = new Refusing();
+  const err = error(() => new kdp.DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 0 }, {}, { prometheus: registry }));
+  t.match(err, { name: 'InvalidOptionError', code: 'KDP_INVALID_OPTION', path: 'options.prometheus' });
+  t.equal(err && err.cause, refusal, 'cause: what prom-client threw');
+  t.same(await registry.getMetricsAsJSON(), [], 'nothing of ours left in it');
+});
+
+function error(fn) {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  return null;
+}
