@@ -3,7 +3,7 @@
 export { murmur2, partitionForKey, partitionForKeys, PARTITIONERS, UNDECIDED } from './core/hash';
 export type { PartitionerName } from './core/hash';
 export type { Key } from './core/key';
-export { InvalidArgTypeError, OutOfRangeError, InvalidValueError, InvalidOptionError } from './core/errors';
+export { KdpError, InvalidArgTypeError, OutOfRangeError, InvalidValueError, InvalidOptionError } from './core/errors';
 export type { ErrorCode } from './core/errors';
 export { DynamicPartitioner, allowedPartitions } from './partitioner/partitioner';
 export type { HotKey, TopicStats, PartitionerStats, TrackedKeyStats } from './partitioner/partitioner';
@@ -14,7 +14,7 @@ export type { DynamicProducerOptions, DeliveryReport, Value, Headers, ProducerLi
 export { ORDER_HEADER, decodeOrderHeader, encodeOrderHeader } from './partitioner/headers';
 export type { OrderHeader, OrderKind } from './partitioner/headers';
 export type { ProducerMetrics, TopicMetrics } from './producer/metrics';
-export { KafkaError, StateError, UndeliveredError, HandlerError } from './core/errors';
+export { KafkaError, StateError, UndeliveredError, HandlerError, InternalError } from './core/errors';
 export { createKafkaJsPartitioner } from './partitioner/kafkajs';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './partitioner/kafkajs';
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './partitioner/partitioner';

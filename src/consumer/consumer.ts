@@ -13,8 +13,9 @@ import { EventEmitter } from 'node:events';
 import * as Kafka from 'node-rdkafka';
 import { Resequencer, ResequencerOptions, ConsumedMessage, Release } from './resequencer';
 import type { OrderHeader } from '../partitioner/headers';
-import { splitConfig, Config } from '../core/config';
-import { HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from '../core/errors';
+import { splitConfig, configError, Config } from '../core/config';
+import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
+import { HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, toKafkaError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;
@@ -39,24 +40,7 @@ export interface DynamicConsumerOptions {
   readonly retryBackoffMs?: number;
 }
 
-export const CONSUMER_DEFAULTS = Object.freeze({
-  commitIntervalMs: 250,
-  batchSize: 500,
-  maxPending: 5000,
-  fetchTimeoutMs: 100,
-  handlerRetries: 2,
-  retryBackoffMs: 100,
-});
-
-type ConsumerOptionName = keyof typeof CONSUMER_DEFAULTS;
-
-/** The largest delay setTimeout honours (a larger one fires at once); a bound for every option. */
-const MAX_OPTION = 2 ** 31 - 1;
-
-/** The least value of each option: 0 for the two that may turn retries off. */
-const OPTION_MIN: Record<ConsumerOptionName, number> = {
-  commitIntervalMs: 1, batchSize: 1, maxPending: 1, fetchTimeoutMs: 1, handlerRetries: 0, retryBackoffMs: 0,
-};
+export { CONSUMER_DEFAULTS };
 
 /** How often the group's committed offsets are read while the resequencer awaits some (ms). */
 const COMMITTED_READ_MS = 200;
@@ -72,8 +56,10 @@ type ConsumerState = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping
 /** What the handler gets besides the message (from the Resequencer's Release). */
 export interface HandledInfo {
   /**
-   * True when everything its producer sent before it of the same key was handled first (here
-   * or, before a handoff, by another consumer of the group); true for a message of no chain.
+   * True when its predecessor in its producer's chain of the key was handled first (here, or
+   * by another member of the group before an ordered handoff); true for a message of no chain.
+   * After a message handed out with ordered false, later ones are in order after it only (see
+   * Release.ordered).
    */
   readonly ordered: boolean;
   /** `!ordered`. */
@@ -91,7 +77,7 @@ interface TopicPartitionOffset { topic: string; partition: number; offset?: numb
 export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   readonly resequencer: Resequencer<Kafka.Message & ConsumedMessage>;
-  private readonly options: Record<ConsumerOptionName, number>;
+  private readonly options: ResolvedConsumerOptions;
   private readonly queue: Release<Kafka.Message & ConsumedMessage>[] = [];
   /** Per topic-partition: offsets released to the queue but not yet handled. */
   private readonly unhandled = new Map<string, Set<number>>();
@@ -119,21 +105,9 @@ export class DynamicConsumer extends EventEmitter {
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
-    if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
-    const resolved: Record<ConsumerOptionName, number> = { ...CONSUMER_DEFAULTS };
-    for (const [name, v] of Object.entries(options)) {
-      if (name === 'resequencer') continue;
-      // Own keys only: `in` would take toString or constructor for an option.
-      if (!Object.prototype.hasOwnProperty.call(CONSUMER_DEFAULTS, name)) throw InvalidOptionError.unknown(`options.${name}`, ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]);
-      if (v === undefined) continue;
-      const min = OPTION_MIN[name as ConsumerOptionName];
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_OPTION) {
-        throw new InvalidOptionError(`options.${name}`, `an integer in [${min}, ${MAX_OPTION}]`, v);
-      }
-      resolved[name as ConsumerOptionName] = v;
-    }
-    this.options = Object.freeze(resolved);
-    this.resequencer = newResequencer(options.resequencer, () => this.clock());
+    if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
+    this.options = resolveConsumerOptions(options);
+    this.resequencer = new Resequencer(this.options.resequencer ?? {}, () => this.clock());
     const split = splitConfig(globalConfig, topicConfig);
     if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
       throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
@@ -146,11 +120,15 @@ export class DynamicConsumer extends EventEmitter {
       offset_commit_cb: split.global.offset_commit_cb ?? true,
       rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => this.rebalance(err, assignment),
     };
-    this.client = new Kafka.KafkaConsumer(global as any, split.topic as any);
+    try {
+      this.client = new Kafka.KafkaConsumer(global as any, split.topic as any);
+    } catch (err) {
+      throw configError(err, globalConfig, topicConfig);
+    }
     // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
     // that long when no message comes, and a few idle consumers starve the pool (4 threads).
     this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);
-    this.client.on('event.error', (err) => this.emit('error', new KafkaError(`librdkafka: ${err.message}`, (err as any).code, err)));
+    this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commitDone(err, offsets, true));
   }
 
@@ -162,7 +140,7 @@ export class DynamicConsumer extends EventEmitter {
       this.client.connect({ timeout: timeoutMs }, (err) => {
         if (err) {
           this.state = 'idle';
-          reject(new KafkaError(`connect: ${err.message}`, (err as any).code, err));
+          reject(toKafkaError(err, 'connect'));
         } else {
           this.state = 'connected';
           resolve();
@@ -192,7 +170,7 @@ export class DynamicConsumer extends EventEmitter {
     try {
       this.client.subscribe(topics);
     } catch (err: any) {
-      throw new KafkaError(`subscribe: ${err?.message ?? err}`, err?.code, err);
+      throw toKafkaError(err, 'subscribe');
     }
     this.handler = handler;
     this.failure = undefined;
@@ -214,7 +192,7 @@ export class DynamicConsumer extends EventEmitter {
     this.client.consume(this.options.batchSize, (err, messages) => {
       if (this.state !== 'running') return; // stopping: what came in is read again from the committed offsets
       if (err) {
-        this.emit('error', new KafkaError(`consume: ${err.message}`, (err as any).code, err));
+        this.emit('error', toKafkaError(err, 'consume'));
       } else {
         for (const m of messages) {
           if (!this.assigned.has(`${m.topic}\u0000${m.partition}`)) continue; // revoked meanwhile
@@ -333,7 +311,7 @@ export class DynamicConsumer extends EventEmitter {
       if (generation !== this.generation) return; // stopped meanwhile
       this.readingCommitted = false;
       if (err) {
-        this.emit('warning', new KafkaError(`committed: ${err.message}`, (err as any).code, err));
+        this.emit('warning', toKafkaError(err, 'committed'));
         return;
       }
       for (const tp of offsets ?? []) {
@@ -393,7 +371,7 @@ export class DynamicConsumer extends EventEmitter {
     }
     // A periodic commit refused because the group is rebalancing is simply made again next time.
     if (periodic && (err?.code === Kafka.CODES.ERRORS.ERR_ILLEGAL_GENERATION || err?.code === Kafka.CODES.ERRORS.ERR_REBALANCE_IN_PROGRESS)) return;
-    this.emit('error', new KafkaError(`commit: ${err?.message ?? err}`, err?.code, err));
+    this.emit('error', toKafkaError(err, 'commit'));
   }
 
   /**
@@ -444,7 +422,7 @@ export class DynamicConsumer extends EventEmitter {
       else this.client.unassign();
       this.emit('revoked', assignment);
     } else {
-      this.emit('error', new KafkaError(`rebalance: ${err.message}`, err.code, err));
+      this.emit('error', toKafkaError(err, 'rebalance'));
     }
   }
 
@@ -510,16 +488,5 @@ export class DynamicConsumer extends EventEmitter {
     else if (commitError !== undefined) settle?.reject(commitError as Error);
     else settle?.resolve();
     if (commitError !== undefined) throw commitError;
-  }
-}
-
-/** The consumer's Resequencer; its option errors name their path under options.resequencer. */
-function newResequencer(options: ResequencerOptions | undefined, now: () => number): Resequencer<Kafka.Message & ConsumedMessage> {
-  try {
-    return new Resequencer(options ?? {}, now);
-  } catch (err) {
-    if (!(err instanceof InvalidOptionError)) throw err;
-    const path = err.path.replace(/^options/, 'options.resequencer');
-    throw new InvalidOptionError(path, err.expected, undefined, err.message.split(err.path).join(path));
   }
 }

@@ -6,8 +6,9 @@ import { EventEmitter } from 'node:events';
 import * as Kafka from 'node-rdkafka';
 import type { DynamicPartitioner } from '../partitioner/partitioner';
 import type { DynamicProducer } from '../producer/producer';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError } from '../core/errors';
-import type { Config } from '../core/config';
+import { InvalidArgTypeError, KafkaError, toKafkaError } from '../core/errors';
+import { configError, type Config } from '../core/config';
+import { resolveLagMonitorOptions } from '../core/options';
 
 export interface LagMonitorOptions {
   readonly groupId: string;
@@ -18,41 +19,30 @@ export interface LagMonitorOptions {
 
 export type Lag = Record<string, number[]>;
 
-const LAG_MONITOR_OPTIONS: ReadonlyArray<keyof LagMonitorOptions> = ['groupId', 'topics', 'intervalMs'];
-const MAX_INTERVAL_MS = 2 ** 31 - 1;
-
 export class LagMonitor extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   private timer: NodeJS.Timeout | undefined;
   private lag: Lag = {};
   private readonly targets: DynamicPartitioner[] = [];
   private readonly intervalMs: number;
-  private readonly topics: string[];
+  private readonly topics: readonly string[];
 
   constructor(globalConfig: Config, options: LagMonitorOptions) {
     super();
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
-    if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
-    for (const name of Object.keys(options)) {
-      if (!LAG_MONITOR_OPTIONS.includes(name as keyof LagMonitorOptions)) throw InvalidOptionError.unknown(`options.${name}`, LAG_MONITOR_OPTIONS);
-    }
-    if (typeof options.groupId !== 'string' || options.groupId.length === 0) throw new InvalidOptionError('options.groupId', 'a non-empty string (a consumer group id)', options.groupId);
-    if (!Array.isArray(options.topics) || options.topics.length === 0) throw new InvalidOptionError('options.topics', 'a non-empty array of topic names', options.topics);
-    options.topics.forEach((topic, i) => {
-      if (typeof topic !== 'string' || topic.length === 0) throw new InvalidOptionError(`options.topics[${i}]`, 'a non-empty string (a topic name)', topic);
-    });
-    this.intervalMs = options.intervalMs ?? 1000;
-    // setInterval takes at most 2^31 - 1 ms; beyond, Node fires after 1 ms.
-    if (typeof this.intervalMs !== 'number' || !Number.isInteger(this.intervalMs) || this.intervalMs < 10 || this.intervalMs > MAX_INTERVAL_MS) {
-      throw new InvalidOptionError('options.intervalMs', `an integer in [10, ${MAX_INTERVAL_MS}]`, options.intervalMs);
-    }
-    this.topics = [...options.topics];
+    const o = resolveLagMonitorOptions(options);
+    this.intervalMs = o.intervalMs;
+    this.topics = o.topics;
     // A consumer of the group that never subscribes: it only reads committed offsets and watermarks.
-    this.client = new Kafka.KafkaConsumer({ ...globalConfig, 'group.id': options.groupId, 'enable.auto.commit': false } as any, {});
+    try {
+      this.client = new Kafka.KafkaConsumer({ ...globalConfig, 'group.id': o.groupId, 'enable.auto.commit': false } as any, {});
+    } catch (err) {
+      throw configError(err, globalConfig, {});
+    }
   }
 
   async start(): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.client.connect({ timeout: 30_000 }, (err) => (err ? reject(new KafkaError(`connect: ${err.message}`, (err as any).code, err)) : resolve())));
+    await new Promise<void>((resolve, reject) => this.client.connect({ timeout: 30_000 }, (err) => (err ? reject(toKafkaError(err, 'connect')) : resolve())));
     await this.read();
     this.timer = setInterval(() => this.read().catch((err) => this.emit('error', err)), this.intervalMs);
     this.timer.unref();
@@ -76,18 +66,21 @@ export class LagMonitor extends EventEmitter {
     this.targets.push(partitioner as DynamicPartitioner);
   }
 
+  /** Reads every topic's lag now (and feeds the attached partitioners); rejects with a KafkaError. */
   async read(): Promise<Lag> {
-    const metadata: any = await new Promise((resolve, reject) => this.client.getMetadata({ timeout: 10_000 }, (err, m) => (err ? reject(err) : resolve(m))));
+    const metadata: any = await new Promise((resolve, reject) =>
+      this.client.getMetadata({ timeout: 10_000 }, (err, m) => (err ? reject(toKafkaError(err, 'metadata')) : resolve(m))));
+    if (!metadata || !Array.isArray(metadata.topics)) throw new KafkaError('a metadata answer without topics', undefined);
     const next: Lag = {};
     for (const topic of this.topics) {
       const t = metadata.topics.find((x: any) => x.name === topic);
       if (!t) continue;
       const partitions = t.partitions.map((p: any) => ({ topic, partition: p.id }));
-      const committed: any[] = await new Promise((resolve, reject) => this.client.committed(partitions, 10_000, (err, c) => (err ? reject(err) : resolve(c))));
+      const committed: any[] = await new Promise((resolve, reject) => this.client.committed(partitions, 10_000, (err, c) => (err ? reject(toKafkaError(err, `committed offsets of ${topic}`)) : resolve(c))));
       const lags = new Array(partitions.length).fill(0);
       for (const c of committed) {
         const high: number = await new Promise((resolve, reject) =>
-          this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(err) : resolve(w.highOffset))));
+          this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(toKafkaError(err, `watermarks of ${topic} [${c.partition}]`)) : resolve(w.highOffset))));
         const done = typeof c.offset === 'number' && c.offset >= 0 ? c.offset : 0;
         lags[c.partition] = Math.max(0, high - done);
       }

@@ -29,7 +29,9 @@
 import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from '../partitioner/headers';
 import { allowedPartitions } from '../partitioner/partitioner';
 import { PARTITIONERS } from '../core/hash';
-import { InvalidOptionError, InvalidArgTypeError } from '../core/errors';
+import { InvalidArgTypeError } from '../core/errors';
+import { notAKey } from '../core/key';
+import { RESEQUENCER_DEFAULTS, resolveResequencerOptions } from '../core/options';
 
 /** A consumed message as node-rdkafka's KafkaConsumer gives it (only these fields are read). */
 export interface ConsumedMessage {
@@ -48,8 +50,11 @@ export type ReleaseReason = 'capacity' | 'timeout' | 'flush' | 'unowned';
 export interface Release<M extends ConsumedMessage = ConsumedMessage> {
   readonly message: M;
   /**
-   * True when everything its producer sent before it of the same key was released (or
-   * handled by the group) first; always true for a message that is not part of a chain.
+   * True when its predecessor in its producer's chain of the key was released first (or, for
+   * an ordered handoff, handled by the group: its committed offset passed it); always true for
+   * a message of no chain. By induction a run of ordered messages is in send order; a message
+   * released with ordered false breaks the run: what follows it is in order after it, not
+   * necessarily after everything its producer sent before it (docs/ordering.md, Limits).
    */
   readonly ordered: boolean;
   /** `!ordered` (the name of earlier versions). */
@@ -81,13 +86,7 @@ export interface ResequencerOptions {
   readonly maxChains?: number;
 }
 
-export const RESEQUENCER_DEFAULTS = Object.freeze({
-  maxBufferedMessages: 10_000,
-  maxBufferedBytes: 64 * 1024 * 1024,
-  maxWaitMs: 30_000,
-  maxChainIdleMs: 3_600_000,
-  maxChains: 100_000,
-});
+export { RESEQUENCER_DEFAULTS };
 
 /**
  * What is known of one chain: its released marked messages whose successor has not been
@@ -192,17 +191,9 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   private heldBytes = 0;
 
   constructor(options: ResequencerOptions = {}, private readonly now: () => number = Date.now) {
-    if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
-    for (const name of Object.keys(options)) {
-      if (!(name in RESEQUENCER_DEFAULTS)) throw InvalidOptionError.unknown(`options.${name}`, Object.keys(RESEQUENCER_DEFAULTS));
-    }
-    const o = { ...RESEQUENCER_DEFAULTS, ...options };
-    for (const [name, v] of Object.entries(o)) {
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new InvalidOptionError(`options.${name}`, 'an integer >= 0', v);
-    }
-    if (o.maxChains < 1) throw new InvalidOptionError('options.maxChains', 'an integer >= 1', o.maxChains);
+    const o = resolveResequencerOptions(options);
     if (typeof now !== 'function') throw new InvalidArgTypeError('now', 'a function returning ms', now);
-    this.options = Object.freeze(o);
+    this.options = o;
   }
 
   /** Messages held now. */
@@ -228,7 +219,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     }
     const key = message.key;
     if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-      throw new InvalidArgTypeError('message.key', 'a string, Buffer, null or undefined', key);
+      throw notAKey('message.key', key);
     }
     const state = this.partitionState(message.topic, message.partition);
     if (message.offset >= state.next) state.next = message.offset + 1;

@@ -83,5 +83,5 @@ export function configError(err: unknown, globalConfig: Config, topicConfig: Con
   // An alias (acks) is reported under its canonical name (request.required.acks): then only the argument is known.
   const where = name !== undefined && name in topicConfig ? 'topicConfig' : name !== undefined && name in globalConfig ? 'globalConfig' : undefined;
   const path = where !== undefined ? `${where}['${name}']` : 'globalConfig / topicConfig';
-  return new InvalidOptionError(path, 'a librdkafka property librdkafka accepts', undefined, `${path}: librdkafka refused the configuration: ${message}`);
+  return new InvalidOptionError(path, 'a librdkafka property librdkafka accepts', undefined, `${path}: librdkafka refused the configuration: ${message}`, err);
 }

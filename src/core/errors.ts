@@ -1,5 +1,7 @@
-// Every error this package throws or rejects with carries a stable `code`. Argument errors
-// extend the built-in TypeError / RangeError so that ordinary checks keep working.
+// Every error this package throws, rejects with or emits is a KdpError with a stable `code`.
+// Argument and option errors also extend the built-in TypeError / RangeError, so that
+// ordinary checks (`err instanceof TypeError`) keep working; a class cannot extend both, so
+// `instanceof KdpError` reads a brand that every error class of the package carries.
 
 export type ErrorCode =
   | 'KDP_INVALID_ARG_TYPE'
@@ -9,7 +11,32 @@ export type ErrorCode =
   | 'KDP_KAFKA_ERROR'
   | 'KDP_STATE'
   | 'KDP_UNDELIVERED'
-  | 'KDP_HANDLER_ERROR';
+  | 'KDP_HANDLER_ERROR'
+  | 'KDP_INTERNAL';
+
+const BRAND = Symbol('kafka-dynamic-partitioner.error');
+
+/** Marks the prototype of an error class of this package (what `instanceof KdpError` reads). */
+function brand(ctor: { prototype: object }): void {
+  Object.defineProperty(ctor.prototype, BRAND, { value: true });
+}
+
+/**
+ * The base of every error of this package: `code` is stable across versions (match on it, not
+ * on the message). `err instanceof KdpError` holds for all of them, the TypeError and
+ * RangeError ones included.
+ */
+export abstract class KdpError extends Error {
+  abstract readonly code: ErrorCode;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // A subclass (KafkaError, ...) inherits this: for it, the ordinary prototype-chain test.
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class instanceof was asked about, KdpError or a subclass
+    if (this !== KdpError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+}
+brand(KdpError);
 
 /** A value of the wrong type: `argument` names it, `expected` says what would do. */
 export class InvalidArgTypeError extends TypeError {
@@ -19,6 +46,7 @@ export class InvalidArgTypeError extends TypeError {
     this.name = 'InvalidArgTypeError';
   }
 }
+brand(InvalidArgTypeError);
 
 /** A number outside what the argument allows. */
 export class OutOfRangeError extends RangeError {
@@ -28,6 +56,7 @@ export class OutOfRangeError extends RangeError {
     this.name = 'OutOfRangeError';
   }
 }
+brand(OutOfRangeError);
 
 /** A value that is not one of a fixed set; the message lists the valid ones. */
 export class InvalidValueError extends RangeError {
@@ -37,6 +66,7 @@ export class InvalidValueError extends RangeError {
     this.name = 'InvalidValueError';
   }
 }
+brand(InvalidValueError);
 
 /** Describes a value for an error message without dumping large objects or buffers. */
 export function describe(value: unknown): string {
@@ -63,8 +93,9 @@ export function describe(value: unknown): string {
 /** An option that is unknown, of the wrong type or out of range; `path` names it (e.g. options.sketch.width). */
 export class InvalidOptionError extends TypeError {
   readonly code = 'KDP_INVALID_OPTION' as const;
-  constructor(readonly path: string, readonly expected: string, actual: unknown, message?: string) {
-    super(message ?? `${path} must be ${expected}, got ${describe(actual)}`);
+  /** `cause`: what refused it, when that was not this package (librdkafka, prom-client). */
+  constructor(readonly path: string, readonly expected: string, actual: unknown, message?: string, cause?: unknown) {
+    super(message ?? `${path} must be ${expected}, got ${describe(actual)}`, cause === undefined ? undefined : { cause });
     this.name = 'InvalidOptionError';
   }
 
@@ -73,9 +104,10 @@ export class InvalidOptionError extends TypeError {
     return new InvalidOptionError(path, 'absent', undefined, `${path} is not an option (valid here: ${valid.join(', ')})`);
   }
 }
+brand(InvalidOptionError);
 
 /** A librdkafka error, from produce() or a delivery report; `librdkafkaCode` is its numeric code. */
-export class KafkaError extends Error {
+export class KafkaError extends KdpError {
   readonly code = 'KDP_KAFKA_ERROR' as const;
   constructor(message: string, readonly librdkafkaCode: number | undefined, override readonly cause?: unknown) {
     super(message);
@@ -84,7 +116,7 @@ export class KafkaError extends Error {
 }
 
 /** The producer was used in a state that does not allow it (not connected, disconnected, ...). */
-export class StateError extends Error {
+export class StateError extends KdpError {
   readonly code = 'KDP_STATE' as const;
   constructor(message: string) {
     super(message);
@@ -93,7 +125,7 @@ export class StateError extends Error {
 }
 
 /** Messages that could not be confirmed before disconnect() gave up waiting. */
-export class UndeliveredError extends Error {
+export class UndeliveredError extends KdpError {
   readonly code = 'KDP_UNDELIVERED' as const;
   constructor(message: string, readonly undelivered: number) {
     super(message);
@@ -105,7 +137,7 @@ export class UndeliveredError extends Error {
  * A consumer's message handler threw or rejected (`cause`) on the message at `offset` of
  * `topic` / `partition`; `attempts` counts its failed calls on that message so far.
  */
-export class HandlerError extends Error {
+export class HandlerError extends KdpError {
   readonly code = 'KDP_HANDLER_ERROR' as const;
   constructor(
     readonly topic: string,
@@ -117,4 +149,29 @@ export class HandlerError extends Error {
     super(`handler failed on ${topic} [${partition}] offset ${offset} (attempt ${attempts}): ${cause instanceof Error ? cause.message : describe(cause)}`);
     this.name = 'HandlerError';
   }
+}
+
+/**
+ * A broken invariant of this package (the WebAssembly core aborted, a state that cannot
+ * happen): a bug to report, never the caller's input.
+ */
+export class InternalError extends KdpError {
+  readonly code = 'KDP_INTERNAL' as const;
+  constructor(message: string) {
+    super(`kafka-dynamic-partitioner: ${message}`);
+    this.name = 'InternalError';
+  }
+}
+
+/** Wraps what a dependency (librdkafka through node-rdkafka) threw or reported; a KafkaError stays as it is. */
+export function toKafkaError(err: unknown, context: string): KafkaError {
+  if (err instanceof KafkaError) return err;
+  const e = err as { code?: unknown; message?: unknown } | null | undefined;
+  const code = typeof e?.code === 'number' ? e.code : undefined;
+  const message = typeof e?.message === 'string' ? e.message : describeCause(err);
+  return new KafkaError(`${context}: ${message}`, code, err);
+}
+
+function describeCause(err: unknown): string {
+  return typeof err === 'string' ? err : describe(err);
 }

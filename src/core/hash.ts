@@ -3,7 +3,7 @@
 // and Java's Utils.murmur2. The work happens in WebAssembly (assembly/partition.ts).
 
 import { shared, Core } from './wasm';
-import { writeKey, keyBytes, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
+import { writeKey, keyBytes, notAKey, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
 import { InvalidArgTypeError, InvalidValueError, OutOfRangeError } from './errors';
 
 /** librdkafka's `partitioner` names, in the order of their codes in assembly/partition.ts. */
@@ -79,7 +79,7 @@ export function partitionIn(core: Core, code: number, key: unknown, n: number, a
 export function murmur2(key: Key): number {
   const core = shared;
   const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
-  if (length === NULL_LENGTH) throw new InvalidArgTypeError('key', 'a string, Buffer or Uint8Array', key);
+  if (length === NULL_LENGTH) throw notAKey('key', key, true);
   if (length !== DOES_NOT_FIT) return core.exports.hash(Family.Murmur2, length);
   return streamHash(core, Family.Murmur2, key);
 }

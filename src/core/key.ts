@@ -20,11 +20,17 @@ const SHORT_STRING = 64;
 // Up to this many bytes a JS loop beats Uint8Array.prototype.set.
 const SHORT_BYTES = 16;
 
+/** What a message key may be (null and undefined: no key). */
 const KEY_EXPECTED = 'a string, Buffer, Uint8Array, null or undefined';
+/** What a key to hash must be (murmur2() has no answer for no key). */
+const KEY_BYTES_EXPECTED = 'a string, Buffer or Uint8Array';
 
-/** The error for a value that is not a key; `argument` is a name, or the index in a batch of keys. */
-export function notAKey(argument: string | number, key: unknown): InvalidArgTypeError {
-  return new InvalidArgTypeError(typeof argument === 'number' ? `keys[${argument}]` : argument, KEY_EXPECTED, key);
+/**
+ * The error for a value that is not a key; `argument` is a name, or the index in a batch of
+ * keys. `bytes`: null and undefined are not allowed either.
+ */
+export function notAKey(argument: string | number, key: unknown, bytes = false): InvalidArgTypeError {
+  return new InvalidArgTypeError(typeof argument === 'number' ? `keys[${argument}]` : argument, bytes ? KEY_BYTES_EXPECTED : KEY_EXPECTED, key);
 }
 
 /**

@@ -1,8 +1,11 @@
-// Options of DynamicPartitioner: defaults in one frozen object, validated once at
-// construction (unknown keys rejected, messages naming the option path).
+// The options of every public class that takes some, as schemas (src/core/schema.ts): each
+// option's type, range and default stated once, here. Each class resolves its options once,
+// at construction: unknown names are rejected, a bad value is named by its path, and the
+// defaults are filled in; nothing is checked per message.
 
 import { PARTITIONERS, PartitionerName } from './hash';
 import { InvalidOptionError } from './errors';
+import { Field, Fields, MAX_TIMER_MS, boolean, checksOnly, custom, defaultsOf, integer, list, name, number, object, oneOf, resolve } from './schema';
 
 /** A half-life for the decay of counts: in messages of all topics, or in milliseconds. */
 export type Horizon = { readonly messages: number } | { readonly ms: number };
@@ -97,117 +100,191 @@ export interface ResolvedOptions {
   readonly maxPartitions: number;
 }
 
-export const DEFAULTS: ResolvedOptions = Object.freeze({
-  partitioner: 'murmur2_random',
-  spread: true,
-  relocate: true,
-  hotThreshold: 0.1,
-  coolThreshold: 0.05,
-  reliefThreshold: 0.025,
-  horizon: Object.freeze({ messages: 20_000 }),
-  loadHorizon: Object.freeze({ messages: 10_000 }),
-  sketch: Object.freeze({ width: 16384, depth: 4, sampling: 4 }),
-  maxTrackedKeys: 1024,
-  spreadFactor: 1,
-  balanceTolerance: 0.02,
-  maxSpread: 0,
-  minHotMessages: 16,
-  warmupMessages: 200,
-  stickyRun: 256,
-  hotRun: 8,
-  maxTopics: 64,
-  maxPartitions: 1024,
-} as const);
+const horizon = (): Field<Horizon> => object<Horizon>({ messages: number(1, 1e12), ms: number(1, 1e12) }, { exactlyOne: true });
 
-type Check = (value: unknown, path: string) => void;
-
-function number(min: number, max: number, integer: boolean): Check {
-  const expected = `${integer ? 'an integer' : 'a number'} in [${min}, ${max}]`;
-  return (value, path) => {
-    if (typeof value !== 'number' || !(value >= min && value <= max) || (integer && !Number.isInteger(value))) {
-      throw new InvalidOptionError(path, expected, value);
-    }
-  };
-}
-
-const bool: Check = (value, path) => {
-  if (typeof value !== 'boolean') throw new InvalidOptionError(path, 'true or false', value);
+const SKETCH_FIELDS: Fields = {
+  width: integer(16, 1 << 24).default(16384),
+  depth: integer(1, 16).default(4),
+  sampling: integer(1, 64).default(4),
 };
 
-const partitioner: Check = (value, path) => {
-  if (typeof value !== 'string' || !(PARTITIONERS as readonly string[]).includes(value)) {
-    throw new InvalidOptionError(path, `one of ${PARTITIONERS.map((p) => `'${p}'`).join(', ')}`, value);
-  }
+/** DynamicPartitioner's options (also taken by DynamicProducer and the KafkaJS adapter). */
+const PARTITIONER_FIELDS: Fields = {
+  partitioner: oneOf(PARTITIONERS).default('murmur2_random'),
+  spread: boolean.default(true),
+  relocate: boolean.default(true),
+  hotThreshold: number(1e-6, 1e6).default(0.1),
+  coolThreshold: number(0, 1e6).default(0.05),
+  reliefThreshold: number(0, 1e6).default(0.025),
+  horizon: horizon().default(Object.freeze({ messages: 20_000 })),
+  loadHorizon: horizon().default(Object.freeze({ messages: 10_000 })),
+  sketch: object(SKETCH_FIELDS).default(defaultsOf(SKETCH_FIELDS)),
+  maxTrackedKeys: integer(1, 1 << 20).default(1024),
+  spreadFactor: number(0, 1e6).default(1),
+  balanceTolerance: number(0, 1e6).default(0.02),
+  maxSpread: integer(0, 0x7fffffff).default(0),
+  minHotMessages: number(0, 1e12).default(16),
+  warmupMessages: number(0, 1e12).default(200),
+  stickyRun: integer(1, 1e9).default(256),
+  hotRun: integer(1, 1e6).default(8),
+  maxTopics: integer(1, 1 << 16).default(64),
+  maxPartitions: integer(1, 1 << 20).default(1024),
 };
 
-function object(fields: Record<string, Check>, exactlyOne = false): Check {
-  const names = Object.keys(fields);
-  return (value, path) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new InvalidOptionError(path, `an object with ${exactlyOne ? 'one of' : 'keys among'} ${names.join(', ')}`, value);
-    }
-    const given = Object.keys(value);
-    for (const key of given) {
-      if (!names.includes(key)) {
-        throw InvalidOptionError.unknown(`${path}.${key}`, names);
-      }
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) fields[key](v, `${path}.${key}`);
-    }
-    if (exactlyOne && given.filter((k) => (value as Record<string, unknown>)[k] !== undefined).length !== 1) {
-      throw new InvalidOptionError(path, `exactly one of ${names.join(', ')}`, value);
-    }
-  };
-}
+export const DEFAULTS: ResolvedOptions = defaultsOf(PARTITIONER_FIELDS);
 
-const SCHEMA = object({
-  partitioner,
-  spread: bool,
-  relocate: bool,
-  hotThreshold: number(1e-6, 1e6, false),
-  coolThreshold: number(0, 1e6, false),
-  reliefThreshold: number(0, 1e6, false),
-  horizon: object({ messages: number(1, 1e12, false), ms: number(1, 1e12, false) }, true),
-  loadHorizon: object({ messages: number(1, 1e12, false), ms: number(1, 1e12, false) }, true),
-  sketch: object({ width: number(16, 1 << 24, true), depth: number(1, 16, true), sampling: number(1, 64, true) }),
-  maxTrackedKeys: number(1, 1 << 20, true),
-  spreadFactor: number(0, 1e6, false),
-  balanceTolerance: number(0, 1e6, false),
-  maxSpread: number(0, 0x7fffffff, true),
-  minHotMessages: number(0, 1e12, false),
-  warmupMessages: number(0, 1e12, false),
-  stickyRun: number(1, 1e9, true),
-  hotRun: number(1, 1e6, true),
-  maxTopics: number(1, 1 << 16, true),
-  maxPartitions: number(1, 1 << 20, true),
+/** The names of DynamicPartitioner's options. */
+export const PARTITIONER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(PARTITIONER_FIELDS));
+
+const PARTITIONER_SCHEMA = object<ResolvedOptions>(PARTITIONER_FIELDS, {
+  refine(o, path) {
+    if (o.coolThreshold >= o.hotThreshold) {
+      throw new InvalidOptionError(`${path}.coolThreshold`, `below ${path}.hotThreshold (${o.hotThreshold})`, o.coolThreshold);
+    }
+    if (o.reliefThreshold > o.hotThreshold) {
+      throw new InvalidOptionError(`${path}.reliefThreshold`, `at most ${path}.hotThreshold (${o.hotThreshold})`, o.reliefThreshold);
+    }
+    if (o.maxTopics * o.maxPartitions > 1 << 24) {
+      throw new InvalidOptionError(`${path}.maxPartitions`, `at most 2^24 / ${path}.maxTopics (${Math.floor((1 << 24) / o.maxTopics)})`, o.maxPartitions);
+    }
+  },
 });
 
-/** Checks `options` against the schema and fills in the defaults. */
+/** Checks DynamicPartitioner's `options` against the schema and fills in the defaults (a frozen copy). */
 export function resolveOptions(options: unknown = {}): ResolvedOptions {
-  SCHEMA(options, 'options');
-  const o = options as DynamicPartitionerOptions;
-  // Copies, frozen: later changes to the caller's objects change nothing here.
-  const horizon = (h: Horizon | undefined, fallback: Horizon): Horizon =>
-    Object.freeze(h === undefined ? { ...fallback } : 'messages' in h && h.messages !== undefined ? { messages: h.messages } : { ms: (h as { ms: number }).ms });
-  const resolved: ResolvedOptions = {
-    ...DEFAULTS,
-    ...definedOnly(o),
-    horizon: horizon(o.horizon, DEFAULTS.horizon),
-    loadHorizon: horizon(o.loadHorizon, DEFAULTS.loadHorizon),
-    sketch: Object.freeze({ ...DEFAULTS.sketch, ...definedOnly(o.sketch ?? {}) }),
-  };
-  if (resolved.coolThreshold >= resolved.hotThreshold) {
-    throw new InvalidOptionError('options.coolThreshold', `below options.hotThreshold (${resolved.hotThreshold})`, resolved.coolThreshold);
-  }
-  if (resolved.reliefThreshold > resolved.hotThreshold) {
-    throw new InvalidOptionError('options.reliefThreshold', `at most options.hotThreshold (${resolved.hotThreshold})`, resolved.reliefThreshold);
-  }
-  if (resolved.maxTopics * resolved.maxPartitions > 1 << 24) {
-    throw new InvalidOptionError('options.maxPartitions', `at most 2^24 / options.maxTopics (${Math.floor((1 << 24) / resolved.maxTopics)})`, resolved.maxPartitions);
-  }
-  return Object.freeze(resolved);
+  return resolve(PARTITIONER_SCHEMA, options);
 }
 
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+/** 'spread': order headers on the messages of spread keys; 'none': never. */
+const ORDER_HEADERS = oneOf(['spread', 'none'] as const).default('spread');
+
+// DynamicProducer ---------------------------------------------------------------------------
+
+/** DynamicProducer's own options, resolved. */
+export interface ProducerSettings {
+  readonly metadataRefreshMs: number;
+  readonly maxQueued: number;
+  readonly pollIntervalMs: number;
+  readonly orderHeaders: 'spread' | 'none';
+  readonly queuePenalty: boolean;
+  readonly prometheus?: unknown;
+  readonly producerId?: Buffer;
+}
+
+const PRODUCER_FIELDS: Fields = {
+  metadataRefreshMs: integer(100, MAX_TIMER_MS).default(30_000),
+  maxQueued: integer(1).default(100_000),
+  pollIntervalMs: integer(0, MAX_TIMER_MS).default(5),
+  orderHeaders: ORDER_HEADERS,
+  queuePenalty: boolean.default(true),
+  // Whether prom-client is installed, and this one of its Registries, is checked as the gauges are registered.
+  prometheus: custom('a prom-client Registry', (v) => typeof v === 'object' && v !== null),
+  producerId: custom('a Buffer of 8 bytes', (v) => Buffer.isBuffer(v) && v.length === 8),
+};
+
+export const PRODUCER_DEFAULTS: ProducerSettings = defaultsOf(PRODUCER_FIELDS);
+
+/** The names of DynamicProducer's own options (besides the partitioner's). */
+export const PRODUCER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(PRODUCER_FIELDS));
+
+// The partitioner's options are checked here (so that an unknown name lists all the valid
+// ones) and handed on as given: DynamicPartitioner fills in their defaults.
+const PRODUCER_SCHEMA = object<ProducerSettings & Record<string, unknown>>({ ...checksOnly(PARTITIONER_FIELDS), ...PRODUCER_FIELDS });
+
+/** DynamicProducer's options: its own settings, defaults filled in, and the partitioner's options as given. */
+export function resolveProducerOptions(options: unknown): { producer: ProducerSettings; partitioner: Record<string, unknown> } {
+  const all = resolve(PRODUCER_SCHEMA, options);
+  const producer: Record<string, unknown> = {};
+  const partitioner: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(all)) {
+    if (PRODUCER_OPTION_NAMES.includes(key)) producer[key] = value;
+    else partitioner[key] = value;
+  }
+  return { producer: Object.freeze(producer) as unknown as ProducerSettings, partitioner };
+}
+
+// KafkaJS adapter ---------------------------------------------------------------------------
+
+const KAFKAJS_SCHEMA = object<{ orderHeaders: 'spread' | 'none' } & Record<string, unknown>>({ ...checksOnly(PARTITIONER_FIELDS), orderHeaders: ORDER_HEADERS });
+
+/** createKafkaJsPartitioner's options: orderHeaders (default filled in), and the partitioner's options as given. */
+export function resolveKafkaJsOptions(options: unknown): { orderHeaders: 'spread' | 'none'; partitioner: Record<string, unknown> } {
+  const { orderHeaders, ...partitioner } = resolve(KAFKAJS_SCHEMA, options);
+  return { orderHeaders, partitioner };
+}
+
+// Resequencer -------------------------------------------------------------------------------
+
+export interface ResolvedResequencerOptions {
+  readonly maxBufferedMessages: number;
+  readonly maxBufferedBytes: number;
+  readonly maxWaitMs: number;
+  readonly maxChainIdleMs: number;
+  readonly maxChains: number;
+}
+
+const RESEQUENCER_FIELDS: Fields = {
+  maxBufferedMessages: integer(0).default(10_000),
+  maxBufferedBytes: integer(0).default(64 * 1024 * 1024),
+  maxWaitMs: integer(0).default(30_000),
+  maxChainIdleMs: integer(0).default(3_600_000),
+  maxChains: integer(1).default(100_000),
+};
+
+export const RESEQUENCER_DEFAULTS: ResolvedResequencerOptions = defaultsOf(RESEQUENCER_FIELDS);
+
+const RESEQUENCER_SCHEMA = object<ResolvedResequencerOptions>(RESEQUENCER_FIELDS);
+
+export function resolveResequencerOptions(options: unknown): ResolvedResequencerOptions {
+  return resolve(RESEQUENCER_SCHEMA, options);
+}
+
+// DynamicConsumer ---------------------------------------------------------------------------
+
+export interface ResolvedConsumerOptions {
+  readonly commitIntervalMs: number;
+  readonly batchSize: number;
+  readonly maxPending: number;
+  readonly fetchTimeoutMs: number;
+  readonly handlerRetries: number;
+  readonly retryBackoffMs: number;
+  /** The Resequencer's options, defaults filled in; absent when none were given. */
+  readonly resequencer?: ResolvedResequencerOptions;
+}
+
+// Every bound is setTimeout's (a larger delay fires at once); 0 allowed for the two that turn retries off.
+const CONSUMER_FIELDS: Fields = {
+  commitIntervalMs: integer(1, MAX_TIMER_MS).default(250),
+  batchSize: integer(1, MAX_TIMER_MS).default(500),
+  maxPending: integer(1, MAX_TIMER_MS).default(5000),
+  fetchTimeoutMs: integer(1, MAX_TIMER_MS).default(100),
+  handlerRetries: integer(0, MAX_TIMER_MS).default(2),
+  retryBackoffMs: integer(0, MAX_TIMER_MS).default(100),
+};
+
+export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);
+
+const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS });
+
+export function resolveConsumerOptions(options: unknown): ResolvedConsumerOptions {
+  return resolve(CONSUMER_SCHEMA, options);
+}
+
+// LagMonitor --------------------------------------------------------------------------------
+
+export interface ResolvedLagMonitorOptions {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  readonly intervalMs: number;
+}
+
+const LAG_MONITOR_SCHEMA = object<ResolvedLagMonitorOptions>({
+  groupId: name('a consumer group id').require(),
+  topics: list(name('a topic name'), 'a non-empty array of topic names').require(),
+  intervalMs: integer(10, MAX_TIMER_MS).default(1000),
+});
+
+/** LagMonitor's options; `options` itself is required. */
+export function resolveLagMonitorOptions(options: unknown): ResolvedLagMonitorOptions {
+  return resolve(LAG_MONITOR_SCHEMA, options === undefined ? null : options);
 }

@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { InternalError } from './errors';
 
 /** The numeric exports of assembly/index.ts. */
 export interface CoreExports {
@@ -82,7 +83,7 @@ export function instantiate(setup?: (exports: CoreExports) => void): Core {
   const exports = new WebAssembly.Instance(compiled, {
     env: {
       abort(): never {
-        throw new Error('kafka-dynamic-partitioner: WebAssembly core aborted');
+        throw new InternalError('WebAssembly core aborted');
       },
     },
   }).exports as unknown as CoreExports;

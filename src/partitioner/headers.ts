@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './partitioner';
 import type { DynamicPartitioner } from './partitioner';
+import { InvalidArgTypeError, OutOfRangeError } from '../core/errors';
 
 export const ORDER_HEADER = 'kdp-order' as const;
 /** The version producers write; decodeOrderHeader() reads 1 and 2. */
@@ -64,6 +65,19 @@ export function encodeOrderHeader(
   kind: number, producerId: Buffer | string, sequence: number, previous: number, width: number, partitions: number, partitioner: number,
   afterPartition = -1, afterOffset = -1,
 ): string {
+  // A public helper, not the producer's path (OrderChains builds its headers from cached pieces).
+  if (KIND_CODES[kind] === undefined) throw new OutOfRangeError('kind', 'one of ORDER_ANCHOR, ORDER_SPREAD, ORDER_MOVED, ORDER_RETURN', kind);
+  if (!(Buffer.isBuffer(producerId) && producerId.length >= 8) && !(typeof producerId === 'string' && /^[0-9a-f]{16}$/.test(producerId))) {
+    throw new InvalidArgTypeError('producerId', 'a Buffer of 8 bytes or 16 lowercase hex digits', producerId);
+  }
+  const counts: Array<[string, number, number]> = [
+    ['sequence', sequence, 1], ['previous', previous, 0], ['width', width, 1], ['partitions', partitions, 1],
+    ['partitioner', partitioner, 0], ['afterPartition', afterPartition, -1], ['afterOffset', afterOffset, -1],
+  ];
+  for (const [argument, value, min] of counts) {
+    if (typeof value !== 'number') throw new InvalidArgTypeError(argument, `an integer >= ${min}`, value);
+    if (!Number.isSafeInteger(value) || value < min) throw new OutOfRangeError(argument, `an integer >= ${min}`, value);
+  }
   const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
   return headStart(kind, id) + sequence + ';' + previous + headEnd(width, partitions, partitioner) + after(afterPartition, afterOffset);
 }

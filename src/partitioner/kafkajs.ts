@@ -3,10 +3,10 @@
 // message without an explicit partition: ({ topic, partitionMetadata, message }) → partition.
 
 import { DynamicPartitioner, ORDER_NONE } from './partitioner';
-import { DynamicPartitionerOptions } from '../core/options';
+import { DynamicPartitionerOptions, resolveKafkaJsOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
-import { InvalidArgTypeError, InvalidOptionError } from '../core/errors';
+import { InvalidArgTypeError } from '../core/errors';
 
 export interface KafkaJsPartitionerArgs {
   readonly topic: string;
@@ -49,10 +49,8 @@ function dropForwarded(message: KafkaJsPartitionerArgs['message']): void {
  * a `kdp-order` entry already there; on any other message it removes such an entry.
  */
 export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}): KafkaJsPartitionerFactory {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
-  const { orderHeaders = 'spread', ...rest } = options;
-  if (orderHeaders !== 'spread' && orderHeaders !== 'none') throw new InvalidOptionError('options.orderHeaders', "'spread' or 'none'", orderHeaders);
-  const partitioner = new DynamicPartitioner({ partitioner: 'murmur2_random', ...rest });
+  const { orderHeaders, partitioner: rest } = resolveKafkaJsOptions(options);
+  const partitioner = new DynamicPartitioner({ partitioner: 'murmur2_random', ...(rest as DynamicPartitionerOptions) });
   const code = partitionerCode(partitioner.options.partitioner);
   const orders = new OrderChains(partitioner, newProducerId(), code);
 

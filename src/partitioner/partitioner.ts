@@ -4,10 +4,10 @@
 
 import { EventEmitter } from 'node:events';
 import { instantiate, Core, shared } from '../core/wasm';
-import { writeKey, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
+import { writeKey, notAKey, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
 import { partitionerCode, checkPartitionCount, partitionIn, packBatches, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
-import { InvalidArgTypeError, OutOfRangeError } from '../core/errors';
+import { InternalError, InvalidArgTypeError, OutOfRangeError } from '../core/errors';
 
 /** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
 export interface HotKey {
@@ -174,7 +174,7 @@ export class DynamicPartitioner extends EventEmitter {
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i];
       if (typeof k !== 'string' && !(k instanceof Uint8Array) && k !== null && k !== undefined) {
-        throw new InvalidArgTypeError(`keys[${i}]`, 'a string, Buffer, Uint8Array, null or undefined', k);
+        throw notAKey(i, k);
       }
     }
     const t = this.topic(topic, numPartitions);
@@ -367,7 +367,7 @@ export class DynamicPartitioner extends EventEmitter {
   private topicOfSlot(slot: number): TopicState {
     if (this.lastTopic && this.lastTopic.slot === slot) return this.lastTopic;
     for (const t of this.topics.values()) if (t.slot === slot) return t;
-    throw new Error(`kafka-dynamic-partitioner: no topic in slot ${slot}`);
+    throw new InternalError(`no topic in slot ${slot}`);
   }
 
   private describeEntry(entry: number, topic: TopicState, key: Key | null): HotKey {

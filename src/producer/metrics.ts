@@ -95,15 +95,22 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
       throw new InvalidOptionError('options.prometheus', `a Registry without a metric named ${name}`, registry,
         `options.prometheus: the Registry already has a metric named ${name} (another DynamicProducer's, not disconnected yet?): give each producer its own Registry`);
     }
+    try {
+      // eslint-disable-next-line no-new
+      new client.Gauge({
+        name, help, labelNames, registers: [registry],
+        collect(this: any) {
+          this.reset();
+          fill(this, read());
+        },
+      });
+    } catch (err) {
+      // prom-client's own refusal (a plain Error): typed, and nothing of ours left behind.
+      unregister();
+      throw new InvalidOptionError('options.prometheus', 'a Registry that takes the gauge', registry,
+        `options.prometheus: the Registry refused the gauge ${name}: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
     registered.push(name);
-    // eslint-disable-next-line no-new
-    new client.Gauge({
-      name, help, labelNames, registers: [registry],
-      collect(this: any) {
-        this.reset();
-        fill(this, read());
-      },
-    });
   };
   gauge('kdp_messages_produced', 'Messages produced, per topic', ['topic'], (g, m) => {
     for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.produced);

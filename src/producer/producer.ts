@@ -10,16 +10,19 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import * as Kafka from 'node-rdkafka';
 import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
-import { DynamicPartitionerOptions, DEFAULTS } from '../core/options';
+import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
 import { Handoff, Link, LINK } from './handoff';
 import { OrderChains, newProducerId, ORDER_HEADER } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe } from '../core/errors';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe, toKafkaError } from '../core/errors';
+import { notAKey } from '../core/key';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import { deliversReports, isHighLevel, nativeBinding } from './client';
 import type { HighLevelLike, NativeProducer } from './client';
 import type { Key } from '../core/key';
+
+export { PRODUCER_DEFAULTS };
 
 export type Value = Buffer | Uint8Array | string | null;
 export type Headers = Array<Record<string, string | Buffer>>;
@@ -62,28 +65,6 @@ export interface DynamicProducerOptions extends DynamicPartitionerOptions {
   /** 8 bytes naming this producer in order headers (default: random). */
   readonly producerId?: Buffer;
 }
-
-interface ProducerSettings {
-  readonly metadataRefreshMs: number;
-  readonly maxQueued: number;
-  readonly pollIntervalMs: number;
-  readonly orderHeaders: 'spread' | 'none';
-  readonly queuePenalty: boolean;
-  readonly prometheus?: unknown;
-  readonly producerId?: Buffer;
-}
-
-export const PRODUCER_DEFAULTS: ProducerSettings = Object.freeze({
-  metadataRefreshMs: 30_000,
-  maxQueued: 100_000,
-  pollIntervalMs: 5,
-  orderHeaders: 'spread',
-  queuePenalty: true,
-});
-
-const PRODUCER_OPTION_NAMES = new Set([
-  'metadataRefreshMs', 'maxQueued', 'pollIntervalMs', 'orderHeaders', 'queuePenalty', 'prometheus', 'producerId',
-]);
 
 // librdkafka error codes (rdkafka.h) the producer reacts to.
 const ERR_QUEUE_FULL = -184;
@@ -146,31 +127,6 @@ interface TopicInfo {
   lastUsed: number;
 }
 
-function checkProducerOptions(options: DynamicProducerOptions): { producer: ProducerSettings; partitioner: DynamicPartitionerOptions } {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('options', 'an object', options);
-  const partitioner: Record<string, unknown> = {};
-  const producer: Record<string, unknown> = { ...PRODUCER_DEFAULTS };
-  for (const [name, value] of Object.entries(options)) {
-    if (!PRODUCER_OPTION_NAMES.has(name)) partitioner[name] = value;
-    else if (value !== undefined) producer[name] = value;
-  }
-  const positive = (name: string, min: number): void => {
-    const v = producer[name];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new InvalidOptionError(`options.${name}`, `an integer >= ${min}`, v);
-  };
-  positive('metadataRefreshMs', 100);
-  positive('maxQueued', 1);
-  positive('pollIntervalMs', 0);
-  if (producer.orderHeaders !== 'spread' && producer.orderHeaders !== 'none') {
-    throw new InvalidOptionError('options.orderHeaders', "'spread' or 'none'", producer.orderHeaders);
-  }
-  if (typeof producer.queuePenalty !== 'boolean') throw new InvalidOptionError('options.queuePenalty', 'true or false', producer.queuePenalty);
-  if (producer.producerId !== undefined && !(Buffer.isBuffer(producer.producerId) && producer.producerId.length === 8)) {
-    throw new InvalidOptionError('options.producerId', 'a Buffer of 8 bytes', producer.producerId);
-  }
-  return { producer: producer as unknown as ProducerSettings, partitioner };
-}
-
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
@@ -225,12 +181,6 @@ function timestampError(timestamp: unknown): InvalidArgTypeError | OutOfRangeErr
 function checkTimeout(argument: string, ms: unknown): void {
   if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
   if (!(ms >= 0 && ms < Infinity)) throw new OutOfRangeError(argument, 'a finite number of milliseconds, 0 or more', ms);
-}
-
-function toKafkaError(err: any, context: string): KafkaError {
-  if (err instanceof KafkaError) return err;
-  const code = typeof err?.code === 'number' ? err.code : undefined;
-  return new KafkaError(`${context}: ${err?.message ?? String(err)}`, code, err);
 }
 
 export declare interface DynamicProducer {
@@ -297,9 +247,9 @@ export class DynamicProducer extends EventEmitter {
     super();
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
-    const checked = checkProducerOptions(options);
+    const checked = resolveProducerOptions(options);
     this.options = checked.producer;
-    for (const names of [Object.keys(DEFAULTS), PRODUCER_OPTION_NAMES]) {
+    for (const names of [PARTITIONER_OPTION_NAMES, PRODUCER_OPTION_NAMES]) {
       checkNotOptions(globalConfig, 'globalConfig', names);
       checkNotOptions(topicConfig, 'topicConfig', names);
     }
@@ -307,7 +257,7 @@ export class DynamicProducer extends EventEmitter {
     // A wrapped producer without a `partitioner` setting uses librdkafka's default.
     const existingPartitioner = existing ? existing.topicConfig?.partitioner ?? LIBRDKAFKA_DEFAULT_PARTITIONER : split.topic.partitioner;
     const base = basePartitioner(checked.partitioner.partitioner, existingPartitioner);
-    this.partitioner = new DynamicPartitioner({ ...checked.partitioner, partitioner: base });
+    this.partitioner = new DynamicPartitioner({ ...(checked.partitioner as DynamicPartitionerOptions), partitioner: base });
     this.code = partitionerCode(base);
     this.producerId = this.options.producerId ?? newProducerId();
     this.orders = new OrderChains(this.partitioner, this.producerId, this.code);
@@ -489,7 +439,7 @@ export class DynamicProducer extends EventEmitter {
     if (!this.highLevel) {
       if (typeof value !== 'string' && value !== null && value !== undefined && !(value instanceof Uint8Array)) throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-        throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
+        throw notAKey('key', key);
       }
     }
     if (headers !== undefined && headers !== null) checkHeaders(headers);
@@ -577,7 +527,7 @@ export class DynamicProducer extends EventEmitter {
       }
     } else {
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-        throw new InvalidArgTypeError('key', 'a string, Buffer, Uint8Array, null or undefined', key);
+        throw notAKey('key', key);
       }
       this.requestMetadata(topic);
     }
@@ -1093,7 +1043,12 @@ export function wrapProducer(existing: ProducerLike, options: DynamicProducerOpt
     throw new StateError('wrapProducer needs a connected producer: call connect() on it first');
   }
   // A HighLevelProducer polls fast only for messages of its own produce(): poll for ours.
-  const producer = new DynamicProducer({}, {}, { pollIntervalMs: isHighLevel(existing) ? 5 : 0, ...options }, existing);
+  // pollIntervalMs defaults differently here; anything but an options object is left for the schema to refuse.
+  const given = options as Record<string, unknown> | null | undefined;
+  const withPolling = typeof given === 'object' && given !== null && !Array.isArray(given) && given.pollIntervalMs === undefined
+    ? { ...given, pollIntervalMs: isHighLevel(existing) ? 5 : 0 }
+    : given;
+  const producer = new DynamicProducer({}, {}, withPolling as DynamicProducerOptions, existing);
   producer.refreshMetadata().catch((err) => producer.emit('error', err));
   return producer;
 }
