@@ -27,6 +27,7 @@
 const { spawnSync } = require('node:child_process');
 const os = require('node:os');
 const path = require('node:path');
+const { prng } = require('../build/tools/workload'); // mulberry32: every run hashes the same keys
 
 const SIZES = [16, 36, 256];
 const KINDS = ['string', 'Buffer'];
@@ -61,16 +62,6 @@ function parseArgs(argv) {
 // ---------------------------------------------------------------------------------------
 // Inputs
 
-/** A small deterministic PRNG (mulberry32), so every run hashes the same keys. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALNUM = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const HEX = '0123456789abcdef';

@@ -25,6 +25,7 @@ const path = require('node:path');
 const Benchmark = require('benchmark');
 
 const { Resequencer, encodeOrderHeader, ORDER_HEADER, ORDER_ANCHOR, ORDER_SPREAD } = require(path.join(__dirname, '..'));
+const { prng } = require('../build/tools/workload'); // mulberry32: every run feeds the same messages
 
 const PARTITIONS = 6;
 const BATCH = 4096;
@@ -45,16 +46,6 @@ function parseArgs(argv) {
   return opts;
 }
 
-/** mulberry32, so every run feeds the same messages. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Assigns offsets in partition order; returns the messages of each partition. */
 function place(produced) {
