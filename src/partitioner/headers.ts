@@ -1,6 +1,6 @@
 // The order header a DynamicProducer adds to the messages of a spread key, so that a
-// consumer can put that key's messages back in the order they were produced. See README
-// "Order headers" for the format; src/consumer/resequencer.ts (consumer side) reads it.
+// consumer can put that key's messages back in the order they were produced. See
+// docs/ordering.md for the format; src/consumer/resequencer.ts (consumer side) reads it.
 //
 // Per producer and key, the marked messages form a chain: ANCHOR (first after the key turned
 // hot, on its normal partition, behind its earlier cold messages) → SPREAD (split) or MOVED
@@ -59,7 +59,7 @@ export function newProducerId(): Buffer {
  * and after the partition of the chain's previous marked message, `<partition>:<offset>` when
  * its offset is known, or empty (an anchor): e.g. `2;s;9f86d081884c7d65;42;41;3;12;0;7`.
  * Text, because node-rdkafka (3.6, src/producer.cc) sends header values through a C string of
- * their UTF-8 text: binary values arrive mangled. docs/order-header.md is the specification.
+ * their UTF-8 text: binary values arrive mangled. docs/ordering.md is the specification.
  */
 export function encodeOrderHeader(
   kind: number, producerId: Buffer | string, sequence: number, previous: number, width: number, partitions: number, partitioner: number,

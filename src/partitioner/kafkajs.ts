@@ -45,7 +45,7 @@ function dropForwarded(message: KafkaJsPartitionerArgs['message']): void {
 /**
  * A KafkaJS createPartitioner backed by a DynamicPartitioner. The base partitioner defaults
  * to 'murmur2_random', which is KafkaJS's DefaultPartitioner (and Java's) for keyed messages.
- * For a spread key it adds the order header (see README) to `message.headers`, in place of
+ * For a spread key it adds the order header (docs/ordering.md) to `message.headers`, in place of
  * a `kdp-order` entry already there; on any other message it removes such an entry.
  */
 export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}): KafkaJsPartitionerFactory {

@@ -67,7 +67,7 @@ interface TopicState {
 
 const STATE_RELIEF = 3; // assembly/hotkeys.ts
 
-/** Order markers of assembly/spread.ts: see README "Order headers". */
+/** Order markers of assembly/spread.ts: see docs/ordering.md. */
 export const ORDER_NONE = 0;
 export const ORDER_ANCHOR = 1;
 export const ORDER_SPREAD = 2;

@@ -50,7 +50,7 @@ function owned(c) {
 t.test('the handler gets ordered, outOfOrder and the decoded order header; assign() gets every assignment', async (t) => {
   const topic = 'wiring-info';
   const id = '0123456789abcdef';
-  // Version 2 texts written by hand from the format in README "Order headers":
+  // Version 2 texts written by hand from the format in docs/ordering.md:
   // 2;<kind>;<producer id>;<sequence>;<previous>;<width>;<partitions>;<partitioner>;<after>
   await produce(topic, [
     [0, 'plain', null],

@@ -22,7 +22,7 @@ const { knownPartitions, brokersOf, consumeAll, trackHot } = require('./lib/help
 const PRODUCER_ID = Buffer.from('0123456789abcdef', 'hex');
 const HORIZON = { messages: 2000 };
 const COUNT = 6000;
-// Headers as another producer wrote them (the format in README "Order headers").
+// Headers as another producer wrote them (the format in docs/ordering.md).
 const STALE = '1;s;fedcba9876543210;7;6;3;4;0';
 const STALE_2 = '1;a;fedcba9876543210;9;0;1;4;0';
 

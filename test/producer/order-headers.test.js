@@ -211,7 +211,7 @@ t.test("a marked message refused at produce() does not become the next one's pre
     `its previous (${last.order.previous}) is the last marked H message handed over (${before.order.sequence})`);
 });
 
-// A key that cooled while silent: its first message afterwards is the "return" (README:
+// A key that cooled while silent: its first message afterwards is the "return" (docs/design.md:
 // "the first after it cools"), on its own partition, marked so that a consumer knows the
 // spread chain ended. Here H is hot, then silent for ten half-lives ('cooled' is emitted),
 // then sends again.

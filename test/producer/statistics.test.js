@@ -1,6 +1,6 @@
 'use strict';
 // librdkafka statistics (statistics.interval.ms) → 'stats' events, per-partition queue depth
-// in metrics() (README: msgq_cnt + xmit_msgq_cnt of each partition), and penalties for hot
+// in metrics() (docs/design.md: msgq_cnt + xmit_msgq_cnt of each partition), and penalties for hot
 // keys: (depth - least depth) / recent messages per partition, through the public
 // setPartitionPenalty(). The mock brokers answer 100 ms late, one small request at a time per
 // connection, so that queues are not empty.

@@ -1,5 +1,5 @@
 'use strict';
-// wrapProducer(): README "neither side's delivery accounting sees the other's messages", from
+// wrapProducer(): docs/producer.md "neither side's delivery accounting sees the other's messages", from
 // the application's side too: its own 'delivery-report' listeners get the reports of its own
 // messages only, never the wrapper's (nor the wrapper's internal opaque). send() resolves with a
 // report carrying the key as the caller gave it (a string stays a string) and no opaque. And a
