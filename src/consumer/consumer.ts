@@ -369,8 +369,14 @@ export class DynamicConsumer extends EventEmitter {
       const tp = `${topic}\u0000${partition}`;
       if (this.lastCommitted.get(tp) === offset) this.lastCommitted.delete(tp);
     }
-    // A periodic commit refused because the group is rebalancing is simply made again next time.
-    if (periodic && (err?.code === Kafka.CODES.ERRORS.ERR_ILLEGAL_GENERATION || err?.code === Kafka.CODES.ERRORS.ERR_REBALANCE_IN_PROGRESS)) return;
+    // A commit refused because the group is rebalancing: a periodic one is simply made again
+    // next time; one on revoke is a 'warning' (the partitions' next owner reads again from the
+    // last committed offset: re-reads, nothing lost).
+    const code = err?.code;
+    if (code === Kafka.CODES.ERRORS.ERR_ILLEGAL_GENERATION || code === Kafka.CODES.ERRORS.ERR_REBALANCE_IN_PROGRESS || code === Kafka.CODES.ERRORS.ERR_UNKNOWN_MEMBER_ID) {
+      if (!periodic) this.emit('warning', toKafkaError(err, 'commit'));
+      return;
+    }
     this.emit('error', toKafkaError(err, 'commit'));
   }
 
