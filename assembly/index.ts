@@ -67,9 +67,12 @@ export function decide(topic: i32, algorithm: i32, length: i32, partitions: i32)
   return spread.decideAt(topic, algorithm, KEYS, length, partitions);
 }
 
-/** decide() for `count` keys packed as for partitionBatch. */
-export function decideBatch(topic: i32, algorithm: i32, count: i32, partitions: i32): void {
-  spread.decideBatchAt(topic, algorithm, KEYS, LENGTHS, RESULTS, count, partitions);
+/**
+ * decide() for keys [from, count) packed as for partitionBatch. Returns the index of the
+ * first key not decided (count, or less when the event log must be drained first).
+ */
+export function decideBatch(topic: i32, algorithm: i32, from: i32, count: i32, partitions: i32): i32 {
+  return spread.decideBatchAt(topic, algorithm, KEYS, LENGTHS, RESULTS, from, count, partitions);
 }
 
 export function topicReset(topic: i32, partitions: i32): void { spread.topicReset(topic, partitions); }

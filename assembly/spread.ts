@@ -104,6 +104,12 @@ export let refused: f64 = 0;
 // @ts-ignore: decorator
 @inline const SWEEP_BATCH: i32 = 8;
 let sweepLeft: i32 = SWEEP_BATCH; // messages to the next sweep
+// The log holds every event until the TS side drains it, which it does after each call. One
+// decision emits at most EVENT_RESERVE events (its own, plus one per entry its sweep looks
+// at); a batch stops early while the log has less room than that (decideBatchAt), and
+// topicReset emits at most one per entry into a drained log. So the log never overflows.
+// @ts-ignore: decorator
+@inline const EVENT_RESERVE: i32 = 1 + SWEEP_BATCH;
 // Sampling (the "sample and hold" of Estan & Varghese, SIGCOMM 2002): a message of a key the
 // table does not hold updates the sketch only when it is sampled, and then with the weight
 // of `sampleEvery` messages, so the sketch's estimates stay unbiased. Gaps between samples
@@ -137,7 +143,7 @@ export function configure(
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
   tAdjust = arenaAlloc((t * <usize>partitions) << 2);
-  eventCapacity = entries + 4;
+  eventCapacity = entries + EVENT_RESERVE;
   events = arenaAlloc(<usize>eventCapacity * 12);
   store<i32>(CELLS + LAST_ENTRY, -1);
 }
@@ -165,7 +171,7 @@ export function configure(
 
 function emit(kind: i32, e: i32): void {
   const count = load<i32>(CELLS + EVENT_COUNT);
-  if (count >= eventCapacity) return; // unreachable while the TS side drains after each call
+  if (count >= eventCapacity) return; // unreachable: see EVENT_RESERVE
   const p = events + <usize>count * 12;
   store<i32>(p, kind);
   store<i32>(p, e, 4);
@@ -703,15 +709,29 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   return result;
 }
 
-export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: usize, results: usize, count: i32, n: i32): void {
+/**
+ * decideAt for keys [from, count) of a batch packed at `keys` (lengths at `lengths`,
+ * partitions to `results`). Returns the index of the first key not decided: `count`, or less
+ * when the event log filled up so far that one more decision might not find room for its
+ * events; the caller drains the log and calls again from there.
+ */
+export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: usize, results: usize, from: i32, count: i32, n: i32): i32 {
   let ptr = keys;
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < from; i++) {
+    const length = load<i32>(lengths + (<usize>i << 2));
+    if (length > 0) ptr += <usize>length; // keys are packed back to back
+  }
+  const room = eventCapacity - EVENT_RESERVE;
+  let i = from;
+  for (; i < count; i++) {
+    if (load<i32>(CELLS + EVENT_COUNT) > room) break;
     batchIndex = i;
     const length = load<i32>(lengths + (<usize>i << 2));
     store<i32>(results + (<usize>i << 2), decideAt(topic, algorithm, ptr, length, n));
-    if (length > 0) ptr += <usize>length; // keys are packed back to back
+    if (length > 0) ptr += <usize>length;
   }
   batchIndex = 0;
+  return i;
 }
 
 /** The clock of a time horizon moved: counts so far shrink by `factor` relative to new ones. */

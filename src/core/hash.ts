@@ -133,8 +133,9 @@ export function partitionBatchIn(
 /**
  * The batch loop shared by partitionForKeys and DynamicPartitioner.partitionBatch: keys are
  * packed back to back into the key region with their lengths in the lengths table; each
- * full region (or full lengths table) is one WebAssembly call, `call(count)`, whose results
- * go to `out` (then `after(start, count)`). A run of ASCII string keys is written with one
+ * full region (or full lengths table) is one WebAssembly call, `call(count, start)` (`start`:
+ * the index in `keys` of the first key packed), whose results go to `out` (then
+ * `after(start, count)`). A run of ASCII string keys is written with one
  * join and one native write; other keys one by one. A key too long for the region goes
  * through `single(i)`.
  */
@@ -142,7 +143,7 @@ export function packBatches(
   core: Core,
   keys: ReadonlyArray<unknown>,
   out: Int32Array,
-  call: (count: number) => void,
+  call: (count: number, start: number) => void,
   single: (index: number) => number,
   after?: (start: number, count: number) => void,
 ): void {
@@ -152,7 +153,7 @@ export function packBatches(
   let used = 0;
   const flush = (): void => {
     if (count === 0) return;
-    call(count);
+    call(count, start);
     out.set(i32.subarray(results, results + count), start);
     after?.(start, count);
     start += count;

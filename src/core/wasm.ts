@@ -27,7 +27,7 @@ export interface CoreExports {
     on: number, run: number, widen: number, relief: number, sampling: number, hotRun: number, relocate: number,
   ): void;
   decide(topic: number, algorithm: number, length: number, partitions: number): number;
-  decideBatch(topic: number, algorithm: number, count: number, partitions: number): void;
+  decideBatch(topic: number, algorithm: number, from: number, count: number, partitions: number): number;
   topicReset(topic: number, partitions: number): void;
   topicResize(topic: number, partitions: number): void;
   tick(factor: number, loadFactor: number): void;

@@ -58,6 +58,8 @@ export interface PartitionerStats {
   readonly memoryBytes: number;
 }
 
+type Emitted = ['hot' | 'cooled', HotKey];
+
 interface TopicState {
   readonly name: string;
   readonly slot: number;
@@ -163,7 +165,7 @@ export class DynamicPartitioner extends EventEmitter {
       p = partitionIn(shared, this.code, key, numPartitions, 'key');
       core.exports.account(t.slot, p);
     }
-    if (core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined);
+    if (core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
     return p;
   }
 
@@ -182,11 +184,19 @@ export class DynamicPartitioner extends EventEmitter {
     t.lastUsed = ++this.useClock;
     const out = new Int32Array(keys.length);
     const x = this.core.exports;
+    // Events of a packed batch whose log had to be drained before its end, emitted once the
+    // batch's results are out (a listener may call partition(), which reuses the key region).
+    const early: Emitted[] = [];
     packBatches(this.core, keys, out,
-      (count) => x.decideBatch(t.slot, this.code, count, numPartitions),
+      (count, start) => {
+        for (let done = x.decideBatch(t.slot, this.code, 0, count, numPartitions); done < count;
+          done = x.decideBatch(t.slot, this.code, done, count, numPartitions)) {
+          this.collectEvents(undefined, keys, start, early);
+        }
+      },
       (i) => this.partition(topic, keys[i], numPartitions),
-      (start, count) => {
-        if (this.core.i32[this.eventCell] !== 0) this.drainEvents(undefined, keys.slice(start, start + count));
+      (start) => {
+        if (early.length !== 0 || this.core.i32[this.eventCell] !== 0) this.drainEvents(undefined, keys, start, early.splice(0));
       });
     return out;
   }
@@ -308,7 +318,7 @@ export class DynamicPartitioner extends EventEmitter {
       if (slot === undefined) slot = this.evictLeastRecentlyUsed();
       t = { name, slot, partitions: numPartitions, lastUsed: 0 };
       this.core.exports.topicReset(slot, numPartitions);
-      this.drainEvents(undefined, undefined);
+      this.drainEvents(undefined, undefined, 0);
       this.topics.set(name, t);
     }
     this.lastTopic = t;
@@ -321,7 +331,7 @@ export class DynamicPartitioner extends EventEmitter {
     const slot = victim!.slot;
     this.topics.delete(victim!.name);
     this.core.exports.topicReset(slot, 1);
-    this.drainEvents(undefined, undefined);
+    this.drainEvents(undefined, undefined, 0);
     return slot;
   }
 
@@ -338,30 +348,38 @@ export class DynamicPartitioner extends EventEmitter {
     }
   }
 
-  /** Turns the WebAssembly event log into 'hot' / 'cooled' events and the table of hot keys. */
-  private drainEvents(single: unknown, batch: ReadonlyArray<unknown> | undefined): void {
+  /**
+   * Turns the WebAssembly event log into 'hot' / 'cooled' events (after `before`, events
+   * collected earlier) and the table of hot keys. A 'hot' event's key is `single`, or
+   * `batch[offset + its index in the batch call]`.
+   */
+  private drainEvents(single: unknown, batch: ReadonlyArray<unknown> | undefined, offset: number, before: Emitted[] = []): void {
+    this.collectEvents(single, batch, offset, before);
+    for (const [event, key] of before) this.emit(event, key);
+  }
+
+  /** Empties the event log into `into` and updates the table of hot keys. */
+  private collectEvents(single: unknown, batch: ReadonlyArray<unknown> | undefined, offset: number, into: Emitted[]): void {
     const i32 = this.core.i32;
     const count = i32[this.eventCell];
     i32[this.eventCell] = 0;
-    const emitted: Array<['hot' | 'cooled', HotKey]> = [];
     for (let i = 0; i < count; i++) {
       const at = this.events + i * 3;
       const kind = i32[at];
       const entry = i32[at + 1];
       if (kind === EVENT_HOT) {
-        const given = batch ? batch[i32[at + 2]] : single;
+        const given = batch ? batch[offset + i32[at + 2]] : single;
         const key = given == null ? null : typeof given === 'string' ? given : Buffer.from(given as Uint8Array);
         const topic = this.topicOfSlot(i32[this.entryTopic + entry * this.entryStride]);
         this.hot.set(entry, { topic, key });
-        emitted.push(['hot', this.describeEntry(entry, topic, key)]);
+        into.push(['hot', this.describeEntry(entry, topic, key)]);
       } else if (kind === EVENT_COOLED) {
         const h = this.hot.get(entry);
         if (!h) continue;
         this.hot.delete(entry);
-        emitted.push(['cooled', { ...this.describeEntry(entry, h.topic, h.key), partitions: 1 }]);
+        into.push(['cooled', { ...this.describeEntry(entry, h.topic, h.key), partitions: 1 }]);
       }
     }
-    for (const [event, key] of emitted) this.emit(event, key);
   }
 
   private topicOfSlot(slot: number): TopicState {
