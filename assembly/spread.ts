@@ -1,6 +1,7 @@
 // The decision for one message: hash → sketch → cold: the base partitioner's partition /
 // hot: one partition with room for the whole key (relocated), else the least loaded of the
-// key's allowed partitions (split). See README "How it works".
+// key's allowed partitions (split). See README, "How it works" (its paragraphs "Relocating
+// before splitting" and "Spreading").
 //
 // Per topic slot (the TS side maps topic names to slots): a decayed total, a decayed load,
 // an external penalty and a reserve per partition, and the state of its sticky run for null keys.
@@ -16,21 +17,22 @@ import {
   getf, setf, CANDIDATE, HOT, RELIEF, FREE, full,
 } from "./hotkeys";
 
-// ---- options (configure) ----
-let hotShare: f64 = 0.1;     // hot above this many fair shares (1/n of the topic's traffic)
-let coolShare: f64 = 0.05;   // cold again below this many
-let reliefShare: f64 = 0.025; // hot above this many when the key's partition is overloaded (0: off)
-let admitShare: f64 = 0.05;  // tracked exactly above this many
-let minCount: f64 = 16;      // a hot key has at least this many recent messages
-let warmup: f64 = 1000;      // no key is hot before its topic has this many recent messages
-let spreadFactor: f64 = 1;   // a hot key starts with ceil(spreadFactor * share * n) partitions
-let widenAbove: f64 = 1.02;  // and gets one more while its best is above this many means
-let maxSpread: i32 = 0;      // at most this many (0: all)
-let spreadOn: bool = true;   // false: detect and report, never move
-let stickyRun: i32 = 256;    // messages per sticky run of undecided (null) keys
-let hotRun: i32 = 8;         // messages of a hot key sent to one choice before choosing again
-let sampleEvery: i32 = 1;    // an untracked key's message updates the sketch once in this many
-let relocateOn: bool = true; // a hot key that fits whole in one partition moves there whole instead of splitting
+// ---- options: set by configure() alone, from the resolved options of the TS side (their
+// defaults are DEFAULTS in src/core/options.ts, the only place they are written) ----
+let hotShare: f64;     // hot above this many fair shares (1/n of the topic's traffic): hotThreshold
+let coolShare: f64;    // cold again below this many: coolThreshold
+let reliefShare: f64;  // hot above this many when the key's partition is overloaded (0: off): reliefThreshold
+let admitShare: f64;   // tracked exactly above this many
+let minCount: f64;     // a hot key has at least this many recent messages: minHotMessages
+let warmup: f64;       // no key is hot before its topic has this many recent messages: warmupMessages
+let spreadFactor: f64; // a hot key starts with ceil(spreadFactor * share * n) partitions
+let widenAbove: f64;   // and gets one more while its best is above this many means: 1 + balanceTolerance
+let maxSpread: i32;    // at most this many (0: all)
+let spreadOn: bool;    // false: detect and report, never move (spread)
+let stickyRun: i32;    // messages per sticky run of undecided (null) keys
+let hotRun: i32;       // messages of a hot key sent to one choice before choosing again
+let sampleEvery: i32;  // an untracked key's message updates the sketch once in this many: sketch.sampling
+let relocateOn: bool;  // a hot key that fits whole in one partition moves there whole instead of splitting (relocate)
 
 // ---- per topic ----
 let maxTopics: i32 = 0;
