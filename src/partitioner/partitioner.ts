@@ -8,6 +8,11 @@ import { writeKey, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
 import { partitionerCode, checkPartitionCount, partitionIn, packBatches, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
 import { InvalidArgTypeError, OutOfRangeError } from '../core/errors';
+import {
+  STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
+  CELL_EVENT_COUNT, CELL_LAST_ENTRY, CELL_LAST_ORDER, CELL_LAST_ZERO,
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
+} from '../core/abi';
 
 /** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
 export interface HotKey {
@@ -67,16 +72,13 @@ interface TopicState {
   lastUsed: number;
 }
 
-const STATE_RELIEF = 3; // assembly/hotkeys.ts
-
-/** Order markers of assembly/spread.ts: see README "Order headers". */
-export const ORDER_NONE = 0;
-export const ORDER_ANCHOR = 1;
-export const ORDER_SPREAD = 2;
-export const ORDER_RETURN = 3;
-export const ORDER_MOVED = 4;
-const EVENT_HOT = 1;
-const EVENT_COOLED = 2;
+/** Order markers of a decision (assembly/abi.ts): see README "Order headers". */
+export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from '../core/abi';
+// Record strides in typed-array elements.
+const EVENT_I32 = EVENT_SIZE >> 2;
+const TOPIC_F64 = (1 << TOPIC_SHIFT) >> 3;
+const ENTRY_I32 = (1 << ENTRY_SHIFT) >> 2;
+const ENTRY_F64 = (1 << ENTRY_SHIFT) >> 3;
 // Admission to exact tracking happens at this fraction of the lowest hot line.
 const ADMIT_OF_HOT = 0.5;
 
@@ -96,13 +98,14 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly hot = new Map<number, { topic: TopicState; key: Key | null }>();
   private lastTopic: TopicState | undefined;
   private useClock = 0;
+  // Indexes into the core's typed arrays (i32 or f64, as the field is) of the cells, the
+  // event log and the fields of the first topic and entry records (layouts: assembly/abi.ts).
   private readonly eventCell: number;
-  /** i32 index of the cells of the last message: its key's entry, then batch index, then order marker. */
   private readonly lastEntryCell: number;
+  private readonly lastOrderCell: number;
+  private readonly lastZeroCell: number;
   private readonly events: number;
   private readonly topicTotal: number;
-  /** Topic records' stride, in f64 elements. */
-  private readonly topicStride: number;
   private readonly topicLoadTotal: number;
   private readonly topicLoads: number;
   private readonly topicPenalty: number;
@@ -111,8 +114,6 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly entryWidth: number;
   private readonly entryState: number;
   private readonly entrySize: number;
-  /** Entry records' stride, in i32 (and, halved, in f64) elements. */
-  private readonly entryStride: number;
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(options: DynamicPartitionerOptions = {}) {
@@ -131,20 +132,23 @@ export class DynamicPartitioner extends EventEmitter {
       ),
     );
     const x = this.core.exports;
-    this.eventCell = x.cellsPtr() >> 2;
-    this.lastEntryCell = this.eventCell + 1;
+    const cells = x.cellsPtr();
+    this.eventCell = (cells + CELL_EVENT_COUNT) >> 2;
+    this.lastEntryCell = (cells + CELL_LAST_ENTRY) >> 2;
+    this.lastOrderCell = (cells + CELL_LAST_ORDER) >> 2;
+    this.lastZeroCell = (cells + CELL_LAST_ZERO) >> 2;
     this.events = x.eventsPtr() >> 2;
-    this.topicStride = x.topicStride() >> 3;
-    this.topicTotal = x.topicTotalPtr() >> 3;
-    this.topicLoadTotal = x.topicLoadTotalPtr() >> 3;
+    const topics = x.topicRecordsPtr();
+    this.topicTotal = (topics + T_TOTAL) >> 3;
+    this.topicLoadTotal = (topics + T_LOAD_TOTAL) >> 3;
     this.topicLoads = x.topicLoadsPtr() >> 3;
     this.topicPenalty = x.topicPenaltyPtr() >> 3;
-    this.entryTopic = x.entryTopicPtr() >> 2;
-    this.entryCount = x.entryCountPtr() >> 3;
-    this.entryWidth = x.entryWidthPtr() >> 2;
-    this.entryState = x.entryStatePtr() >> 2;
-    this.entrySize = x.entrySizePtr() >> 2;
-    this.entryStride = x.entryStride() >> 2;
+    const entries = x.entriesPtr();
+    this.entryTopic = (entries + E_TOPIC) >> 2;
+    this.entryCount = (entries + E_COUNT) >> 3;
+    this.entryWidth = (entries + E_WIDTH) >> 2;
+    this.entryState = (entries + E_STATE) >> 2;
+    this.entrySize = (entries + E_SIZE) >> 2;
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
   }
@@ -208,7 +212,7 @@ export class DynamicPartitioner extends EventEmitter {
    * ORDER_NONE. For the producer's order headers.
    */
   lastOrder(): number {
-    return this.core.i32[this.lastEntryCell + 2];
+    return this.core.i32[this.lastOrderCell];
   }
 
   /**
@@ -217,7 +221,7 @@ export class DynamicPartitioner extends EventEmitter {
    * for the key region).
    */
   lastKeyZero(): number {
-    return this.core.i32[this.lastEntryCell + 3];
+    return this.core.i32[this.lastZeroCell];
   }
 
   /** The tracked-key slot of the last message's key (with lastOrder() not ORDER_NONE), and its width now. */
@@ -226,14 +230,14 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   entryWidthOf(entry: number): number {
-    return this.core.i32[this.entryWidth + entry * this.entryStride];
+    return this.core.i32[this.entryWidth + entry * ENTRY_I32];
   }
 
   /** Recent messages per partition of `topic` on the load clock (for turning queue depths into penalties). */
   recentMessagesPerPartition(topic: string): number {
     const t = this.topics.get(topic);
     if (!t) return 0;
-    return this.core.f64[this.topicLoadTotal + t.slot * this.topicStride] / this.core.exports.currentLoadWeight() / t.partitions;
+    return this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64] / this.core.exports.currentLoadWeight() / t.partitions;
   }
 
   /**
@@ -283,7 +287,7 @@ export class DynamicPartitioner extends EventEmitter {
     const weight = this.core.exports.currentWeight();
     const topics: Record<string, TopicStats> = {};
     for (const t of this.topics.values()) {
-      const total = this.core.f64[this.topicLoadTotal + t.slot * this.topicStride];
+      const total = this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64];
       const at = this.topicLoads + t.slot * this.options.maxPartitions;
       const load = Array.from(this.core.f64.subarray(at, at + t.partitions), (l) => (total > 0 ? l / total : 0));
       const max = Math.max(...load);
@@ -291,7 +295,7 @@ export class DynamicPartitioner extends EventEmitter {
       for (const h of this.hot.values()) if (h.topic === t) hotKeys++;
       topics[t.name] = {
         partitions: t.partitions,
-        recentMessages: this.core.f64[this.topicTotal + t.slot * this.topicStride] / weight,
+        recentMessages: this.core.f64[this.topicTotal + t.slot * TOPIC_F64] / weight,
         load,
         imbalance: total > 0 ? max * t.partitions : 1,
         hotKeys,
@@ -364,13 +368,13 @@ export class DynamicPartitioner extends EventEmitter {
     const count = i32[this.eventCell];
     i32[this.eventCell] = 0;
     for (let i = 0; i < count; i++) {
-      const at = this.events + i * 3;
-      const kind = i32[at];
-      const entry = i32[at + 1];
+      const at = this.events + i * EVENT_I32;
+      const kind = i32[at + (EVENT_KIND >> 2)];
+      const entry = i32[at + (EVENT_ENTRY >> 2)];
       if (kind === EVENT_HOT) {
-        const given = batch ? batch[offset + i32[at + 2]] : single;
+        const given = batch ? batch[offset + i32[at + (EVENT_BATCH_INDEX >> 2)]] : single;
         const key = given == null ? null : typeof given === 'string' ? given : Buffer.from(given as Uint8Array);
-        const topic = this.topicOfSlot(i32[this.entryTopic + entry * this.entryStride]);
+        const topic = this.topicOfSlot(i32[this.entryTopic + entry * ENTRY_I32]);
         this.hot.set(entry, { topic, key });
         into.push(['hot', this.describeEntry(entry, topic, key)]);
       } else if (kind === EVENT_COOLED) {
@@ -389,13 +393,13 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   private describeEntry(entry: number, topic: TopicState, key: Key | null): HotKey {
-    const total = this.core.f64[this.topicTotal + topic.slot * this.topicStride];
-    const at = entry * this.entryStride;
+    const total = this.core.f64[this.topicTotal + topic.slot * TOPIC_F64];
+    const at = entry * ENTRY_I32;
     const sized = this.core.i32[this.entrySize + at] === topic.partitions;
     return {
       topic: topic.name,
       key,
-      share: total > 0 ? this.core.f64[this.entryCount + (at >> 1)] / total : 0,
+      share: total > 0 ? this.core.f64[this.entryCount + entry * ENTRY_F64] / total : 0,
       partitions: sized && this.options.spread ? this.core.i32[this.entryWidth + at] : 1,
       reason: this.core.i32[this.entryState + at] === STATE_RELIEF ? 'relief' : 'share',
     };
