@@ -136,3 +136,50 @@ export const T_STICKY: usize = 28;
 export const T_GENERATION: usize = 32;
 /** i32: messages left in the sticky run. */
 export const T_STICKY_LEFT: usize = 36;
+
+// ---- the configuration: f64 parameters the TypeScript side writes at paramsPtr() before
+// it calls configure(), one per option (integers and flags as f64 too) ----
+
+export const PARAMS_SIZE: usize = 256;
+/** Counters per sketch row: sketch.width. */
+export const P_SKETCH_WIDTH: usize = 0;
+/** Sketch rows: sketch.depth. */
+export const P_SKETCH_DEPTH: usize = 8;
+/** Entries of the table of tracked keys: maxTrackedKeys. */
+export const P_ENTRIES: usize = 16;
+/** Topic slots: maxTopics. */
+export const P_TOPICS: usize = 24;
+/** Partitions per topic slot: maxPartitions. */
+export const P_PARTITIONS: usize = 32;
+/** Growth of the key clock's weight per message (2^(1 / horizon.messages); 1 for a time horizon). */
+export const P_GROWTH: usize = 40;
+/** The same for the load clock (loadHorizon). */
+export const P_LOAD_GROWTH: usize = 48;
+/** hotThreshold, in fair shares. */
+export const P_HOT: usize = 56;
+/** coolThreshold, in fair shares. */
+export const P_COOL: usize = 64;
+/** Admission to exact tracking, in fair shares. */
+export const P_ADMIT: usize = 72;
+/** minHotMessages. */
+export const P_MIN_HOT: usize = 80;
+/** warmupMessages. */
+export const P_WARMUP: usize = 88;
+/** spreadFactor. */
+export const P_SPREAD_FACTOR: usize = 96;
+/** maxSpread (0: all partitions). */
+export const P_MAX_SPREAD: usize = 104;
+/** spread: 1 true, 0 false. */
+export const P_SPREAD: usize = 112;
+/** stickyRun. */
+export const P_STICKY_RUN: usize = 120;
+/** 1 + balanceTolerance. */
+export const P_WIDEN_ABOVE: usize = 128;
+/** reliefThreshold, in fair shares (0: off). */
+export const P_RELIEF: usize = 136;
+/** sketch.sampling. */
+export const P_SAMPLING: usize = 144;
+/** hotRun. */
+export const P_HOT_RUN: usize = 152;
+/** relocate: 1 true, 0 false. */
+export const P_RELOCATE: usize = 160;

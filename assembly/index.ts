@@ -53,13 +53,9 @@ export function streamFinish(length: i32): i32 {
 import * as spread from "./spread";
 import * as hotkeys from "./hotkeys";
 
-export function configure(
-  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
-  hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64, relief: f64, sample: i32, hotRun: i32, relocate: i32,
-): void {
-  spread.configure(width, depth, entries, topics, partitions, growth, loadGrowth, hot, cool, admit, minimum, warm, factor, most, on, run, widen, relief, sample, hotRun, relocate);
-}
+/** Sets up hot-key detection from the parameters written at paramsPtr() (abi.ts P_*). */
+export function configure(): void { spread.configure(); }
+export function paramsPtr(): usize { return spread.PARAMS; }
 
 /** Partition for the key at KEYS in topic slot `topic`; see spread.ts. */
 export function decide(topic: i32, algorithm: i32, length: i32, partitions: i32): i32 {

@@ -20,9 +20,12 @@ import {
   CELLS_SIZE, CELL_EVENT_COUNT, CELL_LAST_ENTRY, CELL_LAST_BATCH_INDEX, CELL_LAST_ORDER, CELL_LAST_ZERO,
   ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
   EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
+  PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
+  P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
+  P_SAMPLING, P_HOT_RUN, P_RELOCATE,
 } from "./abi";
 
-// ---- options: set by configure() alone, from the resolved options of the TS side (their
+// ---- options: set by configure() alone, from the parameters the TS side wrote (their
 // defaults are DEFAULTS in src/core/options.ts, the only place they are written) ----
 let hotShare: f64;     // hot above this many fair shares (1/n of the topic's traffic): hotThreshold
 let coolShare: f64;    // cold again below this many: coolThreshold
@@ -60,6 +63,8 @@ let tAdjust: usize = 0;
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
 export const CELLS: usize = memory.data(<i32>CELLS_SIZE, 16); // fields CELL_* (abi.ts)
+/** The configuration's parameters, fields P_* (abi.ts): written by the TS side, read by configure(). */
+export const PARAMS: usize = memory.data(<i32>PARAMS_SIZE, 16);
 export let events: usize = 0;    // records of EVENT_SIZE bytes (abi.ts)
 let eventCapacity: i32 = 0;
 
@@ -91,17 +96,25 @@ let sampleState: u32 = 0x9e3779b9;
 @inline const LOOK_AGAIN: f64 = 1.0905077326652577;
 let batchIndex: i32 = 0;
 
-export function configure(
-  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
-  hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64, relief: f64, sample: i32, hotRunLength: i32, relocate: i32,
-): void {
-  sketchConfigure(<u32>width, <u32>depth);
+/** A configuration parameter (abi.ts P_*) as written at PARAMS. */
+// @ts-ignore: decorator
+@inline function param(at: usize): f64 { return load<f64>(PARAMS + at); }
+// @ts-ignore: decorator
+@inline function intParam(at: usize): i32 { return <i32>load<f64>(PARAMS + at); }
+
+/** Sizes the regions and sets the options from the parameters at PARAMS; once, before any decision. */
+export function configure(): void {
+  const entries = intParam(P_ENTRIES);
+  const topics = intParam(P_TOPICS);
+  const partitions = intParam(P_PARTITIONS);
+  sketchConfigure(<u32>intParam(P_SKETCH_WIDTH), <u32>intParam(P_SKETCH_DEPTH));
   hotkeysConfigure(entries);
-  decayConfigure(growth, loadGrowth);
-  hotShare = hot; coolShare = cool; admitShare = admit; minCount = minimum; warmup = warm;
-  spreadFactor = factor; widenAbove = widen; reliefShare = relief; maxSpread = most; spreadOn = on != 0; stickyRun = run;
-  sampleEvery = sample; hotRun = hotRunLength; relocateOn = relocate != 0;
+  decayConfigure(param(P_GROWTH), param(P_LOAD_GROWTH));
+  hotShare = param(P_HOT); coolShare = param(P_COOL); admitShare = param(P_ADMIT); minCount = param(P_MIN_HOT);
+  warmup = param(P_WARMUP); spreadFactor = param(P_SPREAD_FACTOR); widenAbove = param(P_WIDEN_ABOVE);
+  reliefShare = param(P_RELIEF); maxSpread = intParam(P_MAX_SPREAD); spreadOn = intParam(P_SPREAD) != 0;
+  stickyRun = intParam(P_STICKY_RUN); sampleEvery = intParam(P_SAMPLING); hotRun = intParam(P_HOT_RUN);
+  relocateOn = intParam(P_RELOCATE) != 0;
   maxTopics = topics;
   maxPartitions = partitions;
   const t = <usize>topics;

@@ -60,3 +60,31 @@ t.test('the compiled module agrees with the capacities: its regions hold them wi
     t.ok(at + size <= regions[i][1], `${name} (${size} bytes at ${at}) ends before ${regions[i][0]} starts (${regions[i][1]})`);
   }
 });
+
+t.test('configure() reads every parameter of P_* from what the options say', async (t) => {
+  const abi = require('../build/core/abi');
+  const { DynamicPartitioner } = require('..');
+  const p = new DynamicPartitioner({
+    sketch: { width: 2048, depth: 3, sampling: 2 }, maxTrackedKeys: 77, maxTopics: 5, maxPartitions: 96,
+    horizon: { messages: 1000 }, loadHorizon: { ms: 500 }, hotThreshold: 0.3, coolThreshold: 0.2, reliefThreshold: 0.1,
+    minHotMessages: 9, warmupMessages: 321, spreadFactor: 1.5, maxSpread: 7, spread: false, stickyRun: 33,
+    balanceTolerance: 0.25, hotRun: 5, relocate: false,
+  });
+  p.close();
+  // What each parameter is, from the options above (README "DynamicPartitioner options").
+  const expected = {
+    P_SKETCH_WIDTH: 2048, P_SKETCH_DEPTH: 3, P_SAMPLING: 2, P_ENTRIES: 77, P_TOPICS: 5, P_PARTITIONS: 96,
+    P_GROWTH: 2 ** (1 / 1000), P_LOAD_GROWTH: 1, // a time horizon grows by the clock, not per message
+    P_HOT: 0.3, P_COOL: 0.2, P_RELIEF: 0.1, P_ADMIT: 0.05, // half the lowest hot line (relief, 0.1)
+    P_MIN_HOT: 9, P_WARMUP: 321, P_SPREAD_FACTOR: 1.5, P_MAX_SPREAD: 7, P_SPREAD: 0, P_STICKY_RUN: 33,
+    P_WIDEN_ABOVE: 1.25, P_HOT_RUN: 5, P_RELOCATE: 0,
+  };
+  const names = Object.keys(abi).filter((name) => name.startsWith('P_'));
+  t.same(names.sort(), Object.keys(expected).sort(), 'one expected value per parameter');
+  const base = p.core.exports.paramsPtr();
+  for (const name of names) {
+    t.ok(abi[name] + 8 <= abi.PARAMS_SIZE, `${name} lies in the region`);
+    t.equal(p.core.f64[(base + abi[name]) >> 3], expected[name], name);
+  }
+  t.equal(new Set(names.map((n) => abi[n])).size, names.length, 'no two parameters share a place');
+});

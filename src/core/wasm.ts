@@ -21,11 +21,9 @@ export interface CoreExports {
   streamUpdate(length: number): void;
   streamFinish(length: number): number;
   // Hot-key detection and spreading (assembly/spread.ts).
-  configure(
-    width: number, depth: number, entries: number, topics: number, partitions: number, growth: number, loadGrowth: number,
-    hot: number, cool: number, admit: number, minimum: number, warm: number, factor: number, most: number,
-    on: number, run: number, widen: number, relief: number, sampling: number, hotRun: number, relocate: number,
-  ): void;
+  /** Sets up hot-key detection from the parameters written at paramsPtr() (P_* in ./abi); once. */
+  configure(): void;
+  paramsPtr(): number;
   decide(topic: number, algorithm: number, length: number, partitions: number): number;
   decideBatch(topic: number, algorithm: number, from: number, count: number, partitions: number): number;
   topicReset(topic: number, partitions: number): void;

@@ -12,6 +12,9 @@ import {
   STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
   CELL_EVENT_COUNT, CELL_LAST_ENTRY, CELL_LAST_ORDER, CELL_LAST_ZERO,
   TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
+  PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
+  P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
+  P_SAMPLING, P_HOT_RUN, P_RELOCATE,
 } from '../core/abi';
 
 /** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
@@ -82,6 +85,35 @@ const ENTRY_F64 = (1 << ENTRY_SHIFT) >> 3;
 // Admission to exact tracking happens at this fraction of the lowest hot line.
 const ADMIT_OF_HOT = 0.5;
 
+/** The configuration the WebAssembly core reads in configure(): `params` is its f64 parameter region. */
+function writeParams(params: Float64Array, o: ResolvedOptions): void {
+  const perMessage = (h: Horizon): number => ('messages' in h ? Math.pow(2, 1 / h.messages) : 1);
+  const set = (at: number, value: number): void => {
+    params[at >> 3] = value;
+  };
+  set(P_SKETCH_WIDTH, o.sketch.width);
+  set(P_SKETCH_DEPTH, o.sketch.depth);
+  set(P_ENTRIES, o.maxTrackedKeys);
+  set(P_TOPICS, o.maxTopics);
+  set(P_PARTITIONS, o.maxPartitions);
+  set(P_GROWTH, perMessage(o.horizon));
+  set(P_LOAD_GROWTH, perMessage(o.loadHorizon));
+  set(P_HOT, o.hotThreshold);
+  set(P_COOL, o.coolThreshold);
+  set(P_ADMIT, ADMIT_OF_HOT * Math.min(o.hotThreshold, o.reliefThreshold || Infinity));
+  set(P_MIN_HOT, o.minHotMessages);
+  set(P_WARMUP, o.warmupMessages);
+  set(P_SPREAD_FACTOR, o.spreadFactor);
+  set(P_MAX_SPREAD, o.maxSpread);
+  set(P_SPREAD, o.spread ? 1 : 0);
+  set(P_STICKY_RUN, o.stickyRun);
+  set(P_WIDEN_ABOVE, 1 + o.balanceTolerance);
+  set(P_RELIEF, o.reliefThreshold);
+  set(P_SAMPLING, o.sketch.sampling);
+  set(P_HOT_RUN, o.hotRun);
+  set(P_RELOCATE, o.relocate ? 1 : 0);
+}
+
 export declare interface DynamicPartitioner {
   on(event: 'hot', listener: (key: HotKey) => void): this;
   on(event: 'cooled', listener: (key: HotKey) => void): this;
@@ -121,16 +153,10 @@ export class DynamicPartitioner extends EventEmitter {
     const o = resolveOptions(options);
     this.options = o;
     this.code = partitionerCode(o.partitioner, 'options.partitioner');
-    const perMessage = (h: Horizon): number => ('messages' in h ? Math.pow(2, 1 / h.messages) : 1);
-    this.core = instantiate((x) =>
-      x.configure(
-        o.sketch.width, o.sketch.depth, o.maxTrackedKeys, o.maxTopics, o.maxPartitions,
-        perMessage(o.horizon), perMessage(o.loadHorizon),
-        o.hotThreshold, o.coolThreshold, ADMIT_OF_HOT * Math.min(o.hotThreshold, o.reliefThreshold || Infinity),
-        o.minHotMessages, o.warmupMessages, o.spreadFactor, o.maxSpread, o.spread ? 1 : 0, o.stickyRun,
-        1 + o.balanceTolerance, o.reliefThreshold, o.sketch.sampling, o.hotRun, o.relocate ? 1 : 0,
-      ),
-    );
+    this.core = instantiate((x) => {
+      writeParams(new Float64Array(x.memory.buffer, x.paramsPtr(), PARAMS_SIZE >> 3), o);
+      x.configure();
+    });
     const x = this.core.exports;
     const cells = x.cellsPtr();
     this.eventCell = (cells + CELL_EVENT_COUNT) >> 2;
