@@ -7,35 +7,14 @@
 // per topic — comparing lane A in the index before it reads an entry.
 
 import { arenaAlloc } from "./memory";
-
-export const FREE: i32 = 0;
-export const CANDIDATE: i32 = 1;
-export const HOT: i32 = 2;
-/** Hot at a lower share because its normal partition was overloaded (spread.ts); >= HOT is hot. */
-export const RELIEF: i32 = 3;
+import {
+  ENTRY_SHIFT, E_COUNT, E_LANE_A, E_LANE_B, E_TOPIC, E_STATE, E_WIDTH, STATE_FREE, STATE_CANDIDATE,
+} from "./abi";
 
 export let capacity: i32 = 0;
 let indexMask: u32 = 0;
 
-/** Bytes per entry record (1 << ENTRY_SHIFT). */
-// @ts-ignore: decorator
-@inline export const ENTRY_SHIFT: usize = 6;
-export let entries: usize = 0;
-// Field offsets in an entry record.
-export const eCount: usize = 0;      // f64, decayed, in weight units
-export const eLaneA: usize = 8;      // u32
-export const eLaneB: usize = 12;     // u32
-export const eTopic: usize = 16;     // i32
-export const eState: usize = 20;     // i32: FREE | CANDIDATE | HOT | RELIEF
-export const eWidth: usize = 24;     // i32: how many partitions a hot key may use
-export const eStep: usize = 28;      // i32: stride through the partitions, coprime with eSize
-export const eSize: usize = 32;      // i32: the partition count eStep (and the scan window) were made for
-export const eReturn: usize = 36;    // i32: 1 when the key cooled and its next message owes a RETURN marker
-export const eScanIndex: usize = 40; // i32: where the next scan window of a wide key starts, as an index
-export const eScanAt: usize = 44;    // i32: ... and as the partition at that index
-export const eCurrent: usize = 48;   // i32: the partition of a hot key's current run
-export const eRunLeft: usize = 52;   // i32: messages left in that run (0: choose again)
-export const eMoveAfter: usize = 56; // f64: a relocated key moves again only once the load clock's weight reaches this
+export let entries: usize = 0; // records of 1 << ENTRY_SHIFT bytes, fields E_* (abi.ts)
 let index: usize = 0;           // (u32 lane A, i32 entry + 1 or 0 for an empty slot) pairs
 let freeList: usize = 0;        // i32 stack of free entries
 let freeCount: i32 = 0;
@@ -58,9 +37,9 @@ export function hotkeysConfigure(count: i32): void {
 // @ts-ignore: decorator
 @inline export function seti(field: usize, e: i32, v: i32): void { store<i32>(entries + (<usize>e << ENTRY_SHIFT) + field, v); }
 // @ts-ignore: decorator
-@inline export function getCount(e: i32): f64 { return load<f64>(entries + (<usize>e << ENTRY_SHIFT) + eCount); }
+@inline export function getCount(e: i32): f64 { return load<f64>(entries + (<usize>e << ENTRY_SHIFT) + E_COUNT); }
 // @ts-ignore: decorator
-@inline export function setCount(e: i32, v: f64): void { store<f64>(entries + (<usize>e << ENTRY_SHIFT) + eCount, v); }
+@inline export function setCount(e: i32, v: f64): void { store<f64>(entries + (<usize>e << ENTRY_SHIFT) + E_COUNT, v); }
 // @ts-ignore: decorator
 @inline export function getf(field: usize, e: i32): f64 { return load<f64>(entries + (<usize>e << ENTRY_SHIFT) + field); }
 // @ts-ignore: decorator
@@ -82,7 +61,7 @@ export function find(topic: i32, a: u32, b: u32): i32 {
   while (v != 0) {
     if (load<u32>(slotAt(s)) == a) {
       const e = v - 1;
-      if (geti(eLaneB, e) == <i32>b && geti(eTopic, e) == topic) return e;
+      if (geti(E_LANE_B, e) == <i32>b && geti(E_TOPIC, e) == topic) return e;
     }
     s = (s + 1) & indexMask;
     v = load<i32>(slotAt(s), 4);
@@ -90,17 +69,17 @@ export function find(topic: i32, a: u32, b: u32): i32 {
   return -1;
 }
 
-/** A new CANDIDATE entry for a key known to be absent, or -1 when the pool is full. */
+/** A new STATE_CANDIDATE entry for a key known to be absent, or -1 when the pool is full. */
 export function insert(topic: i32, a: u32, b: u32, count: f64): i32 {
   if (freeCount == 0) return -1;
   const e = load<i32>(freeList + (<usize>(--freeCount) << 2));
   memory.fill(entries + (<usize>e << ENTRY_SHIFT), 0, <usize>1 << ENTRY_SHIFT);
-  seti(eTopic, e, topic);
-  seti(eLaneA, e, <i32>a);
-  seti(eLaneB, e, <i32>b);
+  seti(E_TOPIC, e, topic);
+  seti(E_LANE_A, e, <i32>a);
+  seti(E_LANE_B, e, <i32>b);
   setCount(e, count);
-  seti(eState, e, CANDIDATE);
-  seti(eWidth, e, 1);
+  seti(E_STATE, e, STATE_CANDIDATE);
+  seti(E_WIDTH, e, 1);
   let s = home(topic, a, b);
   while (load<i32>(slotAt(s), 4) != 0) s = (s + 1) & indexMask;
   store<u32>(slotAt(s), a);
@@ -110,7 +89,7 @@ export function insert(topic: i32, a: u32, b: u32, count: f64): i32 {
 
 /** Frees an entry and closes the gap it leaves in its probe run. */
 export function remove(e: i32): void {
-  let s = home(geti(eTopic, e), <u32>geti(eLaneA, e), <u32>geti(eLaneB, e));
+  let s = home(geti(E_TOPIC, e), <u32>geti(E_LANE_A, e), <u32>geti(E_LANE_B, e));
   while (load<i32>(slotAt(s), 4) != e + 1) s = (s + 1) & indexMask;
   // Backward-shift deletion: move later members of the run into the hole when their home
   // position does not lie cyclically in (hole, their slot].
@@ -120,7 +99,7 @@ export function remove(e: i32): void {
     const v = load<i32>(slotAt(next), 4);
     if (v == 0) break;
     const o = v - 1;
-    const h = home(geti(eTopic, o), <u32>geti(eLaneA, o), <u32>geti(eLaneB, o));
+    const h = home(geti(E_TOPIC, o), <u32>geti(E_LANE_A, o), <u32>geti(E_LANE_B, o));
     if (((next - h) & indexMask) >= ((next - hole) & indexMask)) {
       store<u64>(slotAt(hole), load<u64>(slotAt(next)));
       hole = next;
@@ -128,7 +107,7 @@ export function remove(e: i32): void {
     next = (next + 1) & indexMask;
   }
   store<u64>(slotAt(hole), 0);
-  seti(eState, e, FREE);
+  seti(E_STATE, e, STATE_FREE);
   store<i32>(freeList + (<usize>(freeCount++) << 2), e);
 }
 

@@ -1,15 +1,14 @@
 // The module's exports: numbers in, numbers out. Key bytes travel through the regions
-// laid out in memory.ts; see src/core/wasm.ts for the JS side of the contract.
+// laid out in memory.ts; the numbers both sides agree on (codes, markers, record layouts) are
+// in abi.ts, mirrored in src/core/abi.ts; src/core/wasm.ts is the JS side of the contract.
 
-import { KEYS, LENGTHS, RESULTS, KEY_CAPACITY, BATCH_CAPACITY } from "./memory";
+import { KEYS, LENGTHS, RESULTS } from "./memory";
 import { partitionOf, hashOf, partitionOfHash } from "./partition";
 import * as stream from "./stream";
 
 export function keysPtr(): usize { return KEYS; }
 export function lengthsPtr(): usize { return LENGTHS; }
 export function resultsPtr(): usize { return RESULTS; }
-export function keyCapacity(): i32 { return KEY_CAPACITY; }
-export function batchCapacity(): i32 { return BATCH_CAPACITY; }
 
 /** Hash of the `length` key bytes at KEYS in a family (0 murmur2, 1 CRC-32, 2 FNV-1a). */
 export function hash(family: i32, length: i32): i32 {
@@ -54,22 +53,21 @@ export function streamFinish(length: i32): i32 {
 import * as spread from "./spread";
 import * as hotkeys from "./hotkeys";
 
-export function configure(
-  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
-  hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64, relief: f64, sample: i32, hotRun: i32, relocate: i32,
-): void {
-  spread.configure(width, depth, entries, topics, partitions, growth, loadGrowth, hot, cool, admit, minimum, warm, factor, most, on, run, widen, relief, sample, hotRun, relocate);
-}
+/** Sets up hot-key detection from the parameters written at paramsPtr() (abi.ts P_*). */
+export function configure(): void { spread.configure(); }
+export function paramsPtr(): usize { return spread.PARAMS; }
 
 /** Partition for the key at KEYS in topic slot `topic`; see spread.ts. */
 export function decide(topic: i32, algorithm: i32, length: i32, partitions: i32): i32 {
   return spread.decideAt(topic, algorithm, KEYS, length, partitions);
 }
 
-/** decide() for `count` keys packed as for partitionBatch. */
-export function decideBatch(topic: i32, algorithm: i32, count: i32, partitions: i32): void {
-  spread.decideBatchAt(topic, algorithm, KEYS, LENGTHS, RESULTS, count, partitions);
+/**
+ * decide() for keys [from, count) packed as for partitionBatch. Returns the index of the
+ * first key not decided (count, or less when the event log must be drained first).
+ */
+export function decideBatch(topic: i32, algorithm: i32, from: i32, count: i32, partitions: i32): i32 {
+  return spread.decideBatchAt(topic, algorithm, KEYS, LENGTHS, RESULTS, from, count, partitions);
 }
 
 export function topicReset(topic: i32, partitions: i32): void { spread.topicReset(topic, partitions); }
@@ -83,24 +81,15 @@ export function spreadStep(length: i32, partitions: i32): i32 {
   return spread.spreadStepAt(KEYS, length, partitions);
 }
 
+// Where the regions the TS side reads start; the layout of their records is in abi.ts.
 export function cellsPtr(): usize { return spread.CELLS; }
 export function eventsPtr(): usize { return spread.events; }
-// Topic fields: slot t's field is at its pointer + t * topicStride() bytes.
-export function topicStride(): usize { return <usize>1 << spread.TOPIC_SHIFT; }
-export function topicSizePtr(): usize { return spread.tRecords + spread.T_SIZE; }
-export function topicTotalPtr(): usize { return spread.tRecords + spread.T_TOTAL; }
-export function topicLoadTotalPtr(): usize { return spread.tRecords + spread.T_LOAD_TOTAL; }
+export function topicRecordsPtr(): usize { return spread.tRecords; }
 export function topicLoadsPtr(): usize { return spread.tLoads; }
 export function topicPenaltyPtr(): usize { return spread.tPenalty; }
+export function entriesPtr(): usize { return hotkeys.entries; }
 export function trackedKeys(): i32 { return hotkeys.used(); }
 export function refusedAdmissions(): f64 { return spread.refused; }
-// Entry fields: entry e's field is at its pointer + e * entryStride() bytes.
-export function entryStride(): usize { return <usize>1 << hotkeys.ENTRY_SHIFT; }
-export function entryTopicPtr(): usize { return hotkeys.entries + hotkeys.eTopic; }
-export function entryCountPtr(): usize { return hotkeys.entries + hotkeys.eCount; }
-export function entryStatePtr(): usize { return hotkeys.entries + hotkeys.eState; }
-export function entryWidthPtr(): usize { return hotkeys.entries + hotkeys.eWidth; }
-export function entrySizePtr(): usize { return hotkeys.entries + hotkeys.eSize; }
 export function account(topic: i32, partition: i32): void { spread.account(topic, partition); }
 export function estimate(topic: i32, length: i32): f64 { return spread.estimateAt(topic, KEYS, length); }
 export function recentMessages(topic: i32): f64 { return spread.recentMessages(topic); }

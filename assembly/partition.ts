@@ -1,23 +1,16 @@
 // The six librdkafka partitioners (rd_kafka_msg_partitioner_* in src/rdkafka_msg.c, v2.12),
-// all one-liners on top of their hash. Codes match PARTITIONERS in src/core/hash.ts:
+// all one-liners on top of their hash. Their codes (PARTITIONER_*) and families are in abi.ts:
 // bit 0 set = the deterministic variant, bits 1.. = the hash family.
 
 import { murmur2 } from "./murmur2";
 import { crc32 } from "./crc32";
 import { fnv1a } from "./fnv1a";
-import { NULL_KEY } from "./memory";
-
-export const FAMILY_MURMUR2: i32 = 0;
-export const FAMILY_CRC32: i32 = 1;
-export const FAMILY_FNV1A: i32 = 2;
-
-/** Partition for a key the partitioner would not decide by (the JS side picks the sticky one). */
-export const UNDECIDED: i32 = -1;
+import { NULL_KEY, FAMILY_MURMUR2, FAMILY_CRC32, UNDECIDED, PARTITIONER_FAMILY_SHIFT, PARTITIONER_DETERMINISTIC } from "./abi";
 
 // @ts-ignore: decorator
 @inline
 export function familyOf(algorithm: i32): i32 {
-  return algorithm >> 1;
+  return algorithm >> PARTITIONER_FAMILY_SHIFT;
 }
 
 /** Hash of [ptr, ptr + length) in the given family, as the 32 bits the partitioner uses. */
@@ -49,7 +42,7 @@ export function partitionOfHash(family: i32, hash: i32, partitions: i32): i32 {
 @inline
 export function partitionOf(algorithm: i32, ptr: usize, length: i32, partitions: i32): i32 {
   const family = familyOf(algorithm);
-  if (length <= 0 && (algorithm & 1) == 0) {
+  if (length <= 0 && (algorithm & PARTITIONER_DETERMINISTIC) == 0) {
     if (length == NULL_KEY || family == FAMILY_CRC32) return UNDECIDED;
   }
   if (length < 0) length = 0;

@@ -1,58 +1,52 @@
 // The decision for one message: hash → sketch → cold: the base partitioner's partition /
 // hot: one partition with room for the whole key (relocated), else the least loaded of the
-// key's allowed partitions (split). See README "How it works".
+// key's allowed partitions (split). See README, "How it works" (its paragraphs "Relocating
+// before splitting" and "Spreading").
 //
 // Per topic slot (the TS side maps topic names to slots): a decayed total, a decayed load,
 // an external penalty and a reserve per partition, and the state of its sticky run for null keys.
 
-import { arenaAlloc, NULL_KEY } from "./memory";
+import { arenaAlloc } from "./memory";
 import { murmur2Lanes, laneB, laneZero } from "./murmur2";
-import { FAMILY_MURMUR2, FAMILY_CRC32, hashOf, partitionOfHash } from "./partition";
+import { familyOf, hashOf, partitionOfHash } from "./partition";
 import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise, sketchScale, TINY } from "./sketch";
 import { weight, loadWeight, decayConfigure, advance, advanceBy, restart, restartLoads } from "./decay";
+import { hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount, getf, setf, full } from "./hotkeys";
 import {
-  hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount,
-  eTopic, eLaneA, eLaneB, eState, eWidth, eStep, eSize, eReturn, eScanIndex, eScanAt, eCurrent, eRunLeft, eMoveAfter,
-  getf, setf, CANDIDATE, HOT, RELIEF, FREE, full,
-} from "./hotkeys";
+  NULL_KEY, FAMILY_MURMUR2, FAMILY_CRC32, PARTITIONER_DETERMINISTIC,
+  E_TOPIC, E_LANE_A, E_LANE_B, E_STATE, E_WIDTH, E_STEP, E_SIZE, E_RETURN, E_SCAN_INDEX, E_SCAN_AT, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER,
+  STATE_CANDIDATE, STATE_HOT, STATE_RELIEF, STATE_FREE,
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE, T_SIZE, T_STICKY, T_GENERATION, T_STICKY_LEFT,
+  CELLS_SIZE, CELL_EVENT_COUNT, CELL_LAST_ENTRY, CELL_LAST_BATCH_INDEX, CELL_LAST_ORDER, CELL_LAST_ZERO,
+  ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
+  EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
+  PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
+  P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
+  P_SAMPLING, P_HOT_RUN, P_RELOCATE,
+} from "./abi";
 
-// ---- options (configure) ----
-let hotShare: f64 = 0.1;     // hot above this many fair shares (1/n of the topic's traffic)
-let coolShare: f64 = 0.05;   // cold again below this many
-let reliefShare: f64 = 0.025; // hot above this many when the key's partition is overloaded (0: off)
-let admitShare: f64 = 0.05;  // tracked exactly above this many
-let minCount: f64 = 16;      // a hot key has at least this many recent messages
-let warmup: f64 = 1000;      // no key is hot before its topic has this many recent messages
-let spreadFactor: f64 = 1;   // a hot key starts with ceil(spreadFactor * share * n) partitions
-let widenAbove: f64 = 1.02;  // and gets one more while its best is above this many means
-let maxSpread: i32 = 0;      // at most this many (0: all)
-let spreadOn: bool = true;   // false: detect and report, never move
-let stickyRun: i32 = 256;    // messages per sticky run of undecided (null) keys
-let hotRun: i32 = 8;         // messages of a hot key sent to one choice before choosing again
-let sampleEvery: i32 = 1;    // an untracked key's message updates the sketch once in this many
-let relocateOn: bool = true; // a hot key that fits whole in one partition moves there whole instead of splitting
+// ---- options: set by configure() alone, from the parameters the TS side wrote (their
+// defaults are DEFAULTS in src/core/options.ts, the only place they are written) ----
+let hotShare: f64;     // hot above this many fair shares (1/n of the topic's traffic): hotThreshold
+let coolShare: f64;    // cold again below this many: coolThreshold
+let reliefShare: f64;  // hot above this many when the key's partition is overloaded (0: off): reliefThreshold
+let admitShare: f64;   // tracked exactly above this many
+let minCount: f64;     // a hot key has at least this many recent messages: minHotMessages
+let warmup: f64;       // no key is hot before its topic has this many recent messages: warmupMessages
+let spreadFactor: f64; // a hot key starts with ceil(spreadFactor * share * n) partitions
+let widenAbove: f64;   // and gets one more while its best is above this many means: 1 + balanceTolerance
+let maxSpread: i32;    // at most this many (0: all)
+let spreadOn: bool;    // false: detect and report, never move (spread)
+let stickyRun: i32;    // messages per sticky run of undecided (null) keys
+let hotRun: i32;       // messages of a hot key sent to one choice before choosing again
+let sampleEvery: i32;  // an untracked key's message updates the sketch once in this many: sketch.sampling
+let relocateOn: bool;  // a hot key that fits whole in one partition moves there whole instead of splitting (relocate)
 
 // ---- per topic ----
 let maxTopics: i32 = 0;
 let maxPartitions: i32 = 0;
-// One 64-byte record per topic slot (one cache line per message), with these fields:
+// One record of 1 << TOPIC_SHIFT bytes per topic slot (one cache line per message), fields T_* (abi.ts).
 export let tRecords: usize = 0;
-// @ts-ignore: decorator
-@inline export const TOPIC_SHIFT: usize = 6;
-// @ts-ignore: decorator
-@inline export const T_TOTAL: usize = 0;        // f64: decayed message count (key clock)
-// @ts-ignore: decorator
-@inline export const T_LOAD_TOTAL: usize = 8;   // f64: decayed message count (load clock)
-// @ts-ignore: decorator
-@inline const T_INVERSE: usize = 16;     // f64: 1 / partition count (a multiply per message instead of a divide)
-// @ts-ignore: decorator
-@inline export const T_SIZE: usize = 24;        // i32: partition count
-// @ts-ignore: decorator
-@inline const T_STICKY: usize = 28;      // i32: partition of the current sticky run
-// @ts-ignore: decorator
-@inline const T_GENERATION: usize = 32;  // u32: bumped each time the slot is reset (sketch rows depend on it)
-// @ts-ignore: decorator
-@inline const T_STICKY_LEFT: usize = 36; // i32: messages left in it
 // @ts-ignore: decorator
 @inline function tf(topic: i32, field: usize): usize { return tRecords + (<usize>topic << TOPIC_SHIFT) + field; }
 export let tLoads: usize = 0;    // f64[maxPartitions]: decayed messages per partition (load clock)
@@ -68,34 +62,11 @@ export let tPenalty: usize = 0;  // f64[maxPartitions]: external penalty, in fai
 let tAdjust: usize = 0;
 
 // ---- signals to the TS side, in a static cell block it reads without a call ----
-export const CELLS: usize = memory.data(64, 16);
-// i32 cells: [0] events pending; for the last message: [1] its key's entry, [2] its index in
-// its batch, [3] its order marker (below): what the producer's order header says, [4] whether its key
-// has a zero byte: 0 no, 1 yes, -1 not known.
-// @ts-ignore: decorator
-@inline const EVENT_COUNT: usize = 0;
-// @ts-ignore: decorator
-@inline const LAST_ENTRY: usize = 4;
-// @ts-ignore: decorator
-@inline const LAST_BATCH_INDEX: usize = 8;
-// @ts-ignore: decorator
-@inline const LAST_ORDER: usize = 12;
-// @ts-ignore: decorator
-@inline const LAST_ZERO: usize = 16;
-/** No marker: the message is where Kafka's partitioner puts it, in its key's order. */
-export const ORDER_NONE: i32 = 0;
-/** The first message after its key turned hot: on the key's own partition, behind the cold ones. */
-export const ORDER_ANCHOR: i32 = 1;
-/** A message of a hot key split over several of its allowed partitions. */
-export const ORDER_SPREAD: i32 = 2;
-/** The first message after its key cooled: on the key's own partition again. */
-export const ORDER_RETURN: i32 = 3;
-/** A message of a hot key relocated whole to one partition (maybe its own). */
-export const ORDER_MOVED: i32 = 4;
-export let events: usize = 0;    // i32 triples: kind, entry, batch index
+export const CELLS: usize = memory.data(<i32>CELLS_SIZE, 16); // fields CELL_* (abi.ts)
+/** The configuration's parameters, fields P_* (abi.ts): written by the TS side, read by configure(). */
+export const PARAMS: usize = memory.data(<i32>PARAMS_SIZE, 16);
+export let events: usize = 0;    // records of EVENT_SIZE bytes (abi.ts)
 let eventCapacity: i32 = 0;
-export const EVENT_HOT: i32 = 1;
-export const EVENT_COOLED: i32 = 2;
 
 let sweepCursor: i32 = 0;
 /** Admissions refused because the table was full of stronger keys (stats()). */
@@ -104,6 +75,12 @@ export let refused: f64 = 0;
 // @ts-ignore: decorator
 @inline const SWEEP_BATCH: i32 = 8;
 let sweepLeft: i32 = SWEEP_BATCH; // messages to the next sweep
+// The log holds every event until the TS side drains it, which it does after each call. One
+// decision emits at most EVENT_RESERVE events (its own, plus one per entry its sweep looks
+// at); a batch stops early while the log has less room than that (decideBatchAt), and
+// topicReset emits at most one per entry into a drained log. So the log never overflows.
+// @ts-ignore: decorator
+@inline const EVENT_RESERVE: i32 = 1 + SWEEP_BATCH;
 // Sampling (the "sample and hold" of Estan & Varghese, SIGCOMM 2002): a message of a key the
 // table does not hold updates the sketch only when it is sampled, and then with the weight
 // of `sampleEvery` messages, so the sketch's estimates stay unbiased. Gaps between samples
@@ -119,17 +96,25 @@ let sampleState: u32 = 0x9e3779b9;
 @inline const LOOK_AGAIN: f64 = 1.0905077326652577;
 let batchIndex: i32 = 0;
 
-export function configure(
-  width: i32, depth: i32, entries: i32, topics: i32, partitions: i32, growth: f64, loadGrowth: f64,
-  hot: f64, cool: f64, admit: f64, minimum: f64, warm: f64, factor: f64, most: i32, on: i32, run: i32,
-  widen: f64, relief: f64, sample: i32, hotRunLength: i32, relocate: i32,
-): void {
-  sketchConfigure(<u32>width, <u32>depth);
+/** A configuration parameter (abi.ts P_*) as written at PARAMS. */
+// @ts-ignore: decorator
+@inline function param(at: usize): f64 { return load<f64>(PARAMS + at); }
+// @ts-ignore: decorator
+@inline function intParam(at: usize): i32 { return <i32>load<f64>(PARAMS + at); }
+
+/** Sizes the regions and sets the options from the parameters at PARAMS; once, before any decision. */
+export function configure(): void {
+  const entries = intParam(P_ENTRIES);
+  const topics = intParam(P_TOPICS);
+  const partitions = intParam(P_PARTITIONS);
+  sketchConfigure(<u32>intParam(P_SKETCH_WIDTH), <u32>intParam(P_SKETCH_DEPTH));
   hotkeysConfigure(entries);
-  decayConfigure(growth, loadGrowth);
-  hotShare = hot; coolShare = cool; admitShare = admit; minCount = minimum; warmup = warm;
-  spreadFactor = factor; widenAbove = widen; reliefShare = relief; maxSpread = most; spreadOn = on != 0; stickyRun = run;
-  sampleEvery = sample; hotRun = hotRunLength; relocateOn = relocate != 0;
+  decayConfigure(param(P_GROWTH), param(P_LOAD_GROWTH));
+  hotShare = param(P_HOT); coolShare = param(P_COOL); admitShare = param(P_ADMIT); minCount = param(P_MIN_HOT);
+  warmup = param(P_WARMUP); spreadFactor = param(P_SPREAD_FACTOR); widenAbove = param(P_WIDEN_ABOVE);
+  reliefShare = param(P_RELIEF); maxSpread = intParam(P_MAX_SPREAD); spreadOn = intParam(P_SPREAD) != 0;
+  stickyRun = intParam(P_STICKY_RUN); sampleEvery = intParam(P_SAMPLING); hotRun = intParam(P_HOT_RUN);
+  relocateOn = intParam(P_RELOCATE) != 0;
   maxTopics = topics;
   maxPartitions = partitions;
   const t = <usize>topics;
@@ -137,9 +122,9 @@ export function configure(
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
   tAdjust = arenaAlloc((t * <usize>partitions) << 2);
-  eventCapacity = entries + 4;
-  events = arenaAlloc(<usize>eventCapacity * 12);
-  store<i32>(CELLS + LAST_ENTRY, -1);
+  eventCapacity = entries + EVENT_RESERVE;
+  events = arenaAlloc(<usize>eventCapacity * EVENT_SIZE);
+  store<i32>(CELLS + CELL_LAST_ENTRY, -1);
 }
 
 // @ts-ignore: decorator
@@ -164,13 +149,13 @@ export function configure(
 }
 
 function emit(kind: i32, e: i32): void {
-  const count = load<i32>(CELLS + EVENT_COUNT);
-  if (count >= eventCapacity) return; // unreachable while the TS side drains after each call
-  const p = events + <usize>count * 12;
-  store<i32>(p, kind);
-  store<i32>(p, e, 4);
-  store<i32>(p, batchIndex, 8);
-  store<i32>(CELLS + EVENT_COUNT, count + 1);
+  const count = load<i32>(CELLS + CELL_EVENT_COUNT);
+  if (count >= eventCapacity) return; // unreachable: see EVENT_RESERVE
+  const p = events + <usize>count * EVENT_SIZE;
+  store<i32>(p + EVENT_KIND, kind);
+  store<i32>(p + EVENT_ENTRY, e);
+  store<i32>(p + EVENT_BATCH_INDEX, batchIndex);
+  store<i32>(CELLS + CELL_EVENT_COUNT, count + 1);
 }
 
 /** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
@@ -187,9 +172,9 @@ export function topicReset(topic: i32, n: i32): void {
   store<i32>(tf(topic, T_STICKY), 0);
   store<i32>(tf(topic, T_STICKY_LEFT), 0);
   for (let e = 0; e < capacity; e++) {
-    const state = geti(eState, e);
-    if (state != FREE && geti(eTopic, e) == topic) {
-      if (state >= HOT) emit(EVENT_COOLED, e);
+    const state = geti(E_STATE, e);
+    if (state != STATE_FREE && geti(E_TOPIC, e) == topic) {
+      if (state >= STATE_HOT) emit(EVENT_COOLED, e);
       remove(e);
     }
   }
@@ -249,20 +234,20 @@ function widthFor(count: f64, topicTotal: f64, n: i32): i32 {
  * needs, and shrink only when the key cools.
  */
 function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
-  if (geti(eSize, e) != n) {
-    seti(eSize, e, n);
-    seti(eStep, e, spreadStep(b, n));
-    seti(eWidth, e, 1);
-    seti(eScanIndex, e, 0);
-    seti(eScanAt, e, base);
+  if (geti(E_SIZE, e) != n) {
+    seti(E_SIZE, e, n);
+    seti(E_STEP, e, spreadStep(b, n));
+    seti(E_WIDTH, e, 1);
+    seti(E_SCAN_INDEX, e, 0);
+    seti(E_SCAN_AT, e, base);
   }
-  let width = geti(eWidth, e);
+  let width = geti(E_WIDTH, e);
   // widthFor(count) > width, without a division on every message.
   if (width < 2 || spreadFactor * count * <f64>n > <f64>width * topicTotal) {
     const wanted = widthFor(count, topicTotal, n);
-    if (wanted > width) { width = wanted; seti(eWidth, e, width); }
+    if (wanted > width) { width = wanted; seti(E_WIDTH, e, width); }
   }
-  const step = geti(eStep, e);
+  const step = geti(E_STEP, e);
   // A narrow set is scanned whole; a wide one through a window of SCAN_WINDOW consecutive
   // members that moves on by a window each time: the least loaded of several choices
   // balances almost as well as the least loaded of all (the power of d choices), at a fixed cost.
@@ -270,8 +255,8 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   let p = base;
   let scan = width;
   if (width > SCAN_WINDOW) {
-    index = geti(eScanIndex, e);
-    p = geti(eScanAt, e);
+    index = geti(E_SCAN_INDEX, e);
+    p = geti(E_SCAN_AT, e);
     if (index >= width) { index = 0; p = base; }
     scan = SCAN_WINDOW;
   }
@@ -289,13 +274,13 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
     p += step;
     if (p >= n) p -= n;
     if (++index == width) { index = 0; p = base; }
-    seti(eScanIndex, e, index);
-    seti(eScanAt, e, p);
+    seti(E_SCAN_INDEX, e, index);
+    seti(E_SCAN_AT, e, p);
   }
   const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
   if (bestLoad > fair * widenAbove && width < most) {
     // Even the best is overloaded: admit the next partition of the key's sequence.
-    seti(eWidth, e, width + 1);
+    seti(E_WIDTH, e, width + 1);
     p = <i32>((<i64>base + <i64>width * <i64>step) % <i64>n);
     const l = load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
     if (l < bestLoad) best = p;
@@ -322,7 +307,7 @@ function adjust(topic: i32, p: i32, v: f64): void {
  * other than `skip`, with room for `rate` more: settled load + rate within `bound`. -1: none.
  */
 function roomFor(topic: i32, e: i32, n: i32, base: i32, skip: i32, rate: f64, bound: f64, fair: f64): i32 {
-  const step = geti(eStep, e);
+  const step = geti(E_STEP, e);
   const scan = n < SCAN_WINDOW ? n : SCAN_WINDOW;
   let best = -1;
   let bestLoad = bound - rate;
@@ -344,40 +329,40 @@ function roomFor(topic: i32, e: i32, n: i32, base: i32, skip: i32, rate: f64, bo
  * there, width 1, its own partition first (no move at all), and stays until that partition has
  * been overloaded for a load half-life; then it moves to a partition with room, and is split
  * (choose) only when none has room. After a move it stays at least a load half-life
- * (eMoveAfter), so that noise in the loads does not bounce it;
+ * (E_MOVE_AFTER), so that noise in the loads does not bounce it;
  * a split key that fits whole again is relocated on its least loaded partition. A consumer
  * group keeps a relocated key's order with one handoff per move; a split key's partitions may
  * be on several consumers, which cannot order it without waiting for each other.
  */
 function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
-  const width = geti(eWidth, e);
+  const width = geti(E_WIDTH, e);
   let fresh = false;
   // A split key stays split through a change of partition count (choose() starts it over).
-  if (geti(eSize, e) != n && width < 2) {
+  if (geti(E_SIZE, e) != n && width < 2) {
     // Just hot (its anchor went to base: width 0) or a relocated key after a change of
     // partition count: decided afresh, from where it is if that partition still exists.
-    if (width == 0 || geti(eCurrent, e) >= n) seti(eCurrent, e, base);
-    seti(eSize, e, n);
-    seti(eStep, e, spreadStep(b, n));
-    seti(eScanIndex, e, 0);
-    seti(eScanAt, e, base);
-    seti(eWidth, e, 1);
+    if (width == 0 || geti(E_CURRENT, e) >= n) seti(E_CURRENT, e, base);
+    seti(E_SIZE, e, n);
+    seti(E_STEP, e, spreadStep(b, n));
+    seti(E_SCAN_INDEX, e, 0);
+    seti(E_SCAN_AT, e, base);
+    seti(E_WIDTH, e, 1);
     fresh = true;
   }
   const bound = fair * widenAbove;
   if (width < 2) {
-    const here = geti(eCurrent, e);
+    const here = geti(E_CURRENT, e);
     const hereLoad = fixedLoad(topic, here, fair);
-    const after = getf(eMoveAfter, e);
+    const after = getf(E_MOVE_AFTER, e);
     if (hereLoad <= bound) {
       // The overload passed once the partition is back at the mean (a band, not a line, so
       // that an overload hovering around the bound is not forgotten at its first dip).
-      if (after < 0 && hereLoad <= fair) setf(eMoveAfter, e, 0);
+      if (after < 0 && hereLoad <= fair) setf(E_MOVE_AFTER, e, 0);
       return here;
     }
     // Overloaded. Unless the overload is more than half the key's rate (leaving then brings
     // the partition nearer the mean, whatever the noise), a relocated key acts only on an
-    // overload that lasted a whole load half-life (eMoveAfter < 0: until when): a shorter one
+    // overload that lasted a whole load half-life (E_MOVE_AFTER < 0: until when): a shorter one
     // is noise, or one the split keys' choices pay back. Within a load half-life of its last
     // move it does not move again; it is split if it outgrew its partition (a key whose share
     // is still rising when it turns hot). A key just hot leaves its own partition for one with
@@ -388,43 +373,43 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
     if (moved && !large) return here;
     if (!fresh && !large) {
       if (after >= 0) {
-        setf(eMoveAfter, e, -loadWeight * 2);
+        setf(E_MOVE_AFTER, e, -loadWeight * 2);
         return here;
       }
       if (loadWeight < -after) return here;
     }
     const q = moved ? -1 : roomFor(topic, e, n, base, here, rate, bound, fair);
     if (q >= 0) {
-      setf(eMoveAfter, e, loadWeight * 2);
+      setf(E_MOVE_AFTER, e, loadWeight * 2);
       adjust(topic, here, -rate);
       adjust(topic, q, rate);
-      seti(eCurrent, e, q);
+      seti(E_CURRENT, e, q);
       return q;
     }
     if (fresh && !large) {
       // No room anywhere yet: it stays and waits to see whether the overload lasts.
-      setf(eMoveAfter, e, -loadWeight * 2);
+      setf(E_MOVE_AFTER, e, -loadWeight * 2);
       return here;
     }
     // Too big for any partition now: split.
-    setf(eMoveAfter, e, loadWeight * 2);
+    setf(E_MOVE_AFTER, e, loadWeight * 2);
     adjust(topic, here, -rate);
     return choose(topic, e, count, topicTotal, n, base, b, fair); // from width 1: at least 2
   }
-  if (loadWeight >= getf(eMoveAfter, e)) {
+  if (loadWeight >= getf(E_MOVE_AFTER, e)) {
     // Whole on one of the first partitions of its sequence (not only those it uses now): room
     // there for all of its rate; what it has there now, split, is not in the fixed load.
     const rate = count * topicLoad / topicTotal;
     const q = roomFor(topic, e, n, base, -1, rate, bound, fair);
     if (q >= 0) {
-      seti(eWidth, e, 1);
-      seti(eCurrent, e, q);
-      setf(eMoveAfter, e, loadWeight * 2);
+      seti(E_WIDTH, e, 1);
+      seti(E_CURRENT, e, q);
+      setf(E_MOVE_AFTER, e, loadWeight * 2);
       adjust(topic, q, rate);
       return q;
     }
     // Looked again after an eighth of a load half-life: the scan is not made every run.
-    setf(eMoveAfter, e, loadWeight * LOOK_AGAIN);
+    setf(E_MOVE_AFTER, e, loadWeight * LOOK_AGAIN);
   }
   return choose(topic, e, count, topicTotal, n, base, b, fair);
 }
@@ -475,7 +460,7 @@ function renormalise(): void {
   sketchScale(<f32>factor);
   for (let e = 0; e < capacity; e++) {
     setCount(e, flushTiny(getCount(e) * factor));
-    setf(eMoveAfter, e, getf(eMoveAfter, e) * loadFactor);
+    setf(E_MOVE_AFTER, e, getf(E_MOVE_AFTER, e) * loadFactor);
   }
   for (let t = 0; t < maxTopics; t++) {
     store<f64>(tf(t, T_TOTAL), flushTiny(total(t) * factor));
@@ -500,32 +485,32 @@ function renormalise(): void {
 function sweepOne(): void {
   const e = sweepCursor;
   sweepCursor = e + 1 == capacity ? 0 : e + 1;
-  const state = geti(eState, e);
-  if (state == FREE) return;
-  const topic = geti(eTopic, e);
+  const state = geti(E_STATE, e);
+  if (state == STATE_FREE) return;
+  const topic = geti(E_TOPIC, e);
   const fair = total(topic) * load<f64>(tf(topic, T_INVERSE));
   const count = getCount(e);
-  if (state >= HOT) {
+  if (state >= STATE_HOT) {
     if (count < coolLine(state) * fair) cool(e);
-  } else if (count < admitShare * 0.5 * fair && geti(eReturn, e) == 0) {
+  } else if (count < admitShare * 0.5 * fair && geti(E_RETURN, e) == 0) {
     // A key that owes a RETURN marker stays until its next message (or until the table
     // needs its place: admit() evicts the weakest candidates first).
     untrack(e);
   }
 }
 
-/** The share (in fair shares) below which a hot key cools: half its way in for RELIEF keys. */
+/** The share (in fair shares) below which a hot key cools: half its way in for STATE_RELIEF keys. */
 // @ts-ignore: decorator
 @inline
 function coolLine(state: i32): f64 {
-  return state == RELIEF ? reliefShare * 0.5 : coolShare;
+  return state == STATE_RELIEF ? reliefShare * 0.5 : coolShare;
 }
 
 function cool(e: i32): void {
-  seti(eState, e, CANDIDATE);
-  seti(eSize, e, 0);
-  seti(eRunLeft, e, 0);
-  seti(eReturn, e, 1);
+  seti(E_STATE, e, STATE_CANDIDATE);
+  seti(E_SIZE, e, 0);
+  seti(E_RUN_LEFT, e, 0);
+  seti(E_RETURN, e, 1);
   emit(EVENT_COOLED, e);
 }
 
@@ -545,8 +530,8 @@ function sketchRow(topic: i32, a: u32): u32 {
  * it was tracked are not lost, so its estimate stays at or above its true count.
  */
 function untrack(e: i32): void {
-  const topic = geti(eTopic, e);
-  sketchRaise(sketchRow(topic, <u32>geti(eLaneA, e)), <u32>geti(eLaneB, e), <f32>getCount(e));
+  const topic = geti(E_TOPIC, e);
+  sketchRaise(sketchRow(topic, <u32>geti(E_LANE_A, e)), <u32>geti(E_LANE_B, e), <f32>getCount(e));
   remove(e);
 }
 
@@ -574,10 +559,10 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
     let victim = -1;
     let victimShare = estimate / topicTotal;
     for (let i = 0, e = sweepCursor; i < 8; i++) {
-      if (geti(eState, e) == CANDIDATE) {
-        const t = geti(eTopic, e);
+      if (geti(E_STATE, e) == STATE_CANDIDATE) {
+        const t = geti(E_TOPIC, e);
         // A key owing a RETURN marker is kept unless it has all but vanished.
-        const share = getCount(e) / total(t) * (geti(eReturn, e) != 0 ? 100 : 1);
+        const share = getCount(e) / total(t) * (geti(E_RETURN, e) != 0 ? 100 : 1);
         if (share < victimShare) { victimShare = share; victim = e; }
       }
       e = e + 1 == capacity ? 0 : e + 1;
@@ -593,7 +578,7 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
 
 /** Partition for the key at ptr (length NULL_KEY for null) of slot `topic` with n partitions. */
 export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n: i32): i32 {
-  const family = algorithm >> 1;
+  const family = familyOf(algorithm);
   const tt = tf(topic, T_TOTAL);
   const topicTotal = load<f64>(tt) + weight;
   store<f64>(tt, topicTotal);
@@ -606,7 +591,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   let entry = -1;
   let order = ORDER_NONE;
   let zero = 0;
-  if (length <= 0 && (algorithm & 1) == 0 && (length == NULL_KEY || family == FAMILY_CRC32)) {
+  if (length <= 0 && (algorithm & PARTITIONER_DETERMINISTIC) == 0 && (length == NULL_KEY || family == FAMILY_CRC32)) {
     result = sticky(topic, n);
   } else {
     if (length < 0) length = 0;
@@ -629,60 +614,60 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
       count = 0;
     }
     if (e >= 0) {
-      const state = geti(eState, e);
+      const state = geti(E_STATE, e);
       entry = e;
-      if (state >= HOT) {
+      if (state >= STATE_HOT) {
         if (count < coolLine(state) * fair) {
           cool(e); // this message goes to the key's own partition
         } else {
-          if (state == RELIEF && count > hotShare * fair) seti(eState, e, HOT);
+          if (state == STATE_RELIEF && count > hotShare * fair) seti(E_STATE, e, STATE_HOT);
           order = ORDER_SPREAD;
           if (spreadOn) {
             // One choice per run of the key's messages (runLength: at most hotRun).
-            const left = geti(eRunLeft, e);
-            if (left > 0 && geti(eSize, e) == n) {
-              seti(eRunLeft, e, left - 1);
-              result = geti(eCurrent, e);
+            const left = geti(E_RUN_LEFT, e);
+            if (left > 0 && geti(E_SIZE, e) == n) {
+              seti(E_RUN_LEFT, e, left - 1);
+              result = geti(E_CURRENT, e);
             } else {
               const run = runLength(loadFair);
               if (relocateOn) {
                 result = place(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
                 // A split key's run, counted as movable where it lands once for all its messages.
-                if (geti(eWidth, e) != 1) adjust(topic, result, -loadWeight * <f64>run);
+                if (geti(E_WIDTH, e) != 1) adjust(topic, result, -loadWeight * <f64>run);
               } else {
                 result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
               }
-              seti(eCurrent, e, result);
-              seti(eRunLeft, e, run - 1);
+              seti(E_CURRENT, e, result);
+              seti(E_RUN_LEFT, e, run - 1);
             }
-            if (relocateOn && geti(eWidth, e) == 1) order = ORDER_MOVED;
+            if (relocateOn && geti(E_WIDTH, e) == 1) order = ORDER_MOVED;
           }
         }
         if (order == ORDER_NONE) {
-          seti(eReturn, e, 0);
+          seti(E_RETURN, e, 0);
           order = ORDER_RETURN;
         }
       } else {
         // Hot above hotShare; above reliefShare too while the key's own partition is
         // overloaded, so that partitions heavy with cold traffic shed their biggest keys.
-        let next = FREE;
+        let next = STATE_FREE;
         if (count >= minCount * weight && topicTotal >= warmup * weight) {
-          if (count > hotShare * fair) next = HOT;
-          else if (reliefShare > 0 && count > reliefShare * fair && load<f64>(loadAt(topic, base)) > loadFair * widenAbove) next = RELIEF;
+          if (count > hotShare * fair) next = STATE_HOT;
+          else if (reliefShare > 0 && count > reliefShare * fair && load<f64>(loadAt(topic, base)) > loadFair * widenAbove) next = STATE_RELIEF;
         }
-        if (next != FREE) {
+        if (next != STATE_FREE) {
           // Turns hot; this message still goes to the key's own partition, behind its
           // earlier ones, so a consumer can order what follows after it.
-          seti(eState, e, next);
-          seti(eSize, e, 0);
-          seti(eWidth, e, 0); // undecided: place() decides on its next message
-          seti(eRunLeft, e, 0);
-          seti(eReturn, e, 0);
+          seti(E_STATE, e, next);
+          seti(E_SIZE, e, 0);
+          seti(E_WIDTH, e, 0); // undecided: place() decides on its next message
+          seti(E_RUN_LEFT, e, 0);
+          seti(E_RETURN, e, 0);
           emit(EVENT_HOT, e);
           order = ORDER_ANCHOR;
-        } else if (geti(eReturn, e) != 0) {
+        } else if (geti(E_RETURN, e) != 0) {
           // Cooled while it was away (sweepOne): its first message since says so.
-          seti(eReturn, e, 0);
+          seti(E_RETURN, e, 0);
           order = ORDER_RETURN;
         }
       }
@@ -691,10 +676,10 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   if (!spreadOn) order = ORDER_NONE;
   const l = loadAt(topic, result);
   store<f64>(l, load<f64>(l) + loadWeight);
-  store<i32>(CELLS + LAST_ENTRY, entry);
-  store<i32>(CELLS + LAST_BATCH_INDEX, batchIndex);
-  store<i32>(CELLS + LAST_ORDER, order);
-  store<i32>(CELLS + LAST_ZERO, zero);
+  store<i32>(CELLS + CELL_LAST_ENTRY, entry);
+  store<i32>(CELLS + CELL_LAST_BATCH_INDEX, batchIndex);
+  store<i32>(CELLS + CELL_LAST_ORDER, order);
+  store<i32>(CELLS + CELL_LAST_ZERO, zero);
   if (advance()) renormalise();
   if (--sweepLeft == 0) {
     sweepLeft = SWEEP_BATCH;
@@ -703,15 +688,29 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   return result;
 }
 
-export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: usize, results: usize, count: i32, n: i32): void {
+/**
+ * decideAt for keys [from, count) of a batch packed at `keys` (lengths at `lengths`,
+ * partitions to `results`). Returns the index of the first key not decided: `count`, or less
+ * when the event log filled up so far that one more decision might not find room for its
+ * events; the caller drains the log and calls again from there.
+ */
+export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: usize, results: usize, from: i32, count: i32, n: i32): i32 {
   let ptr = keys;
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < from; i++) {
+    const length = load<i32>(lengths + (<usize>i << 2));
+    if (length > 0) ptr += <usize>length; // keys are packed back to back
+  }
+  const room = eventCapacity - EVENT_RESERVE;
+  let i = from;
+  for (; i < count; i++) {
+    if (load<i32>(CELLS + CELL_EVENT_COUNT) > room) break;
     batchIndex = i;
     const length = load<i32>(lengths + (<usize>i << 2));
     store<i32>(results + (<usize>i << 2), decideAt(topic, algorithm, ptr, length, n));
-    if (length > 0) ptr += <usize>length; // keys are packed back to back
+    if (length > 0) ptr += <usize>length;
   }
   batchIndex = 0;
+  return i;
 }
 
 /** The clock of a time horizon moved: counts so far shrink by `factor` relative to new ones. */
@@ -738,9 +737,9 @@ export function account(topic: i32, partition: i32): void {
   store<f64>(lt, load<f64>(lt) + loadWeight);
   const l = loadAt(topic, partition);
   store<f64>(l, load<f64>(l) + loadWeight);
-  store<i32>(CELLS + LAST_ENTRY, -1);
-  store<i32>(CELLS + LAST_ORDER, ORDER_NONE);
-  store<i32>(CELLS + LAST_ZERO, -1); // not looked at
+  store<i32>(CELLS + CELL_LAST_ENTRY, -1);
+  store<i32>(CELLS + CELL_LAST_ORDER, ORDER_NONE);
+  store<i32>(CELLS + CELL_LAST_ZERO, -1); // not looked at
   if (advance()) renormalise();
 }
 

@@ -5,7 +5,7 @@
 import { murmur2Start, murmur2Blocks, murmur2Finish } from "./murmur2";
 import { crc32Start, crc32Update, crc32Finish } from "./crc32";
 import { fnv1aStart, fnv1aUpdate, fnv1aFinish } from "./fnv1a";
-import { FAMILY_MURMUR2, FAMILY_CRC32 } from "./partition";
+import { FAMILY_MURMUR2, FAMILY_CRC32 } from "./abi";
 
 let family: i32 = FAMILY_MURMUR2;
 let state: u32 = 0;

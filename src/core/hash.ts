@@ -5,8 +5,12 @@
 import { shared, Core } from './wasm';
 import { writeKey, keyBytes, notAKey, Key, DOES_NOT_FIT, NULL_LENGTH } from './key';
 import { InvalidArgTypeError, InvalidValueError, OutOfRangeError } from './errors';
+import {
+  FAMILY_MURMUR2, PARTITIONER_FAMILY_SHIFT, PARTITIONER_MURMUR2_RANDOM, PARTITIONER_MURMUR2, PARTITIONER_CONSISTENT_RANDOM, PARTITIONER_CONSISTENT,
+  PARTITIONER_FNV1A_RANDOM, PARTITIONER_FNV1A,
+} from './abi';
 
-/** librdkafka's `partitioner` names, in the order of their codes in assembly/partition.ts. */
+/** librdkafka's `partitioner` names, in the order of their codes (PARTITIONER_* in assembly/abi.ts). */
 export const PARTITIONERS = Object.freeze([
   'murmur2_random',
   'murmur2',
@@ -18,25 +22,21 @@ export const PARTITIONERS = Object.freeze([
 
 export type PartitionerName = (typeof PARTITIONERS)[number];
 
-/** Hash families, as numbered in assembly/partition.ts. */
-export const enum Family {
-  Murmur2 = 0,
-  Crc32 = 1,
-  Fnv1a = 2,
-}
+/** A hash family: FAMILY_* in assembly/abi.ts. */
+export type Family = number;
 
 /** The partition returned where the partitioner does not decide by the key. */
-export const UNDECIDED = -1;
+export { UNDECIDED } from './abi';
 
 /** The code of a partitioner name; throws InvalidValueError listing the valid names. */
 export function partitionerCode(name: unknown, argument = 'partitioner'): number {
   switch (name) {
-    case 'murmur2_random': return 0;
-    case 'murmur2': return 1;
-    case 'consistent_random': return 2;
-    case 'consistent': return 3;
-    case 'fnv1a_random': return 4;
-    case 'fnv1a': return 5;
+    case 'murmur2_random': return PARTITIONER_MURMUR2_RANDOM;
+    case 'murmur2': return PARTITIONER_MURMUR2;
+    case 'consistent_random': return PARTITIONER_CONSISTENT_RANDOM;
+    case 'consistent': return PARTITIONER_CONSISTENT;
+    case 'fnv1a_random': return PARTITIONER_FNV1A_RANDOM;
+    case 'fnv1a': return PARTITIONER_FNV1A;
     default: throw new InvalidValueError(argument, PARTITIONERS, name);
   }
 }
@@ -68,7 +68,7 @@ export function streamHash(core: Core, family: Family, key: Key): number {
 export function partitionIn(core: Core, code: number, key: unknown, n: number, argument: string | number): number {
   const length = writeKey(core, core.keys, core.keyCapacity, key, argument);
   if (length !== DOES_NOT_FIT) return core.exports.partition(code, length, n);
-  const family: Family = code >> 1;
+  const family: Family = code >> PARTITIONER_FAMILY_SHIFT;
   return core.exports.hashPartition(family, streamHash(core, family, key as Key), n);
 }
 
@@ -80,8 +80,8 @@ export function murmur2(key: Key): number {
   const core = shared;
   const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
   if (length === NULL_LENGTH) throw notAKey('key', key, true);
-  if (length !== DOES_NOT_FIT) return core.exports.hash(Family.Murmur2, length);
-  return streamHash(core, Family.Murmur2, key);
+  if (length !== DOES_NOT_FIT) return core.exports.hash(FAMILY_MURMUR2, length);
+  return streamHash(core, FAMILY_MURMUR2, key);
 }
 
 /**
@@ -97,7 +97,7 @@ export function partitionForKey(
 ): number {
   // The common case (a small positive int32, the default partitioner) costs a few comparisons.
   if (typeof numPartitions !== 'number' || (numPartitions | 0) !== numPartitions || numPartitions < 1) checkPartitionCount(numPartitions);
-  const code = partitioner === 'murmur2_random' ? 0 : partitionerCode(partitioner);
+  const code = partitioner === 'murmur2_random' ? PARTITIONER_MURMUR2_RANDOM : partitionerCode(partitioner);
   const core = shared;
   const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
   if (length !== DOES_NOT_FIT) return core.exports.partition(code, length, numPartitions);
@@ -133,8 +133,9 @@ export function partitionBatchIn(
 /**
  * The batch loop shared by partitionForKeys and DynamicPartitioner.partitionBatch: keys are
  * packed back to back into the key region with their lengths in the lengths table; each
- * full region (or full lengths table) is one WebAssembly call, `call(count)`, whose results
- * go to `out` (then `after(start, count)`). A run of ASCII string keys is written with one
+ * full region (or full lengths table) is one WebAssembly call, `call(count, start)` (`start`:
+ * the index in `keys` of the first key packed), whose results go to `out` (then
+ * `after(start, count)`). A run of ASCII string keys is written with one
  * join and one native write; other keys one by one. A key too long for the region goes
  * through `single(i)`.
  */
@@ -142,7 +143,7 @@ export function packBatches(
   core: Core,
   keys: ReadonlyArray<unknown>,
   out: Int32Array,
-  call: (count: number) => void,
+  call: (count: number, start: number) => void,
   single: (index: number) => number,
   after?: (start: number, count: number) => void,
 ): void {
@@ -152,7 +153,7 @@ export function packBatches(
   let used = 0;
   const flush = (): void => {
     if (count === 0) return;
-    call(count);
+    call(count, start);
     out.set(i32.subarray(results, results + count), start);
     after?.(start, count);
     start += count;

@@ -5,12 +5,13 @@
 
 import { InvalidArgTypeError } from './errors';
 import type { Core } from './wasm';
+import { NULL_KEY } from './abi';
 
 /** A message key as node-rdkafka takes it. */
 export type Key = string | Buffer | Uint8Array;
 
 /** Length written for a null or undefined key. */
-export const NULL_LENGTH = -1;
+export const NULL_LENGTH = NULL_KEY;
 /** Returned by writeKey when the key does not fit in the space left. */
 export const DOES_NOT_FIT = -2;
 

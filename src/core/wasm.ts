@@ -1,10 +1,12 @@
 // Loads the WebAssembly core (assembly/, built to build/kdp.wasm) once, synchronously, at
 // require time, and gives typed access to its exports and to the regions of its memory
-// described in assembly/memory.ts.
+// described in assembly/memory.ts. The numbers both sides agree on are in ./abi (generated
+// from assembly/abi.ts).
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InternalError } from './errors';
+import { KEY_CAPACITY, BATCH_CAPACITY } from './abi';
 
 /** The numeric exports of assembly/index.ts. */
 export interface CoreExports {
@@ -12,8 +14,6 @@ export interface CoreExports {
   keysPtr(): number;
   lengthsPtr(): number;
   resultsPtr(): number;
-  keyCapacity(): number;
-  batchCapacity(): number;
   hash(family: number, length: number): number;
   partition(algorithm: number, length: number, partitions: number): number;
   hashPartition(family: number, hash: number, partitions: number): number;
@@ -22,13 +22,11 @@ export interface CoreExports {
   streamUpdate(length: number): void;
   streamFinish(length: number): number;
   // Hot-key detection and spreading (assembly/spread.ts).
-  configure(
-    width: number, depth: number, entries: number, topics: number, partitions: number, growth: number, loadGrowth: number,
-    hot: number, cool: number, admit: number, minimum: number, warm: number, factor: number, most: number,
-    on: number, run: number, widen: number, relief: number, sampling: number, hotRun: number, relocate: number,
-  ): void;
+  /** Sets up hot-key detection from the parameters written at paramsPtr() (P_* in ./abi); once. */
+  configure(): void;
+  paramsPtr(): number;
   decide(topic: number, algorithm: number, length: number, partitions: number): number;
-  decideBatch(topic: number, algorithm: number, count: number, partitions: number): void;
+  decideBatch(topic: number, algorithm: number, from: number, count: number, partitions: number): number;
   topicReset(topic: number, partitions: number): void;
   topicResize(topic: number, partitions: number): void;
   tick(factor: number, loadFactor: number): void;
@@ -38,22 +36,15 @@ export interface CoreExports {
   estimate(topic: number, length: number): number;
   recentMessages(topic: number): number;
   spreadStep(length: number, partitions: number): number;
+  // Where the regions the TS side reads start; their records' layout is in ./abi.
   cellsPtr(): number;
   eventsPtr(): number;
-  topicStride(): number;
-  topicSizePtr(): number;
-  topicTotalPtr(): number;
-  topicLoadTotalPtr(): number;
+  topicRecordsPtr(): number;
   topicLoadsPtr(): number;
   topicPenaltyPtr(): number;
+  entriesPtr(): number;
   trackedKeys(): number;
   refusedAdmissions(): number;
-  entryStride(): number;
-  entryTopicPtr(): number;
-  entryCountPtr(): number;
-  entryStatePtr(): number;
-  entryWidthPtr(): number;
-  entrySizePtr(): number;
 }
 
 /** One instance of the core with views over its memory. */
@@ -96,10 +87,10 @@ export function instantiate(setup?: (exports: CoreExports) => void): Core {
     u32: new Uint32Array(buffer),
     f64: new Float64Array(buffer),
     keys: exports.keysPtr(),
-    keyCapacity: exports.keyCapacity(),
+    keyCapacity: KEY_CAPACITY,
     lengths: exports.lengthsPtr() >> 2,
     results: exports.resultsPtr() >> 2,
-    batchCapacity: exports.batchCapacity(),
+    batchCapacity: BATCH_CAPACITY,
   };
 }
 

@@ -8,6 +8,14 @@ import { writeKey, notAKey, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
 import { partitionerCode, checkPartitionCount, partitionIn, packBatches, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
 import { InternalError, InvalidArgTypeError, OutOfRangeError } from '../core/errors';
+import {
+  STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
+  CELL_EVENT_COUNT, CELL_LAST_ENTRY, CELL_LAST_ORDER, CELL_LAST_ZERO,
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
+  PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
+  P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
+  P_SAMPLING, P_HOT_RUN, P_RELOCATE,
+} from '../core/abi';
 
 /** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
 export interface HotKey {
@@ -58,6 +66,8 @@ export interface PartitionerStats {
   readonly memoryBytes: number;
 }
 
+type Emitted = ['hot' | 'cooled', HotKey];
+
 interface TopicState {
   readonly name: string;
   readonly slot: number;
@@ -65,18 +75,44 @@ interface TopicState {
   lastUsed: number;
 }
 
-const STATE_RELIEF = 3; // assembly/hotkeys.ts
-
-/** Order markers of assembly/spread.ts: see docs/ordering.md. */
-export const ORDER_NONE = 0;
-export const ORDER_ANCHOR = 1;
-export const ORDER_SPREAD = 2;
-export const ORDER_RETURN = 3;
-export const ORDER_MOVED = 4;
-const EVENT_HOT = 1;
-const EVENT_COOLED = 2;
+/** Order markers of a decision (assembly/abi.ts): see docs/ordering.md. */
+export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from '../core/abi';
+// Record strides in typed-array elements.
+const EVENT_I32 = EVENT_SIZE >> 2;
+const TOPIC_F64 = (1 << TOPIC_SHIFT) >> 3;
+const ENTRY_I32 = (1 << ENTRY_SHIFT) >> 2;
+const ENTRY_F64 = (1 << ENTRY_SHIFT) >> 3;
 // Admission to exact tracking happens at this fraction of the lowest hot line.
 const ADMIT_OF_HOT = 0.5;
+
+/** The configuration the WebAssembly core reads in configure(): `params` is its f64 parameter region. */
+function writeParams(params: Float64Array, o: ResolvedOptions): void {
+  const perMessage = (h: Horizon): number => ('messages' in h ? Math.pow(2, 1 / h.messages) : 1);
+  const set = (at: number, value: number): void => {
+    params[at >> 3] = value;
+  };
+  set(P_SKETCH_WIDTH, o.sketch.width);
+  set(P_SKETCH_DEPTH, o.sketch.depth);
+  set(P_ENTRIES, o.maxTrackedKeys);
+  set(P_TOPICS, o.maxTopics);
+  set(P_PARTITIONS, o.maxPartitions);
+  set(P_GROWTH, perMessage(o.horizon));
+  set(P_LOAD_GROWTH, perMessage(o.loadHorizon));
+  set(P_HOT, o.hotThreshold);
+  set(P_COOL, o.coolThreshold);
+  set(P_ADMIT, ADMIT_OF_HOT * Math.min(o.hotThreshold, o.reliefThreshold || Infinity));
+  set(P_MIN_HOT, o.minHotMessages);
+  set(P_WARMUP, o.warmupMessages);
+  set(P_SPREAD_FACTOR, o.spreadFactor);
+  set(P_MAX_SPREAD, o.maxSpread);
+  set(P_SPREAD, o.spread ? 1 : 0);
+  set(P_STICKY_RUN, o.stickyRun);
+  set(P_WIDEN_ABOVE, 1 + o.balanceTolerance);
+  set(P_RELIEF, o.reliefThreshold);
+  set(P_SAMPLING, o.sketch.sampling);
+  set(P_HOT_RUN, o.hotRun);
+  set(P_RELOCATE, o.relocate ? 1 : 0);
+}
 
 export declare interface DynamicPartitioner {
   on(event: 'hot', listener: (key: HotKey) => void): this;
@@ -94,13 +130,14 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly hot = new Map<number, { topic: TopicState; key: Key | null }>();
   private lastTopic: TopicState | undefined;
   private useClock = 0;
+  // Indexes into the core's typed arrays (i32 or f64, as the field is) of the cells, the
+  // event log and the fields of the first topic and entry records (layouts: assembly/abi.ts).
   private readonly eventCell: number;
-  /** i32 index of the cells of the last message: its key's entry, then batch index, then order marker. */
   private readonly lastEntryCell: number;
+  private readonly lastOrderCell: number;
+  private readonly lastZeroCell: number;
   private readonly events: number;
   private readonly topicTotal: number;
-  /** Topic records' stride, in f64 elements. */
-  private readonly topicStride: number;
   private readonly topicLoadTotal: number;
   private readonly topicLoads: number;
   private readonly topicPenalty: number;
@@ -109,8 +146,6 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly entryWidth: number;
   private readonly entryState: number;
   private readonly entrySize: number;
-  /** Entry records' stride, in i32 (and, halved, in f64) elements. */
-  private readonly entryStride: number;
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(options: DynamicPartitionerOptions = {}) {
@@ -118,31 +153,28 @@ export class DynamicPartitioner extends EventEmitter {
     const o = resolveOptions(options);
     this.options = o;
     this.code = partitionerCode(o.partitioner, 'options.partitioner');
-    const perMessage = (h: Horizon): number => ('messages' in h ? Math.pow(2, 1 / h.messages) : 1);
-    this.core = instantiate((x) =>
-      x.configure(
-        o.sketch.width, o.sketch.depth, o.maxTrackedKeys, o.maxTopics, o.maxPartitions,
-        perMessage(o.horizon), perMessage(o.loadHorizon),
-        o.hotThreshold, o.coolThreshold, ADMIT_OF_HOT * Math.min(o.hotThreshold, o.reliefThreshold || Infinity),
-        o.minHotMessages, o.warmupMessages, o.spreadFactor, o.maxSpread, o.spread ? 1 : 0, o.stickyRun,
-        1 + o.balanceTolerance, o.reliefThreshold, o.sketch.sampling, o.hotRun, o.relocate ? 1 : 0,
-      ),
-    );
+    this.core = instantiate((x) => {
+      writeParams(new Float64Array(x.memory.buffer, x.paramsPtr(), PARAMS_SIZE >> 3), o);
+      x.configure();
+    });
     const x = this.core.exports;
-    this.eventCell = x.cellsPtr() >> 2;
-    this.lastEntryCell = this.eventCell + 1;
+    const cells = x.cellsPtr();
+    this.eventCell = (cells + CELL_EVENT_COUNT) >> 2;
+    this.lastEntryCell = (cells + CELL_LAST_ENTRY) >> 2;
+    this.lastOrderCell = (cells + CELL_LAST_ORDER) >> 2;
+    this.lastZeroCell = (cells + CELL_LAST_ZERO) >> 2;
     this.events = x.eventsPtr() >> 2;
-    this.topicStride = x.topicStride() >> 3;
-    this.topicTotal = x.topicTotalPtr() >> 3;
-    this.topicLoadTotal = x.topicLoadTotalPtr() >> 3;
+    const topics = x.topicRecordsPtr();
+    this.topicTotal = (topics + T_TOTAL) >> 3;
+    this.topicLoadTotal = (topics + T_LOAD_TOTAL) >> 3;
     this.topicLoads = x.topicLoadsPtr() >> 3;
     this.topicPenalty = x.topicPenaltyPtr() >> 3;
-    this.entryTopic = x.entryTopicPtr() >> 2;
-    this.entryCount = x.entryCountPtr() >> 3;
-    this.entryWidth = x.entryWidthPtr() >> 2;
-    this.entryState = x.entryStatePtr() >> 2;
-    this.entrySize = x.entrySizePtr() >> 2;
-    this.entryStride = x.entryStride() >> 2;
+    const entries = x.entriesPtr();
+    this.entryTopic = (entries + E_TOPIC) >> 2;
+    this.entryCount = (entries + E_COUNT) >> 3;
+    this.entryWidth = (entries + E_WIDTH) >> 2;
+    this.entryState = (entries + E_STATE) >> 2;
+    this.entrySize = (entries + E_SIZE) >> 2;
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
   }
@@ -163,7 +195,7 @@ export class DynamicPartitioner extends EventEmitter {
       p = partitionIn(shared, this.code, key, numPartitions, 'key');
       core.exports.account(t.slot, p);
     }
-    if (core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined);
+    if (core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
     return p;
   }
 
@@ -182,11 +214,19 @@ export class DynamicPartitioner extends EventEmitter {
     t.lastUsed = ++this.useClock;
     const out = new Int32Array(keys.length);
     const x = this.core.exports;
+    // Events of a packed batch whose log had to be drained before its end, emitted once the
+    // batch's results are out (a listener may call partition(), which reuses the key region).
+    const early: Emitted[] = [];
     packBatches(this.core, keys, out,
-      (count) => x.decideBatch(t.slot, this.code, count, numPartitions),
+      (count, start) => {
+        for (let done = x.decideBatch(t.slot, this.code, 0, count, numPartitions); done < count;
+          done = x.decideBatch(t.slot, this.code, done, count, numPartitions)) {
+          this.collectEvents(undefined, keys, start, early);
+        }
+      },
       (i) => this.partition(topic, keys[i], numPartitions),
-      (start, count) => {
-        if (this.core.i32[this.eventCell] !== 0) this.drainEvents(undefined, keys.slice(start, start + count));
+      (start) => {
+        if (early.length !== 0 || this.core.i32[this.eventCell] !== 0) this.drainEvents(undefined, keys, start, early.splice(0));
       });
     return out;
   }
@@ -198,7 +238,7 @@ export class DynamicPartitioner extends EventEmitter {
    * ORDER_NONE. For the producer's order headers.
    */
   lastOrder(): number {
-    return this.core.i32[this.lastEntryCell + 2];
+    return this.core.i32[this.lastOrderCell];
   }
 
   /**
@@ -207,7 +247,7 @@ export class DynamicPartitioner extends EventEmitter {
    * for the key region).
    */
   lastKeyZero(): number {
-    return this.core.i32[this.lastEntryCell + 3];
+    return this.core.i32[this.lastZeroCell];
   }
 
   /** The tracked-key slot of the last message's key (with lastOrder() not ORDER_NONE), and its width now. */
@@ -216,14 +256,14 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   entryWidthOf(entry: number): number {
-    return this.core.i32[this.entryWidth + entry * this.entryStride];
+    return this.core.i32[this.entryWidth + entry * ENTRY_I32];
   }
 
   /** Recent messages per partition of `topic` on the load clock (for turning queue depths into penalties). */
   recentMessagesPerPartition(topic: string): number {
     const t = this.topics.get(topic);
     if (!t) return 0;
-    return this.core.f64[this.topicLoadTotal + t.slot * this.topicStride] / this.core.exports.currentLoadWeight() / t.partitions;
+    return this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64] / this.core.exports.currentLoadWeight() / t.partitions;
   }
 
   /**
@@ -273,7 +313,7 @@ export class DynamicPartitioner extends EventEmitter {
     const weight = this.core.exports.currentWeight();
     const topics: Record<string, TopicStats> = {};
     for (const t of this.topics.values()) {
-      const total = this.core.f64[this.topicLoadTotal + t.slot * this.topicStride];
+      const total = this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64];
       const at = this.topicLoads + t.slot * this.options.maxPartitions;
       const load = Array.from(this.core.f64.subarray(at, at + t.partitions), (l) => (total > 0 ? l / total : 0));
       const max = Math.max(...load);
@@ -281,7 +321,7 @@ export class DynamicPartitioner extends EventEmitter {
       for (const h of this.hot.values()) if (h.topic === t) hotKeys++;
       topics[t.name] = {
         partitions: t.partitions,
-        recentMessages: this.core.f64[this.topicTotal + t.slot * this.topicStride] / weight,
+        recentMessages: this.core.f64[this.topicTotal + t.slot * TOPIC_F64] / weight,
         load,
         imbalance: total > 0 ? max * t.partitions : 1,
         hotKeys,
@@ -308,7 +348,7 @@ export class DynamicPartitioner extends EventEmitter {
       if (slot === undefined) slot = this.evictLeastRecentlyUsed();
       t = { name, slot, partitions: numPartitions, lastUsed: 0 };
       this.core.exports.topicReset(slot, numPartitions);
-      this.drainEvents(undefined, undefined);
+      this.drainEvents(undefined, undefined, 0);
       this.topics.set(name, t);
     }
     this.lastTopic = t;
@@ -321,7 +361,7 @@ export class DynamicPartitioner extends EventEmitter {
     const slot = victim!.slot;
     this.topics.delete(victim!.name);
     this.core.exports.topicReset(slot, 1);
-    this.drainEvents(undefined, undefined);
+    this.drainEvents(undefined, undefined, 0);
     return slot;
   }
 
@@ -338,30 +378,38 @@ export class DynamicPartitioner extends EventEmitter {
     }
   }
 
-  /** Turns the WebAssembly event log into 'hot' / 'cooled' events and the table of hot keys. */
-  private drainEvents(single: unknown, batch: ReadonlyArray<unknown> | undefined): void {
+  /**
+   * Turns the WebAssembly event log into 'hot' / 'cooled' events (after `before`, events
+   * collected earlier) and the table of hot keys. A 'hot' event's key is `single`, or
+   * `batch[offset + its index in the batch call]`.
+   */
+  private drainEvents(single: unknown, batch: ReadonlyArray<unknown> | undefined, offset: number, before: Emitted[] = []): void {
+    this.collectEvents(single, batch, offset, before);
+    for (const [event, key] of before) this.emit(event, key);
+  }
+
+  /** Empties the event log into `into` and updates the table of hot keys. */
+  private collectEvents(single: unknown, batch: ReadonlyArray<unknown> | undefined, offset: number, into: Emitted[]): void {
     const i32 = this.core.i32;
     const count = i32[this.eventCell];
     i32[this.eventCell] = 0;
-    const emitted: Array<['hot' | 'cooled', HotKey]> = [];
     for (let i = 0; i < count; i++) {
-      const at = this.events + i * 3;
-      const kind = i32[at];
-      const entry = i32[at + 1];
+      const at = this.events + i * EVENT_I32;
+      const kind = i32[at + (EVENT_KIND >> 2)];
+      const entry = i32[at + (EVENT_ENTRY >> 2)];
       if (kind === EVENT_HOT) {
-        const given = batch ? batch[i32[at + 2]] : single;
+        const given = batch ? batch[offset + i32[at + (EVENT_BATCH_INDEX >> 2)]] : single;
         const key = given == null ? null : typeof given === 'string' ? given : Buffer.from(given as Uint8Array);
-        const topic = this.topicOfSlot(i32[this.entryTopic + entry * this.entryStride]);
+        const topic = this.topicOfSlot(i32[this.entryTopic + entry * ENTRY_I32]);
         this.hot.set(entry, { topic, key });
-        emitted.push(['hot', this.describeEntry(entry, topic, key)]);
+        into.push(['hot', this.describeEntry(entry, topic, key)]);
       } else if (kind === EVENT_COOLED) {
         const h = this.hot.get(entry);
         if (!h) continue;
         this.hot.delete(entry);
-        emitted.push(['cooled', { ...this.describeEntry(entry, h.topic, h.key), partitions: 1 }]);
+        into.push(['cooled', { ...this.describeEntry(entry, h.topic, h.key), partitions: 1 }]);
       }
     }
-    for (const [event, key] of emitted) this.emit(event, key);
   }
 
   private topicOfSlot(slot: number): TopicState {
@@ -371,13 +419,13 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   private describeEntry(entry: number, topic: TopicState, key: Key | null): HotKey {
-    const total = this.core.f64[this.topicTotal + topic.slot * this.topicStride];
-    const at = entry * this.entryStride;
+    const total = this.core.f64[this.topicTotal + topic.slot * TOPIC_F64];
+    const at = entry * ENTRY_I32;
     const sized = this.core.i32[this.entrySize + at] === topic.partitions;
     return {
       topic: topic.name,
       key,
-      share: total > 0 ? this.core.f64[this.entryCount + (at >> 1)] / total : 0,
+      share: total > 0 ? this.core.f64[this.entryCount + entry * ENTRY_F64] / total : 0,
       partitions: sized && this.options.spread ? this.core.i32[this.entryWidth + at] : 1,
       reason: this.core.i32[this.entryState + at] === STATE_RELIEF ? 'relief' : 'share',
     };

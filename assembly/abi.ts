@@ -1,0 +1,185 @@
+// The contract between the WebAssembly core and the TypeScript side: every number both sides
+// must agree on (partitioner codes, markers, event kinds, entry states, and the byte layout
+// of the records and cells the TypeScript side reads in memory), defined here once.
+//
+// scripts/abi.js turns this file into src/core/abi.ts (`npm run build:wasm` runs it first;
+// test/abi.test.js fails when the two differ). So the file holds only comments and lines of
+// the form `export const NAME: type = integer;`, which the script reads and anything else
+// stops it. Offsets are in bytes; the TypeScript side shifts them into typed-array indexes.
+
+// ---- partitioner codes (librdkafka's six, rd_kafka_msg_partitioner_* in src/rdkafka_msg.c, v2.12) ----
+// bit 0 set = the deterministic variant, bits 1.. = the hash family.
+
+/** A partitioner code's hash family is the code >> PARTITIONER_FAMILY_SHIFT. */
+export const PARTITIONER_FAMILY_SHIFT: i32 = 1;
+/** The bit of a partitioner code set for a deterministic variant (a null key hashed as the empty key). */
+export const PARTITIONER_DETERMINISTIC: i32 = 1;
+/** Hash family: Java's murmur2 (kafka-clients Utils.murmur2). */
+export const FAMILY_MURMUR2: i32 = 0;
+/** Hash family: CRC-32 (librdkafka's rd_crc32, the `consistent` partitioners). */
+export const FAMILY_CRC32: i32 = 1;
+/** Hash family: FNV-1a (librdkafka's rd_fnv1a). */
+export const FAMILY_FNV1A: i32 = 2;
+export const PARTITIONER_MURMUR2_RANDOM: i32 = 0;
+export const PARTITIONER_MURMUR2: i32 = 1;
+export const PARTITIONER_CONSISTENT_RANDOM: i32 = 2;
+export const PARTITIONER_CONSISTENT: i32 = 3;
+export const PARTITIONER_FNV1A_RANDOM: i32 = 4;
+export const PARTITIONER_FNV1A: i32 = 5;
+/** Partition for a key the partitioner does not decide by (the caller picks the sticky one). */
+export const UNDECIDED: i32 = -1;
+
+// ---- the key region and the batch tables (memory.ts) ----
+
+/** Bytes of key data one call can see; longer keys are hashed in chunks (stream.ts). A multiple of 4. */
+export const KEY_CAPACITY: i32 = 65536;
+/** Keys one batch call can take; longer batches are cut into calls by the TypeScript side. */
+export const BATCH_CAPACITY: i32 = 4096;
+/** Length of a null key, in the lengths table and as a key length argument. */
+export const NULL_KEY: i32 = -1;
+
+// ---- order markers of a decision: what the producer's order header says (README "Order headers") ----
+
+/** No marker: the message is where Kafka's partitioner puts it, in its key's order. */
+export const ORDER_NONE: i32 = 0;
+/** The first message after its key turned hot: on the key's own partition, behind the cold ones. */
+export const ORDER_ANCHOR: i32 = 1;
+/** A message of a hot key split over several of its allowed partitions. */
+export const ORDER_SPREAD: i32 = 2;
+/** The first message after its key cooled: on the key's own partition again. */
+export const ORDER_RETURN: i32 = 3;
+/** A message of a hot key relocated whole to one partition (maybe its own). */
+export const ORDER_MOVED: i32 = 4;
+
+// ---- the event log: records of EVENT_SIZE bytes, CELL_EVENT_COUNT of them pending ----
+
+/** A key turned hot. */
+export const EVENT_HOT: i32 = 1;
+/** A hot key cooled (or left the table with its topic's slot). */
+export const EVENT_COOLED: i32 = 2;
+export const EVENT_SIZE: usize = 12;
+/** i32: EVENT_HOT or EVENT_COOLED. */
+export const EVENT_KIND: usize = 0;
+/** i32: the tracked-key entry. */
+export const EVENT_ENTRY: usize = 4;
+/** i32: the index of the message in its batch call (0 for a single decision). */
+export const EVENT_BATCH_INDEX: usize = 8;
+
+// ---- the cells: i32 signals the TypeScript side reads without a call ----
+
+export const CELLS_SIZE: usize = 64;
+/** Events pending in the log. */
+export const CELL_EVENT_COUNT: usize = 0;
+/** The last message's key's tracked-key entry, or -1. */
+export const CELL_LAST_ENTRY: usize = 4;
+/** The last message's index in its batch call. */
+export const CELL_LAST_BATCH_INDEX: usize = 8;
+/** The last message's order marker (ORDER_*). */
+export const CELL_LAST_ORDER: usize = 12;
+/** Whether the last message's key has a zero byte: 0 no, 1 yes, -1 not known. */
+export const CELL_LAST_ZERO: usize = 16;
+
+// ---- states of a tracked-key entry ----
+
+export const STATE_FREE: i32 = 0;
+export const STATE_CANDIDATE: i32 = 1;
+export const STATE_HOT: i32 = 2;
+/** Hot at a lower share because its normal partition was overloaded; >= STATE_HOT is hot. */
+export const STATE_RELIEF: i32 = 3;
+
+// ---- a tracked-key entry: a record of 1 << ENTRY_SHIFT bytes (one cache line) ----
+
+export const ENTRY_SHIFT: usize = 6;
+/** f64: decayed message count, in weight units. */
+export const E_COUNT: usize = 0;
+/** u32: the key's murmur2 (lane A of its fingerprint). */
+export const E_LANE_A: usize = 8;
+/** u32: lane B of its fingerprint (the probe stride). */
+export const E_LANE_B: usize = 12;
+/** i32: its topic slot. */
+export const E_TOPIC: usize = 16;
+/** i32: STATE_*. */
+export const E_STATE: usize = 20;
+/** i32: how many partitions a hot key may use. */
+export const E_WIDTH: usize = 24;
+/** i32: stride through the partitions, coprime with E_SIZE. */
+export const E_STEP: usize = 28;
+/** i32: the partition count E_STEP (and the scan window) were made for. */
+export const E_SIZE: usize = 32;
+/** i32: 1 when the key cooled and its next message owes an ORDER_RETURN marker. */
+export const E_RETURN: usize = 36;
+/** i32: where the next scan window of a wide key starts, as an index. */
+export const E_SCAN_INDEX: usize = 40;
+/** i32: ... and as the partition at that index. */
+export const E_SCAN_AT: usize = 44;
+/** i32: the partition of a hot key's current run. */
+export const E_CURRENT: usize = 48;
+/** i32: messages left in that run (0: choose again). */
+export const E_RUN_LEFT: usize = 52;
+/** f64: a relocated key moves again only once the load clock's weight reaches this. */
+export const E_MOVE_AFTER: usize = 56;
+
+// ---- a topic slot: a record of 1 << TOPIC_SHIFT bytes (one cache line) ----
+
+export const TOPIC_SHIFT: usize = 6;
+/** f64: decayed message count (key clock). */
+export const T_TOTAL: usize = 0;
+/** f64: decayed message count (load clock). */
+export const T_LOAD_TOTAL: usize = 8;
+/** f64: 1 / partition count (a multiply per message instead of a divide). */
+export const T_INVERSE: usize = 16;
+/** i32: partition count. */
+export const T_SIZE: usize = 24;
+/** i32: partition of the current sticky run of null keys. */
+export const T_STICKY: usize = 28;
+/** u32: bumped each time the slot is reset (sketch rows depend on it). */
+export const T_GENERATION: usize = 32;
+/** i32: messages left in the sticky run. */
+export const T_STICKY_LEFT: usize = 36;
+
+// ---- the configuration: f64 parameters the TypeScript side writes at paramsPtr() before
+// it calls configure(), one per option (integers and flags as f64 too) ----
+
+export const PARAMS_SIZE: usize = 256;
+/** Counters per sketch row: sketch.width. */
+export const P_SKETCH_WIDTH: usize = 0;
+/** Sketch rows: sketch.depth. */
+export const P_SKETCH_DEPTH: usize = 8;
+/** Entries of the table of tracked keys: maxTrackedKeys. */
+export const P_ENTRIES: usize = 16;
+/** Topic slots: maxTopics. */
+export const P_TOPICS: usize = 24;
+/** Partitions per topic slot: maxPartitions. */
+export const P_PARTITIONS: usize = 32;
+/** Growth of the key clock's weight per message (2^(1 / horizon.messages); 1 for a time horizon). */
+export const P_GROWTH: usize = 40;
+/** The same for the load clock (loadHorizon). */
+export const P_LOAD_GROWTH: usize = 48;
+/** hotThreshold, in fair shares. */
+export const P_HOT: usize = 56;
+/** coolThreshold, in fair shares. */
+export const P_COOL: usize = 64;
+/** Admission to exact tracking, in fair shares. */
+export const P_ADMIT: usize = 72;
+/** minHotMessages. */
+export const P_MIN_HOT: usize = 80;
+/** warmupMessages. */
+export const P_WARMUP: usize = 88;
+/** spreadFactor. */
+export const P_SPREAD_FACTOR: usize = 96;
+/** maxSpread (0: all partitions). */
+export const P_MAX_SPREAD: usize = 104;
+/** spread: 1 true, 0 false. */
+export const P_SPREAD: usize = 112;
+/** stickyRun. */
+export const P_STICKY_RUN: usize = 120;
+/** 1 + balanceTolerance. */
+export const P_WIDEN_ABOVE: usize = 128;
+/** reliefThreshold, in fair shares (0: off). */
+export const P_RELIEF: usize = 136;
+/** sketch.sampling. */
+export const P_SAMPLING: usize = 144;
+/** hotRun. */
+export const P_HOT_RUN: usize = 152;
+/** relocate: 1 true, 0 false. */
+export const P_RELOCATE: usize = 160;
