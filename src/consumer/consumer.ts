@@ -86,6 +86,8 @@ export class DynamicConsumer extends EventEmitter {
   private handler: MessageHandler | undefined;
   private state: ConsumerState = 'idle';
   private paused = false;
+  /** The last consume call found nothing: the next one waits for a message (fetchTimeoutMs). */
+  private fetchedNothing = true;
   /** When fetching was paused for back-pressure (0: it is not), and how long it was before (ms). */
   private pausedAt = 0;
   private pausedFor = 0;
@@ -189,11 +191,20 @@ export class DynamicConsumer extends EventEmitter {
     if (this.state !== 'running') return;
     // Also while paused (the partitions are paused in librdkafka, so nothing new comes): a
     // consume call is what serves rebalance callbacks, and keeps max.poll.interval.ms.
-    this.client.consume(this.options.batchSize, (err, messages) => {
+    // node-rdkafka's consume(n) (3.6, src/workers.cc) waits up to its timeout for EACH message
+    // until it has n: on a steady stream it returns only once n arrived, so a batch of 500
+    // at a few hundred messages a second held its first message back more than a second. So
+    // a call takes what librdkafka has queued without waiting (timeout 0), and only after one
+    // that found nothing does the next wait, up to fetchTimeoutMs, for a single message.
+    const wait = this.fetchedNothing;
+    this.client.setDefaultConsumeTimeout(wait ? this.options.fetchTimeoutMs : 0);
+    this.client.consume(wait ? 1 : this.options.batchSize, (err, messages) => {
       if (this.state !== 'running') return; // stopping: what came in is read again from the committed offsets
       if (err) {
+        this.fetchedNothing = true;
         this.emit('error', toKafkaError(err, 'consume'));
       } else {
+        this.fetchedNothing = messages.length === 0;
         for (const m of messages) {
           if (!this.assigned.has(`${m.topic}\u0000${m.partition}`)) continue; // revoked meanwhile
           this.accept(this.resequencer.push(m as Kafka.Message & ConsumedMessage));
