@@ -310,7 +310,7 @@ function table(runs) {
     ['  neither flagged', (r) => (r.side === 'dynamic' ? fmt(r.unannouncedViolations) : '-')],
     ['  of cold / relocated / split keys', (r) => (r.side === 'dynamic' ? `${r.violationsByKeyClass.cold} / ${r.violationsByKeyClass.relocated} / ${r.violationsByKeyClass.split}` : '-')],
     ['  no flag on the way (must be 0)', (r) => (r.side === 'dynamic' ? fmt(r.unexplainedViolations) : '-')],
-    ['keys relocated / split (per producer)', (r) => (r.side === 'dynamic' ? `${r.keysByClass.relocated} / ${r.keysByClass.split}` : '-')],
+    ['(producer, key) pairs relocated / split', (r) => (r.side === 'dynamic' ? `${r.keysByClass.relocated} / ${r.keysByClass.split}` : '-')],
     ['split keys\' messages handed out ordered', (r) => (r.side === 'dynamic' && r.splitOrderedShare !== null ? `${fmt(100 * r.splitOrderedShare, 1)}% of ${r.splitMessages}` : '-')],
     ['lost', (r) => fmt(r.lost)],
     ['duplicated', (r) => fmt(r.duplicated)],

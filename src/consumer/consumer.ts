@@ -25,13 +25,13 @@ export interface DynamicConsumerOptions {
    * this commit), so keep it short.
    */
   readonly commitIntervalMs?: number;
-  /** Messages fetched per consume call. */
+  /** At most this many messages per consume call (it takes what librdkafka has queued). */
   readonly batchSize?: number;
   /** Pause fetching while this many released messages wait for the handler; resume at half. */
   readonly maxPending?: number;
   /**
-   * How long one consume call waits for messages (ms). The call holds a libuv threadpool
-   * thread meanwhile (node-rdkafka 3.6, KafkaConsumer#consume(n, cb)).
+   * How long a consume call after one that found nothing waits for a message (ms). The call
+   * holds a libuv threadpool thread meanwhile (node-rdkafka 3.6, KafkaConsumer#consume(n, cb)).
    */
   readonly fetchTimeoutMs?: number;
   /** A message whose handler throws or rejects is handed to it again this many times before the consumer stops. */
@@ -101,7 +101,7 @@ export class DynamicConsumer extends EventEmitter {
   private settle: { resolve: () => void; reject: (err: Error) => void } | undefined;
   /** Why the run ends, when a message's handler failed for good. */
   private failure: HandlerError | undefined;
-  /** A read of committed offsets for the resequencer is under way; when the last one started. */
+  /** A read of committed offsets for the resequencer is under way. */
   private readingCommitted = false;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
