@@ -38,7 +38,7 @@ export const BATCH_CAPACITY: i32 = 4096;
 /** Length of a null key, in the lengths table and as a key length argument. */
 export const NULL_KEY: i32 = -1;
 
-// ---- order markers of a decision: what the producer's order header says (README "Order headers") ----
+// ---- order markers of a decision: what the producer's order header says (docs/ordering.md) ----
 
 /** No marker: the message is where Kafka's partitioner puts it, in its key's order. */
 export const ORDER_NONE: i32 = 0;
@@ -67,17 +67,25 @@ export const EVENT_BATCH_INDEX: usize = 8;
 
 // ---- the cells: i32 signals the TypeScript side reads without a call ----
 
-export const CELLS_SIZE: usize = 64;
+export const CELLS_SIZE: usize = 16;
 /** Events pending in the log. */
 export const CELL_EVENT_COUNT: usize = 0;
-/** The last message's key's tracked-key entry, or -1. */
-export const CELL_LAST_ENTRY: usize = 4;
-/** The last message's index in its batch call. */
-export const CELL_LAST_BATCH_INDEX: usize = 8;
-/** The last message's order marker (ORDER_*). */
-export const CELL_LAST_ORDER: usize = 12;
-/** Whether the last message's key has a zero byte: 0 no, 1 yes, -1 not known. */
-export const CELL_LAST_ZERO: usize = 16;
+
+// ---- the decision record: DECISION_SIZE bytes at decisionPtr(), written by every decision
+// (decide, each key of decideBatch, and account) and read by the TypeScript side once per
+// decision (DynamicPartitioner.decide); all i32 ----
+
+export const DECISION_SIZE: usize = 32;
+/** The partition. */
+export const D_PARTITION: usize = 0;
+/** The order marker (ORDER_*; ORDER_NONE with spread: false). */
+export const D_ORDER: usize = 4;
+/** The key's tracked-key entry, or -1 (not tracked). */
+export const D_ENTRY: usize = 8;
+/** Partitions the key is split over now: the entry's width for ORDER_SPREAD, else 1. */
+export const D_WIDTH: usize = 12;
+/** Whether the key has a zero byte: 0 no, 1 yes, -1 not known (not looked at). */
+export const D_ZERO: usize = 16;
 
 // ---- states of a tracked-key entry ----
 

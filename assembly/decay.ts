@@ -2,7 +2,7 @@
 // the weight is multiplied by 2^(1 / halfLife) per message (or by the TS side's clock for a
 // time horizon), so a count seen halfLife messages ago weighs half as much as one seen now.
 // A count divided by the current weight is in "recent messages". When a weight gets large,
-// every count is divided by it and it restarts at 1 (spread.ts renormalise()).
+// every count is divided by it and it restarts at 1 (topics.ts renormalise()).
 //
 // Two clocks: `weight` for key counts (how fast a key turns hot and cools) and `loadWeight`
 // for partition loads (how long an overload is remembered and paid back).

@@ -48,18 +48,28 @@ export function streamFinish(length: i32): i32 {
   return stream.streamFinish(KEYS, length);
 }
 
-// ---- hot-key detection and spreading (spread.ts); each DynamicPartitioner has its own instance ----
+// ---- hot-key detection and spreading; each DynamicPartitioner has its own instance ----
+// configure.ts sets it up, decide.ts decides (with admission.ts: which keys are tracked and
+// hot; choice.ts: where a hot key goes), topics.ts keeps the per-topic state, events.ts the
+// event log.
 
-import * as spread from "./spread";
+import { configure as setUp } from "./configure";
+import { PARAMS } from "./params";
+import { decideAt, decideBatchAt, account as accountAt, DECISION } from "./decide";
+import * as topics from "./topics";
+import { CELLS, events } from "./events";
+import { refused, estimateAt } from "./admission";
+import { spreadStepAt } from "./choice";
+import { weight, loadWeight } from "./decay";
 import * as hotkeys from "./hotkeys";
 
 /** Sets up hot-key detection from the parameters written at paramsPtr() (abi.ts P_*). */
-export function configure(): void { spread.configure(); }
-export function paramsPtr(): usize { return spread.PARAMS; }
+export function configure(): void { setUp(); }
+export function paramsPtr(): usize { return PARAMS; }
 
-/** Partition for the key at KEYS in topic slot `topic`; see spread.ts. */
+/** Partition for the key at KEYS in topic slot `topic`; its by-products in the decision record. */
 export function decide(topic: i32, algorithm: i32, length: i32, partitions: i32): i32 {
-  return spread.decideAt(topic, algorithm, KEYS, length, partitions);
+  return decideAt(topic, algorithm, KEYS, length, partitions);
 }
 
 /**
@@ -67,29 +77,30 @@ export function decide(topic: i32, algorithm: i32, length: i32, partitions: i32)
  * first key not decided (count, or less when the event log must be drained first).
  */
 export function decideBatch(topic: i32, algorithm: i32, from: i32, count: i32, partitions: i32): i32 {
-  return spread.decideBatchAt(topic, algorithm, KEYS, LENGTHS, RESULTS, from, count, partitions);
+  return decideBatchAt(topic, algorithm, KEYS, LENGTHS, RESULTS, from, count, partitions);
 }
 
-export function topicReset(topic: i32, partitions: i32): void { spread.topicReset(topic, partitions); }
-export function topicResize(topic: i32, partitions: i32): void { spread.topicResize(topic, partitions); }
-export function tick(factor: f64, loadFactor: f64): void { spread.tick(factor, loadFactor); }
-export function currentWeight(): f64 { return spread.currentWeight(); }
-export function currentLoadWeight(): f64 { return spread.currentLoadWeight(); }
+export function topicReset(topic: i32, partitions: i32): void { topics.topicReset(topic, partitions); }
+export function topicResize(topic: i32, partitions: i32): void { topics.topicResize(topic, partitions); }
+export function tick(factor: f64, loadFactor: f64): void { topics.tick(factor, loadFactor); }
+export function currentWeight(): f64 { return weight; }
+export function currentLoadWeight(): f64 { return loadWeight; }
 
 /** The stride of the allowed partitions of the key at KEYS among `partitions`. */
 export function spreadStep(length: i32, partitions: i32): i32 {
-  return spread.spreadStepAt(KEYS, length, partitions);
+  return spreadStepAt(KEYS, length, partitions);
 }
 
 // Where the regions the TS side reads start; the layout of their records is in abi.ts.
-export function cellsPtr(): usize { return spread.CELLS; }
-export function eventsPtr(): usize { return spread.events; }
-export function topicRecordsPtr(): usize { return spread.tRecords; }
-export function topicLoadsPtr(): usize { return spread.tLoads; }
-export function topicPenaltyPtr(): usize { return spread.tPenalty; }
+export function cellsPtr(): usize { return CELLS; }
+export function decisionPtr(): usize { return DECISION; }
+export function eventsPtr(): usize { return events; }
+export function topicRecordsPtr(): usize { return topics.tRecords; }
+export function topicLoadsPtr(): usize { return topics.tLoads; }
+export function topicPenaltyPtr(): usize { return topics.tPenalty; }
 export function entriesPtr(): usize { return hotkeys.entries; }
 export function trackedKeys(): i32 { return hotkeys.used(); }
-export function refusedAdmissions(): f64 { return spread.refused; }
-export function account(topic: i32, partition: i32): void { spread.account(topic, partition); }
-export function estimate(topic: i32, length: i32): f64 { return spread.estimateAt(topic, KEYS, length); }
-export function recentMessages(topic: i32): f64 { return spread.recentMessages(topic); }
+export function refusedAdmissions(): f64 { return refused; }
+export function account(topic: i32, partition: i32): void { accountAt(topic, partition); }
+export function estimate(topic: i32, length: i32): f64 { return estimateAt(topic, KEYS, length); }
+export function recentMessages(topic: i32): f64 { return topics.recentMessages(topic); }

@@ -41,10 +41,18 @@ export function partitionOfHash(family: i32, hash: i32, partitions: i32): i32 {
 // @ts-ignore: decorator
 @inline
 export function partitionOf(algorithm: i32, ptr: usize, length: i32, partitions: i32): i32 {
-  const family = familyOf(algorithm);
-  if (length <= 0 && (algorithm & PARTITIONER_DETERMINISTIC) == 0) {
-    if (length == NULL_KEY || family == FAMILY_CRC32) return UNDECIDED;
-  }
+  if (undecided(algorithm, length)) return UNDECIDED;
   if (length < 0) length = 0;
+  const family = familyOf(algorithm);
   return partitionOfHash(family, hashOf(family, ptr, length), partitions);
+}
+
+/**
+ * Whether a partitioner leaves a key of this length (NULL_KEY for a null key) undecided: a
+ * null key for the `*_random` variants, and the empty key too for `consistent_random`.
+ */
+// @ts-ignore: decorator
+@inline
+export function undecided(algorithm: i32, length: i32): bool {
+  return length <= 0 && (algorithm & PARTITIONER_DETERMINISTIC) == 0 && (length == NULL_KEY || familyOf(algorithm) == FAMILY_CRC32);
 }

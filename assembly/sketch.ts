@@ -4,7 +4,7 @@
 // of keys that share a counter with a heavy one.
 //
 // Counts decay through the weight, not the counters: every update adds the current weight
-// (decay.ts; times the sampling rate, spread.ts), which grows geometrically, so old
+// (decay.ts; times the sampling rate, admission.ts), which grows geometrically, so old
 // increments shrink relative to new ones.
 
 import { arenaAlloc } from "./memory";

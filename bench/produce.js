@@ -42,8 +42,8 @@ const SAME_HEADERS = (() => {
   const id = '0123456789abcdef';
   let sequence = 0;
   return KEYS.map((key) => {
-    partitioner.partition(TOPIC, key, 4);
-    const order = partitioner.lastOrder();
+    partitioner.decide(TOPIC, key, 4);
+    const order = partitioner.decision.order;
     if (order === 0) return undefined;
     sequence++;
     return [{ [ORDER_HEADER]: encodeOrderHeader(order, id, sequence, sequence - 1, 2, 4, 0) }];

@@ -6,7 +6,7 @@ export type { Key } from './core/key';
 export { KdpError, InvalidArgTypeError, OutOfRangeError, InvalidValueError, InvalidOptionError } from './core/errors';
 export type { ErrorCode } from './core/errors';
 export { DynamicPartitioner, allowedPartitions } from './partitioner/partitioner';
-export type { HotKey, TopicStats, PartitionerStats, TrackedKeyStats } from './partitioner/partitioner';
+export type { HotKey, TopicStats, PartitionerStats, TrackedKeyStats, Decision } from './partitioner/partitioner';
 export { DEFAULTS } from './core/options';
 export type { DynamicPartitionerOptions, Horizon, SketchOptions } from './core/options';
 export { DynamicProducer, wrapProducer, PRODUCER_DEFAULTS } from './producer/producer';

@@ -17,7 +17,7 @@ t.test('the compiled mirror has every definition of assembly/abi.ts, with its va
   const mirror = require('../build/core/abi');
   const definitions = parse(source);
   const names = definitions.map((d) => d.name);
-  for (const name of ['PARTITIONER_FNV1A', 'ORDER_MOVED', 'EVENT_BATCH_INDEX', 'CELL_LAST_ZERO', 'STATE_RELIEF', 'E_MOVE_AFTER', 'T_STICKY_LEFT']) {
+  for (const name of ['PARTITIONER_FNV1A', 'ORDER_MOVED', 'EVENT_BATCH_INDEX', 'D_ZERO', 'STATE_RELIEF', 'E_MOVE_AFTER', 'T_STICKY_LEFT']) {
     t.ok(names.includes(name), `premise: ${name} read (the last of its group)`);
   }
   for (const { name, value, line } of definitions) t.equal(mirror[name], value, `${name} (assembly/abi.ts:${line})`);

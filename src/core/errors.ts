@@ -58,6 +58,17 @@ export class OutOfRangeError extends RangeError {
 }
 brand(OutOfRangeError);
 
+/**
+ * Throws unless `n` is a usable partition count: an integer in [1, 2^31 - 1]. Checked where a
+ * count enters the library (partitionForKey(s), allowedPartitions, DynamicPartitioner).
+ */
+export function checkPartitionCount(n: unknown, argument = 'numPartitions'): void {
+  if (typeof n !== 'number') throw new InvalidArgTypeError(argument, 'an integer >= 1', n);
+  if (!(n >= 1 && n <= 0x7fffffff && Math.floor(n) === n)) {
+    throw new OutOfRangeError(argument, 'an integer >= 1 and < 2^31', n);
+  }
+}
+
 /** A value that is not one of a fixed set; the message lists the valid ones. */
 export class InvalidValueError extends RangeError {
   readonly code = 'KDP_INVALID_VALUE' as const;

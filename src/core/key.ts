@@ -1,7 +1,9 @@
-// Writing a message key into the WebAssembly key region: strings as their UTF-8 bytes,
-// exactly as Buffer.from(key, 'utf8') encodes them (a lone surrogate becomes U+FFFD,
-// EF BF BD, as V8's String::WriteUtf8 with REPLACE_INVALID_UTF8 does for node-rdkafka),
-// Buffers and Uint8Arrays as they are.
+// Writing message keys into the WebAssembly key region, the only way keys get there: one key
+// (writeKey), a key too long for the region in chunks (writeKeyChunks), or many keys packed
+// back to back for a batch call (packBatches). Strings as their UTF-8 bytes, exactly as
+// Buffer.from(key, 'utf8') encodes them (a lone surrogate becomes U+FFFD, EF BF BD, as V8's
+// String::WriteUtf8 with REPLACE_INVALID_UTF8 does for node-rdkafka), Buffers and
+// Uint8Arrays as they are. Each key is written once per call that reads it.
 
 import { InvalidArgTypeError } from './errors';
 import type { Core } from './wasm';
@@ -68,6 +70,109 @@ export function writeKey(core: Core, at: number, room: number, key: unknown, arg
 /** The UTF-8 bytes of a key that did not fit, for hashing in chunks. */
 export function keyBytes(key: Key): Uint8Array {
   return typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
+}
+
+/**
+ * Writes the bytes of a key too long for the key region through it, one region-full chunk at a
+ * time (a multiple of 4 bytes, as murmur2's blocks need), calling `update(chunkLength)` after
+ * each chunk but the last; returns the length of the last chunk, left in the region.
+ */
+export function writeKeyChunks(core: Core, bytes: Uint8Array, update: (length: number) => void): number {
+  const chunk = core.keyCapacity;
+  const { bytes: memory, keys } = core;
+  let offset = 0;
+  for (; bytes.length - offset > chunk; offset += chunk) {
+    memory.set(bytes.subarray(offset, offset + chunk), keys);
+    update(chunk);
+  }
+  memory.set(bytes.subarray(offset), keys);
+  return bytes.length - offset;
+}
+
+/**
+ * The batch loop shared by partitionForKeys and DynamicPartitioner.partitionBatch: keys are
+ * packed back to back into the key region with their lengths in the lengths table; each
+ * full region (or full lengths table) is one WebAssembly call, `call(count, start)` (`start`:
+ * the index in `keys` of the first key packed), whose results go to `out` (then
+ * `after(start, count)`). A run of ASCII string keys is written with one
+ * join and one native write; other keys one by one. A key too long for the region goes
+ * through `single(i)`.
+ */
+export function packBatches(
+  core: Core,
+  keys: ReadonlyArray<unknown>,
+  out: Int32Array,
+  call: (count: number, start: number) => void,
+  single: (index: number) => number,
+  after?: (start: number, count: number) => void,
+): void {
+  const { i32, keys: base, keyCapacity, lengths, results, batchCapacity } = core;
+  let start = 0; // index of the first key of the pending call
+  let count = 0;
+  let used = 0;
+  const flush = (): void => {
+    if (count === 0) return;
+    call(count, start);
+    out.set(i32.subarray(results, results + count), start);
+    after?.(start, count);
+    start += count;
+    count = 0;
+    used = 0;
+  };
+  const total = keys.length;
+  let i = 0;
+  while (i < total) {
+    // The longest run of string keys from i that fits what is left of the region and table.
+    let end = i;
+    let bytes = 0;
+    const most = Math.min(total, i + batchCapacity - count);
+    for (; end < most; end++) {
+      const key = keys[end];
+      if (typeof key !== 'string' || bytes + key.length > keyCapacity - used) break;
+      bytes += key.length;
+    }
+    if (end - i >= RUN && writeAsciiRun(core, base + used, bytes, keys, i, end)) {
+      for (let j = i; j < end; j++) i32[lengths + count++] = (keys[j] as string).length;
+      used += bytes;
+      i = end;
+      if (count === batchCapacity) flush();
+      continue;
+    }
+    // One key at a time: not a string, not ASCII, or a short run. A key that does not fit
+    // writes nothing: it goes to the start of an emptied region, or through `single`.
+    const key = keys[i];
+    let length = writeKey(core, base + used, keyCapacity - used, key, i);
+    if (length === DOES_NOT_FIT) {
+      flush();
+      length = writeKey(core, base, keyCapacity, key, i);
+      if (length === DOES_NOT_FIT) {
+        out[i] = single(i);
+        start = i + 1;
+        i++;
+        continue;
+      }
+    }
+    i32[lengths + count] = length;
+    count++;
+    if (length > 0) used += length;
+    if (count === batchCapacity) flush();
+    i++;
+  }
+  flush();
+}
+
+// Runs of at least this many string keys are joined and written at once.
+const RUN = 8;
+const encoder = new TextEncoder();
+
+/**
+ * Writes keys[from..to), strings of `bytes` UTF-16 units in all, back to back at `at`: true
+ * when every one was ASCII (one byte per unit), false (region contents undefined) otherwise.
+ */
+function writeAsciiRun(core: Core, at: number, bytes: number, keys: ReadonlyArray<unknown>, from: number, to: number): boolean {
+  const joined = (from === 0 && to === keys.length ? keys : keys.slice(from, to)).join('');
+  const r = encoder.encodeInto(joined, core.bytes.subarray(at, at + bytes));
+  return r.read === bytes && r.written === bytes;
 }
 
 /** An ASCII string at a 4-byte aligned offset, four characters per store; -1 at the first non-ASCII one. */

@@ -21,7 +21,7 @@ export interface CoreExports {
   streamStart(family: number, totalLength: number): void;
   streamUpdate(length: number): void;
   streamFinish(length: number): number;
-  // Hot-key detection and spreading (assembly/spread.ts).
+  // Hot-key detection and spreading (assembly/configure.ts, decide.ts and the modules they use).
   /** Sets up hot-key detection from the parameters written at paramsPtr() (P_* in ./abi); once. */
   configure(): void;
   paramsPtr(): number;
@@ -38,6 +38,8 @@ export interface CoreExports {
   spreadStep(length: number, partitions: number): number;
   // Where the regions the TS side reads start; their records' layout is in ./abi.
   cellsPtr(): number;
+  /** The decision record, written by decide(), each key of decideBatch() and account(): D_* in ./abi. */
+  decisionPtr(): number;
   eventsPtr(): number;
   topicRecordsPtr(): number;
   topicLoadsPtr(): number;

@@ -126,11 +126,12 @@ export class OrderChains {
 
   /**
    * The order header of the message the partitioner just placed on `partition` among
-   * `partitions`, whose order marker (lastOrder()) is `order`, not ORDER_NONE: a
-   * `{ 'kdp-order': text }` object.
+   * `partitions` by decide(), whose order marker (partitioner.decision.order) is `order`, not
+   * ORDER_NONE: a `{ 'kdp-order': text }` object.
    */
   header(order: number, partitions: number, partition = -1): Record<typeof ORDER_HEADER, string> {
-    const entry = this.partitioner.lastEntry();
+    const decision = this.partitioner.decision;
+    const entry = decision.entry;
     const sequence = ++this.sequence;
     const previous = this.chain[entry];
     const at = this.at[entry];
@@ -139,7 +140,7 @@ export class OrderChains {
     this.lastAt = at;
     this.chain[entry] = order === ORDER_RETURN ? 0 : sequence;
     this.at[entry] = partition;
-    const width = order === ORDER_SPREAD ? this.partitioner.entryWidthOf(entry) : 1;
+    const width = decision.width;
     if (width !== this.endWidth || partitions !== this.endPartitions) {
       this.endWidth = width;
       this.endPartitions = partitions;

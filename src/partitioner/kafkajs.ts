@@ -64,8 +64,8 @@ export function createKafkaJsPartitioner(options: KafkaJsPartitionerOptions = {}
       return message.partition;
     }
     const n = partitionMetadata.length;
-    const p = partitioner.partition(topic, message.key, n);
-    const order = partitioner.lastOrder();
+    const p = partitioner.decide(topic, message.key, n);
+    const order = partitioner.decision.order;
     // The spread replaces a kdp-order entry among the caller's headers (its value, in its place).
     if (order !== ORDER_NONE && orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...orders.header(order, n, p) };
     else dropForwarded(message);

@@ -1,16 +1,17 @@
 // DynamicPartitioner: Kafka's partition for every cold key; for each hot one, a partition
 // with room for it whole, else the least loaded of a few allowed partitions. The decision is one WebAssembly call
-// (assembly/spread.ts); this facade maps topics to slots, names hot keys, and reports.
+// (assembly/decide.ts), whose by-products come back in one decision record (decide() and
+// Decision); this facade maps topics to slots, names hot keys, and reports.
 
 import { EventEmitter } from 'node:events';
 import { instantiate, Core, shared } from '../core/wasm';
-import { writeKey, notAKey, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
-import { partitionerCode, checkPartitionCount, partitionIn, packBatches, PartitionerName } from '../core/hash';
+import { writeKey, notAKey, packBatches, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
+import { partitionerCode, partitionOfLongKey, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
-import { InternalError, InvalidArgTypeError, OutOfRangeError } from '../core/errors';
+import { InternalError, InvalidArgTypeError, OutOfRangeError, checkPartitionCount } from '../core/errors';
 import {
   STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
-  CELL_EVENT_COUNT, CELL_LAST_ENTRY, CELL_LAST_ORDER, CELL_LAST_ZERO,
+  CELL_EVENT_COUNT, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, ORDER_NONE,
   TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
   PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
   P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
@@ -75,6 +76,44 @@ interface TopicState {
   lastUsed: number;
 }
 
+/**
+ * What DynamicPartitioner.decide() decided for one message besides its partition, read once
+ * per decision from the WebAssembly core's decision record (D_* in assembly/abi.ts). Each
+ * partitioner has one, `partitioner.decision`, overwritten by each decide(): read its fields
+ * before the next decide() (partition() and partitionBatch() leave it as it is).
+ */
+export interface Decision {
+  /** The partition: what decide() returned. */
+  readonly partition: number;
+  /**
+   * The order marker (docs/ordering.md): ORDER_NONE, or ORDER_ANCHOR / ORDER_MOVED (relocated
+   * whole to one partition) / ORDER_SPREAD (split over several) / ORDER_RETURN for a message of
+   * a key that is (or just was) hot. With spread: false, always ORDER_NONE.
+   */
+  readonly order: number;
+  /**
+   * The key's tracked-key entry, an index below maxTrackedKeys that names the key while it is
+   * tracked (a key that is or was just hot always is), or -1.
+   */
+  readonly entry: number;
+  /** How many partitions the key is split over now: its width with ORDER_SPREAD, else 1. */
+  readonly width: number;
+  /**
+   * Whether the key has a zero byte (a string key with U+0000, which node-rdkafka would cut):
+   * 0 no, 1 yes, -1 not known (a key too long for the key region is not looked at).
+   */
+  readonly keyZero: number;
+}
+
+/** The writable Decision behind `partitioner.decision`: one object per partitioner, filled in place. */
+class DecisionRecord implements Decision {
+  partition = -1;
+  order = ORDER_NONE;
+  entry = -1;
+  width = 1;
+  keyZero = -1;
+}
+
 /** Order markers of a decision (assembly/abi.ts): see docs/ordering.md. */
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from '../core/abi';
 // Record strides in typed-array elements.
@@ -130,12 +169,11 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly hot = new Map<number, { topic: TopicState; key: Key | null }>();
   private lastTopic: TopicState | undefined;
   private useClock = 0;
+  private readonly record = new DecisionRecord();
   // Indexes into the core's typed arrays (i32 or f64, as the field is) of the cells, the
   // event log and the fields of the first topic and entry records (layouts: assembly/abi.ts).
   private readonly eventCell: number;
-  private readonly lastEntryCell: number;
-  private readonly lastOrderCell: number;
-  private readonly lastZeroCell: number;
+  private readonly decisionAt: number;
   private readonly events: number;
   private readonly topicTotal: number;
   private readonly topicLoadTotal: number;
@@ -160,9 +198,7 @@ export class DynamicPartitioner extends EventEmitter {
     const x = this.core.exports;
     const cells = x.cellsPtr();
     this.eventCell = (cells + CELL_EVENT_COUNT) >> 2;
-    this.lastEntryCell = (cells + CELL_LAST_ENTRY) >> 2;
-    this.lastOrderCell = (cells + CELL_LAST_ORDER) >> 2;
-    this.lastZeroCell = (cells + CELL_LAST_ZERO) >> 2;
+    this.decisionAt = x.decisionPtr() >> 2;
     this.events = x.eventsPtr() >> 2;
     const topics = x.topicRecordsPtr();
     this.topicTotal = (topics + T_TOTAL) >> 3;
@@ -179,23 +215,37 @@ export class DynamicPartitioner extends EventEmitter {
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
   }
 
+  /**
+   * The Decision that decide() fills: one object, reused for every message (no allocation
+   * per message).
+   */
+  get decision(): Decision {
+    return this.record;
+  }
+
   /** The partition for one message of `key` to `topic`, which has `numPartitions` partitions. */
   partition(topic: string, key: Key | null | undefined, numPartitions: number): number {
-    const core = this.core;
-    // The key first: a bad one throws before any state changes.
-    const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
-    let t = this.lastTopic;
-    if (t === undefined || t.name !== topic) t = this.topic(topic, numPartitions);
-    if (t.partitions !== numPartitions) this.resize(t, numPartitions);
-    t.lastUsed = ++this.useClock;
-    let p: number;
-    if (length !== DOES_NOT_FIT) {
-      p = core.exports.decide(t.slot, this.code, length, numPartitions);
-    } else {
-      p = partitionIn(shared, this.code, key, numPartitions, 'key');
-      core.exports.account(t.slot, p);
-    }
-    if (core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
+    const p = this.place(topic, key, numPartitions);
+    if (this.core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
+    return p;
+  }
+
+  /**
+   * partition(), and what was decided besides the partition in `partitioner.decision` (its
+   * order marker, tracked-key entry, width, zero byte): the producers' way to one message's
+   * decision. The record is read before any 'hot' / 'cooled' listener runs.
+   */
+  decide(topic: string, key: Key | null | undefined, numPartitions: number): number {
+    const p = this.place(topic, key, numPartitions);
+    const i32 = this.core.i32;
+    const at = this.decisionAt;
+    const d = this.record;
+    d.partition = i32[at + (D_PARTITION >> 2)];
+    d.order = i32[at + (D_ORDER >> 2)];
+    d.entry = i32[at + (D_ENTRY >> 2)];
+    d.width = i32[at + (D_WIDTH >> 2)];
+    d.keyZero = i32[at + (D_ZERO >> 2)];
+    if (i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
     return p;
   }
 
@@ -232,34 +282,10 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   /**
-   * The order marker of the last message decided by partition(): ORDER_NONE, or ORDER_ANCHOR /
-   * ORDER_MOVED (relocated whole to one partition) / ORDER_SPREAD (split over several) /
-   * ORDER_RETURN for a message of a key that is (or just was) hot. With spread: false, always
-   * ORDER_NONE. For the producer's order headers.
+   * Recent messages per partition of `topic` on the load clock (for turning queue depths and
+   * lags into penalties: DynamicProducer, LagMonitor).
+   * @internal
    */
-  lastOrder(): number {
-    return this.core.i32[this.lastOrderCell];
-  }
-
-  /**
-   * Whether the key of the last message partition() decided has a zero byte (a string key
-   * with U+0000, which node-rdkafka would cut): 0 no, 1 yes, -1 not known (a key too long
-   * for the key region).
-   */
-  lastKeyZero(): number {
-    return this.core.i32[this.lastZeroCell];
-  }
-
-  /** The tracked-key slot of the last message's key (with lastOrder() not ORDER_NONE), and its width now. */
-  lastEntry(): number {
-    return this.core.i32[this.lastEntryCell];
-  }
-
-  entryWidthOf(entry: number): number {
-    return this.core.i32[this.entryWidth + entry * ENTRY_I32];
-  }
-
-  /** Recent messages per partition of `topic` on the load clock (for turning queue depths into penalties). */
   recentMessagesPerPartition(topic: string): number {
     const t = this.topics.get(topic);
     if (!t) return 0;
@@ -275,9 +301,10 @@ export class DynamicPartitioner extends EventEmitter {
     const core = this.core;
     const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
     const t = this.topics.get(topic);
-    // Keys the base partitioner does not decide by (null for the *_random ones) are not counted.
-    if (t === undefined || partitionIn(shared, this.code, key, 1, 'key') < 0) return 0;
+    if (t === undefined) return 0;
     if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
+    // Keys the base partitioner does not decide by (null for the *_random ones) are not counted.
+    if (core.exports.partition(this.code, length, 1) < 0) return 0;
     const total = core.exports.recentMessages(t.slot);
     return total > 0 ? core.exports.estimate(t.slot, length) / total : 0;
   }
@@ -337,6 +364,21 @@ export class DynamicPartitioner extends EventEmitter {
   /** Stops the clock of a time horizon; the partitioner stays usable (counts stop fading). */
   close(): void {
     if (this.timer) clearInterval(this.timer);
+  }
+
+  /** The decision for one message, its by-products left in the core's decision record; events not drained. */
+  private place(topic: string, key: Key | null | undefined, numPartitions: number): number {
+    const core = this.core;
+    // The key first, written once: a bad one throws before any state changes.
+    const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
+    let t = this.lastTopic;
+    if (t === undefined || t.name !== topic) t = this.topic(topic, numPartitions);
+    if (t.partitions !== numPartitions) this.resize(t, numPartitions);
+    t.lastUsed = ++this.useClock;
+    if (length !== DOES_NOT_FIT) return core.exports.decide(t.slot, this.code, length, numPartitions);
+    const p = partitionOfLongKey(core, this.code, key as Key, numPartitions);
+    core.exports.account(t.slot, p);
+    return p;
   }
 
   private topic(name: string, numPartitions: number): TopicState {
@@ -464,10 +506,10 @@ export function allowedPartitions(
   if (!Number.isInteger(width) || width < 1) throw new OutOfRangeError('width', 'an integer >= 1', width);
   const code = partitionerCode(partitioner);
   const core = shared;
-  const base = partitionIn(core, code, key, numPartitions, 'key');
-  if (base < 0) return [];
   const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
   if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
+  const base = core.exports.partition(code, length, numPartitions);
+  if (base < 0) return [];
   const step = core.exports.spreadStep(length === NULL_LENGTH ? 0 : length, numPartitions);
   const out = new Array<number>(Math.min(width, numPartitions));
   for (let i = 0, p = base; i < out.length; i++) {

@@ -6,7 +6,7 @@
 // to have committed past it. Every later message of the same key waits behind it (FIFO per
 // key), so none overtakes it. Split keys' messages never wait.
 //
-// Keys are named by their tracked-key entry (DynamicPartitioner.lastEntry()): a key that is
+// Keys are named by their tracked-key entry (Decision.entry, from DynamicPartitioner.decide()): a key that is
 // not tracked was never marked, and nothing of it waits.
 
 import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../partitioner/partitioner';

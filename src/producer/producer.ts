@@ -511,19 +511,20 @@ export class DynamicProducer extends EventEmitter {
     let after: Link | undefined;
     this.marked = false;
     if (info.partitions > 0) {
-      partition = this.partitioner.partition(topic, key, info.partitions);
-      zero = this.partitioner.lastKeyZero();
-      const order = this.partitioner.lastOrder();
+      partition = this.partitioner.decide(topic, key, info.partitions);
+      const decision = this.partitioner.decision;
+      zero = decision.keyZero;
+      const order = decision.order;
       if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') {
         headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
         forwarded = -1;
         if (this.handoff !== undefined) {
-          entry = this.partitioner.lastEntry();
+          entry = decision.entry;
           after = this.handoff.waitFor(entry, order, partition, this.lastHeader!);
           link = this.handoff.track(entry, order, partition, pending ?? this.mark);
         }
       } else if (this.handoff !== undefined && this.handoff.held > 0) {
-        entry = this.partitioner.lastEntry();
+        entry = decision.entry;
       }
     } else {
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {

@@ -55,3 +55,71 @@ t.test('a listener that uses the key region (share()) does not disturb a batch d
   t.same(out, reference.out, 'the same partitions');
   t.same(events, reference.events, 'the same events');
 });
+
+t.test('many keys of a large table turning hot and cooling in one packed call: no event lost', async (t) => {
+  // 200 keys in runs of 20 over a 64-entry table: each run turns its key hot and the next
+  // ones cool it, far more events in one call than the log's maxTrackedKeys + reserve records.
+  const options = { ...OPTIONS, maxTrackedKeys: 64 };
+  const keys = Array.from({ length: 4000 }, (_, i) => `key-${Math.floor(i / 20) % 200}`);
+  const run = (batch) => {
+    const p = new DynamicPartitioner(options);
+    const events = record(p);
+    const out = batch ? Array.from(p.partitionBatch('t', keys, N)) : keys.map((k) => p.partition('t', k, N));
+    return { p, out, events };
+  };
+  const single = run(false);
+  const batch = run(true);
+  t.ok(single.events.length > 64 + 9, `premise: more events (${single.events.length}) than the log holds at once`);
+  t.same(batch.out, single.out, 'the same partitions');
+  t.same(batch.events, single.events, 'the same events, in the same order');
+  // Each key's events alternate hot, cooled, hot, ... and the keys left hot are those whose
+  // last event is 'hot': a lost event would break one or the other.
+  const last = new Map();
+  let alternating = true;
+  for (const [kind, , key] of batch.events) {
+    if ((last.get(key) ?? 'cooled') === kind) alternating = false;
+    last.set(key, kind);
+  }
+  t.ok(alternating, 'every key alternates hot and cooled');
+  const stillHot = [...last].filter(([, kind]) => kind === 'hot').map(([key]) => key).sort();
+  t.same(batch.p.hotKeys('t').map((h) => String(h.key)).sort(), stillHot, 'hotKeys() are the keys whose last event is hot');
+});
+
+t.test('a log that could not take an event traps (InternalError) rather than drop it', async (t) => {
+  // The core's decide export, called without draining the log between calls (the facade
+  // always drains): the log fills, and the first event that does not fit stops the call.
+  const keyOf = (i) => `k${Math.floor(i / 20) % 5}`;
+  const twin = new DynamicPartitioner(OPTIONS);
+  const perDecision = [];
+  let seen = 0;
+  twin.on('hot', () => seen++);
+  twin.on('cooled', () => seen++);
+  const p = new DynamicPartitioner(OPTIONS);
+  twin.partition('t', 'first', N);
+  p.partition('t', 'first', N); // topic slot 0, as for the twin
+  const { exports: x, i32, bytes, keys: at } = p.core;
+  const cells = x.cellsPtr() >> 2;
+  let thrown;
+  let decided = 0;
+  for (let i = 0; i < 4000 && thrown === undefined; i++) {
+    const key = keyOf(i);
+    twin.partition('t', key, N);
+    perDecision.push(seen);
+    const length = bytes.write(key, at);
+    try {
+      x.decide(0, 1 /* murmur2 */, length, N);
+      decided++;
+    } catch (err) {
+      thrown = err;
+    }
+  }
+  t.ok(thrown, 'a call failed');
+  t.equal(thrown?.name, 'InternalError', 'with the core abort error');
+  const logged = i32[cells];
+  t.ok(decided > 0, `premise: ${decided} decisions before`);
+  // The events of the decisions made all fit, and the failing one had one more than fit.
+  const before = perDecision[decided - 1]; // the twin's events over the same decisions
+  t.ok(before <= logged, `the ${before} events of the ${decided} decisions made are all in the log (${logged})`);
+  t.ok(perDecision[decided] > logged, `the failing decision's events (${perDecision[decided]} in all) did not fit`);
+  t.equal(logged, 1 + 9, 'the log was full: maxTrackedKeys + EVENT_RESERVE records');
+});

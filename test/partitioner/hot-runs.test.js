@@ -14,10 +14,10 @@ function run(options, n, messages = 40_000) {
   const placed = [];
   for (let i = 0; i < messages; i++) {
     const hot = rand() < 0.3;
-    const q = p.partition('t', hot ? 'H' : `c-${Math.floor(rand() * 1e6)}`, n);
+    const q = p.decide('t', hot ? 'H' : `c-${Math.floor(rand() * 1e6)}`, n);
     // The second half: the topic's loads have grown past the cap's warm-up (a young topic's
     // fair share is small, so its runs are short).
-    if (hot && i >= messages / 2 && p.lastOrder() === 2 /* ORDER_SPREAD */) placed.push(q);
+    if (hot && i >= messages / 2 && p.decision.order === 2 /* ORDER_SPREAD */) placed.push(q);
   }
   let changes = 0;
   for (let i = 1; i < placed.length; i++) if (placed[i] !== placed[i - 1]) changes++;

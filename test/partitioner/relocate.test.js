@@ -30,8 +30,8 @@ function run(n, options = {}) {
   for (let i = 0; i < MESSAGES; i++) {
     const k = idx[i];
     const key = names[k];
-    const q = p.partition('t', key, n);
-    const order = p.lastOrder();
+    const q = p.decide('t', key, n);
+    const order = p.decision.order;
     kinds[order]++;
     load[q]++;
     win[q]++;
@@ -107,8 +107,8 @@ t.test('relocate: false splits every hot key (no ORDER_MOVED)', async (t) => {
   const p = new DynamicPartitioner({ relocate: false });
   const kinds = new Float64Array(5);
   for (let i = 0; i < idx.length; i++) {
-    p.partition('t', names[idx[i]], 12);
-    kinds[p.lastOrder()]++;
+    p.decide('t', names[idx[i]], 12);
+    kinds[p.decision.order]++;
   }
   t.equal(kinds[ORDER_MOVED], 0, 'no relocated message');
   t.ok(kinds[ORDER_SPREAD] > 10_000, `${kinds[ORDER_SPREAD]} split messages`);
@@ -127,8 +127,8 @@ t.test('a key with room elsewhere leaves its overloaded partition whole, right a
   const seen = [];
   for (let i = 0; i < 20_000; i++) {
     const hot = rand() < 0.1;
-    const q = p.partition('t', hot ? H : background[Math.floor(rand() * background.length)], n);
-    if (hot && p.lastOrder() !== ORDER_NONE) seen.push([p.lastOrder(), q]);
+    const q = p.decide('t', hot ? H : background[Math.floor(rand() * background.length)], n);
+    if (hot && p.decision.order !== ORDER_NONE) seen.push([p.decision.order, q]);
   }
   t.equal(seen[0][0], ORDER_ANCHOR, 'the first marked message is the anchor');
   t.equal(seen[0][1], partitionForKey(H, n), 'on its own partition');

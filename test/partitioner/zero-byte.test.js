@@ -1,5 +1,5 @@
 'use strict';
-// lastKeyZero(): whether the key partition() just decided has a zero byte. The producer uses
+// decide()'s Decision.keyZero: whether the key just decided has a zero byte. The producer uses
 // it instead of scanning every string key for U+0000 (node-rdkafka cuts a string key there).
 // The expected answer comes from the key itself (includes('\0') / Buffer.includes(0)).
 const t = require('tap');
@@ -16,10 +16,10 @@ t.test('every position of a zero byte, every length up to 40, strings and Buffer
         const chars = Array.from({ length }, (_, i) => (i === at ? '\u0000' : filler));
         const key = chars.join('');
         for (const k of [key, Buffer.from(key)]) {
-          p.partition('t', k, 12);
+          p.decide('t', k, 12);
           const want = (typeof k === 'string' ? k.includes('\u0000') : k.includes(0)) ? 1 : 0;
           checked++;
-          if (p.lastKeyZero() !== want && wrong++ < 5) t.fail(`${JSON.stringify(key)} (${typeof k}): ${p.lastKeyZero()}, want ${want}`);
+          if (p.decision.keyZero !== want && wrong++ < 5) t.fail(`${JSON.stringify(key)} (${typeof k}): ${p.decision.keyZero}, want ${want}`);
         }
       }
     }
@@ -29,8 +29,8 @@ t.test('every position of a zero byte, every length up to 40, strings and Buffer
 
 t.test('a key too long for the key region is not looked at: -1', async (t) => {
   const p = new DynamicPartitioner();
-  p.partition('t', 'x'.repeat(70_000), 12);
-  t.equal(p.lastKeyZero(), -1);
-  p.partition('t', 'short', 12);
-  t.equal(p.lastKeyZero(), 0);
+  p.decide('t', 'x'.repeat(70_000), 12);
+  t.equal(p.decision.keyZero, -1);
+  p.decide('t', 'short', 12);
+  t.equal(p.decision.keyZero, 0);
 });

@@ -1,0 +1,332 @@
+// Where a hot key's message goes, and where a run of null keys goes: everything about the
+// choice of a partition other than Kafka's. A hot key is relocated whole to one partition with
+// room for it (place), else split over the least loaded of its allowed partitions (choose),
+// one choice per run of its messages (hotPartition); a key's allowed partitions are its normal
+// partition and then steps of spreadStep(lane B) through the others. See docs/design.md,
+// "Relocating before splitting" and "Spreading". The state of a key's choice lives in its
+// tracked-key entry (E_WIDTH, E_STEP, E_SIZE, E_SCAN_*, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER).
+
+import { loadWeight } from "./decay";
+import { geti, seti, getf, setf } from "./hotkeys";
+import { tf, loadAt, penaltyAt, adjustAt, loadTotal, loadWithPenalty } from "./topics";
+import { fingerprint, laneB } from "./fingerprint";
+import { param, intParam } from "./params";
+import {
+  E_WIDTH, E_STEP, E_SIZE, E_SCAN_INDEX, E_SCAN_AT, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER, T_STICKY, T_STICKY_LEFT,
+  P_SPREAD_FACTOR, P_MAX_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_HOT_RUN, P_RELOCATE,
+} from "./abi";
+
+// ---- options (choiceConfigure) ----
+let spreadFactor: f64; // a hot key starts with ceil(spreadFactor * share * n) partitions
+let widenAbove: f64;   // and gets one more while its best is above this many means: 1 + balanceTolerance
+let maxSpread: i32;    // at most this many (0: all)
+let stickyRun: i32;    // messages per sticky run of undecided (null) keys
+let hotRun: i32;       // messages of a hot key sent to one choice before choosing again
+let relocateOn: bool;  // a hot key that fits whole in one partition moves there whole instead of splitting (relocate)
+
+// @ts-ignore: decorator
+@inline const SCAN_WINDOW: i32 = 8;
+/** 2^(1/8): the load clock's weight grows by this in an eighth of its half-life. */
+// @ts-ignore: decorator
+@inline const LOOK_AGAIN: f64 = 1.0905077326652577;
+
+/** Sets the options from the parameters (params.ts). */
+export function choiceConfigure(): void {
+  spreadFactor = param(P_SPREAD_FACTOR); widenAbove = param(P_WIDEN_ABOVE); maxSpread = intParam(P_MAX_SPREAD);
+  stickyRun = intParam(P_STICKY_RUN); hotRun = intParam(P_HOT_RUN); relocateOn = intParam(P_RELOCATE) != 0;
+}
+
+/** Whether partition p of `topic` is overloaded: its load above the mean `loadFair` by more than balanceTolerance. */
+// @ts-ignore: decorator
+@inline
+export function overloaded(topic: i32, p: i32, loadFair: f64): bool {
+  return load<f64>(loadAt(topic, p)) > loadFair * widenAbove;
+}
+
+// @ts-ignore: decorator
+@inline
+function gcd(a: i32, b: i32): i32 {
+  while (b != 0) { const t = a % b; a = b; b = t; }
+  return a;
+}
+
+/**
+ * The stride of a key's allowed partitions among n: 1 + (laneB & 0x7fffffff) % (n - 1),
+ * moved up (cyclically in 1..n-1) to the first value coprime with n, so that base,
+ * base + step, base + 2 step, ... (mod n) visits every partition once.
+ */
+export function spreadStep(b: u32, n: i32): i32 {
+  if (n <= 2) return 1;
+  let step = 1 + <i32>((b & 0x7fffffff) % <u32>(n - 1));
+  while (gcd(step, n) != 1) step = step == n - 1 ? 1 : step + 1;
+  return step;
+}
+
+/** The stride of the allowed partitions of the key at ptr among n (see spreadStep). */
+export function spreadStepAt(ptr: usize, length: i32, n: i32): i32 {
+  fingerprint(ptr, length < 0 ? 0 : length);
+  return spreadStep(laneB, n);
+}
+
+/** How many partitions a key with `count` of `topicTotal` may use among n. */
+// @ts-ignore: decorator
+@inline
+function widthFor(count: f64, topicTotal: f64, n: i32): i32 {
+  let w = <i32>Math.ceil(spreadFactor * count * <f64>n / topicTotal);
+  if (w < 2) w = 2;
+  const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
+  return w > most ? most : w;
+}
+
+/**
+ * The least loaded (load + penalty) of the allowed partitions of hot entry e. When even the
+ * least loaded of them is above the topic's mean by more than `widenAbove`, the key is
+ * given one more partition (the next in its sequence): widths grow only as far as balance
+ * needs, and shrink only when the key cools.
+ */
+function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
+  if (geti(E_SIZE, e) != n) {
+    seti(E_SIZE, e, n);
+    seti(E_STEP, e, spreadStep(b, n));
+    seti(E_WIDTH, e, 1);
+    seti(E_SCAN_INDEX, e, 0);
+    seti(E_SCAN_AT, e, base);
+  }
+  let width = geti(E_WIDTH, e);
+  // widthFor(count) > width, without a division on every message.
+  if (width < 2 || spreadFactor * count * <f64>n > <f64>width * topicTotal) {
+    const wanted = widthFor(count, topicTotal, n);
+    if (wanted > width) { width = wanted; seti(E_WIDTH, e, width); }
+  }
+  const step = geti(E_STEP, e);
+  // A narrow set is scanned whole; a wide one through a window of SCAN_WINDOW consecutive
+  // members that moves on by a window each time: the least loaded of several choices
+  // balances almost as well as the least loaded of all (the power of d choices), at a fixed cost.
+  let index = 0;
+  let p = base;
+  let scan = width;
+  if (width > SCAN_WINDOW) {
+    index = geti(E_SCAN_INDEX, e);
+    p = geti(E_SCAN_AT, e);
+    if (index >= width) { index = 0; p = base; }
+    scan = SCAN_WINDOW;
+  }
+  let best = p;
+  let bestLoad = loadWithPenalty(topic, p, fair);
+  for (let i = 1; i < scan; i++) {
+    p += step;
+    if (p >= n) p -= n;
+    if (++index == width) { index = 0; p = base; }
+    const l = loadWithPenalty(topic, p, fair);
+    if (l < bestLoad) { bestLoad = l; best = p; }
+  }
+  if (width > SCAN_WINDOW) {
+    // The next window starts after this one.
+    p += step;
+    if (p >= n) p -= n;
+    if (++index == width) { index = 0; p = base; }
+    seti(E_SCAN_INDEX, e, index);
+    seti(E_SCAN_AT, e, p);
+  }
+  const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
+  if (bestLoad > fair * widenAbove && width < most) {
+    // Even the best is overloaded: admit the next partition of the key's sequence.
+    seti(E_WIDTH, e, width + 1);
+    p = <i32>((<i64>base + <i64>width * <i64>step) % <i64>n);
+    const l = loadWithPenalty(topic, p, fair);
+    if (l < bestLoad) best = p;
+  }
+  return best;
+}
+
+/** A partition's load as relocation sees it: placed, adjusted (tAdjust in topics.ts), plus penalty. */
+// @ts-ignore: decorator
+@inline
+function fixedLoad(topic: i32, p: i32, fair: f64): f64 {
+  return load<f64>(loadAt(topic, p)) + <f64>load<f32>(adjustAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+}
+
+// @ts-ignore: decorator
+@inline
+function adjust(topic: i32, p: i32, v: f64): void {
+  const at = adjustAt(topic, p);
+  store<f32>(at, load<f32>(at) + <f32>v);
+}
+
+/**
+ * The least loaded of the first SCAN_WINDOW partitions of hot entry e's sequence (from base),
+ * other than `skip`, with room for `rate` more: settled load + rate within `bound`. -1: none.
+ */
+function roomFor(topic: i32, e: i32, n: i32, base: i32, skip: i32, rate: f64, bound: f64, fair: f64): i32 {
+  const step = geti(E_STEP, e);
+  const scan = n < SCAN_WINDOW ? n : SCAN_WINDOW;
+  let best = -1;
+  let bestLoad = bound - rate;
+  let p = base;
+  for (let i = 0; i < scan; i++) {
+    if (p != skip) {
+      const l = fixedLoad(topic, p, fair);
+      if (l < bestLoad || (best < 0 && l == bestLoad)) { bestLoad = l; best = p; }
+    }
+    p += step;
+    if (p >= n) p -= n;
+  }
+  return best;
+}
+/**
+ * The partition of hot entry e's next run, with relocation on. A key that fits whole in one
+ * partition (settled load + the key's rate within balanceTolerance of the mean) is relocated
+ * there, width 1, its own partition first (no move at all), and stays until that partition has
+ * been overloaded for a load half-life; then it moves to a partition with room, and is split
+ * (choose) only when none has room. After a move it stays at least a load half-life
+ * (E_MOVE_AFTER), so that noise in the loads does not bounce it;
+ * a split key that fits whole again is relocated on its least loaded partition. A consumer
+ * group keeps a relocated key's order with one handoff per move; a split key's partitions may
+ * be on several consumers, which cannot order it without waiting for each other.
+ */
+function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
+  const width = geti(E_WIDTH, e);
+  let fresh = false;
+  // A split key stays split through a change of partition count (choose() starts it over).
+  if (geti(E_SIZE, e) != n && width < 2) {
+    // Just hot (its anchor went to base: width 0) or a relocated key after a change of
+    // partition count: decided afresh, from where it is if that partition still exists.
+    if (width == 0 || geti(E_CURRENT, e) >= n) seti(E_CURRENT, e, base);
+    seti(E_SIZE, e, n);
+    seti(E_STEP, e, spreadStep(b, n));
+    seti(E_SCAN_INDEX, e, 0);
+    seti(E_SCAN_AT, e, base);
+    seti(E_WIDTH, e, 1);
+    fresh = true;
+  }
+  const bound = fair * widenAbove;
+  if (width < 2) {
+    const here = geti(E_CURRENT, e);
+    const hereLoad = fixedLoad(topic, here, fair);
+    const after = getf(E_MOVE_AFTER, e);
+    if (hereLoad <= bound) {
+      // The overload passed once the partition is back at the mean (a band, not a line, so
+      // that an overload hovering around the bound is not forgotten at its first dip).
+      if (after < 0 && hereLoad <= fair) setf(E_MOVE_AFTER, e, 0);
+      return here;
+    }
+    // Overloaded. Unless the overload is more than half the key's rate (leaving then brings
+    // the partition nearer the mean, whatever the noise), a relocated key acts only on an
+    // overload that lasted a whole load half-life (E_MOVE_AFTER < 0: until when): a shorter one
+    // is noise, or one the split keys' choices pay back. Within a load half-life of its last
+    // move it does not move again; it is split if it outgrew its partition (a key whose share
+    // is still rising when it turns hot). A key just hot leaves its own partition for one with
+    // room at once.
+    const rate = count * topicLoad / topicTotal;
+    const large = (hereLoad - bound) * 2 > rate;
+    const moved = !fresh && after >= 0 && loadWeight < after;
+    if (moved && !large) return here;
+    if (!fresh && !large) {
+      if (after >= 0) {
+        setf(E_MOVE_AFTER, e, -loadWeight * 2);
+        return here;
+      }
+      if (loadWeight < -after) return here;
+    }
+    const q = moved ? -1 : roomFor(topic, e, n, base, here, rate, bound, fair);
+    if (q >= 0) {
+      setf(E_MOVE_AFTER, e, loadWeight * 2);
+      adjust(topic, here, -rate);
+      adjust(topic, q, rate);
+      seti(E_CURRENT, e, q);
+      return q;
+    }
+    if (fresh && !large) {
+      // No room anywhere yet: it stays and waits to see whether the overload lasts.
+      setf(E_MOVE_AFTER, e, -loadWeight * 2);
+      return here;
+    }
+    // Too big for any partition now: split.
+    setf(E_MOVE_AFTER, e, loadWeight * 2);
+    adjust(topic, here, -rate);
+    return choose(topic, e, count, topicTotal, n, base, b, fair); // from width 1: at least 2
+  }
+  if (loadWeight >= getf(E_MOVE_AFTER, e)) {
+    // Whole on one of the first partitions of its sequence (not only those it uses now): room
+    // there for all of its rate; what it has there now, split, is not in the fixed load.
+    const rate = count * topicLoad / topicTotal;
+    const q = roomFor(topic, e, n, base, -1, rate, bound, fair);
+    if (q >= 0) {
+      seti(E_WIDTH, e, 1);
+      seti(E_CURRENT, e, q);
+      setf(E_MOVE_AFTER, e, loadWeight * 2);
+      adjust(topic, q, rate);
+      return q;
+    }
+    // Looked again after an eighth of a load half-life: the scan is not made every run.
+    setf(E_MOVE_AFTER, e, loadWeight * LOOK_AGAIN);
+  }
+  return choose(topic, e, count, topicTotal, n, base, b, fair);
+}
+
+/**
+ * Messages in a hot key's next run: hotRun, but no more than moves a partition by half the
+ * balance tolerance (a run lands on one partition at once), and at least 1.
+ */
+// @ts-ignore: decorator
+@inline
+function runLength(loadFair: f64): i32 {
+  const most = 0.5 * (widenAbove - 1) * loadFair / loadWeight;
+  return most >= <f64>hotRun ? hotRun : most < 1 ? 1 : <i32>most;
+}
+
+/**
+ * The partition of a message of hot entry e (normal partition `base`, lane B `b`), `count`
+ * its recent messages of `topicTotal` (key clock), `topicLoad` the topic's load and `loadFair`
+ * its mean per partition (load clock): the run's partition while its run lasts (at most
+ * hotRun messages), else the next run's (place, or choose with relocate: false).
+ */
+// @ts-ignore: decorator
+@inline
+export function hotPartition(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, n: i32, base: i32, b: u32, loadFair: f64): i32 {
+  const left = geti(E_RUN_LEFT, e);
+  if (left > 0 && geti(E_SIZE, e) == n) {
+    seti(E_RUN_LEFT, e, left - 1);
+    return geti(E_CURRENT, e);
+  }
+  const run = runLength(loadFair);
+  let result: i32;
+  if (relocateOn) {
+    result = place(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
+    // A split key's run, counted as movable where it lands once for all its messages.
+    if (geti(E_WIDTH, e) != 1) adjust(topic, result, -loadWeight * <f64>run);
+  } else {
+    result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
+  }
+  seti(E_CURRENT, e, result);
+  seti(E_RUN_LEFT, e, run - 1);
+  return result;
+}
+
+/** Whether hot entry e is relocated whole to one partition (its messages' marker is ORDER_MOVED), not split. */
+// @ts-ignore: decorator
+@inline
+export function relocated(e: i32): bool {
+  return relocateOn && geti(E_WIDTH, e) == 1;
+}
+
+/** The next sticky run of undecided keys starts on the least loaded partition (KIP-794's idea). */
+export function sticky(topic: i32, n: i32): i32 {
+  const left = tf(topic, T_STICKY_LEFT);
+  const at = tf(topic, T_STICKY);
+  let remaining = load<i32>(left);
+  if (remaining > 0 && load<i32>(at) < n) {
+    store<i32>(left, remaining - 1);
+    return load<i32>(at);
+  }
+  const fair = loadTotal(topic) / <f64>n;
+  let best = 0;
+  let bestLoad = f64.MAX_VALUE;
+  for (let p = 0; p < n; p++) {
+    const l = loadWithPenalty(topic, p, fair);
+    if (l < bestLoad) { bestLoad = l; best = p; }
+  }
+  store<i32>(at, best);
+  store<i32>(left, stickyRun - 1);
+  return best;
+}

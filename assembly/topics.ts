@@ -1,0 +1,159 @@
+// Per topic slot (the TS side maps topic names to slots): a record of totals and sticky-run
+// state, and per partition a decayed load, an external penalty and a relocation adjustment;
+// what happens to them when a slot is reset or resized, and when the clocks move (tick,
+// renormalise).
+
+import { arenaAlloc } from "./memory";
+import { sketchScale, TINY } from "./sketch";
+import { weight, advanceBy, restart, restartLoads } from "./decay";
+import { capacity, geti, remove, getCount, setCount, getf, setf } from "./hotkeys";
+import { emit } from "./events";
+import {
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE, T_SIZE, T_STICKY, T_GENERATION, T_STICKY_LEFT,
+  E_STATE, E_TOPIC, E_MOVE_AFTER, STATE_FREE, STATE_HOT, EVENT_COOLED,
+} from "./abi";
+
+export let maxTopics: i32 = 0;
+export let maxPartitions: i32 = 0;
+/** One record of 1 << TOPIC_SHIFT bytes per topic slot (one cache line per message), fields T_* (abi.ts). */
+export let tRecords: usize = 0;
+/** f64[maxPartitions] per slot: decayed messages per partition (load clock). */
+export let tLoads: usize = 0;
+/** f64[maxPartitions] per slot: external penalty, in fair shares. */
+export let tPenalty: usize = 0;
+// f32[maxPartitions] per slot, load clock: what relocation adds to a partition's placed load to
+// judge its room (fixedLoad in choice.ts). Minus the split keys' messages placed there: they go
+// wherever there is room, so they leave room to a key that needs a partition whole. Plus the
+// rate of the keys moved in, minus that of the keys moved out, that the decayed load does not
+// show yet: a key of rate r moving in at weight w adds r w-units once its traffic there is at
+// its steady state; stored as is, the amount fades as the weight grows, exactly as the missing
+// part of that load does. So several keys do not move into one partition on the same room, nor
+// keys leave a partition just relieved. tLoads stay the decayed messages actually placed.
+let tAdjust: usize = 0;
+
+/** Carves out the records of `topics` slots of up to `partitions` partitions; once, from configure(). */
+export function topicsConfigure(topics: i32, partitions: i32): void {
+  maxTopics = topics;
+  maxPartitions = partitions;
+  const t = <usize>topics;
+  tRecords = arenaAlloc(t << TOPIC_SHIFT);
+  tLoads = arenaAlloc((t * <usize>partitions) << 3);
+  tPenalty = arenaAlloc((t * <usize>partitions) << 3);
+  tAdjust = arenaAlloc((t * <usize>partitions) << 2);
+}
+
+/** The address of field T_* of a slot's record. */
+// @ts-ignore: decorator
+@inline export function tf(topic: i32, field: usize): usize { return tRecords + (<usize>topic << TOPIC_SHIFT) + field; }
+// @ts-ignore: decorator
+@inline
+export function loadAt(topic: i32, p: i32): usize {
+  return tLoads + ((<usize>topic * maxPartitions + p) << 3);
+}
+// @ts-ignore: decorator
+@inline
+export function penaltyAt(topic: i32, p: i32): usize {
+  return tPenalty + ((<usize>topic * maxPartitions + p) << 3);
+}
+// @ts-ignore: decorator
+@inline
+export function adjustAt(topic: i32, p: i32): usize {
+  return tAdjust + ((<usize>topic * maxPartitions + p) << 2);
+}
+/** A slot's decayed message count (key clock). */
+// @ts-ignore: decorator
+@inline
+export function total(topic: i32): f64 {
+  return load<f64>(tf(topic, T_TOTAL));
+}
+/** A slot's decayed message count (load clock). */
+// @ts-ignore: decorator
+@inline
+export function loadTotal(topic: i32): f64 {
+  return load<f64>(tf(topic, T_LOAD_TOTAL));
+}
+/** A partition's load plus its penalty, `fair` being the topic's mean load. */
+// @ts-ignore: decorator
+@inline
+export function loadWithPenalty(topic: i32, p: i32, fair: f64): f64 {
+  return load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+}
+
+/** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
+export function topicReset(topic: i32, n: i32): void {
+  store<i32>(tf(topic, T_SIZE), n);
+  store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
+  const g = tf(topic, T_GENERATION);
+  store<u32>(g, load<u32>(g) + 1);
+  store<f64>(tf(topic, T_TOTAL), 0);
+  store<f64>(tf(topic, T_LOAD_TOTAL), 0);
+  memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
+  memory.fill(penaltyAt(topic, 0), 0, <usize>maxPartitions << 3);
+  memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
+  store<i32>(tf(topic, T_STICKY), 0);
+  store<i32>(tf(topic, T_STICKY_LEFT), 0);
+  // At most one event per entry, into a log the TS side drained: it fits (events.ts).
+  for (let e = 0; e < capacity; e++) {
+    const state = geti(E_STATE, e);
+    if (state != STATE_FREE && geti(E_TOPIC, e) == topic) {
+      if (state >= STATE_HOT) emit(EVENT_COOLED, e);
+      remove(e);
+    }
+  }
+}
+
+/**
+ * A topic's partition count changed: loads restart level (each partition at the mean), the
+ * penalties of partitions that still exist stay, and hot keys keep their state; their
+ * allowed partitions follow from the new count.
+ */
+export function topicResize(topic: i32, n: i32): void {
+  const old = load<i32>(tf(topic, T_SIZE));
+  store<i32>(tf(topic, T_SIZE), n);
+  store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
+  const level = loadTotal(topic) / <f64>n;
+  for (let p = 0; p < maxPartitions; p++) {
+    store<f64>(loadAt(topic, p), p < n ? level : 0);
+    if (p >= n || p >= old) store<f64>(penaltyAt(topic, p), 0);
+  }
+  memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
+  store<i32>(tf(topic, T_STICKY_LEFT), 0);
+}
+
+// @ts-ignore: decorator
+@inline
+function flushTiny(v: f64): f64 {
+  return v < <f64>TINY ? 0 : v;
+}
+
+/** Rescales every stored count when the decay weight got large (decay.ts). */
+export function renormalise(): void {
+  const factor = restart();
+  const loadFactor = restartLoads();
+  // Values far below one message become 0 rather than drift into the subnormal range.
+  sketchScale(<f32>factor);
+  for (let e = 0; e < capacity; e++) {
+    setCount(e, flushTiny(getCount(e) * factor));
+    setf(E_MOVE_AFTER, e, getf(E_MOVE_AFTER, e) * loadFactor);
+  }
+  for (let t = 0; t < maxTopics; t++) {
+    store<f64>(tf(t, T_TOTAL), flushTiny(total(t) * factor));
+    store<f64>(tf(t, T_LOAD_TOTAL), flushTiny(loadTotal(t) * loadFactor));
+    const n = load<i32>(tf(t, T_SIZE));
+    for (let p = 0; p < n; p++) {
+      store<f64>(loadAt(t, p), flushTiny(load<f64>(loadAt(t, p)) * loadFactor));
+      const r = <f64>load<f32>(adjustAt(t, p)) * loadFactor;
+      store<f32>(adjustAt(t, p), <f32>(Math.abs(r) < <f64>TINY ? 0 : r));
+    }
+  }
+}
+
+/** The clock of a time horizon moved: counts so far shrink by `factor` relative to new ones. */
+export function tick(factor: f64, loadFactor: f64): void {
+  if (advanceBy(factor, loadFactor)) renormalise();
+}
+
+/** The key clock's total of slot `topic`, in recent messages. */
+export function recentMessages(topic: i32): f64 {
+  return total(topic) / weight;
+}
