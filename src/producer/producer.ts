@@ -2,79 +2,47 @@
 //   send(topic, value, key) → one WebAssembly decision (DynamicPartitioner) → produce() with
 //   that explicit partition (+ an order header for a spread key) → delivery report →
 //   the promise / 'delivery' event → metrics.
-// Around it: partition counts from metadata, back-pressure when librdkafka's queue is full,
-// ordered handoffs of relocated keys (handoff.ts: a move waits for its predecessor's offset),
-// and librdkafka statistics turned into per-partition penalties.
+// This file is the coordinator: the public API, connect / flush / disconnect, and the send
+// path. Its parts: metadata.ts (partition counts), backlog.ts (messages held while librdkafka's
+// queue is full), delivery.ts (delivery reports and promises), handoff.ts (ordered handoffs of
+// relocated keys), polling.ts, statistics.ts (queue depths into penalties), client.ts (the
+// only reader of node-rdkafka's private fields), input.ts (argument checks), stream.ts.
 
 import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import * as Kafka from 'node-rdkafka';
 import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
 import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
-import { Handoff, Link, LINK } from './handoff';
-import { OrderChains, newProducerId, ORDER_HEADER } from '../partitioner/headers';
+import { Handoff, Link } from './handoff';
+import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, OutOfRangeError, StateError, UndeliveredError, describe, toKafkaError } from '../core/errors';
+import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, toKafkaError } from '../core/errors';
 import { notAKey } from '../core/key';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import { deliversReports, isHighLevel, nativeBinding } from './client';
 import type { HighLevelLike, NativeProducer } from './client';
 import type { Key } from '../core/key';
+import { Metadata, TopicInfo } from './metadata';
+import { Backlog, ERR_QUEUE_FULL } from './backlog';
+import { Delivery, OURS, interceptReports } from './delivery';
+import { Polling } from './polling';
+import { applyStatistics } from './statistics';
+import { badTimestamp, checkHeaders, checkTimeout, serialize, timestampError, withoutForwarded } from './input';
+import { ConnectOptions, resolveConnectOptions } from './connect-options';
+import { writableOf } from './stream';
+import { SEND } from './types';
+import type { DeliveryReport, DynamicProducerOptions, Headers, Pending, ProducerLike, Queued, Value, Waiting } from './types';
 
 export { PRODUCER_DEFAULTS };
-
-export type Value = Buffer | Uint8Array | string | null;
-export type Headers = Array<Record<string, string | Buffer>>;
-
-export interface DeliveryReport {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: number;
-  /** send(): the key as the caller gave it (null for none). */
-  readonly key?: Key | null;
-  readonly timestamp?: number;
-  readonly size?: number;
-}
-
-/** What DynamicProducer needs of a node-rdkafka-style producer (wrapProducer duck-types it). */
-export interface ProducerLike {
-  produce(topic: string, partition: number | null, message: Buffer | null, key?: Key | null, timestamp?: number | null, opaque?: unknown, headers?: Headers): unknown;
-  on(event: string, listener: (...args: any[]) => void): unknown;
-  removeListener(event: string, listener: (...args: any[]) => void): unknown;
-  getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): unknown;
-  flush(timeout: number, cb: (err: any) => void): unknown;
-  poll(): unknown;
-  isConnected?(): boolean;
-  topicConfig?: Config;
-}
-
-export interface DynamicProducerOptions extends DynamicPartitionerOptions {
-  /** Partition counts are re-read from metadata this often (ms). */
-  readonly metadataRefreshMs?: number;
-  /** Messages held here (while librdkafka's queue is full, or for a handoff) before send() waits (memory bound). */
-  readonly maxQueued?: number;
-  /** How often librdkafka is polled for delivery reports (ms); 0 = the wrapped producer already polls. */
-  readonly pollIntervalMs?: number;
-  /** 'spread': order headers on the messages of spread keys (default); 'none': never. */
-  readonly orderHeaders?: 'spread' | 'none';
-  /** Turn librdkafka's per-partition queue depth (statistics.interval.ms) into penalties (default true). */
-  readonly queuePenalty?: boolean;
-  /** A prom-client Registry to expose metrics in. */
-  readonly prometheus?: unknown;
-  /** 8 bytes naming this producer in order headers (default: random). */
-  readonly producerId?: Buffer;
-}
+export type { ConnectOptions, DeliveryReport, DynamicProducerOptions, Headers, ProducerLike, Value };
 
 // librdkafka error codes (rdkafka.h) the producer reacts to.
-const ERR_QUEUE_FULL = -184;
 const ERR_UNKNOWN_PARTITION = -190;
 const ERR_UNKNOWN_TOPIC = -188;
 const ERR_TIMED_OUT = -185;
 /** Not a librdkafka code: a produce() that threw something without one. */
 const ERR_UNKNOWN_FAILURE = -1_000_000;
-/** pollIntervalMs 0: how long our messages may wait with nothing polling before we poll ourselves. */
-const NO_POLL_CHECK_MS = 1000;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
@@ -83,104 +51,17 @@ function librdkafkaMessage(code: number): string {
   return name ? `${name} (${code})` : `librdkafka error ${code}`;
 }
 
-/** node-rdkafka's binding under Producer.produce(): it returns librdkafka's error code instead of throwing. */
-/** Opaque of our fire-and-forget messages on a wrapped producer, to tell its reports from the app's own. */
-const OURS = Object.freeze({ ours: true });
-
-/** Marks the opaque of a send() (to tell our reports from a wrapped producer's app's own). */
-const SEND = Symbol('kdp.send');
-
-interface Pending {
-  resolve(report: DeliveryReport): void;
-  reject(err: Error): void;
-  readonly [SEND]?: true;
-  /** A send()'s key as the caller gave it (a HighLevelProducer's: as serialized), for its report. */
-  key?: Key | null;
-}
-
-interface Queued {
-  topic: string;
+/** What decide() found for the message being enqueued (one object, reused: nothing allocated per message). */
+interface Decision {
   partition: number;
-  value: Buffer | null;
-  key: Key | null | undefined;
-  timestamp: number | null | undefined;
-  headers: Headers | undefined;
-  pending: Pending | undefined;
-  /** A marked message's link (the opaque it is produced with, for a later handoff). */
+  /** Whether a string key has U+0000: -1 not known yet. */
+  zero: number;
+  entry: number;
   link: Link | undefined;
-}
-
-/** A message held for an ordered handoff (src/producer/handoff.ts). */
-interface Waiting extends Queued {
-  readonly header: Record<string, string> | undefined;
-  readonly after: Link | undefined;
-}
-
-interface TopicInfo {
-  /** Partition count from metadata; 0 while unknown (librdkafka partitions those messages). */
-  partitions: number;
-  produced: number;
-  delivered: number;
-  failed: number;
-  queueDepth: number[];
-  /** When the producer last switched to this topic (topicUse): the least recent goes beyond maxTopics. */
-  lastUsed: number;
-}
-
-const hasOwn = Object.prototype.hasOwnProperty;
-
-/**
- * Checks the caller's headers (not null or undefined) in one scan; returns the index of the
- * first one named `kdp-order` (a copy of a consumed message's, as a consume-transform-produce
- * app forwards them), or -1. A for-in, not Object.entries: no allocation per message.
- */
-function checkHeaders(headers: unknown): number {
-  if (!Array.isArray(headers)) throw new InvalidArgTypeError('headers', 'an array of { name: string | Buffer } objects', headers);
-  let forwarded = -1;
-  for (let i = 0; i < headers.length; i++) {
-    const h = headers[i];
-    if (typeof h !== 'object' || h === null || Array.isArray(h)) {
-      throw new InvalidArgTypeError(`headers[${i}]`, 'an object { name: string | Buffer }', h);
-    }
-    // node-rdkafka sends only the first property of each header object.
-    let count = 0;
-    let name = '';
-    for (const own in h) {
-      if (!hasOwn.call(h, own)) continue;
-      count++;
-      name = own;
-    }
-    if (count !== 1) throw new InvalidArgTypeError(`headers[${i}]`, 'an object with exactly one name: value', h);
-    const value = h[name];
-    if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new InvalidArgTypeError(`headers[${i}]['${name}']`, 'a string or Buffer', value);
-    if (name === ORDER_HEADER && forwarded === -1) forwarded = i;
-  }
-  return forwarded;
-}
-
-/**
- * The caller's headers without any `kdp-order` one (the first at `from`), in their order; a
- * new array, the caller's is left alone. `ours`: put in place of the first instead.
- */
-function withoutForwarded(headers: Headers, from: number, ours?: Record<string, string>): Headers {
-  const out = headers.slice(0, from);
-  if (ours !== undefined) out.push(ours);
-  for (let i = from + 1; i < headers.length; i++) {
-    if (!hasOwn.call(headers[i], ORDER_HEADER)) out.push(headers[i]);
-  }
-  return out;
-}
-
-/** A timestamp that is not a number, or one no message can have (NaN, negative, beyond 2^53). */
-function timestampError(timestamp: unknown): InvalidArgTypeError | OutOfRangeError {
-  if (typeof timestamp !== 'number') return new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
-  return new OutOfRangeError('timestamp', 'ms since the epoch: a number from 0 to Number.MAX_SAFE_INTEGER', timestamp);
-}
-
-/** A timeout argument: a number of ms, 0 or more and finite. */
-function checkTimeout(argument: string, ms: unknown): void {
-  if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
-  if (!(ms >= 0 && ms < Infinity)) throw new OutOfRangeError(argument, 'a finite number of milliseconds, 0 or more', ms);
+  after: Link | undefined;
+  headers: Headers | undefined;
+  /** The index of a forwarded `kdp-order` header still among the headers, -1: none. */
+  forwarded: number;
 }
 
 export declare interface DynamicProducer {
@@ -205,22 +86,14 @@ export class DynamicProducer extends EventEmitter {
   private readonly highLevel: boolean;
   /** Whether the client emits delivery reports (dr_cb / dr_msg_cb); send() needs them. */
   private readonly reports: boolean;
-  /** The opaque of fire-and-forget messages: none when we own the client, OURS on a wrapped one. */
-  private readonly mark: Pending | undefined;
   /** The binding of a producer we own (calls skip node-rdkafka's JS wrapper and its exceptions). */
   private native: NativeProducer | undefined;
   private lastProduceError: unknown;
-  private readonly topics = new Map<string, TopicInfo>();
-  private lastTopicName = '';
-  private lastTopic: TopicInfo | undefined;
-  private topicUse = 0;
-  private readonly metadataInFlight = new Set<string>();
-  private backlog: Queued[] = [];
-  private backlogHead = 0;
-  private drainScheduled = false;
-  private readonly roomWaiters: Array<() => void> = [];
-  private readonly unconfirmed = new Set<Pending>();
-  private inflight = 0;
+  private readonly metadata: Metadata;
+  private readonly backlog: Backlog<Queued>;
+  private readonly delivery: Delivery;
+  private readonly polling: Polling;
+  private readonly decision: Decision = { partition: -1, zero: -1, entry: -1, link: undefined, after: undefined, headers: undefined, forwarded: -1 };
   /** Whether the message being enqueued took an order header (given back if it is refused). */
   private marked = false;
   /** The order header object of the message being enqueued (when marked). */
@@ -233,11 +106,9 @@ export class DynamicProducer extends EventEmitter {
   private closed = false;
   /** The disconnect() under way, returned to any other call until it settles. */
   private disconnecting: Promise<void> | undefined;
-  private refreshTimer: NodeJS.Timeout | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
   private readonly metrics$: Metrics;
-  /** Undoes what was patched on the client (interceptReports, watchPolling), at disconnect. */
-  private readonly unpatch: Array<() => void> = [];
+  /** Undoes the interception of a wrapped client's reports, at disconnect. */
+  private unintercept: (() => void) | undefined;
   /** Takes our gauges out of the prom-client Registry (none: no registry). */
   private unregister: (() => void) | undefined;
   private readonly onReport: (err: any, report: any) => void;
@@ -263,12 +134,13 @@ export class DynamicProducer extends EventEmitter {
     this.orders = new OrderChains(this.partitioner, this.producerId, this.code);
     this.partitioner.on('hot', (h) => this.emit('hot', h));
     this.partitioner.on('cooled', (h) => this.emit('cooled', h));
+    let mark: Pending | undefined;
     if (existing) {
       this.client = existing;
       this.owned = false;
       this.highLevel = isHighLevel(existing);
       this.reports = deliversReports(existing);
-      this.mark = OURS as unknown as Pending;
+      mark = OURS;
       this.connected = existing.isConnected ? existing.isConnected() : true;
     } else {
       // librdkafka partitions the messages we leave unassigned (topic count not known yet)
@@ -285,16 +157,32 @@ export class DynamicProducer extends EventEmitter {
       this.owned = true;
       this.highLevel = false;
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
-      this.mark = undefined;
     }
     this.handoff = this.options.orderHeaders === 'spread' && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new Handoff<Waiting>(this.partitioner.options.maxTrackedKeys, (m) => this.released(m))
       : undefined;
+    this.delivery = new Delivery(this.owned, mark, this.reports);
+    this.metadata = new Metadata({
+      client: this.client,
+      connected: () => this.connected,
+      error: (err) => this.emit('error', err),
+      refreshMs: this.options.metadataRefreshMs,
+      maxTopics: this.partitioner.options.maxTopics,
+      maxPartitions: this.partitioner.options.maxPartitions,
+    });
+    this.backlog = new Backlog<Queued>(this.options.maxQueued, {
+      poll: () => this.poll(),
+      handOver: (m) => this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link),
+      refused: (code, m) => this.refused(code, m),
+      held: () => this.held(),
+      drained: () => this.emit('drain'),
+    });
+    this.polling = new Polling(this.client, () => this.poll(), () => this.delivery.inflight);
     this.metrics$ = new Metrics();
     this.onReport = (err, report) => this.delivered(err, report);
     this.onStats = (event) => this.statistics(event);
     if (this.owned) this.client.on('delivery-report', this.onReport);
-    else this.interceptReports();
+    else this.unintercept = interceptReports(this.client, this.delivery, this.onReport, () => this.closed);
     this.client.on('event.stats', this.onStats);
     this.client.on('event.error', (err: any) => this.emit('error', toKafkaError(err, 'librdkafka')));
     if (this.options.prometheus !== undefined) {
@@ -308,10 +196,17 @@ export class DynamicProducer extends EventEmitter {
     if (existing && this.connected) this.started();
   }
 
-  /** Connects (if this producer owns its client) and reads the partition counts of all topics. */
-  async connect(timeoutMs = 30_000): Promise<void> {
+  /**
+   * Connects (if this producer owns its client) and reads the partition counts of all topics;
+   * `options.topics`: also of these, waiting until each is known (a topic being created answers
+   * with none at first), so that their first messages are partitioned here. A count not known
+   * within `timeoutMs` rejects with a KafkaError (the client stays connected).
+   */
+  async connect(timeoutMs = 30_000, options?: ConnectOptions): Promise<void> {
     checkTimeout('timeoutMs', timeoutMs);
+    const { topics } = resolveConnectOptions(options, this.partitioner.options.maxTopics);
     if (this.closed) throw new StateError('this producer was disconnected');
+    const deadline = Date.now() + timeoutMs;
     if (!this.connected) {
       const client = this.client as unknown as Kafka.Producer;
       await new Promise<void>((resolve, reject) => {
@@ -322,92 +217,14 @@ export class DynamicProducer extends EventEmitter {
       this.started();
     }
     await this.refreshMetadata(undefined, timeoutMs).catch((err) => this.emit('error', err));
+    await Promise.all(topics.map((topic) => this.metadata.whenKnown(topic, deadline)));
     this.emit('ready');
   }
 
   private started(): void {
-    this.refreshTimer = setInterval(() => {
-      this.refreshMetadata().catch((err) => this.emit('error', err));
-    }, this.options.metadataRefreshMs);
-    this.refreshTimer.unref();
-    if (this.options.pollIntervalMs > 0) {
-      this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs);
-      this.pollTimer.unref();
-    } else if (this.reports) {
-      this.watchPolling();
-    }
-  }
-
-  /**
-   * A wrapped producer's delivery reports of our messages are taken before its listeners see
-   * them, and its application's never reach us: node-rdkafka (3.6, lib/producer.js) hands each
-   * report to this.emit('delivery-report', ...), looked up on the instance. Undone at
-   * disconnect, once none of ours is in flight (a late one would reach the application).
-   */
-  private interceptReports(): void {
-    type Emitting = ProducerLike & { emit(event: string | symbol, ...args: any[]): boolean };
-    const client = this.client as Emitting;
-    const emit = client.emit;
-    const hadOwn = hasOwn.call(client, 'emit');
-    const mark = this.mark;
-    const self = this;
-    const restore = (): void => {
-      if (client.emit !== intercepted) return;
-      if (hadOwn) client.emit = emit;
-      else delete (client as Partial<Emitting>).emit;
-    };
-    function intercepted(this: unknown, event: string | symbol, ...args: any[]): boolean {
-      const report = args[1];
-      if (event === 'delivery-report' && typeof report === 'object' && report !== null) {
-        const opaque = report.opaque;
-        if (opaque === mark || (typeof opaque === 'object' && opaque !== null && (opaque[SEND] === true || opaque[LINK] === true))) {
-          self.delivered(args[0], report);
-          if (self.closed && self.inflight <= 0) restore();
-          return true;
-        }
-      }
-      return emit.call(this, event, ...args);
-    }
-    client.emit = intercepted;
-    this.unpatch.push(() => {
-      if (this.inflight <= 0) restore();
-    });
-  }
-
-  /**
-   * pollIntervalMs 0: the application polls the client. If nothing calls its poll() for a
-   * whole NO_POLL_CHECK_MS while our messages await their reports, no report ever comes and
-   * send() never settles: warn once (process warning KDP_NO_POLL), and poll from here on.
-   */
-  private watchPolling(): void {
-    const client = this.client;
-    const poll = client.poll;
-    const hadOwn = hasOwn.call(client, 'poll');
-    let polled = false;
-    let waiting = false;
-    function counting(this: unknown, ...args: unknown[]): unknown {
-      polled = true;
-      return (poll as (...a: unknown[]) => unknown).apply(this, args);
-    }
-    client.poll = counting;
-    this.unpatch.push(() => {
-      if (client.poll !== counting) return;
-      if (hadOwn) client.poll = poll;
-      else delete (client as Partial<ProducerLike>).poll;
-    });
-    this.pollTimer = setInterval(() => {
-      const stuck = waiting && !polled && this.inflight > 0;
-      waiting = this.inflight > 0;
-      polled = false;
-      if (!stuck) return;
-      clearInterval(this.pollTimer);
-      process.emitWarning(`DynamicProducer: ${this.inflight} messages await delivery reports, and nothing polled the producer for ${NO_POLL_CHECK_MS} ms ` +
-        `(pollIntervalMs is 0): polling it every ${PRODUCER_DEFAULTS.pollIntervalMs} ms from now on. Call setPollInterval() on it, or pass pollIntervalMs.`,
-      { type: 'DynamicProducerWarning', code: 'KDP_NO_POLL' });
-      this.pollTimer = setInterval(() => this.poll(), PRODUCER_DEFAULTS.pollIntervalMs);
-      this.pollTimer.unref();
-    }, NO_POLL_CHECK_MS);
-    this.pollTimer.unref();
+    this.metadata.start();
+    if (this.options.pollIntervalMs > 0) this.polling.every(this.options.pollIntervalMs);
+    else if (this.reports) this.polling.watch();
   }
 
   /**
@@ -416,10 +233,10 @@ export class DynamicProducer extends EventEmitter {
    * 'drain' event follows once everything held is handed over (as Node streams do).
    */
   produce(topic: string, value: Value, key?: Key | null, headers?: Headers, timestamp?: number | null): boolean {
-    if (this.roomWaiters.length > 0) {
+    if (this.backlog.waiting > 0) {
       // send() calls are waiting for room: this message goes behind them, in call order.
       this.checkMessage(topic, value, key, headers, timestamp);
-      this.roomWaiters.push(() => {
+      this.backlog.waitForRoom(() => {
         try {
           this.enqueue(topic, value, key, headers, timestamp, undefined);
         } catch (err) {
@@ -443,7 +260,7 @@ export class DynamicProducer extends EventEmitter {
       }
     }
     if (headers !== undefined && headers !== null) checkHeaders(headers);
-    if (timestamp !== undefined && timestamp !== null && (typeof timestamp !== 'number' || !(timestamp >= 0 && timestamp <= Number.MAX_SAFE_INTEGER))) throw timestampError(timestamp);
+    if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
   }
 
   /** Produces one message and resolves with its delivery report (rejects with KafkaError). Waits while too much is held. */
@@ -463,7 +280,7 @@ export class DynamicProducer extends EventEmitter {
           return;
         }
         if (this.held() >= this.options.maxQueued) {
-          this.roomWaiters.push(attempt);
+          this.backlog.waitForRoom(attempt);
           return;
         }
         try {
@@ -480,8 +297,9 @@ export class DynamicProducer extends EventEmitter {
     if (!this.connected || this.closing) {
       throw new StateError(this.closed ? 'this producer was disconnected' : this.closing ? 'this producer is disconnecting' : 'connect() first');
     }
-    let info = this.lastTopic;
-    if (topic !== this.lastTopicName || info === undefined) info = this.topicInfo(topic);
+    const metadata = this.metadata;
+    let info = metadata.last;
+    if (topic !== metadata.lastName || info === undefined) info = metadata.entry(topic);
     if (this.highLevel) {
       // What the HighLevelProducer's own produce() would send: its serializers' output.
       const client = this.client as HighLevelLike;
@@ -501,9 +319,49 @@ export class DynamicProducer extends EventEmitter {
     let forwarded = -1;
     if (headers === null) headers = undefined;
     else if (headers !== undefined) forwarded = checkHeaders(headers);
-    if (timestamp !== undefined && timestamp !== null && (typeof timestamp !== 'number' || !(timestamp >= 0 && timestamp <= Number.MAX_SAFE_INTEGER))) {
-      throw timestampError(timestamp);
+    if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
+    const d = this.decide(topic, key, info, headers, forwarded, pending);
+    const { partition, zero, entry, link, after } = d;
+    headers = d.headers;
+    if (d.forwarded !== -1) headers = withoutForwarded(headers!, d.forwarded);
+    // node-rdkafka (3.6, src/producer.cc) sends an empty Buffer key as a null key and cuts a
+    // string key at its first U+0000: hand both over in a form that survives.
+    if (typeof key === 'string') {
+      if (zero !== 0 && key.indexOf('\u0000') !== -1) key = Buffer.from(key);
+    } else if (key instanceof Uint8Array) {
+      if (key.length === 0) key = '';
+      else if (!Buffer.isBuffer(key)) key = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
     }
+    info.produced++;
+    pending = pending ?? this.delivery.mark;
+    if (after !== undefined || (entry >= 0 && this.handoff!.busy(entry))) {
+      // An ordered handoff: it goes once its predecessor's offset is known (and behind the
+      // key's messages already waiting). Taken: it is sent, or its caller told.
+      this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
+      return true;
+    }
+    if (this.backlog.holding) {
+      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
+      return false;
+    }
+    const code = this.handOver(topic, partition, payload, key, timestamp, pending, headers, link);
+    if (code === 0) return true;
+    if (code === ERR_QUEUE_FULL) {
+      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
+      return false;
+    }
+    // Refused for good: give its order sequence back, so the key's chain has no gap.
+    if (this.marked) this.orders.undo();
+    if (link !== undefined) this.handoff!.undo();
+    return this.failed(code, topic, partition, key, pending, true);
+  }
+
+  /**
+   * The partitioning decision of one message: its partition (-1: the count is unknown, and
+   * librdkafka places it), its order header, and its handoff. Fills this.decision.
+   */
+  private decide(topic: string, key: Key | null | undefined, info: TopicInfo, headers: Headers | undefined, forwarded: number, pending: Pending | undefined): Decision {
+    const d = this.decision;
     let partition = -1;
     let zero = -1; // whether a string key has U+0000: -1 not known yet
     let entry = -1;
@@ -521,7 +379,7 @@ export class DynamicProducer extends EventEmitter {
         if (this.handoff !== undefined) {
           entry = decision.entry;
           after = this.handoff.waitFor(entry, order, partition, this.lastHeader!);
-          link = this.handoff.track(entry, order, partition, pending ?? this.mark);
+          link = this.handoff.track(entry, order, partition, pending ?? this.delivery.mark);
         }
       } else if (this.handoff !== undefined && this.handoff.held > 0) {
         entry = decision.entry;
@@ -530,47 +388,24 @@ export class DynamicProducer extends EventEmitter {
       if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
         throw notAKey('key', key);
       }
-      this.requestMetadata(topic);
+      this.metadata.request(topic);
     }
-    if (forwarded !== -1) headers = withoutForwarded(headers!, forwarded);
-    // node-rdkafka (3.6, src/producer.cc) sends an empty Buffer key as a null key and cuts a
-    // string key at its first U+0000: hand both over in a form that survives.
-    if (typeof key === 'string') {
-      if (zero !== 0 && key.indexOf('\u0000') !== -1) key = Buffer.from(key);
-    } else if (key instanceof Uint8Array) {
-      if (key.length === 0) key = '';
-      else if (!Buffer.isBuffer(key)) key = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
-    }
-    info.produced++;
-    pending = pending ?? this.mark;
-    if (after !== undefined || (entry >= 0 && this.handoff!.busy(entry))) {
-      // An ordered handoff: it goes once its predecessor's offset is known (and behind the
-      // key's messages already waiting). Taken: it is sent, or its caller told.
-      this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
-      return true;
-    }
-    if (this.backlog.length > this.backlogHead) {
-      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
-      return false;
-    }
-    const code = this.handOver(topic, partition, payload, key, timestamp, pending, headers, link);
-    if (code === 0) return true;
-    if (code === ERR_QUEUE_FULL) {
-      this.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
-      return false;
-    }
-    // Refused for good: give its order sequence back, so the key's chain has no gap.
-    if (this.marked) this.orders.undo();
-    if (link !== undefined) this.handoff!.undo();
-    return this.failed(code, topic, partition, key, pending, true);
+    d.partition = partition;
+    d.zero = zero;
+    d.entry = entry;
+    d.link = link;
+    d.after = after;
+    d.headers = headers;
+    d.forwarded = forwarded;
+    return d;
   }
 
   /** A message held for a handoff whose turn came: produced now, or behind the backlog. */
   private released(m: Waiting): void {
-    const code = this.backlog.length > this.backlogHead
+    const code = this.backlog.holding
       ? ERR_QUEUE_FULL
       : this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);
-    if (code === ERR_QUEUE_FULL) this.hold(m);
+    if (code === ERR_QUEUE_FULL) this.backlog.hold(m);
     else if (code !== 0) this.refused(code, m);
   }
 
@@ -592,13 +427,10 @@ export class DynamicProducer extends EventEmitter {
       ? this.native.produce(topic, partition, value, key, timestamp, opaque, headers)
       : this.produceThrowing(topic, partition, value, key, timestamp, opaque, headers);
     if ((code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) && partition !== -1) {
-      this.requestMetadata(topic, true);
+      this.metadata.request(topic, true);
       return this.handOver(topic, -1, value, key, timestamp, pending, headers, link);
     }
-    if (code === 0) {
-      if (this.reports) this.inflight++;
-      if (pending !== undefined && pending !== this.mark) this.unconfirmed.add(pending);
-    }
+    if (code === 0) this.delivery.handedOver(pending);
     return code;
   }
 
@@ -620,62 +452,12 @@ export class DynamicProducer extends EventEmitter {
   private failed(code: number, topic: string, partition: number, key: Key | null | undefined, pending: Pending | undefined, canThrow: boolean): boolean {
     const cause = code === ERR_UNKNOWN_FAILURE ? this.lastProduceError : { code, message: librdkafkaMessage(code) };
     const failure = toKafkaError(cause, `produce to ${topic}`);
-    const info = this.topics.get(topic);
+    const info = this.metadata.topics.get(topic);
     if (info) info.failed++;
-    if (pending !== undefined && pending !== this.mark) pending.reject(failure);
+    if (pending !== undefined && pending !== this.delivery.mark) pending.reject(failure);
     else if (canThrow) throw failure;
     else this.emit('delivery', failure, { topic, partition, offset: -1, key: key as any });
     return true;
-  }
-
-  private hold(m: Queued): void {
-    this.backlog.push(m);
-    this.scheduleDrain();
-  }
-
-  /**
-   * Retries the held messages on the next turn of the event loop (librdkafka's queue empties
-   * as its threads send); delivery reports also retry as they arrive.
-   */
-  private scheduleDrain(): void {
-    if (this.drainScheduled) return;
-    this.drainScheduled = true;
-    setImmediate(() => {
-      this.drainScheduled = false;
-      this.drain();
-    });
-  }
-
-  /** Hands held messages over in order until the queue is full again; 'drain' once all are. */
-  private drain(): void {
-    this.poll();
-    const backlog = this.backlog;
-    while (this.backlogHead < backlog.length) {
-      const m = backlog[this.backlogHead];
-      const code = this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);
-      if (code === ERR_QUEUE_FULL) break;
-      backlog[this.backlogHead++] = undefined as unknown as Queued;
-      if (code !== 0) this.refused(code, m);
-    }
-    if (this.backlogHead === backlog.length) {
-      this.backlog = [];
-      this.backlogHead = 0;
-      this.wakeRoomWaiters();
-      this.emit('drain');
-    } else {
-      if (this.backlogHead > 4096 && this.backlogHead * 2 > backlog.length) {
-        this.backlog = backlog.slice(this.backlogHead);
-        this.backlogHead = 0;
-      }
-      this.wakeRoomWaiters();
-      this.scheduleDrain();
-    }
-  }
-
-  private wakeRoomWaiters(): void {
-    while (this.roomWaiters.length > 0 && this.held() < this.options.maxQueued) {
-      this.roomWaiters.shift()!();
-    }
   }
 
   private poll(): void {
@@ -688,47 +470,26 @@ export class DynamicProducer extends EventEmitter {
   }
 
   private delivered(err: any, report: any): void {
-    let opaque = report?.opaque;
-    let link: Link | undefined;
-    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
-      link = opaque as Link;
-      opaque = link.opaque;
-      // The report shows the opaque the message has without its link.
-      report = { ...report, opaque };
-    }
-    const pending = opaque as Pending | undefined;
-    // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
-    if (!this.owned && link === undefined && pending !== this.mark && (typeof pending !== 'object' || pending === null || (pending as Pending)[SEND] !== true)) return;
-    // A send()'s report: the key as the caller gave it (librdkafka's is a Buffer), and not our opaque.
-    if (typeof pending === 'object' && pending !== null && pending[SEND] === true) {
-      report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending.key, timestamp: report.timestamp, size: report.size };
-    }
-    this.inflight--;
-    const info = this.topics.get(report?.topic);
-    if (err) {
-      const failure = toKafkaError(err, `delivery to ${report?.topic} [${report?.partition}]`);
+    const settled = this.delivery.settle(err, report);
+    if (settled === undefined) return;
+    const { failure, link } = settled;
+    report = settled.report;
+    const info = this.metadata.topics.get(report?.topic);
+    if (failure) {
       if (info) info.failed++;
       if (failure.librdkafkaCode === ERR_UNKNOWN_PARTITION || failure.librdkafkaCode === ERR_UNKNOWN_TOPIC) {
-        if (report?.topic) this.requestMetadata(report.topic, true);
-      }
-      if (pending && typeof pending.reject === 'function') {
-        this.unconfirmed.delete(pending);
-        pending.reject(failure);
+        if (report?.topic) this.metadata.request(report.topic, true);
       }
       this.emit('delivery', failure, report);
     } else {
       if (info) info.delivered++;
-      if (pending && typeof pending.resolve === 'function') {
-        this.unconfirmed.delete(pending);
-        pending.resolve(report);
-      }
       this.emit('delivery', null, report);
     }
     if (link !== undefined) {
-      this.handoff!.settled(link, report.partition, err ? -1 : report.offset);
-      if (this.roomWaiters.length > 0) this.wakeRoomWaiters();
+      this.handoff!.settled(link, report.partition, failure ? -1 : report.offset);
+      if (this.backlog.waiting > 0) this.backlog.wake();
     }
-    if (this.backlog.length > this.backlogHead && !this.drainScheduled) this.drain();
+    if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
   }
 
   /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */
@@ -740,128 +501,32 @@ export class DynamicProducer extends EventEmitter {
     return forwarded === -1 ? headers.concat(header) : withoutForwarded(headers, forwarded, header);
   }
 
-  private topicInfo(topic: string): TopicInfo {
-    let info = this.topics.get(topic);
-    if (info === undefined) {
-      if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
-      // As many topics as the partitioner keeps (it forgets the least recently used beyond them).
-      if (this.topics.size >= this.partitioner.options.maxTopics) this.forgetLeastRecentTopic();
-      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0 };
-      this.topics.set(topic, info);
-      this.requestMetadata(topic);
-    }
-    // Stamped when the producer switches topics, not per message: the topic in use stays the most recent.
-    info.lastUsed = ++this.topicUse;
-    this.lastTopicName = topic;
-    this.lastTopic = info;
-    return info;
-  }
-
-  private forgetLeastRecentTopic(): void {
-    let victim: string | undefined;
-    let oldest = Infinity;
-    for (const [name, info] of this.topics) {
-      if (info.lastUsed < oldest) {
-        oldest = info.lastUsed;
-        victim = name;
-      }
-    }
-    if (victim === undefined) return;
-    this.topics.delete(victim);
-    if (this.lastTopicName === victim) {
-      this.lastTopicName = '';
-      this.lastTopic = undefined;
-    }
-  }
-
-  /** Reads one topic's partition count in the background (once at a time per topic). */
-  private requestMetadata(topic: string, force = false): void {
-    if (!this.connected || this.metadataInFlight.has(topic)) return;
-    const info = this.topics.get(topic);
-    if (info && info.partitions > 0 && !force) return;
-    this.metadataInFlight.add(topic);
-    this.refreshMetadata(topic)
-      .catch((err) => this.emit('error', err))
-      .finally(() => this.metadataInFlight.delete(topic));
-  }
-
-  /** Re-reads partition counts: of one topic, or of every topic this producer has used. */
+  /**
+   * Re-reads partition counts: of one topic (from then on in the producer's table), or of
+   * every topic this producer has used. The producer reads them by itself (at a topic's first
+   * message, again while a count is unknown, every metadataRefreshMs); this is for a caller
+   * that knows a topic just changed, or wants a count known before it produces.
+   */
   refreshMetadata(topic?: string, timeoutMs = 10_000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const query = topic !== undefined ? { topic, timeout: timeoutMs } : { allTopics: true, timeout: timeoutMs };
-      this.client.getMetadata(query, (err, metadata) => {
-        if (err) return reject(toKafkaError(err, `metadata${topic ? ` of ${topic}` : ''}`));
-        try {
-          this.applyMetadata(metadata, topic);
-          resolve();
-        } catch (e) {
-          reject(e);
-        }
-      });
-    });
-  }
-
-  private applyMetadata(metadata: any, only: string | undefined): void {
-    if (!metadata || !Array.isArray(metadata.topics)) throw new KafkaError(`a metadata answer without topics: ${describe(metadata)}`, undefined);
-    for (const t of metadata.topics) {
-      if (only !== undefined && t.name !== only) continue;
-      const info = this.topics.get(t.name) ?? (only !== undefined ? this.topicInfo(t.name) : undefined);
-      if (!info) continue;
-      const partitions = Array.isArray(t.partitions) ? t.partitions.length : -1;
-      if (partitions < 0 || (partitions > 0 && !t.partitions.every((p: any) => Number.isInteger(p.id) && p.id >= 0 && p.id < partitions))) {
-        this.emit('error', new KafkaError(`a broken metadata answer for ${t.name}: ${describe(t.partitions)} partitions`, undefined));
-        continue;
-      }
-      // 0 partitions: a topic being created; keep letting librdkafka place its messages.
-      if (partitions > this.partitioner.options.maxPartitions) {
-        this.emit('error', new InvalidOptionError('options.maxPartitions', `at least ${partitions} (the partitions of ${t.name})`, this.partitioner.options.maxPartitions));
-        continue;
-      }
-      info.partitions = partitions;
-    }
+    return this.metadata.refresh(topic, timeoutMs);
   }
 
   /** librdkafka statistics: each partition's queue depth becomes a penalty for hot keys. */
   private statistics(event: { message: string }): void {
-    let stats: any;
-    try {
-      stats = JSON.parse(event.message);
-    } catch {
-      return;
-    }
-    if (!stats?.topics) {
-      this.emit('stats', stats);
-      return;
-    }
-    for (const [name, t] of Object.entries<any>(stats.topics)) {
-      const info = this.topics.get(name);
-      if (!info || info.partitions === 0) continue;
-      const depth: number[] = new Array(info.partitions).fill(0);
-      for (const [id, p] of Object.entries<any>(t.partitions ?? {})) {
-        const i = Number(id);
-        if (i >= 0 && i < info.partitions) depth[i] = (p.msgq_cnt ?? 0) + (p.xmit_msgq_cnt ?? 0);
-      }
-      info.queueDepth = depth;
-      if (!this.options.queuePenalty) continue;
-      // A queued message is load not yet visible to the broker: as a share of what a
-      // partition receives over the load horizon, above the least queued partition.
-      const perPartition = this.partitioner.recentMessagesPerPartition(name);
-      if (perPartition <= 0) continue;
-      const least = Math.min(...depth);
-      depth.forEach((d, p) => this.partitioner.setPartitionPenalty(name, p, (d - least) / perPartition));
-    }
-    this.emit('stats', stats);
+    const stats = applyStatistics(event.message, this.metadata.topics, this.partitioner, this.options.queuePenalty);
+    if (stats !== undefined) this.emit('stats', stats);
   }
 
   /** Waits until every message handed over (or held) has its delivery report, or the timeout. */
   async flush(timeoutMs = 30_000): Promise<void> {
     checkTimeout('timeoutMs', timeoutMs);
     const deadline = Date.now() + timeoutMs;
+    const delivery = this.delivery;
     // Messages held for a handoff go as the delivery reports they wait for arrive (poll()).
-    while (this.held() > 0 || this.roomWaiters.length > 0) {
-      if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.held()} messages still held`, this.held() + this.inflight);
+    while (this.held() > 0 || this.backlog.waiting > 0) {
+      if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.held()} messages still held`, this.held() + delivery.inflight);
       await new Promise((r) => setTimeout(r, 5));
-      if (this.backlog.length > this.backlogHead || this.roomWaiters.length > 0) this.drain();
+      if (this.backlog.holding || this.backlog.waiting > 0) this.backlog.drain();
       else this.poll();
     }
     // Never connected (or a failed connect()): nothing can be in flight, and node-rdkafka's flush would throw.
@@ -871,7 +536,7 @@ export class DynamicProducer extends EventEmitter {
         this.client.flush(Math.max(0, deadline - Date.now()), (err) => {
           if (!err) return resolve();
           // node-rdkafka reports a flush timeout as code -1 ("Local: Timed out"), or -185.
-          if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight));
+          if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${delivery.inflight} messages unconfirmed`, delivery.inflight));
           else reject(toKafkaError(err, 'flush'));
         });
       } catch (err) {
@@ -880,11 +545,11 @@ export class DynamicProducer extends EventEmitter {
       }
     });
     // Reports already queued by librdkafka are dispatched by poll().
-    while (this.inflight > 0 && Date.now() < deadline) {
+    while (delivery.inflight > 0 && Date.now() < deadline) {
       this.poll();
       await new Promise((r) => setTimeout(r, 2));
     }
-    if (this.inflight > 0) throw new UndeliveredError(`flush timed out with ${this.inflight} messages unconfirmed`, this.inflight);
+    if (delivery.inflight > 0) throw new UndeliveredError(`flush timed out with ${delivery.inflight} messages unconfirmed`, delivery.inflight);
   }
 
   /**
@@ -920,25 +585,16 @@ export class DynamicProducer extends EventEmitter {
       failure = err;
     }
     this.closed = true;
-    const undelivered = new UndeliveredError('disconnected before delivery was confirmed', this.inflight);
-    for (const pending of this.unconfirmed) pending.reject(undelivered);
-    this.unconfirmed.clear();
-    for (const waiter of this.roomWaiters.splice(0)) waiter();
-    for (let i = this.backlogHead; i < this.backlog.length; i++) {
-      const pending = this.backlog[i].pending;
-      if (pending && pending !== this.mark) pending.reject(undelivered);
-    }
-    for (const m of this.handoff?.take() ?? []) {
-      if (m.pending && m.pending !== this.mark) m.pending.reject(undelivered);
-    }
-    this.backlog = [];
-    this.backlogHead = 0;
-    if (this.refreshTimer) clearInterval(this.refreshTimer);
-    if (this.pollTimer) clearInterval(this.pollTimer);
+    const undelivered = new UndeliveredError('disconnected before delivery was confirmed', this.delivery.inflight);
+    this.delivery.rejectUnconfirmed(undelivered);
+    for (const m of this.backlog.take()) this.delivery.reject(m.pending, undelivered);
+    for (const m of this.handoff?.take() ?? []) this.delivery.reject(m.pending, undelivered);
+    this.metadata.stop();
+    this.polling.stop();
     this.partitioner.close();
     this.client.removeListener('delivery-report', this.onReport);
     this.client.removeListener('event.stats', this.onStats);
-    for (const undo of this.unpatch.splice(0)) undo();
+    this.unintercept?.();
     if (this.unregister !== undefined) this.unregister();
     if (this.owned && this.connected) {
       // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
@@ -961,69 +617,18 @@ export class DynamicProducer extends EventEmitter {
    * delivery error; 'finish' comes after every written message is delivered.
    */
   writable(topic: string): Writable {
-    if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
-    let outstanding = 0;
-    let finishing: (() => void) | undefined;
-    let failed: Error | undefined;
-    const settle = (): void => {
-      outstanding--;
-      if (outstanding === 0 && finishing) finishing();
-    };
-    const stream: Writable = new Writable({
-      objectMode: true,
-      write: (chunk: any, _encoding, callback) => {
-        if (failed) return callback(failed);
-        const isValue = typeof chunk === 'string' || chunk instanceof Uint8Array;
-        const message = isValue ? { value: chunk } : chunk;
-        if (typeof message !== 'object' || message === null) return callback(new InvalidArgTypeError('chunk', 'a message object, Buffer, Uint8Array or string', chunk));
-        outstanding++;
-        let held = false;
-        let sent: Promise<DeliveryReport>;
-        try {
-          held = this.backlog.length > this.backlogHead;
-          sent = this.send(topic, message.value ?? null, message.key, message.headers, message.timestamp);
-        } catch (err) {
-          outstanding--;
-          return callback(err as Error);
-        }
-        sent.then(settle, (err) => {
-          failed = failed ?? err;
-          settle();
-          stream.destroy(err);
-        });
-        if (this.backlog.length > this.backlogHead || held) this.once('drain', () => callback());
-        else callback();
-      },
-      final: (callback) => {
-        if (outstanding === 0) return callback(failed);
-        finishing = () => callback(failed);
-      },
-    });
-    return stream;
+    return writableOf(this, topic, () => this.backlog.holding);
   }
 
   /** Per-topic rates, per-partition load and imbalance, hot keys and queue depths. */
   metrics(): ProducerMetrics {
-    return this.metrics$.snapshot(this.topics, this.partitioner, this.inflight, this.held());
+    return this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.held());
   }
 
   /** Messages taken and not yet handed to librdkafka: the backlog and those waiting for a handoff. */
   private held(): number {
-    return this.backlog.length - this.backlogHead + (this.handoff?.held ?? 0);
+    return this.backlog.size + (this.handoff?.held ?? 0);
   }
-}
-
-/** A HighLevelProducer serializer applied to one key or value; only synchronous ones can be. */
-function serialize(serializer: HighLevelLike['keySerializer'], value: unknown, what: 'key' | 'value'): unknown {
-  if (serializer === undefined || typeof serializer.apply !== 'function') return value;
-  if (serializer.async) {
-    throw new StateError(`the wrapped HighLevelProducer has an asynchronous ${what} serializer: DynamicProducer must know the ${what} before it partitions; use a synchronous one`);
-  }
-  const out = serializer.apply(value);
-  if (out !== null && typeof out === 'object' && typeof (out as Promise<unknown>).then === 'function') {
-    throw new StateError(`the wrapped HighLevelProducer's ${what} serializer returned a Promise: DynamicProducer needs a synchronous one`);
-  }
-  return out;
 }
 
 /**
@@ -1053,4 +658,3 @@ export function wrapProducer(existing: ProducerLike, options: DynamicProducerOpt
   producer.refreshMetadata().catch((err) => producer.emit('error', err));
   return producer;
 }
-

@@ -1,0 +1,116 @@
+// Messages taken while librdkafka's queue is full, retried in order on the next turn of the
+// event loop (and as delivery reports free room); and the send() calls waiting for room while
+// more than maxQueued messages are held (the memory bound).
+
+import type { Queued } from './types';
+
+/** librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL (rdkafka.h): hold the message and retry. */
+export const ERR_QUEUE_FULL = -184;
+
+export interface BacklogHooks<M extends Queued> {
+  /** Called before a retry: lets librdkafka hand out delivery reports (and free room). */
+  poll(): void;
+  /** Gives a message to librdkafka: its error code, 0 on success. */
+  handOver(m: M): number;
+  /** A held message refused for good (any code but 0 and ERR_QUEUE_FULL). */
+  refused(code: number, m: M): void;
+  /** Every message held by the producer (this backlog and the handoffs'), against maxQueued. */
+  held(): number;
+  /** The backlog emptied ('drain'). */
+  drained(): void;
+}
+
+export class Backlog<M extends Queued> {
+  private items: M[] = [];
+  private head = 0;
+  private scheduled = false;
+  /** send() calls (and produce() calls behind them) waiting for room, in call order. */
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly maxQueued: number, private readonly hooks: BacklogHooks<M>) {}
+
+  /** Messages held here. */
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  /** Whether messages are held here (a new one must go behind them). */
+  get holding(): boolean {
+    return this.items.length > this.head;
+  }
+
+  /** Whether a drain is due on the next turn of the event loop. */
+  get scheduledDrain(): boolean {
+    return this.scheduled;
+  }
+
+  /** How many calls wait for room. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  hold(m: M): void {
+    this.items.push(m);
+    this.schedule();
+  }
+
+  /** Queues a call until fewer than maxQueued messages are held. */
+  waitForRoom(attempt: () => void): void {
+    this.waiters.push(attempt);
+  }
+
+  /**
+   * Retries the held messages on the next turn of the event loop (librdkafka's queue empties
+   * as its threads send); delivery reports also retry as they arrive.
+   */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.drain();
+    });
+  }
+
+  /** Hands held messages over in order until the queue is full again; 'drain' once all are. */
+  drain(): void {
+    this.hooks.poll();
+    const items = this.items;
+    while (this.head < items.length) {
+      const m = items[this.head];
+      const code = this.hooks.handOver(m);
+      if (code === ERR_QUEUE_FULL) break;
+      items[this.head++] = undefined as unknown as M;
+      if (code !== 0) this.hooks.refused(code, m);
+    }
+    if (this.head === items.length) {
+      this.items = [];
+      this.head = 0;
+      this.wake();
+      this.hooks.drained();
+    } else {
+      if (this.head > 4096 && this.head * 2 > items.length) {
+        this.items = items.slice(this.head);
+        this.head = 0;
+      }
+      this.wake();
+      this.schedule();
+    }
+  }
+
+  /** Lets waiting calls go while fewer than maxQueued messages are held. */
+  wake(): void {
+    while (this.waiters.length > 0 && this.hooks.held() < this.maxQueued) {
+      this.waiters.shift()!();
+    }
+  }
+
+  /** Empties it (disconnect): runs every waiting call (each finds the producer closed), returns the held messages. */
+  take(): M[] {
+    for (const waiter of this.waiters.splice(0)) waiter();
+    const out = this.items.slice(this.head);
+    this.items = [];
+    this.head = 0;
+    return out;
+  }
+}

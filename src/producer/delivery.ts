@@ -1,0 +1,124 @@
+// Delivery-report accounting: which reports are ours (the opaque a message was produced with:
+// a send()'s Pending, a handoff Link around it, or the fire-and-forget mark), the count in
+// flight, and the send() promises a report or a disconnect settles.
+
+import { toKafkaError } from '../core/errors';
+import type { KafkaError } from '../core/errors';
+import { LINK } from './handoff';
+import type { Link } from './handoff';
+import { SEND } from './types';
+import type { DeliveryReport, Pending, ProducerLike } from './types';
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Opaque of our fire-and-forget messages on a wrapped producer, to tell its reports from the app's own. */
+export const OURS = Object.freeze({ ours: true }) as unknown as Pending;
+
+/** One delivery report of ours, as the producer passes it on. */
+export interface Settled {
+  /** What 'delivery' listeners get: a send()'s with the caller's key and without our opaque. */
+  readonly report: any;
+  readonly failure: KafkaError | null;
+  /** The handoff link the message was produced with, if it was marked. */
+  readonly link: Link | undefined;
+}
+
+const isSend = (opaque: unknown): opaque is Pending =>
+  typeof opaque === 'object' && opaque !== null && (opaque as Pending)[SEND] === true;
+
+export class Delivery {
+  /** Handed to librdkafka, delivery not yet reported. */
+  inflight = 0;
+  /** send() promises handed over and not settled: rejected at disconnect. */
+  private readonly unconfirmed = new Set<Pending>();
+
+  constructor(
+    /** Whether the producer owns its client (every report is ours). */
+    private readonly owned: boolean,
+    /** The opaque of fire-and-forget messages: none on a client we own, OURS on a wrapped one. */
+    readonly mark: Pending | undefined,
+    /** Whether the client emits delivery reports at all. */
+    private readonly reports: boolean,
+  ) {}
+
+  /** Whether a report's opaque is one of ours (on a wrapped client the app's own go to the app). */
+  isOurs(opaque: unknown): boolean {
+    return opaque === this.mark || isSend(opaque) || (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true);
+  }
+
+  /** A message librdkafka took: one more report to wait for. */
+  handedOver(pending: Pending | undefined): void {
+    if (this.reports) this.inflight++;
+    if (pending !== undefined && pending !== this.mark) this.unconfirmed.add(pending);
+  }
+
+  /** Takes one delivery report: undefined when it is not ours, else its promise settled. */
+  settle(err: any, report: any): Settled | undefined {
+    let opaque = report?.opaque;
+    let link: Link | undefined;
+    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
+      link = opaque as Link;
+      opaque = link.opaque;
+      // The report shows the opaque the message has without its link.
+      report = { ...report, opaque };
+    }
+    const pending = opaque as Pending | undefined;
+    // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
+    if (!this.owned && link === undefined && pending !== this.mark && !isSend(pending)) return undefined;
+    // A send()'s report: the key as the caller gave it (librdkafka's is a Buffer), and not our opaque.
+    if (isSend(pending)) {
+      report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending.key, timestamp: report.timestamp, size: report.size };
+    }
+    this.inflight--;
+    const failure = err ? toKafkaError(err, `delivery to ${report?.topic} [${report?.partition}]`) : null;
+    if (pending && typeof pending.resolve === 'function') {
+      this.unconfirmed.delete(pending);
+      if (failure) pending.reject(failure);
+      else pending.resolve(report as DeliveryReport);
+    }
+    return { report, failure, link };
+  }
+
+  /** Rejects every send() handed over and not confirmed (at disconnect). */
+  rejectUnconfirmed(err: Error): void {
+    for (const pending of this.unconfirmed) pending.reject(err);
+    this.unconfirmed.clear();
+  }
+
+  /** Rejects a held message's send() (not a fire-and-forget one). */
+  reject(pending: Pending | undefined, err: Error): void {
+    if (pending && pending !== this.mark) pending.reject(err);
+  }
+}
+
+/**
+ * A wrapped producer's delivery reports of our messages are taken before its listeners see
+ * them, and its application's never reach us: node-rdkafka (3.6, lib/producer.js) hands each
+ * report to this.emit('delivery-report', ...), looked up on the instance. Returns the undo,
+ * for disconnect: it restores emit once none of ours is in flight (a late one would reach the
+ * application), or at the report that ends them, `done()` telling.
+ */
+export function interceptReports(client: ProducerLike, delivery: Delivery, onReport: (err: any, report: any) => void, done: () => boolean): () => void {
+  type Emitting = ProducerLike & { emit(event: string | symbol, ...args: any[]): boolean };
+  const patched = client as Emitting;
+  const emit = patched.emit;
+  const hadOwn = hasOwn.call(patched, 'emit');
+  const restore = (): void => {
+    if (patched.emit !== intercepted) return;
+    if (hadOwn) patched.emit = emit;
+    else delete (patched as Partial<Emitting>).emit;
+  };
+  function intercepted(this: unknown, event: string | symbol, ...args: any[]): boolean {
+    const report = args[1];
+    if (event === 'delivery-report' && typeof report === 'object' && report !== null && delivery.isOurs(report.opaque)) {
+      onReport(args[0], report);
+      if (done() && delivery.inflight <= 0) restore();
+      return true;
+    }
+    return emit.call(this, event, ...args);
+  }
+  patched.emit = intercepted;
+  return () => {
+    if (delivery.inflight <= 0) restore();
+  };
+}

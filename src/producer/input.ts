@@ -1,0 +1,81 @@
+// The checks of what the caller hands DynamicProducer (headers, timestamps, timeouts) and the
+// serializers of a wrapped HighLevelProducer: each bad argument gets a typed error naming it.
+
+import { ORDER_HEADER } from '../partitioner/headers';
+import { InvalidArgTypeError, OutOfRangeError, StateError } from '../core/errors';
+import type { HighLevelLike } from './client';
+import type { Headers } from './types';
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * Checks the caller's headers (not null or undefined) in one scan; returns the index of the
+ * first one named `kdp-order` (a copy of a consumed message's, as a consume-transform-produce
+ * app forwards them), or -1. A for-in, not Object.entries: no allocation per message.
+ */
+export function checkHeaders(headers: unknown): number {
+  if (!Array.isArray(headers)) throw new InvalidArgTypeError('headers', 'an array of { name: string | Buffer } objects', headers);
+  let forwarded = -1;
+  for (let i = 0; i < headers.length; i++) {
+    const h = headers[i];
+    if (typeof h !== 'object' || h === null || Array.isArray(h)) {
+      throw new InvalidArgTypeError(`headers[${i}]`, 'an object { name: string | Buffer }', h);
+    }
+    // node-rdkafka sends only the first property of each header object.
+    let count = 0;
+    let name = '';
+    for (const own in h) {
+      if (!hasOwn.call(h, own)) continue;
+      count++;
+      name = own;
+    }
+    if (count !== 1) throw new InvalidArgTypeError(`headers[${i}]`, 'an object with exactly one name: value', h);
+    const value = h[name];
+    if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new InvalidArgTypeError(`headers[${i}]['${name}']`, 'a string or Buffer', value);
+    if (name === ORDER_HEADER && forwarded === -1) forwarded = i;
+  }
+  return forwarded;
+}
+
+/**
+ * The caller's headers without any `kdp-order` one (the first at `from`), in their order; a
+ * new array, the caller's is left alone. `ours`: put in place of the first instead.
+ */
+export function withoutForwarded(headers: Headers, from: number, ours?: Record<string, string>): Headers {
+  const out = headers.slice(0, from);
+  if (ours !== undefined) out.push(ours);
+  for (let i = from + 1; i < headers.length; i++) {
+    if (!hasOwn.call(headers[i], ORDER_HEADER)) out.push(headers[i]);
+  }
+  return out;
+}
+
+/** Whether a timestamp (not null or undefined) is one a message can have: ms from 0 to 2^53 - 1. */
+export function badTimestamp(timestamp: unknown): boolean {
+  return typeof timestamp !== 'number' || !(timestamp >= 0 && timestamp <= Number.MAX_SAFE_INTEGER);
+}
+
+/** A timestamp that is not a number, or one no message can have (NaN, negative, beyond 2^53). */
+export function timestampError(timestamp: unknown): InvalidArgTypeError | OutOfRangeError {
+  if (typeof timestamp !== 'number') return new InvalidArgTypeError('timestamp', 'a number (ms since the epoch), null or undefined', timestamp);
+  return new OutOfRangeError('timestamp', 'ms since the epoch: a number from 0 to Number.MAX_SAFE_INTEGER', timestamp);
+}
+
+/** A timeout argument: a number of ms, 0 or more and finite. */
+export function checkTimeout(argument: string, ms: unknown): void {
+  if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
+  if (!(ms >= 0 && ms < Infinity)) throw new OutOfRangeError(argument, 'a finite number of milliseconds, 0 or more', ms);
+}
+
+/** A HighLevelProducer serializer applied to one key or value; only synchronous ones can be. */
+export function serialize(serializer: HighLevelLike['keySerializer'], value: unknown, what: 'key' | 'value'): unknown {
+  if (serializer === undefined || typeof serializer.apply !== 'function') return value;
+  if (serializer.async) {
+    throw new StateError(`the wrapped HighLevelProducer has an asynchronous ${what} serializer: DynamicProducer must know the ${what} before it partitions; use a synchronous one`);
+  }
+  const out = serializer.apply(value);
+  if (out !== null && typeof out === 'object' && typeof (out as Promise<unknown>).then === 'function') {
+    throw new StateError(`the wrapped HighLevelProducer's ${what} serializer returned a Promise: DynamicProducer needs a synchronous one`);
+  }
+  return out;
+}
