@@ -6,6 +6,11 @@
 // after the producers stop, messages handled per consumer, order violations per (producer,
 // key) as the handlers saw them, lost and duplicated messages (from the values alone).
 //
+// Two scenarios (--scenario; `all`, the default, runs both): `steady`, every consumer at its
+// capacity throughout; `slow-consumer`, consumer 0 drops to half its capacity halfway through
+// the sending, and the dynamic run's producers each have a LagMonitor of the group attached
+// (the lag becomes partition penalties, so hot keys move off the slow consumer's partitions).
+//
 // Producers and consumers are child processes (bench/e2e/producer.js, bench/e2e/consumer.js);
 // this process creates the topics, paces the run, samples lag and prints the figures. The
 // cluster is scripts/kafka.sh's (started if needed and left running: others use it) unless
@@ -17,20 +22,27 @@ const { fork, execFileSync } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
-const { summarizeRun, concatRecords, unhandledAt, quantile } = require('./e2e/stats');
+const { summarizeRun, concatRecords, unhandledAt, quantile, unexplainedOrderViolations } = require('./e2e/stats');
+const { fmt, drainText, lastLine, svgFile } = require('./e2e/format');
 const { lagChart } = require('./e2e/svg');
 
 const ROOT = path.join(__dirname, '..');
 
+const SCENARIOS = ['steady', 'slow-consumer'];
+// slow-consumer: this consumer's delay per message is multiplied by SLOW_FACTOR halfway through the sending.
+const SLOW_CONSUMER = 0;
+const SLOW_FACTOR = 2;
+
 const FLAGS = {
   brokers: { type: 'string', help: 'bootstrap list (default: scripts/kafka.sh start 3, which reuses a running cluster)' },
-  producers: { type: 'string', default: '2', help: 'producer processes' },
+  scenario: { type: 'string', default: 'all', help: 'steady, slow-consumer (consumer 0 at half capacity from halfway on; LagMonitor in the dynamic producers) or all (both, in that order)' },
+  producers: { type: 'string', default: '3', help: 'producer processes' },
   consumers: { type: 'string', default: '6', help: 'consumers in the group' },
   'consumer-procs': { type: 'string', default: '2', help: 'processes the consumers are split over (1 or 2)' },
   rate: { type: 'string', default: '2000', help: 'total messages per second, over all producers' },
   seconds: { type: 'string', default: '60', help: 'how long the producers send' },
   zipf: { type: 'string', default: '1.0', help: 'Zipf exponent of the keys' },
-  keys: { type: 'string', default: '50000', help: 'key space' },
+  keys: { type: 'string', default: '100000', help: 'key space' },
   partitions: { type: 'string', default: '12', help: 'partitions of the topic' },
   replication: { type: 'string', default: '3', help: 'replication factor of the topic' },
   capacity: { type: 'string', default: '1.25', help: 'the group\'s total handling capacity over the offered rate' },
@@ -38,11 +50,12 @@ const FLAGS = {
   'commit-ms': { type: 'string', default: '250', help: 'how often consumers commit (ms), both runs: auto.commit.interval.ms / commitIntervalMs (DynamicConsumer\'s default)' },
   'fetch-wait': { type: 'string', default: '100', help: 'consumers\' fetch.wait.max.ms, with fetch.min.bytes 1 MiB so brokers wait that long (0: librdkafka defaults)' },
   'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
+  'lag-interval': { type: 'string', default: '1000', help: 'slow-consumer, dynamic: the producers\' LagMonitor intervalMs' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', help: 'static or dynamic: run one side' },
   quick: { type: 'boolean', help: '20 s at 1000 msg/s (unless --seconds / --rate say otherwise)' },
-  json: { type: 'boolean', help: 'print all figures as JSON instead of the table' },
-  svg: { type: 'string', help: 'write an SVG chart of total lag over time to this file' },
+  json: { type: 'boolean', help: 'print all figures as JSON instead of the table (the summary lines go to stderr too)' },
+  svg: { type: 'string', help: 'write an SVG chart of total lag over time to this file (slow-consumer with all: name-slow-consumer.svg)' },
   help: { type: 'boolean', help: 'this list' },
 };
 
@@ -52,6 +65,13 @@ function usage() {
     const arg = f.type === 'string' ? ` <${f.default !== undefined ? f.default : 'value'}>` : '';
     lines.push(`  --${(name + arg).padEnd(26)} ${f.help}`);
   }
+  lines.push('', 'The last line (one per scenario, steady first):',
+    '  e2e: static max-lag N p99 X ms drain X s | dynamic max-lag N p99 X ms drain X s | order violations N lost N dup N',
+    'max-lag: the highest total committed lag sampled; p99: produce→handled latency; drain: from the',
+    'producers\' last send until the lag is 0. Order violations, lost and dup are the dynamic run\'s;',
+    'the violations are those no flag explains: every violation of a key never split (cold or',
+    'relocated whole) plus the split keys\' violations with no ordered: false / outOfOrder message',
+    'of that producer and key between the late message and the one that overtook it (must be 0).');
   return lines.join('\n');
 }
 
@@ -87,6 +107,8 @@ function options() {
     fetchWaitMs: num('fetch-wait', { integer: true }),
     commitMs: num('commit-ms', { integer: true, min: 1 }),
     seed: num('seed', { integer: true }),
+    lagIntervalMs: num('lag-interval', { integer: true, min: 100 }),
+    scenarios: get('scenario') === 'all' ? SCENARIOS.slice() : [get('scenario')],
     sides: values.only ? [values.only] : ['static', 'dynamic'],
     json: Boolean(values.json),
     svg: values.svg,
@@ -95,6 +117,7 @@ function options() {
     if (values.seconds === undefined) o.seconds = 20;
     if (values.rate === undefined) o.rate = 1000;
   }
+  if (!o.scenarios.every((s) => SCENARIOS.includes(s))) throw new RangeError(`--scenario: expected ${SCENARIOS.join(', ')} or all, got ${values.scenario}`);
   if (!o.sides.every((s) => s === 'static' || s === 'dynamic')) throw new RangeError(`--only: expected static or dynamic, got ${values.only}`);
   if (o.consumerProcs > 2 || o.consumerProcs > o.consumers) throw new RangeError('--consumer-procs: expected 1 or 2, at most --consumers');
   if (o.producers > 255 || o.consumers > 255) throw new RangeError('--producers and --consumers: at most 255');
@@ -199,10 +222,11 @@ async function groupSettled(workers, o) {
   }
 }
 
-async function runSide(side, o, brokers, stamp) {
-  const topic = `kdp-e2e-${side}-${stamp}`;
-  const group = `kdp-e2e-${side}-${stamp}`;
-  log(`${side}: topic ${topic} (${o.partitions} partitions, replication ${o.replication})`);
+async function runSide(side, scenario, o, brokers, stamp) {
+  const topic = `kdp-e2e-${scenario}-${side}-${stamp}`;
+  const group = topic;
+  const slowing = scenario === 'slow-consumer';
+  log(`${scenario} ${side}: topic ${topic} (${o.partitions} partitions, replication ${o.replication})`);
   await createTopic(brokers, topic, o.partitions, o.replication);
 
   const delayMs = (1000 * o.consumers) / (o.capacity * o.rate);
@@ -217,12 +241,13 @@ async function runSide(side, o, brokers, stamp) {
   }
   await Promise.all(consumerWorkers.map((w) => w.next('started')));
   const assignment = await groupSettled(consumerWorkers, o);
-  log(`${side}: group settled, partitions per consumer ${assignment.join(' ')}; delay ${delayMs.toFixed(2)} ms per message`);
+  log(`${scenario} ${side}: group settled, partitions per consumer ${assignment.join(' ')}; delay ${delayMs.toFixed(2)} ms per message`);
 
   const producerWorkers = [];
   for (let p = 0; p < o.producers; p++) {
     const pw = worker('producer.js', {});
-    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs });
+    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs,
+      group, lagMonitor: slowing && side === 'dynamic', lagMonitorMs: o.lagIntervalMs });
     producerWorkers.push(pw);
   }
   await Promise.all(producerWorkers.map((w) => w.next('ready')));
@@ -235,7 +260,16 @@ async function runSide(side, o, brokers, stamp) {
   let producersDone = null;
   done.then((d) => { producersDone = d; }, () => {});
   producerWorkers.forEach((w) => w.send({ cmd: 'go', startAt }));
-  log(`${side}: producing ${o.rate} msg/s for ${o.seconds} s`);
+  log(`${scenario} ${side}: producing ${o.rate} msg/s for ${o.seconds} s`);
+  let slowedAt = null;
+  let slowTimer = null;
+  if (slowing) {
+    const owner = consumerWorkers[0];
+    slowTimer = setTimeout(() => {
+      owner.next('slowed', 30000).then((m) => { slowedAt = m.at; log(`${scenario} ${side}: consumer ${SLOW_CONSUMER} at 1/${SLOW_FACTOR} of its capacity`); }, () => {});
+      owner.send({ cmd: 'slow', consumer: SLOW_CONSUMER, factor: SLOW_FACTOR });
+    }, startAt + (o.seconds * 1000) / 2 - Date.now());
+  }
 
   // Lag every second while producing; every 250 ms once the producers have stopped, until it is 0.
   let stopAt = null;
@@ -243,7 +277,7 @@ async function runSide(side, o, brokers, stamp) {
   for (let tick = startAt; ; ) {
     await sleep(Math.max(0, tick - Date.now()));
     const at = Date.now();
-    const lag = await sampler.sample().catch((err) => { log(`${side}: lag sample failed: ${err.message}`); return null; });
+    const lag = await sampler.sample().catch((err) => { log(`${scenario} ${side}: lag sample failed: ${err.message}`); return null; });
     if (lag) samples.push({ at, t: (at - startAt) / 1000, total: lag.total, partitions: lag.partitions });
     if (producersDone && stopAt === null) stopAt = Math.max(...producersDone.map((d) => d.sendEnd));
     if (stopAt !== null && lag && lag.total === 0 && at >= stopAt) { drainedAt = at; break; }
@@ -252,6 +286,7 @@ async function runSide(side, o, brokers, stamp) {
     if (tick < Date.now()) tick = Date.now();
   }
   const results = await done;
+  clearTimeout(slowTimer);
   await sampler.disconnect();
 
   // A consumer process that crashed keeps the records it sent before; its error is reported.
@@ -274,7 +309,9 @@ async function runSide(side, o, brokers, stamp) {
   delete figures.firstHandledAt;
   const ackMs = Float64Array.from(results.flatMap((d) => Array.from(d.ackMs.filter((_, j) => d.ackedMask[j])))).sort();
   return {
-    side, topic, group, delayMs, assignment,
+    scenario, side, topic, group, delayMs, assignment,
+    slowSeconds: slowedAt !== null ? (slowedAt - startAt) / 1000 : null,
+    lagMonitorErrors: slowing && side === 'dynamic' ? results.reduce((s, d) => s + (d.lagMonitorErrors || 0), 0) : null,
     maxLag: samples.reduce((m, s) => Math.max(m, s.total), 0),
     maxUnhandled: samples.reduce((m, s) => Math.max(m, s.unhandled), 0),
     drainSeconds: drainedAt !== null ? (drainedAt - stopAt) / 1000 : null,
@@ -287,12 +324,10 @@ async function runSide(side, o, brokers, stamp) {
     warnings: consumerWorkers.flatMap((w) => w.warnings),
     crashes: consumerWorkers.flatMap((w) => w.errors),
     ...figures,
+    orderViolationsUnexplained: unexplainedOrderViolations(figures),
     lag: samples,
   };
 }
-
-const fmt = (v, digits = 0) => (v === null || v === undefined || Number.isNaN(v) ? '-' : typeof v === 'number' ? v.toFixed(digits) : String(v));
-const drainText = (r) => (r.drainCapped ? `>${r.drainCap}` : fmt(r.drainSeconds, 1));
 
 function table(runs) {
   const rows = [
@@ -310,6 +345,7 @@ function table(runs) {
     ['  neither flagged', (r) => (r.side === 'dynamic' ? fmt(r.unannouncedViolations) : '-')],
     ['  of cold / relocated / split keys', (r) => (r.side === 'dynamic' ? `${r.violationsByKeyClass.cold} / ${r.violationsByKeyClass.relocated} / ${r.violationsByKeyClass.split}` : '-')],
     ['  no flag on the way (must be 0)', (r) => (r.side === 'dynamic' ? fmt(r.unexplainedViolations) : '-')],
+    ['  unexplained (last line; must be 0)', (r) => (r.side === 'dynamic' ? fmt(r.orderViolationsUnexplained) : '-')],
     ['(producer, key) pairs relocated / split', (r) => (r.side === 'dynamic' ? `${r.keysByClass.relocated} / ${r.keysByClass.split}` : '-')],
     ['split keys\' messages handed out ordered', (r) => (r.side === 'dynamic' && r.splitOrderedShare !== null ? `${fmt(100 * r.splitOrderedShare, 1)}% of ${r.splitMessages}` : '-')],
     ['lost', (r) => fmt(r.lost)],
@@ -320,55 +356,59 @@ function table(runs) {
     ['with an order header', (r) => (r.side === 'dynamic' ? fmt(r.withOrderHeader) : '-')],
     ['handled per consumer', (r) => r.perConsumer.join(' ')],
     ['partitions per consumer', (r) => r.assignment.join(' ')],
+    ...(runs.some((r) => r.scenario === 'slow-consumer') ? [
+      [`consumer ${SLOW_CONSUMER} slowed at s`, (r) => fmt(r.slowSeconds, 1)],
+      ['LagMonitor read errors', (r) => (r.side === 'dynamic' ? fmt(r.lagMonitorErrors) : '-')],
+    ] : []),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   const cols = runs.map((r) => Math.max(r.side.length, ...rows.map(([, f]) => f(r).length)));
   const line = (name, cells) => `${name.padEnd(width)}  ${cells.map((c, i) => c.padStart(cols[i])).join('  ')}`;
-  return [line('', runs.map((r) => r.side)), ...rows.map(([name, f]) => line(name, runs.map(f)))].join('\n');
-}
-
-function lastLine(runs) {
-  const part = (side) => {
-    const r = runs.find((x) => x.side === side);
-    return r ? `${side} max-lag ${fmt(r.maxLag)} p99 ${fmt(r.latencyMs.p99, 1)} ms drain ${drainText(r)} s` : `${side} max-lag - p99 - ms drain - s`;
-  };
-  const d = runs.find((x) => x.side === 'dynamic');
-  return `e2e: ${part('static')} | ${part('dynamic')} | order violations ${d ? d.violations : '-'} (relocated keys ${d ? d.violationsByKeyClass.relocated : '-'}, no flag on the way ${d ? d.unexplainedViolations : '-'}) lost ${d ? d.lost : '-'} dup ${d ? d.duplicated : '-'}`;
+  return [line(runs[0].scenario, runs.map((r) => r.side)), ...rows.map(([name, f]) => line(name, runs.map(f)))].join('\n');
 }
 
 async function main() {
   const o = options();
   const brokers = clusterBrokers(o);
   const stamp = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-  log(`brokers ${brokers}; ${o.producers} producers, ${o.consumers} consumers in ${o.consumerProcs} processes, ` +
-    `${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf} over ${o.keys} keys, capacity ${o.capacity}× the rate`);
-  const runs = [];
-  for (const side of o.sides) {
-    const r = await runSide(side, o, brokers, stamp);
-    r.drainCap = o.drainCap;
-    runs.push(r);
-  }
-  if (o.svg) {
-    const series = runs.map((r) => ({
-      name: r.side, points: r.lag.map((s) => [s.t, s.total]), unhandled: r.lag.map((s) => [s.t, s.unhandled]), stopAt: r.producersStopSeconds,
-    }));
-    fs.writeFileSync(o.svg, lagChart(series, `total lag, ${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf}, ${o.partitions} partitions, capacity ${o.capacity}×`));
-  }
-  const summary = lastLine(runs);
-  if (o.json) {
-    // stdout stays one JSON document; the summary line goes to stderr as well.
-    console.log(JSON.stringify({ options: { ...o, brokers }, runs, summary }, null, 1));
-    process.stderr.write(`${summary}\n`);
-    return;
-  } else {
-    console.log(table(runs));
-    for (const r of runs) {
-      if (r.producerFailures) console.log(`${r.side}: ${r.producerFailures} produce failures (${r.producerLastError})`);
-      if (r.warnings.length) console.log(`${r.side}: consumer errors: ${r.warnings.slice(0, 3).join('; ')}`);
-      if (r.crashes.length) console.log(`${r.side}: consumer process failed: ${r.crashes.join('; ')}`);
+  log(`brokers ${brokers}; scenarios ${o.scenarios.join(', ')}; ${o.producers} producers, ${o.consumers} consumers in ${o.consumerProcs} processes, ` +
+    `${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf} over ${o.keys} keys, ${o.partitions} partitions, replication ${o.replication}, capacity ${o.capacity}× the rate`);
+  const scenarios = [];
+  for (const scenario of o.scenarios) {
+    const runs = [];
+    for (const side of o.sides) {
+      const r = await runSide(side, scenario, o, brokers, stamp);
+      r.drainCap = o.drainCap;
+      runs.push(r);
+    }
+    scenarios.push({ scenario, runs, summary: lastLine(runs) });
+    if (o.svg) {
+      const series = runs.map((r) => ({
+        name: r.side, points: r.lag.map((s) => [s.t, s.total]), unhandled: r.lag.map((s) => [s.t, s.unhandled]), stopAt: r.producersStopSeconds,
+      }));
+      const marks = runs.filter((r) => r.slowSeconds !== null).slice(0, 1).map((r) => ({ at: r.slowSeconds, label: `consumer ${SLOW_CONSUMER} at 1/${SLOW_FACTOR}` }));
+      const file = svgFile(o.svg, scenario, o.scenarios);
+      fs.writeFileSync(file, lagChart(series, `${scenario}: total lag, ${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf}, ${o.partitions} partitions, RF ${o.replication}, capacity ${o.capacity}×`, marks));
+      log(`${scenario}: lag chart in ${file}`);
     }
   }
-  console.log(summary);
+  const summary = scenarios.map((s) => s.summary);
+  if (o.json) {
+    // stdout stays one JSON document; the summary lines go to stderr as well.
+    console.log(JSON.stringify({ options: { ...o, brokers }, scenarios, summary }, null, 1));
+    process.stderr.write(`${summary.join('\n')}\n`);
+    return;
+  }
+  for (const { runs } of scenarios) {
+    console.log(table(runs));
+    for (const r of runs) {
+      if (r.producerFailures) console.log(`${r.scenario} ${r.side}: ${r.producerFailures} produce failures (${r.producerLastError})`);
+      if (r.warnings.length) console.log(`${r.scenario} ${r.side}: consumer errors: ${r.warnings.slice(0, 3).join('; ')}`);
+      if (r.crashes.length) console.log(`${r.scenario} ${r.side}: consumer process failed: ${r.crashes.join('; ')}`);
+    }
+    console.log('');
+  }
+  for (const line of summary) console.log(line);
 }
 
 main().catch((err) => {

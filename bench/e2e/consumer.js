@@ -7,7 +7,8 @@
 // the handler was told) and the records go to the driver every second, so that a crash of
 // this process loses none that were made before its last report.
 //
-// Messages from the driver: { cmd: 'start', ... }, { cmd: 'stop' }.
+// Messages from the driver: { cmd: 'start', ... }, { cmd: 'slow', consumer, factor } (that
+// consumer's delay per message times factor from now on), { cmd: 'stop' }.
 
 const Kafka = require('node-rdkafka');
 const { DynamicConsumer } = require('../../build');
@@ -80,16 +81,22 @@ let reporter;
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The capacity bound of one consumer: `delayMs` per message, slept once at least 2 ms are owed. */
+/**
+ * The capacity bound of one consumer: `delayMs` per message, slept once at least 2 ms are owed;
+ * pace.slow(factor) multiplies the delay from then on (the slow-consumer scenario).
+ */
 function pacer(delayMs) {
   let owed = 0;
-  return async () => {
-    owed += delayMs;
+  let delay = delayMs;
+  const pace = async () => {
+    owed += delay;
     if (owed < MIN_SLEEP_MS) return;
     const t0 = performance.now();
     await sleep(owed);
     owed = Math.max(-MAX_CREDIT_MS, owed - (performance.now() - t0));
   };
+  pace.slow = (factor) => { delay = delayMs * factor; };
+  return pace;
 }
 
 // A crash is reported to the driver (which prints it with the figures) before the process ends.
@@ -100,6 +107,7 @@ process.on('unhandledRejection', fail);
 
 process.on('message', (msg) => {
   if (msg.cmd === 'start') start(msg).catch(fail);
+  else if (msg.cmd === 'slow') slow(msg);
   else if (msg.cmd === 'stop') stop().catch(fail);
 });
 
@@ -125,8 +133,8 @@ async function start(msg) {
     const index = msg.first + c;
     const pace = pacer(msg.delayMs);
     const clientId = { 'client.id': `e2e-${msg.side}-c${index}` };
-    if (msg.side === 'static') consumers.push(await startStatic({ ...base, ...clientId }, index, pace));
-    else consumers.push(await startDynamic({ ...base, ...clientId }, index, pace));
+    const made = msg.side === 'static' ? await startStatic({ ...base, ...clientId }, index, pace) : await startDynamic({ ...base, ...clientId }, index, pace);
+    consumers.push({ ...made, index, pace });
   }
   reporter = setInterval(() => {
     process.send({ type: 'assigned', first: msg.first, counts: consumers.map((c) => c.assigned()) });
@@ -205,6 +213,12 @@ function assignedCount(client) {
   } catch {
     return 0;
   }
+}
+
+function slow(msg) {
+  const c = consumers.find((x) => x.index === msg.consumer);
+  if (c) c.pace.slow(msg.factor);
+  process.send({ type: 'slowed', consumer: msg.consumer, at: Date.now(), found: Boolean(c) });
 }
 
 async function stop() {

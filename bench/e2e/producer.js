@@ -5,10 +5,13 @@
 // this producer's messages and sequence counts its messages of that key. Records which n were
 // acknowledged and hands that to the driver after a flush.
 //
+// In the dynamic run, with lagMonitor set, a LagMonitor of the consumer group is attached to
+// the producer: partitions whose consumers fall behind get penalties, and hot keys move off them.
+//
 // Messages from the driver: { cmd: 'start', ... } then { cmd: 'go', startAt }, { cmd: 'exit' }.
 
 const Kafka = require('node-rdkafka');
-const { DynamicProducer } = require('../../build');
+const { DynamicProducer, LagMonitor } = require('../../build');
 const { KeyStream, parseWorkload } = require('../../build/tools/workload');
 
 const QUEUE_FULL = Kafka.CODES.ERRORS.ERR__QUEUE_FULL;
@@ -16,6 +19,8 @@ const TICK_MS = 5;
 
 let job;
 let producer;
+let monitor;
+let monitorErrors = 0;
 
 // The driver gone (it failed or was stopped), nothing is left to report to.
 process.on('disconnect', () => process.exit(1));
@@ -60,6 +65,13 @@ async function start(msg) {
     producer = new DynamicProducer(global, { partitioner: 'murmur2_random' });
     producer.on('error', (err) => noteFailure(err));
     await producer.connect();
+    if (msg.lagMonitor) {
+      // The group's lag becomes this producer's partition penalties (docs/consumer.md, LagMonitor).
+      monitor = new LagMonitor({ 'metadata.broker.list': msg.brokers, 'log_level': 3 }, { groupId: msg.group, topics: [msg.topic], intervalMs: msg.lagMonitorMs });
+      monitor.on('error', () => { monitorErrors++; });
+      await monitor.start();
+      monitor.attach(producer);
+    }
   }
   process.send({ type: 'ready' });
 }
@@ -119,6 +131,7 @@ async function run(startAt) {
     type: 'done', index: job.index, sent: job.total, acked, failed: job.failed, lastError: job.lastError,
     ackedMask: job.acked, ackMs: job.ackMs, sentAt: job.sentAt, sendEnd, flushEnd: Date.now(),
     metrics: job.side === 'dynamic' ? summarize(producer.metrics()) : undefined,
+    lagMonitorErrors: monitor ? monitorErrors : undefined,
   });
 }
 
@@ -135,6 +148,7 @@ function summarize(metrics) {
 }
 
 async function exit() {
+  if (monitor) await monitor.stop().catch(() => {});
   if (producer) {
     if (job.side === 'dynamic') await producer.disconnect(10000).catch(() => {});
     else await new Promise((resolve) => producer.disconnect(10000, () => resolve()));

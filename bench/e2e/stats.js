@@ -201,6 +201,18 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   };
 }
 
+/**
+ * The order violations no flag explains, from summarizeRun's figures: every violation of a key
+ * that was never split (never hot or relocated whole: such a key is handed out in order, so any
+ * violation of it is a fault, flagged or not) plus the split keys' violations with no flag on
+ * the way. This is the count bench:e2e's last line reports.
+ */
+function unexplainedOrderViolations(figures) {
+  const byClass = figures.violationsByKeyClass;
+  const unexplainedSplit = figures.unexplainedViolations - figures.unexplainedViolationsNotSplit;
+  return byClass.cold + byClass.relocated + unexplainedSplit;
+}
+
 /** How many values of a sorted array are <= x. */
 function countUpTo(sorted, x) {
   let lo = 0;
@@ -222,4 +234,4 @@ function unhandledAt(sentSorted, handledSorted, at) {
   return at.map((t) => countUpTo(sentSorted, t) - countUpTo(handledSorted, t));
 }
 
-module.exports = { summarizeRun, concatRecords, unhandledAt, quantile, kindCode, COLUMNS, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT };
+module.exports = { summarizeRun, unexplainedOrderViolations, concatRecords, unhandledAt, quantile, kindCode, COLUMNS, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT };

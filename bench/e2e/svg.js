@@ -16,8 +16,11 @@ function axis(max) {
   return { step, top: Math.ceil(Math.max(max, 1) / step) * step };
 }
 
-/** series: [{ name, points: [[seconds, lag]], unhandled?: [[seconds, count]], stopAt }]; returns the SVG text. */
-function lagChart(series, title) {
+/**
+ * series: [{ name, points: [[seconds, lag]], unhandled?: [[seconds, count]], stopAt }]; marks:
+ * [{ at: seconds, label }], grey vertical lines (the slow-consumer scenario's slowdown); returns the SVG text.
+ */
+function lagChart(series, title, marks = []) {
   const W = 760, H = 380, L = 70, R = 20, T = 40, B = 50;
   const maxX = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p[0])));
   const maxY = Math.max(1, ...series.flatMap((s) => [...s.points, ...(s.unhandled || [])].map((p) => p[1])));
@@ -37,6 +40,10 @@ function lagChart(series, title) {
     `<line x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}" stroke="#333"/>`,
     `<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">seconds since the producers started</text>`,
     `<text transform="translate(16 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">total lag (messages)</text>`);
+  for (const m of marks) {
+    out.push(`<line x1="${x(m.at)}" x2="${x(m.at)}" y1="${T}" y2="${H - B}" stroke="#777" stroke-width="1.5"/>`,
+      `<text x="${x(m.at) + 4}" y="${T + 12}" fill="#555">${escape(m.label)}</text>`);
+  }
   series.forEach((s, i) => {
     const color = COLORS[s.name] || '#555';
     if (s.points.length) out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${path(s.points)}"/>`);
