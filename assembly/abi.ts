@@ -114,8 +114,14 @@ export const E_WIDTH: usize = 24;
 export const E_STEP: usize = 28;
 /** i32: the partition count E_STEP (and the scan window) were made for. */
 export const E_SIZE: usize = 32;
-/** i32: 1 when the key cooled and its next message owes an ORDER_RETURN marker. */
+/** i32: the key's order chain, CHAIN_*. */
 export const E_RETURN: usize = 36;
+/** E_RETURN: no chain open; the key's messages are unmarked. */
+export const CHAIN_NONE: i32 = 0;
+/** E_RETURN: the key cooled with a chain open; its next message owes an ORDER_RETURN marker. */
+export const CHAIN_OWED: i32 = 1;
+/** E_RETURN: a hot key's chain is open (its messages are marked). */
+export const CHAIN_OPEN: i32 = 2;
 /** i32: where the next scan window of a wide key starts, as an index. */
 export const E_SCAN_INDEX: usize = 40;
 /** i32: ... and as the partition at that index. */

@@ -9,11 +9,11 @@ import { familyOf, hashOf, partitionOfHash, undecided } from "./partition";
 import { eventRoom, setBatchIndex } from "./events";
 import { tf, loadAt, renormalise } from "./topics";
 import { countMessage, staysHot, turnsHot, sweep, SWEEP_BATCH } from "./admission";
-import { hotPartition, relocated, sticky } from "./choice";
+import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
 import { intParam } from "./params";
 import {
   FAMILY_MURMUR2, E_STATE, E_WIDTH, E_RETURN, STATE_HOT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE,
-  ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
+  CHAIN_NONE, CHAIN_OWED, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN,
   DECISION_SIZE, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, P_SPREAD,
 } from "./abi";
 
@@ -82,19 +82,19 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           order = ORDER_SPREAD;
           if (spreadOn) {
             result = hotPartition(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
-            if (relocated(e)) order = ORDER_MOVED;
+            order = hotOrder(e, base, result);
+            if (order == ORDER_ANCHOR) result = base;
           }
-        }
-        // A key that cools: this message goes to its own partition and says so.
-        if (order == ORDER_NONE) {
-          seti(E_RETURN, e, 0);
+        } else if (geti(E_RETURN, e) == CHAIN_OWED) {
+          // A key that cools with its chain open: this message goes to its own partition and says so.
+          seti(E_RETURN, e, CHAIN_NONE);
           order = ORDER_RETURN;
         }
       } else if (turnsHot(topic, e, count, topicTotal, fair, base, loadFair)) {
-        order = ORDER_ANCHOR;
-      } else if (geti(E_RETURN, e) != 0) {
+        order = hotTurned(e);
+      } else if (geti(E_RETURN, e) == CHAIN_OWED) {
         // Cooled while it was away (the sweep): its first message since says so.
-        seti(E_RETURN, e, 0);
+        seti(E_RETURN, e, CHAIN_NONE);
         order = ORDER_RETURN;
       }
     }
