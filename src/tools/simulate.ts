@@ -1,7 +1,7 @@
 // Static placement against dynamic placement on a synthetic workload: the engine behind
 // `kdp simulate` and the balance figures of `npm run bench`.
 
-import { DynamicPartitioner } from '../partitioner/partitioner';
+import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
 import { partitionForKeys } from '../core/hash';
 import { DynamicPartitionerOptions, resolveOptions } from '../core/options';
 import { KeyStream, parseWorkload } from './workload';
@@ -93,6 +93,15 @@ export interface SimulationResult {
     readonly keysMoved: number;
     /** Messages of keys that were never hot that did not go to the key's normal partition (must be 0). */
     readonly coldMessagesMoved: number;
+    /** Messages of spread keys: those marked with an order marker (an order header, on a producer). */
+    readonly spreadMessages: number;
+    /** Messages that did not go to their key's normal partition. */
+    readonly movedMessages: number;
+    /**
+     * offlineMinimum() of the workload's key shares at the partitioner's balanceTolerance, as a
+     * share of the messages: what spreadMessages / messages compares with. Null for a shifting workload.
+     */
+    readonly offlineMinimum: number | null;
   };
   /** Hot-key detection at the end of the run against the true key probabilities (stationary workloads). */
   readonly detection: {
@@ -108,6 +117,46 @@ export interface SimulationResult {
   } | null;
   /** Wall time of the dynamic decisions, per message (includes the simulator's own loop). */
   readonly nsPerMessage: number;
+}
+
+/**
+ * The least share of the traffic that must leave its key's partition for balance, with the
+ * key shares known and every key whole on its static partition (`home[k]`): for each
+ * partition above (1 + tolerance) x the mean, its keys above a fair share (they must be split
+ * anyway), then the smallest single key that covers what is left of the excess, or its largest
+ * keys until covered, whichever is less; summed over the partitions. Where the traffic goes
+ * is not asked (there is always room below the mean). A yardstick for the online policy,
+ * which sees neither the shares nor the future.
+ */
+export function offlineMinimum(shares: ArrayLike<number>, home: ArrayLike<number>, n: number, tolerance: number): number {
+  let total = 0;
+  for (let k = 0; k < shares.length; k++) total += shares[k];
+  const mean = total / n;
+  const load = new Float64Array(n);
+  const byPartition: number[][] = Array.from({ length: n }, () => []);
+  for (let k = 0; k < shares.length; k++) {
+    load[home[k]] += shares[k];
+    byPartition[home[k]].push(shares[k]);
+  }
+  let moved = 0;
+  for (let p = 0; p < n; p++) {
+    if (load[p] <= (1 + tolerance) * mean) continue;
+    const keys = byPartition[p].sort((a, b) => b - a);
+    let rest = load[p];
+    let i = 0;
+    for (; i < keys.length && keys[i] > mean; i++) {
+      moved += keys[i];
+      rest -= keys[i];
+    }
+    const excess = rest - (1 + tolerance) * mean;
+    if (excess <= 0) continue;
+    let single = Infinity;
+    for (let j = i; j < keys.length && keys[j] >= excess; j++) single = keys[j];
+    let largest = 0;
+    for (let j = i; j < keys.length && largest < excess; j++) largest += keys[j];
+    moved += Math.min(single, largest);
+  }
+  return total > 0 ? moved / total : 0;
 }
 
 function placement(load: Float64Array, windows: number[]): Placement {
@@ -146,6 +195,8 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
   const afterShift: number[] = [];
   const moved = new Uint8Array(keys);
   let coldMoved = 0;
+  let spreadMessages = 0;
+  let movedMessages = 0;
   let inWindow = 0;
   let decisionNs = 0;
   const chunk = new Int32Array(1024);
@@ -157,7 +208,10 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
     for (let i = 0; i < size; i++) chunkKeys[i] = names[chunk[i]];
     const started = process.hrtime.bigint();
     const placed = new Int32Array(size);
-    for (let i = 0; i < size; i++) placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
+    for (let i = 0; i < size; i++) {
+      placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
+      if (partitioner.lastOrder() !== ORDER_NONE) spreadMessages++;
+    }
     decisionNs += Number(process.hrtime.bigint() - started);
     for (let i = 0; i < size; i++) {
       const k = chunk[i];
@@ -168,6 +222,7 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
       dynamicLoad[d]++;
       dynamicWindow[d]++;
       if (d !== s) {
+        movedMessages++;
         moved[k] = 1;
         if (!everHot.has(names[k])) coldMoved++;
       }
@@ -206,6 +261,12 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
     detection = { trulyHot, reported: reported.size, missed, falseHot, relief: hot.length - reported.size };
   }
   partitioner.close();
+  let minimum: number | null = null;
+  if (workload.shiftEvery === 0) {
+    const shares = new Float64Array(keys);
+    for (let r = 0; r < keys; r++) shares[stream.keyOfRank(r)] = stream.probability(r);
+    minimum = offlineMinimum(shares, normal, n, options.balanceTolerance);
+  }
 
   return {
     settings,
@@ -217,6 +278,9 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
       windowAfterShift: afterShift,
       keysMoved: moved.reduce((a, b) => a + b, 0),
       coldMessagesMoved: coldMoved,
+      spreadMessages,
+      movedMessages,
+      offlineMinimum: minimum,
     },
     detection,
     nsPerMessage: decisionNs / messages,
