@@ -42,13 +42,13 @@ export const NULL_KEY: i32 = -1;
 
 /** No marker: the message is where Kafka's partitioner puts it, in its key's order. */
 export const ORDER_NONE: i32 = 0;
-/** The first message after its key turned hot: on the key's own partition, behind the cold ones. */
+/** A hot key's message as the key first leaves its own partition: still there, behind the unmarked ones. */
 export const ORDER_ANCHOR: i32 = 1;
 /** A message of a hot key split over several of its allowed partitions. */
 export const ORDER_SPREAD: i32 = 2;
-/** The first message after its key cooled: on the key's own partition again. */
+/** The first message on the key's own partition again (it cooled, or a relocated key came back). */
 export const ORDER_RETURN: i32 = 3;
-/** A message of a hot key relocated whole to one partition (maybe its own). */
+/** A message of a hot key relocated whole to one partition other than its own. */
 export const ORDER_MOVED: i32 = 4;
 
 // ---- the event log: records of EVENT_SIZE bytes, CELL_EVENT_COUNT of them pending ----
