@@ -13,6 +13,7 @@ import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
 import { intParam } from "./params";
 import {
   FAMILY_MURMUR2, E_STATE, E_WIDTH, E_RETURN, STATE_HOT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES,
   CHAIN_NONE, CHAIN_OWED, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN,
   DECISION_SIZE, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, P_SPREAD,
 } from "./abi";
@@ -47,6 +48,22 @@ function writeDecision(partition: i32, order: i32, entry: i32, width: i32, zero:
   store<i32>(DECISION + D_ZERO, zero);
 }
 
+/** Counts a message of slot `topic` in its cumulative counters: marked (spread) and moved off its key's partition. */
+// @ts-ignore: decorator
+@inline
+function count(topic: i32, spread: bool, moved: bool): void {
+  const m = tf(topic, T_MESSAGES);
+  store<f64>(m, load<f64>(m) + 1);
+  if (spread) {
+    const s = tf(topic, T_SPREAD_MESSAGES);
+    store<f64>(s, load<f64>(s) + 1);
+  }
+  if (moved) {
+    const v = tf(topic, T_MOVED_MESSAGES);
+    store<f64>(v, load<f64>(v) + 1);
+  }
+}
+
 /** Partition for the key at ptr (length NULL_KEY for null) of slot `topic` with n partitions. */
 export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n: i32): i32 {
   const family = familyOf(algorithm);
@@ -62,6 +79,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   let entry = -1;
   let order = ORDER_NONE;
   let zero = 0;
+  let home = -1;
   if (undecided(algorithm, length)) {
     result = sticky(topic, n);
   } else {
@@ -71,6 +89,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
     zero = laneZero;
     const base = partitionOfHash(family, family == FAMILY_MURMUR2 ? <i32>a : hashOf(family, ptr, length), n);
     result = base;
+    home = base;
     const fair = topicTotal * inverse;
     const e = countMessage(topic, a, b, topicTotal, fair);
     if (e >= 0) {
@@ -102,6 +121,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   if (!spreadOn) order = ORDER_NONE;
   const l = loadAt(topic, result);
   store<f64>(l, load<f64>(l) + loadWeight);
+  count(topic, order != ORDER_NONE, home >= 0 && result != home);
   writeDecision(result, order, entry, order == ORDER_SPREAD ? geti(E_WIDTH, entry) : 1, zero);
   if (advance()) renormalise();
   sweep();
@@ -140,6 +160,7 @@ export function account(topic: i32, partition: i32): void {
   store<f64>(lt, load<f64>(lt) + loadWeight);
   const l = loadAt(topic, partition);
   store<f64>(l, load<f64>(l) + loadWeight);
+  count(topic, false, false);
   writeDecision(partition, ORDER_NONE, -1, 1, -1); // the key was not looked at: zero byte not known
   if (advance()) renormalise();
 }

@@ -144,6 +144,12 @@ export const T_STICKY = 28;
 export const T_GENERATION = 32;
 /** i32: messages left in the sticky run. */
 export const T_STICKY_LEFT = 36;
+/** f64: messages decided (and accounted) since the slot was given to its topic. */
+export const T_MESSAGES = 40;
+/** f64: ... of them marked with an order marker (an order header, on a producer): messages of spread keys. */
+export const T_SPREAD_MESSAGES = 48;
+/** f64: ... of them placed on another partition than their key's normal one (keyed messages only). */
+export const T_MOVED_MESSAGES = 56;
 
 // ---- the configuration: f64 parameters the TypeScript side writes at paramsPtr() before
 // it calls configure(), one per option (integers and flags as f64 too) ----

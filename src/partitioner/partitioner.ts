@@ -12,7 +12,7 @@ import { InternalError, InvalidArgTypeError, OutOfRangeError, checkPartitionCoun
 import {
   STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
   CELL_EVENT_COUNT, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, ORDER_NONE,
-  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
   PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
   P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
   P_SAMPLING, P_HOT_RUN, P_RELOCATE,
@@ -45,6 +45,18 @@ export interface TopicStats {
   readonly hotKeys: number;
   /** Each partition's penalty, in fair shares (setPartitionPenalty). */
   readonly penalty: readonly number[];
+  /**
+   * Messages decided for the topic, counted since it got its state (the partitioner's
+   * construction, or its return after the topic was evicted beyond maxTopics).
+   */
+  readonly messages: number;
+  /**
+   * Of them, messages of spread keys: those marked with an order marker (that carry an order
+   * header, or would with orderHeaders on). A hot key on its own partition is not marked.
+   */
+  readonly spreadMessages: number;
+  /** Of them, messages placed on another partition than their key's normal one. */
+  readonly movedMessages: number;
 }
 
 export interface TrackedKeyStats {
@@ -177,6 +189,7 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly events: number;
   private readonly topicTotal: number;
   private readonly topicLoadTotal: number;
+  private readonly topicMessages: number;
   private readonly topicLoads: number;
   private readonly topicPenalty: number;
   private readonly entryTopic: number;
@@ -203,6 +216,7 @@ export class DynamicPartitioner extends EventEmitter {
     const topics = x.topicRecordsPtr();
     this.topicTotal = (topics + T_TOTAL) >> 3;
     this.topicLoadTotal = (topics + T_LOAD_TOTAL) >> 3;
+    this.topicMessages = (topics + T_MESSAGES) >> 3;
     this.topicLoads = x.topicLoadsPtr() >> 3;
     this.topicPenalty = x.topicPenaltyPtr() >> 3;
     const entries = x.entriesPtr();
@@ -354,6 +368,9 @@ export class DynamicPartitioner extends EventEmitter {
         hotKeys,
         penalty: Array.from(this.core.f64.subarray(this.topicPenalty + t.slot * this.options.maxPartitions,
           this.topicPenalty + t.slot * this.options.maxPartitions + t.partitions)),
+        messages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64],
+        spreadMessages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64 + ((T_SPREAD_MESSAGES - T_MESSAGES) >> 3)],
+        movedMessages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64 + ((T_MOVED_MESSAGES - T_MESSAGES) >> 3)],
       };
     }
     const x = this.core.exports;

@@ -1,7 +1,7 @@
 // Static placement against dynamic placement on a synthetic workload: the engine behind
 // `kdp simulate` and the balance figures of `npm run bench`.
 
-import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
+import { DynamicPartitioner } from '../partitioner/partitioner';
 import { partitionForKeys } from '../core/hash';
 import { DynamicPartitionerOptions, resolveOptions } from '../core/options';
 import { KeyStream, parseWorkload } from './workload';
@@ -93,9 +93,9 @@ export interface SimulationResult {
     readonly keysMoved: number;
     /** Messages of keys that were never hot that did not go to the key's normal partition (must be 0). */
     readonly coldMessagesMoved: number;
-    /** Messages of spread keys: those marked with an order marker (an order header, on a producer). */
+    /** Messages of spread keys: those marked with an order marker (an order header, on a producer); stats().topics[t].spreadMessages. */
     readonly spreadMessages: number;
-    /** Messages that did not go to their key's normal partition. */
+    /** Messages that did not go to their key's normal partition; stats().topics[t].movedMessages. */
     readonly movedMessages: number;
     /**
      * offlineMinimum() of the workload's key shares at the partitioner's balanceTolerance, as a
@@ -195,8 +195,6 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
   const afterShift: number[] = [];
   const moved = new Uint8Array(keys);
   let coldMoved = 0;
-  let spreadMessages = 0;
-  let movedMessages = 0;
   let inWindow = 0;
   let decisionNs = 0;
   const chunk = new Int32Array(1024);
@@ -208,10 +206,7 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
     for (let i = 0; i < size; i++) chunkKeys[i] = names[chunk[i]];
     const started = process.hrtime.bigint();
     const placed = new Int32Array(size);
-    for (let i = 0; i < size; i++) {
-      placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
-      if (partitioner.lastOrder() !== ORDER_NONE) spreadMessages++;
-    }
+    for (let i = 0; i < size; i++) placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
     decisionNs += Number(process.hrtime.bigint() - started);
     for (let i = 0; i < size; i++) {
       const k = chunk[i];
@@ -222,7 +217,6 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
       dynamicLoad[d]++;
       dynamicWindow[d]++;
       if (d !== s) {
-        movedMessages++;
         moved[k] = 1;
         if (!everHot.has(names[k])) coldMoved++;
       }
@@ -243,6 +237,7 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
   }
 
   const hot = partitioner.hotKeys('simulated');
+  const { spreadMessages, movedMessages } = partitioner.stats().topics.simulated;
   let detection: SimulationResult['detection'] = null;
   if (workload.shiftEvery === 0) {
     const hotLine = options.hotThreshold / n;

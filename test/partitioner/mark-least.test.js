@@ -33,8 +33,8 @@ function stream(p, k, rand, messages, hot, share, see) {
   for (const s of share) cdf.push((acc += s / (1 - hot)));
   for (let i = 0; i < messages; i++) {
     if (rand() < hot) {
-      const q = p.partition('t', k.H, N);
-      see(p.lastOrder(), q);
+      const q = p.decide('t', k.H, N);
+      see(p.decision.order, q);
     } else {
       const u = rand();
       let j = 0;
