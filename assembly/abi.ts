@@ -122,6 +122,11 @@ export const CHAIN_NONE: i32 = 0;
 export const CHAIN_OWED: i32 = 1;
 /** E_RETURN: a hot key's chain is open (its messages are marked). */
 export const CHAIN_OPEN: i32 = 2;
+/**
+ * E_RETURN: the key may not leave its own partition (the application's spreadable() said so
+ * when it turned hot): hot, reported, never moved or marked; kept while the key is tracked.
+ */
+export const CHAIN_PINNED: i32 = 3;
 /** i32: where the next scan window of a wide key starts, as an index. */
 export const E_SCAN_INDEX: usize = 40;
 /** i32: ... and as the partition at that index. */
@@ -203,3 +208,5 @@ export const P_SAMPLING: usize = 144;
 export const P_HOT_RUN: usize = 152;
 /** relocate: 1 true, 0 false. */
 export const P_RELOCATE: usize = 160;
+/** 1: a batch stops after a message at which a key turned hot, so the TS side can ask spreadable() before the key's next message. */
+export const P_ASK_ON_HOT: usize = 168;

@@ -13,7 +13,7 @@ import { overloaded } from "./choice";
 import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
-  E_TOPIC, E_LANE_A, E_LANE_B, E_STATE, E_WIDTH, E_SIZE, E_RETURN, E_RUN_LEFT, CHAIN_NONE, CHAIN_OWED, CHAIN_OPEN,
+  E_TOPIC, E_LANE_A, E_LANE_B, E_STATE, E_WIDTH, E_SIZE, E_RETURN, E_RUN_LEFT, CHAIN_NONE, CHAIN_OWED, CHAIN_OPEN, CHAIN_PINNED,
   STATE_CANDIDATE, STATE_HOT, STATE_RELIEF, STATE_FREE, T_INVERSE, T_GENERATION, EVENT_HOT, EVENT_COOLED,
   P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_HOT, P_COOL, P_ADMIT, P_MIN_HOT, P_WARMUP, P_RELIEF, P_SAMPLING,
 } from "./abi";
@@ -146,8 +146,10 @@ function cool(e: i32): void {
   seti(E_STATE, e, STATE_CANDIDATE);
   seti(E_SIZE, e, 0);
   seti(E_RUN_LEFT, e, 0);
-  // It owes a return only if its chain is open (it left its own partition since it turned hot).
-  seti(E_RETURN, e, geti(E_RETURN, e) == CHAIN_OPEN ? CHAIN_OWED : CHAIN_NONE);
+  // It owes a return only if its chain is open (it left its own partition since it turned
+  // hot); a key pinned by spreadable() stays pinned while it is tracked.
+  const chain = geti(E_RETURN, e);
+  seti(E_RETURN, e, chain == CHAIN_OPEN ? CHAIN_OWED : chain == CHAIN_PINNED ? CHAIN_PINNED : CHAIN_NONE);
   emit(EVENT_COOLED, e);
 }
 
@@ -186,7 +188,7 @@ export function turnsHot(topic: i32, e: i32, count: f64, topicTotal: f64, fair: 
   seti(E_SIZE, e, 0);
   seti(E_WIDTH, e, 0); // undecided: the choice is made on its next message (choice.ts)
   seti(E_RUN_LEFT, e, 0);
-  seti(E_RETURN, e, CHAIN_NONE);
+  if (geti(E_RETURN, e) != CHAIN_PINNED) seti(E_RETURN, e, CHAIN_NONE);
   emit(EVENT_HOT, e);
   return true;
 }

@@ -13,7 +13,7 @@ import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
   E_WIDTH, E_STEP, E_SIZE, E_SCAN_INDEX, E_SCAN_AT, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER, E_RETURN, T_STICKY, T_STICKY_LEFT,
-  CHAIN_NONE, CHAIN_OPEN, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
+  CHAIN_NONE, CHAIN_OPEN, CHAIN_PINNED, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
   P_SPREAD_FACTOR, P_MAX_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_HOT_RUN, P_RELOCATE,
 } from "./abi";
 
@@ -357,7 +357,7 @@ export function hotOrder(e: i32, base: i32, result: i32): i32 {
  * opens the chain when the key first leaves).
  */
 export function hotTurned(e: i32): i32 {
-  if (relocateOn) return ORDER_NONE;
+  if (relocateOn || geti(E_RETURN, e) == CHAIN_PINNED) return ORDER_NONE;
   seti(E_RETURN, e, CHAIN_OPEN);
   return ORDER_ANCHOR;
 }

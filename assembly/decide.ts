@@ -6,7 +6,7 @@ import { weight, loadWeight, advance } from "./decay";
 import { geti, seti, getCount } from "./hotkeys";
 import { fingerprint, laneB, laneZero } from "./fingerprint";
 import { familyOf, hashOf, partitionOfHash, undecided } from "./partition";
-import { eventRoom, setBatchIndex } from "./events";
+import { eventRoom, setBatchIndex, hotLogged, clearHotLogged } from "./events";
 import { tf, loadAt, renormalise } from "./topics";
 import { countMessage, staysHot, turnsHot, sweep, SWEEP_BATCH } from "./admission";
 import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
@@ -14,7 +14,7 @@ import { intParam } from "./params";
 import {
   FAMILY_MURMUR2, E_STATE, E_WIDTH, E_RETURN, STATE_HOT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE,
   T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES,
-  CHAIN_NONE, CHAIN_OWED, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN,
+  CHAIN_NONE, CHAIN_OWED, CHAIN_PINNED, P_ASK_ON_HOT, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN,
   DECISION_SIZE, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, P_SPREAD,
 } from "./abi";
 
@@ -22,6 +22,7 @@ import {
 export const DECISION: usize = memory.data(<i32>DECISION_SIZE, 16);
 
 let spreadOn: bool; // false: detect and report, never move (spread)
+let askOnHot: bool; // a batch stops after a message at which a key turned hot (spreadable())
 
 /**
  * The most events one decision emits: its own, plus one per entry its sweep looks at. The log
@@ -35,6 +36,7 @@ let spreadOn: bool; // false: detect and report, never move (spread)
 /** Sets the options from the parameters (params.ts). */
 export function decideConfigure(): void {
   spreadOn = intParam(P_SPREAD) != 0;
+  askOnHot = intParam(P_ASK_ON_HOT) != 0;
   writeDecision(0, ORDER_NONE, -1, 1, -1);
 }
 
@@ -99,7 +101,9 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
       if (state >= STATE_HOT) {
         if (staysHot(e, state, count, fair)) {
           order = ORDER_SPREAD;
-          if (spreadOn) {
+          if (geti(E_RETURN, e) == CHAIN_PINNED) {
+            order = ORDER_NONE; // not spreadable: on its own partition, unmarked
+          } else if (spreadOn) {
             result = hotPartition(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
             order = hotOrder(e, base, result);
             if (order == ORDER_ANCHOR) result = base;
@@ -141,12 +145,15 @@ export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: 
     if (length > 0) ptr += <usize>length; // keys are packed back to back
   }
   let i = from;
+  clearHotLogged();
   for (; i < count; i++) {
     if (!eventRoom(EVENT_RESERVE)) break;
     setBatchIndex(i);
     const length = load<i32>(lengths + (<usize>i << 2));
     store<i32>(results + (<usize>i << 2), decideAt(topic, algorithm, ptr, length, n));
     if (length > 0) ptr += <usize>length;
+    // A key turned hot: the TS side asks spreadable() before any more of the batch is decided.
+    if (askOnHot && hotLogged) { i++; break; }
   }
   setBatchIndex(0);
   return i;

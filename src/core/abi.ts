@@ -116,6 +116,11 @@ export const CHAIN_NONE = 0;
 export const CHAIN_OWED = 1;
 /** E_RETURN: a hot key's chain is open (its messages are marked). */
 export const CHAIN_OPEN = 2;
+/**
+ * E_RETURN: the key may not leave its own partition (the application's spreadable() said so
+ * when it turned hot): hot, reported, never moved or marked; kept while the key is tracked.
+ */
+export const CHAIN_PINNED = 3;
 /** i32: where the next scan window of a wide key starts, as an index. */
 export const E_SCAN_INDEX = 40;
 /** i32: ... and as the partition at that index. */
@@ -197,3 +202,5 @@ export const P_SAMPLING = 144;
 export const P_HOT_RUN = 152;
 /** relocate: 1 true, 0 false. */
 export const P_RELOCATE = 160;
+/** 1: a batch stops after a message at which a key turned hot, so the TS side can ask spreadable() before the key's next message. */
+export const P_ASK_ON_HOT = 168;
