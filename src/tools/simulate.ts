@@ -74,6 +74,8 @@ export interface Placement {
   readonly load: number[];
   /** Hottest partition / mean, over the run. */
   readonly maxOverMean: number;
+  /** Hottest partition / mean, over the run after its first window (the warm-up). */
+  readonly maxOverMeanAfterWarmup: number;
   /** Hottest partition / mean, per window. */
   readonly windows: number[];
   readonly worstWindow: number;
@@ -159,11 +161,13 @@ export function offlineMinimum(shares: ArrayLike<number>, home: ArrayLike<number
   return total > 0 ? moved / total : 0;
 }
 
-function placement(load: Float64Array, windows: number[]): Placement {
+function placement(load: Float64Array, afterWarmup: Float64Array, windows: number[]): Placement {
   const total = load.reduce((a, b) => a + b, 0);
+  const later = afterWarmup.reduce((a, b) => a + b, 0);
   return {
     load: Array.from(load),
     maxOverMean: total > 0 ? (maxOf(load) * load.length) / total : 1,
+    maxOverMeanAfterWarmup: later > 0 ? (maxOf(afterWarmup) * afterWarmup.length) / later : 1,
     windows,
     worstWindow: windows.length ? maxOf(windows) : 1,
   };
@@ -188,6 +192,8 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
 
   const staticLoad = new Float64Array(n);
   const dynamicLoad = new Float64Array(n);
+  const staticLater = new Float64Array(n);
+  const dynamicLater = new Float64Array(n);
   const staticWindow = new Float64Array(n);
   const dynamicWindow = new Float64Array(n);
   const staticWindows: number[] = [];
@@ -216,6 +222,10 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
       staticWindow[s]++;
       dynamicLoad[d]++;
       dynamicWindow[d]++;
+      if (done >= window) {
+        staticLater[s]++;
+        dynamicLater[d]++;
+      }
       if (d !== s) {
         moved[k] = 1;
         if (!everHot.has(names[k])) coldMoved++;
@@ -265,9 +275,9 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
 
   return {
     settings,
-    static: placement(staticLoad, staticWindows),
+    static: placement(staticLoad, staticLater, staticWindows),
     dynamic: {
-      ...placement(dynamicLoad, dynamicWindows),
+      ...placement(dynamicLoad, dynamicLater, dynamicWindows),
       keysSpread: everHot.size,
       meanPartitionsPerSpreadKey: hot.length ? hot.reduce((a, h) => a + h.partitions, 0) / hot.length : 0,
       windowAfterShift: afterShift,
