@@ -42,13 +42,13 @@ export const NULL_KEY: i32 = -1;
 
 /** No marker: the message is where Kafka's partitioner puts it, in its key's order. */
 export const ORDER_NONE: i32 = 0;
-/** The first message after its key turned hot: on the key's own partition, behind the cold ones. */
+/** A hot key's message as the key first leaves its own partition: still there, behind the unmarked ones. */
 export const ORDER_ANCHOR: i32 = 1;
 /** A message of a hot key split over several of its allowed partitions. */
 export const ORDER_SPREAD: i32 = 2;
-/** The first message after its key cooled: on the key's own partition again. */
+/** The first message on the key's own partition again (it cooled, or a relocated key came back). */
 export const ORDER_RETURN: i32 = 3;
-/** A message of a hot key relocated whole to one partition (maybe its own). */
+/** A message of a hot key relocated whole to one partition other than its own. */
 export const ORDER_MOVED: i32 = 4;
 
 // ---- the event log: records of EVENT_SIZE bytes, CELL_EVENT_COUNT of them pending ----
@@ -114,8 +114,19 @@ export const E_WIDTH: usize = 24;
 export const E_STEP: usize = 28;
 /** i32: the partition count E_STEP (and the scan window) were made for. */
 export const E_SIZE: usize = 32;
-/** i32: 1 when the key cooled and its next message owes an ORDER_RETURN marker. */
+/** i32: the key's order chain, CHAIN_*. */
 export const E_RETURN: usize = 36;
+/** E_RETURN: no chain open; the key's messages are unmarked. */
+export const CHAIN_NONE: i32 = 0;
+/** E_RETURN: the key cooled with a chain open; its next message owes an ORDER_RETURN marker. */
+export const CHAIN_OWED: i32 = 1;
+/** E_RETURN: a hot key's chain is open (its messages are marked). */
+export const CHAIN_OPEN: i32 = 2;
+/**
+ * E_RETURN: the key may not leave its own partition (the application's spreadable() said so
+ * when it turned hot): hot, reported, never moved or marked; kept while the key is tracked.
+ */
+export const CHAIN_PINNED: i32 = 3;
 /** i32: where the next scan window of a wide key starts, as an index. */
 export const E_SCAN_INDEX: usize = 40;
 /** i32: ... and as the partition at that index. */
@@ -144,6 +155,12 @@ export const T_STICKY: usize = 28;
 export const T_GENERATION: usize = 32;
 /** i32: messages left in the sticky run. */
 export const T_STICKY_LEFT: usize = 36;
+/** f64: messages decided (and accounted) since the slot was given to its topic. */
+export const T_MESSAGES: usize = 40;
+/** f64: ... of them marked with an order marker (an order header, on a producer): messages of spread keys. */
+export const T_SPREAD_MESSAGES: usize = 48;
+/** f64: ... of them placed on another partition than their key's normal one (keyed messages only). */
+export const T_MOVED_MESSAGES: usize = 56;
 
 // ---- the configuration: f64 parameters the TypeScript side writes at paramsPtr() before
 // it calls configure(), one per option (integers and flags as f64 too) ----
@@ -191,3 +208,5 @@ export const P_SAMPLING: usize = 144;
 export const P_HOT_RUN: usize = 152;
 /** relocate: 1 true, 0 false. */
 export const P_RELOCATE: usize = 160;
+/** 1: a batch stops after a message at which a key turned hot, so the TS side can ask spreadable() before the key's next message. */
+export const P_ASK_ON_HOT: usize = 168;

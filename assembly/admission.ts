@@ -13,7 +13,7 @@ import { overloaded } from "./choice";
 import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
-  E_TOPIC, E_LANE_A, E_LANE_B, E_STATE, E_WIDTH, E_SIZE, E_RETURN, E_RUN_LEFT,
+  E_TOPIC, E_LANE_A, E_LANE_B, E_STATE, E_WIDTH, E_SIZE, E_RETURN, E_RUN_LEFT, CHAIN_NONE, CHAIN_OWED, CHAIN_OPEN, CHAIN_PINNED,
   STATE_CANDIDATE, STATE_HOT, STATE_RELIEF, STATE_FREE, T_INVERSE, T_GENERATION, EVENT_HOT, EVENT_COOLED,
   P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_HOT, P_COOL, P_ADMIT, P_MIN_HOT, P_WARMUP, P_RELIEF, P_SAMPLING,
 } from "./abi";
@@ -101,7 +101,7 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
       if (geti(E_STATE, e) == STATE_CANDIDATE) {
         const t = geti(E_TOPIC, e);
         // A key owing a RETURN marker is kept unless it has all but vanished.
-        const share = getCount(e) / total(t) * (geti(E_RETURN, e) != 0 ? 100 : 1);
+        const share = getCount(e) / total(t) * (geti(E_RETURN, e) == CHAIN_OWED ? 100 : 1);
         if (share < victimShare) { victimShare = share; victim = e; }
       }
       e = e + 1 == capacity ? 0 : e + 1;
@@ -146,7 +146,10 @@ function cool(e: i32): void {
   seti(E_STATE, e, STATE_CANDIDATE);
   seti(E_SIZE, e, 0);
   seti(E_RUN_LEFT, e, 0);
-  seti(E_RETURN, e, 1);
+  // It owes a return only if its chain is open (it left its own partition since it turned
+  // hot); a key pinned by spreadable() stays pinned while it is tracked.
+  const chain = geti(E_RETURN, e);
+  seti(E_RETURN, e, chain == CHAIN_OPEN ? CHAIN_OWED : chain == CHAIN_PINNED ? CHAIN_PINNED : CHAIN_NONE);
   emit(EVENT_COOLED, e);
 }
 
@@ -179,13 +182,13 @@ export function turnsHot(topic: i32, e: i32, count: f64, topicTotal: f64, fair: 
   if (count > hotShare * fair) next = STATE_HOT;
   else if (reliefShare > 0 && count > reliefShare * fair && overloaded(topic, base, loadFair)) next = STATE_RELIEF;
   if (next == STATE_FREE) return false;
-  // This message still goes to the key's own partition, behind its earlier ones, so a
-  // consumer can order what follows after it.
+  // This message still goes to the key's own partition, behind its earlier ones; its chain is
+  // opened by the decision (choice.ts, hotTurned and hotOrder).
   seti(E_STATE, e, next);
   seti(E_SIZE, e, 0);
   seti(E_WIDTH, e, 0); // undecided: the choice is made on its next message (choice.ts)
   seti(E_RUN_LEFT, e, 0);
-  seti(E_RETURN, e, 0);
+  if (geti(E_RETURN, e) != CHAIN_PINNED) seti(E_RETURN, e, CHAIN_NONE);
   emit(EVENT_HOT, e);
   return true;
 }
@@ -208,7 +211,7 @@ function sweepOne(): void {
   const count = getCount(e);
   if (state >= STATE_HOT) {
     if (count < coolLine(state) * fair) cool(e);
-  } else if (count < admitShare * 0.5 * fair && geti(E_RETURN, e) == 0) {
+  } else if (count < admitShare * 0.5 * fair && geti(E_RETURN, e) != CHAIN_OWED) {
     // A key that owes a RETURN marker stays until its next message (or until the table
     // needs its place: admit() evicts the weakest candidates first).
     untrack(e);

@@ -12,7 +12,8 @@ import { tf, loadAt, penaltyAt, adjustAt, loadTotal, loadWithPenalty } from "./t
 import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
-  E_WIDTH, E_STEP, E_SIZE, E_SCAN_INDEX, E_SCAN_AT, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER, T_STICKY, T_STICKY_LEFT,
+  E_WIDTH, E_STEP, E_SIZE, E_SCAN_INDEX, E_SCAN_AT, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER, E_RETURN, T_STICKY, T_STICKY_LEFT,
+  CHAIN_NONE, CHAIN_OPEN, CHAIN_PINNED, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
   P_SPREAD_FACTOR, P_MAX_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_HOT_RUN, P_RELOCATE,
 } from "./abi";
 
@@ -23,6 +24,8 @@ let maxSpread: i32;    // at most this many (0: all)
 let stickyRun: i32;    // messages per sticky run of undecided (null) keys
 let hotRun: i32;       // messages of a hot key sent to one choice before choosing again
 let relocateOn: bool;  // a hot key that fits whole in one partition moves there whole instead of splitting (relocate)
+let homeAbove: f64;    // a key away from its own partition goes back once that is within this many means with it,
+                       // and a split key widens above it: 1 + balanceTolerance / 2
 
 // @ts-ignore: decorator
 @inline const SCAN_WINDOW: i32 = 8;
@@ -34,13 +37,18 @@ let relocateOn: bool;  // a hot key that fits whole in one partition moves there
 export function choiceConfigure(): void {
   spreadFactor = param(P_SPREAD_FACTOR); widenAbove = param(P_WIDEN_ABOVE); maxSpread = intParam(P_MAX_SPREAD);
   stickyRun = intParam(P_STICKY_RUN); hotRun = intParam(P_HOT_RUN); relocateOn = intParam(P_RELOCATE) != 0;
+  homeAbove = 1 + (widenAbove - 1) * 0.5;
 }
 
-/** Whether partition p of `topic` is overloaded: its load above the mean `loadFair` by more than balanceTolerance. */
+/**
+ * Whether partition p of `topic` is overloaded: its load as relocation sees it (fixedLoad: not
+ * counting split keys' messages, which go wherever there is room) above the mean `loadFair`
+ * by more than balanceTolerance.
+ */
 // @ts-ignore: decorator
 @inline
 export function overloaded(topic: i32, p: i32, loadFair: f64): bool {
-  return load<f64>(loadAt(topic, p)) > loadFair * widenAbove;
+  return fixedLoad(topic, p, loadFair) > loadFair * widenAbove;
 }
 
 // @ts-ignore: decorator
@@ -80,9 +88,10 @@ function widthFor(count: f64, topicTotal: f64, n: i32): i32 {
 
 /**
  * The least loaded (load + penalty) of the allowed partitions of hot entry e. When even the
- * least loaded of them is above the topic's mean by more than `widenAbove`, the key is
- * given one more partition (the next in its sequence): widths grow only as far as balance
- * needs, and shrink only when the key cools.
+ * least loaded of them is above the topic's mean by more than half the tolerance (homeAbove),
+ * the key is given one more partition (the next in its sequence): widths grow only as far as
+ * balance needs, and shrink only when the key cools. Half, so that the partitions a split key
+ * fills stay clear of the line at which a partition sheds its own keys (relief).
  */
 function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i32, b: u32, fair: f64): i32 {
   if (geti(E_SIZE, e) != n) {
@@ -129,7 +138,7 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
     seti(E_SCAN_AT, e, p);
   }
   const most = maxSpread > 0 && maxSpread < n ? maxSpread : n;
-  if (bestLoad > fair * widenAbove && width < most) {
+  if (bestLoad > fair * homeAbove && width < most) {
     // Even the best is overloaded: admit the next partition of the key's sequence.
     seti(E_WIDTH, e, width + 1);
     p = <i32>((<i64>base + <i64>width * <i64>step) % <i64>n);
@@ -174,13 +183,13 @@ function roomFor(topic: i32, e: i32, n: i32, base: i32, skip: i32, rate: f64, bo
   return best;
 }
 /**
- * The partition of hot entry e's next run, with relocation on. A key that fits whole in one
- * partition (settled load + the key's rate within balanceTolerance of the mean) is relocated
- * there, width 1, its own partition first (no move at all), and stays until that partition has
- * been overloaded for a load half-life; then it moves to a partition with room, and is split
- * (choose) only when none has room. After a move it stays at least a load half-life
- * (E_MOVE_AFTER), so that noise in the loads does not bounce it;
- * a split key that fits whole again is relocated on its least loaded partition. A consumer
+ * The partition of hot entry e's next run, with relocation on. A key stays on its own
+ * partition until that has been overloaded for a load half-life; then it is relocated whole,
+ * width 1, to a partition with room (settled load + the key's rate within balanceTolerance of
+ * the mean), and is split (choose) only when none has room. After a move it stays at least a
+ * load half-life (E_MOVE_AFTER), so that noise in the loads does not bounce it; a relocated key
+ * goes back to its own partition once that has room for it again, and a split key that fits
+ * whole again is relocated on its least loaded partition. A consumer
  * group keeps a relocated key's order with one handoff per move; a split key's partitions may
  * be on several consumers, which cannot order it without waiting for each other.
  */
@@ -208,6 +217,21 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
       // The overload passed once the partition is back at the mean (a band, not a line, so
       // that an overload hovering around the bound is not forgotten at its first dip).
       if (after < 0 && hereLoad <= fair) setf(E_MOVE_AFTER, e, 0);
+      if (here != base && after >= 0 && loadWeight >= after) {
+        // Away from its own partition: back there once that has room for the whole key within
+        // half the tolerance (the margin keeps it from flapping), so that a key stays away only
+        // while balance needs it.
+        const rate = count * topicLoad / topicTotal;
+        if (fixedLoad(topic, base, fair) + rate <= fair * homeAbove) {
+          setf(E_MOVE_AFTER, e, loadWeight * 2);
+          adjust(topic, here, -rate);
+          adjust(topic, base, rate);
+          seti(E_CURRENT, e, base);
+          return base;
+        }
+        // Looked again after an eighth of a load half-life.
+        setf(E_MOVE_AFTER, e, loadWeight * LOOK_AGAIN);
+      }
       return here;
     }
     // Overloaded. Unless the overload is more than half the key's rate (leaving then brings
@@ -303,11 +327,39 @@ export function hotPartition(topic: i32, e: i32, count: f64, topicTotal: f64, to
   return result;
 }
 
-/** Whether hot entry e is relocated whole to one partition (its messages' marker is ORDER_MOVED), not split. */
-// @ts-ignore: decorator
-@inline
-export function relocated(e: i32): bool {
-  return relocateOn && geti(E_WIDTH, e) == 1;
+/**
+ * The order marker of a message of hot entry e that hotPartition() sent to `result` (its own
+ * partition `base`). With relocation on, a key is marked only while its messages leave its
+ * own partition: none while it stays there (its order is the partition's); an anchor as it
+ * first leaves (that message still goes to `base`: the caller puts it there, and the rest of
+ * the run goes where it was placed), which opens its chain; moved (relocated whole) or spread
+ * (split) while away; a return when a relocated key comes back whole, which closes the chain.
+ * With relocation off, a hot key's chain is open from the message after which it turned hot
+ * (hotTurned) and every message is spread.
+ */
+export function hotOrder(e: i32, base: i32, result: i32): i32 {
+  if (!relocateOn) return ORDER_SPREAD;
+  const whole = geti(E_WIDTH, e) == 1;
+  if (geti(E_RETURN, e) != CHAIN_OPEN) {
+    if (whole && result == base) return ORDER_NONE;
+    seti(E_RETURN, e, CHAIN_OPEN);
+    return ORDER_ANCHOR;
+  }
+  if (!whole) return ORDER_SPREAD;
+  if (result != base) return ORDER_MOVED;
+  seti(E_RETURN, e, CHAIN_NONE);
+  return ORDER_RETURN;
+}
+
+/**
+ * The order marker of the message at which entry e turned hot (it goes to its own partition):
+ * with relocation off, an anchor that opens its chain at once; with it on, none (hotOrder
+ * opens the chain when the key first leaves).
+ */
+export function hotTurned(e: i32): i32 {
+  if (relocateOn || geti(E_RETURN, e) == CHAIN_PINNED) return ORDER_NONE;
+  seti(E_RETURN, e, CHAIN_OPEN);
+  return ORDER_ANCHOR;
 }
 
 /** The next sticky run of undecided keys starts on the least loaded partition (KIP-794's idea). */

@@ -6,14 +6,15 @@ import { weight, loadWeight, advance } from "./decay";
 import { geti, seti, getCount } from "./hotkeys";
 import { fingerprint, laneB, laneZero } from "./fingerprint";
 import { familyOf, hashOf, partitionOfHash, undecided } from "./partition";
-import { eventRoom, setBatchIndex } from "./events";
+import { eventRoom, setBatchIndex, hotLogged, clearHotLogged } from "./events";
 import { tf, loadAt, renormalise } from "./topics";
 import { countMessage, staysHot, turnsHot, sweep, SWEEP_BATCH } from "./admission";
-import { hotPartition, relocated, sticky } from "./choice";
+import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
 import { intParam } from "./params";
 import {
   FAMILY_MURMUR2, E_STATE, E_WIDTH, E_RETURN, STATE_HOT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE,
-  ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES,
+  CHAIN_NONE, CHAIN_OWED, CHAIN_PINNED, P_ASK_ON_HOT, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN,
   DECISION_SIZE, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, P_SPREAD,
 } from "./abi";
 
@@ -21,6 +22,7 @@ import {
 export const DECISION: usize = memory.data(<i32>DECISION_SIZE, 16);
 
 let spreadOn: bool; // false: detect and report, never move (spread)
+let askOnHot: bool; // a batch stops after a message at which a key turned hot (spreadable())
 
 /**
  * The most events one decision emits: its own, plus one per entry its sweep looks at. The log
@@ -34,6 +36,7 @@ let spreadOn: bool; // false: detect and report, never move (spread)
 /** Sets the options from the parameters (params.ts). */
 export function decideConfigure(): void {
   spreadOn = intParam(P_SPREAD) != 0;
+  askOnHot = intParam(P_ASK_ON_HOT) != 0;
   writeDecision(0, ORDER_NONE, -1, 1, -1);
 }
 
@@ -45,6 +48,22 @@ function writeDecision(partition: i32, order: i32, entry: i32, width: i32, zero:
   store<i32>(DECISION + D_ENTRY, entry);
   store<i32>(DECISION + D_WIDTH, width);
   store<i32>(DECISION + D_ZERO, zero);
+}
+
+/** Counts a message of slot `topic` in its cumulative counters: marked (spread) and moved off its key's partition. */
+// @ts-ignore: decorator
+@inline
+function count(topic: i32, spread: bool, moved: bool): void {
+  const m = tf(topic, T_MESSAGES);
+  store<f64>(m, load<f64>(m) + 1);
+  if (spread) {
+    const s = tf(topic, T_SPREAD_MESSAGES);
+    store<f64>(s, load<f64>(s) + 1);
+  }
+  if (moved) {
+    const v = tf(topic, T_MOVED_MESSAGES);
+    store<f64>(v, load<f64>(v) + 1);
+  }
 }
 
 /** Partition for the key at ptr (length NULL_KEY for null) of slot `topic` with n partitions. */
@@ -62,6 +81,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   let entry = -1;
   let order = ORDER_NONE;
   let zero = 0;
+  let home = -1;
   if (undecided(algorithm, length)) {
     result = sticky(topic, n);
   } else {
@@ -71,6 +91,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
     zero = laneZero;
     const base = partitionOfHash(family, family == FAMILY_MURMUR2 ? <i32>a : hashOf(family, ptr, length), n);
     result = base;
+    home = base;
     const fair = topicTotal * inverse;
     const e = countMessage(topic, a, b, topicTotal, fair);
     if (e >= 0) {
@@ -80,21 +101,23 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
       if (state >= STATE_HOT) {
         if (staysHot(e, state, count, fair)) {
           order = ORDER_SPREAD;
-          if (spreadOn) {
+          if (geti(E_RETURN, e) == CHAIN_PINNED) {
+            order = ORDER_NONE; // not spreadable: on its own partition, unmarked
+          } else if (spreadOn) {
             result = hotPartition(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
-            if (relocated(e)) order = ORDER_MOVED;
+            order = hotOrder(e, base, result);
+            if (order == ORDER_ANCHOR) result = base;
           }
-        }
-        // A key that cools: this message goes to its own partition and says so.
-        if (order == ORDER_NONE) {
-          seti(E_RETURN, e, 0);
+        } else if (geti(E_RETURN, e) == CHAIN_OWED) {
+          // A key that cools with its chain open: this message goes to its own partition and says so.
+          seti(E_RETURN, e, CHAIN_NONE);
           order = ORDER_RETURN;
         }
       } else if (turnsHot(topic, e, count, topicTotal, fair, base, loadFair)) {
-        order = ORDER_ANCHOR;
-      } else if (geti(E_RETURN, e) != 0) {
+        order = hotTurned(e);
+      } else if (geti(E_RETURN, e) == CHAIN_OWED) {
         // Cooled while it was away (the sweep): its first message since says so.
-        seti(E_RETURN, e, 0);
+        seti(E_RETURN, e, CHAIN_NONE);
         order = ORDER_RETURN;
       }
     }
@@ -102,6 +125,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   if (!spreadOn) order = ORDER_NONE;
   const l = loadAt(topic, result);
   store<f64>(l, load<f64>(l) + loadWeight);
+  count(topic, order != ORDER_NONE, home >= 0 && result != home);
   writeDecision(result, order, entry, order == ORDER_SPREAD ? geti(E_WIDTH, entry) : 1, zero);
   if (advance()) renormalise();
   sweep();
@@ -121,12 +145,15 @@ export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: 
     if (length > 0) ptr += <usize>length; // keys are packed back to back
   }
   let i = from;
+  clearHotLogged();
   for (; i < count; i++) {
     if (!eventRoom(EVENT_RESERVE)) break;
     setBatchIndex(i);
     const length = load<i32>(lengths + (<usize>i << 2));
     store<i32>(results + (<usize>i << 2), decideAt(topic, algorithm, ptr, length, n));
     if (length > 0) ptr += <usize>length;
+    // A key turned hot: the TS side asks spreadable() before any more of the batch is decided.
+    if (askOnHot && hotLogged) { i++; break; }
   }
   setBatchIndex(0);
   return i;
@@ -140,6 +167,7 @@ export function account(topic: i32, partition: i32): void {
   store<f64>(lt, load<f64>(lt) + loadWeight);
   const l = loadAt(topic, partition);
   store<f64>(l, load<f64>(l) + loadWeight);
+  count(topic, false, false);
   writeDecision(partition, ORDER_NONE, -1, 1, -1); // the key was not looked at: zero byte not known
   if (advance()) renormalise();
 }

@@ -4,13 +4,15 @@
 // see EVENT_RESERVE in decide.ts.
 
 import { arenaAlloc } from "./memory";
-import { CELLS_SIZE, CELL_EVENT_COUNT, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX } from "./abi";
+import { CELLS_SIZE, CELL_EVENT_COUNT, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX, EVENT_HOT } from "./abi";
 
 /** Signals to the TS side, in a static cell block it reads without a call: fields CELL_* (abi.ts). */
 export const CELLS: usize = memory.data(<i32>CELLS_SIZE, 16);
 /** The records of the log. */
 export let events: usize = 0;
 let eventCapacity: i32 = 0;
+/** Whether a 'hot' event was logged since the TS side last drained the log (or a batch cleared it). */
+export let hotLogged: bool = false;
 /** The index, in its batch call, of the message being decided (0 outside a batch): events carry it. */
 export let batchIndex: i32 = 0;
 
@@ -51,4 +53,9 @@ export function emit(kind: i32, e: i32): void {
   store<i32>(p + EVENT_ENTRY, e);
   store<i32>(p + EVENT_BATCH_INDEX, batchIndex);
   store<i32>(CELLS + CELL_EVENT_COUNT, count + 1);
+  if (kind == EVENT_HOT) hotLogged = true;
+}
+
+export function clearHotLogged(): void {
+  hotLogged = false;
 }

@@ -62,6 +62,7 @@ import { refused, estimateAt } from "./admission";
 import { spreadStepAt } from "./choice";
 import { weight, loadWeight } from "./decay";
 import * as hotkeys from "./hotkeys";
+import { E_RETURN, CHAIN_PINNED } from "./abi";
 
 /** Sets up hot-key detection from the parameters written at paramsPtr() (abi.ts P_*). */
 export function configure(): void { setUp(); }
@@ -102,5 +103,7 @@ export function entriesPtr(): usize { return hotkeys.entries; }
 export function trackedKeys(): i32 { return hotkeys.used(); }
 export function refusedAdmissions(): f64 { return refused; }
 export function account(topic: i32, partition: i32): void { accountAt(topic, partition); }
+/** The application's spreadable() refused tracked entry e: it stays on its own partition while tracked (CHAIN_PINNED). */
+export function pin(entry: i32): void { hotkeys.seti(E_RETURN, entry, CHAIN_PINNED); }
 export function estimate(topic: i32, length: i32): f64 { return estimateAt(topic, KEYS, length); }
 export function recentMessages(topic: i32): f64 { return topics.recentMessages(topic); }

@@ -10,6 +10,7 @@ import { capacity, geti, remove, getCount, setCount, getf, setf } from "./hotkey
 import { emit } from "./events";
 import {
   TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE, T_SIZE, T_STICKY, T_GENERATION, T_STICKY_LEFT,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES,
   E_STATE, E_TOPIC, E_MOVE_AFTER, STATE_FREE, STATE_HOT, EVENT_COOLED,
 } from "./abi";
 
@@ -92,6 +93,9 @@ export function topicReset(topic: i32, n: i32): void {
   memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
   store<i32>(tf(topic, T_STICKY), 0);
   store<i32>(tf(topic, T_STICKY_LEFT), 0);
+  store<f64>(tf(topic, T_MESSAGES), 0);
+  store<f64>(tf(topic, T_SPREAD_MESSAGES), 0);
+  store<f64>(tf(topic, T_MOVED_MESSAGES), 0);
   // At most one event per entry, into a log the TS side drained: it fits (events.ts).
   for (let e = 0; e < capacity; e++) {
     const state = geti(E_STATE, e);

@@ -17,6 +17,7 @@ const ROWS = {
   StateError: [['connect() first'], 'KDP_STATE', Error],
   UndeliveredError: [['flush timed out', 3], 'KDP_UNDELIVERED', Error],
   HandlerError: [['t', 0, 5, 1, new Error('boom')], 'KDP_HANDLER_ERROR', Error],
+  CallbackError: [['options.spreadable', new Error('boom')], 'KDP_CALLBACK_ERROR', Error],
   InternalError: [['WebAssembly core aborted'], 'KDP_INTERNAL', Error],
 };
 

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'KDP_STATE'
   | 'KDP_UNDELIVERED'
   | 'KDP_HANDLER_ERROR'
+  | 'KDP_CALLBACK_ERROR'
   | 'KDP_INTERNAL';
 
 const BRAND = Symbol('kafka-dynamic-partitioner.error');
@@ -159,6 +160,15 @@ export class HandlerError extends KdpError {
   ) {
     super(`handler failed on ${topic} [${partition}] offset ${offset} (attempt ${attempts}): ${cause instanceof Error ? cause.message : describe(cause)}`);
     this.name = 'HandlerError';
+  }
+}
+
+/** A function the application gave as an option (`option`, e.g. options.spreadable) threw `cause`. */
+export class CallbackError extends KdpError {
+  readonly code = 'KDP_CALLBACK_ERROR' as const;
+  constructor(readonly option: string, override readonly cause: unknown) {
+    super(`${option} threw: ${cause instanceof Error ? cause.message : describe(cause)}`);
+    this.name = 'CallbackError';
   }
 }
 

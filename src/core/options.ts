@@ -34,6 +34,14 @@ export interface DynamicPartitionerOptions {
    * when none has room for it; false: every hot key is split.
    */
   readonly relocate?: boolean;
+  /**
+   * Asked once when a key turns hot (and again only if it has left the table of tracked keys
+   * since): false keeps the key on its own partition, unmarked, for as long as it is hot — for
+   * keys whose order must never be split. It is still reported hot (with `spreadable: false`).
+   * Called with the key as given (a string, or a copy of its bytes) and the topic; a function
+   * that throws counts as false, and the error is emitted as 'warning'.
+   */
+  readonly spreadable?: (key: string | Buffer, topic: string) => boolean;
   /** A key is hot when its share of its topic's recent traffic exceeds this many fair shares (1/n). */
   readonly hotThreshold?: number;
   /** A hot key cools when its share falls below this many fair shares (below hotThreshold: hysteresis). */
@@ -82,6 +90,7 @@ export interface ResolvedOptions {
   readonly partitioner: PartitionerName;
   readonly spread: boolean;
   readonly relocate: boolean;
+  readonly spreadable?: (key: string | Buffer, topic: string) => boolean;
   readonly hotThreshold: number;
   readonly coolThreshold: number;
   readonly reliefThreshold: number;
@@ -113,6 +122,7 @@ const PARTITIONER_FIELDS: Fields = {
   partitioner: oneOf(PARTITIONERS).default('murmur2_random'),
   spread: boolean.default(true),
   relocate: boolean.default(true),
+  spreadable: custom<(key: string | Buffer, topic: string) => boolean>('a function (key, topic) => boolean', (v) => typeof v === 'function'),
   hotThreshold: number(1e-6, 1e6).default(0.1),
   coolThreshold: number(0, 1e6).default(0.05),
   reliefThreshold: number(0, 1e6).default(0.025),

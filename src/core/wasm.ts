@@ -31,6 +31,8 @@ export interface CoreExports {
   topicResize(topic: number, partitions: number): void;
   tick(factor: number, loadFactor: number): void;
   account(topic: number, partition: number): void;
+  /** Keeps tracked entry `entry` on its own partition while it is tracked (spreadable() said no). */
+  pin(entry: number): void;
   currentWeight(): number;
   currentLoadWeight(): number;
   estimate(topic: number, length: number): number;

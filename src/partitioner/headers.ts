@@ -2,10 +2,10 @@
 // consumer can put that key's messages back in the order they were produced. See
 // docs/ordering.md for the format; src/consumer/resequencer.ts (consumer side) reads it.
 //
-// Per producer and key, the marked messages form a chain: ANCHOR (first after the key turned
-// hot, on its normal partition, behind its earlier cold messages) → SPREAD (split) or MOVED
-// (relocated whole) ... (each naming its predecessor) → RETURN (first after it cooled, on its
-// normal partition again, ahead of the cold messages that follow it there).
+// Per producer and key, the marked messages form a chain: ANCHOR (as the hot key first leaves
+// its normal partition, still on it, behind its earlier unmarked messages) → SPREAD (split) or
+// MOVED (relocated whole) ... (each naming its predecessor) → RETURN (first on its normal
+// partition again, ahead of the unmarked messages that follow it there).
 
 import { randomBytes } from 'node:crypto';
 import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './partitioner';

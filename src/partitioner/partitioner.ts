@@ -8,14 +8,14 @@ import { instantiate, Core, shared } from '../core/wasm';
 import { writeKey, notAKey, packBatches, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
 import { partitionerCode, partitionOfLongKey, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
-import { InternalError, InvalidArgTypeError, OutOfRangeError, checkPartitionCount } from '../core/errors';
+import { CallbackError, InternalError, InvalidArgTypeError, OutOfRangeError, checkPartitionCount } from '../core/errors';
 import {
   STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
   CELL_EVENT_COUNT, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, ORDER_NONE,
-  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
   PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
   P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
-  P_SAMPLING, P_HOT_RUN, P_RELOCATE,
+  P_SAMPLING, P_HOT_RUN, P_RELOCATE, P_ASK_ON_HOT, E_RETURN, CHAIN_PINNED,
 } from '../core/abi';
 
 /** A hot key as hotKeys() and the 'hot' / 'cooled' events report it. */
@@ -32,6 +32,8 @@ export interface HotKey {
    * because its normal partition was overloaded.
    */
   readonly reason: 'share' | 'relief';
+  /** false: options.spreadable refused it; it stays on its own partition, unmarked. */
+  readonly spreadable: boolean;
 }
 
 export interface TopicStats {
@@ -45,6 +47,18 @@ export interface TopicStats {
   readonly hotKeys: number;
   /** Each partition's penalty, in fair shares (setPartitionPenalty). */
   readonly penalty: readonly number[];
+  /**
+   * Messages decided for the topic, counted since it got its state (the partitioner's
+   * construction, or its return after the topic was evicted beyond maxTopics).
+   */
+  readonly messages: number;
+  /**
+   * Of them, messages of spread keys: those marked with an order marker (that carry an order
+   * header, or would with orderHeaders on). A hot key on its own partition is not marked.
+   */
+  readonly spreadMessages: number;
+  /** Of them, messages placed on another partition than their key's normal one. */
+  readonly movedMessages: number;
 }
 
 export interface TrackedKeyStats {
@@ -67,7 +81,7 @@ export interface PartitionerStats {
   readonly memoryBytes: number;
 }
 
-type Emitted = ['hot' | 'cooled', HotKey];
+type Emitted = ['hot' | 'cooled', HotKey] | ['warning', CallbackError];
 
 interface TopicState {
   readonly name: string;
@@ -151,11 +165,14 @@ function writeParams(params: Float64Array, o: ResolvedOptions): void {
   set(P_SAMPLING, o.sketch.sampling);
   set(P_HOT_RUN, o.hotRun);
   set(P_RELOCATE, o.relocate ? 1 : 0);
+  set(P_ASK_ON_HOT, o.spreadable ? 1 : 0);
 }
 
 export declare interface DynamicPartitioner {
   on(event: 'hot', listener: (key: HotKey) => void): this;
   on(event: 'cooled', listener: (key: HotKey) => void): this;
+  /** A CallbackError: options.spreadable threw (the key was kept on its own partition). */
+  on(event: 'warning', listener: (err: CallbackError) => void): this;
   once(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
   off(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
 }
@@ -177,11 +194,13 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly events: number;
   private readonly topicTotal: number;
   private readonly topicLoadTotal: number;
+  private readonly topicMessages: number;
   private readonly topicLoads: number;
   private readonly topicPenalty: number;
   private readonly entryTopic: number;
   private readonly entryCount: number;
   private readonly entryWidth: number;
+  private readonly entryChain: number;
   private readonly entryState: number;
   private readonly entrySize: number;
   private readonly timer: NodeJS.Timeout | undefined;
@@ -203,12 +222,14 @@ export class DynamicPartitioner extends EventEmitter {
     const topics = x.topicRecordsPtr();
     this.topicTotal = (topics + T_TOTAL) >> 3;
     this.topicLoadTotal = (topics + T_LOAD_TOTAL) >> 3;
+    this.topicMessages = (topics + T_MESSAGES) >> 3;
     this.topicLoads = x.topicLoadsPtr() >> 3;
     this.topicPenalty = x.topicPenaltyPtr() >> 3;
     const entries = x.entriesPtr();
     this.entryTopic = (entries + E_TOPIC) >> 2;
     this.entryCount = (entries + E_COUNT) >> 3;
     this.entryWidth = (entries + E_WIDTH) >> 2;
+    this.entryChain = (entries + E_RETURN) >> 2;
     this.entryState = (entries + E_STATE) >> 2;
     this.entrySize = (entries + E_SIZE) >> 2;
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
@@ -354,6 +375,9 @@ export class DynamicPartitioner extends EventEmitter {
         hotKeys,
         penalty: Array.from(this.core.f64.subarray(this.topicPenalty + t.slot * this.options.maxPartitions,
           this.topicPenalty + t.slot * this.options.maxPartitions + t.partitions)),
+        messages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64],
+        spreadMessages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64 + ((T_SPREAD_MESSAGES - T_MESSAGES) >> 3)],
+        movedMessages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64 + ((T_MOVED_MESSAGES - T_MESSAGES) >> 3)],
       };
     }
     const x = this.core.exports;
@@ -443,6 +467,7 @@ export class DynamicPartitioner extends EventEmitter {
         const given = batch ? batch[offset + i32[at + (EVENT_BATCH_INDEX >> 2)]] : single;
         const key = given == null ? null : typeof given === 'string' ? given : Buffer.from(given as Uint8Array);
         const topic = this.topicOfSlot(i32[this.entryTopic + entry * ENTRY_I32]);
+        if (this.options.spreadable && key !== null && i32[this.entryChain + entry * ENTRY_I32] !== CHAIN_PINNED) this.ask(entry, key, topic, into);
         this.hot.set(entry, { topic, key });
         into.push(['hot', this.describeEntry(entry, topic, key)]);
       } else if (kind === EVENT_COOLED) {
@@ -452,6 +477,17 @@ export class DynamicPartitioner extends EventEmitter {
         into.push(['cooled', { ...this.describeEntry(entry, h.topic, h.key), partitions: 1 }]);
       }
     }
+  }
+
+  /** Asks options.spreadable about a key just hot; pins it to its own partition unless it says true. */
+  private ask(entry: number, key: Key, topic: TopicState, into: Emitted[]): void {
+    let spreadable = false;
+    try {
+      spreadable = this.options.spreadable!(key as string | Buffer, topic.name) === true;
+    } catch (err) {
+      into.push(['warning', new CallbackError('options.spreadable', err)]);
+    }
+    if (!spreadable) this.core.exports.pin(entry);
   }
 
   private topicOfSlot(slot: number): TopicState {
@@ -470,6 +506,7 @@ export class DynamicPartitioner extends EventEmitter {
       share: total > 0 ? this.core.f64[this.entryCount + entry * ENTRY_F64] / total : 0,
       partitions: sized && this.options.spread ? this.core.i32[this.entryWidth + at] : 1,
       reason: this.core.i32[this.entryState + at] === STATE_RELIEF ? 'relief' : 'share',
+      spreadable: this.core.i32[this.entryChain + at] !== CHAIN_PINNED,
     };
   }
 

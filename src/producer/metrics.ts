@@ -18,6 +18,13 @@ export interface TopicMetrics {
   readonly hotKeys: readonly HotKey[];
   /** librdkafka's queued messages per partition (from statistics; empty without statistics.interval.ms). */
   readonly queueDepth: readonly number[];
+  /**
+   * Messages of spread keys decided for the topic (those that carry an order header, or would
+   * with orderHeaders on), since the partitioner took the topic (stats().topics[topic]).
+   */
+  readonly spreadMessages: number;
+  /** Messages placed on another partition than their key's normal one, counted the same way. */
+  readonly movedMessages: number;
 }
 
 export interface ProducerMetrics {
@@ -62,6 +69,8 @@ export class Metrics {
         imbalance: s ? s.imbalance : 1,
         hotKeys: partitioner.hotKeys(name),
         queueDepth: t.queueDepth,
+        spreadMessages: s ? s.spreadMessages : 0,
+        movedMessages: s ? s.movedMessages : 0,
       };
     }
     // A topic the producer forgot (beyond maxTopics) leaves no rate behind.
@@ -129,6 +138,12 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
   });
   gauge('kdp_hot_keys', 'Keys spread now, per topic', ['topic'], (g, m) => {
     for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.hotKeys.length);
+  });
+  gauge('kdp_spread_messages', 'Messages of spread keys (marked with an order header), per topic, since the partitioner took the topic', ['topic'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.spreadMessages);
+  });
+  gauge('kdp_moved_messages', "Messages placed off their key's normal partition, per topic, since the partitioner took the topic", ['topic'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.movedMessages);
   });
   gauge('kdp_queue_depth', "librdkafka's queued messages per partition", ['topic', 'partition'], (g, m) => {
     for (const [topic, t] of Object.entries(m.topics)) t.queueDepth.forEach((v, p) => g.set({ topic, partition: String(p) }, v));

@@ -71,6 +71,8 @@ export declare interface DynamicProducer {
   on(event: 'error', listener: (err: Error) => void): this;
   on(event: 'hot' | 'cooled', listener: (key: import('../partitioner/partitioner').HotKey) => void): this;
   on(event: 'stats', listener: (stats: unknown) => void): this;
+  /** A CallbackError: options.spreadable threw (the key was kept on its own partition). */
+  on(event: 'warning', listener: (err: Error) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
 }
 
@@ -134,6 +136,7 @@ export class DynamicProducer extends EventEmitter {
     this.orders = new OrderChains(this.partitioner, this.producerId, this.code);
     this.partitioner.on('hot', (h) => this.emit('hot', h));
     this.partitioner.on('cooled', (h) => this.emit('cooled', h));
+    this.partitioner.on('warning', (err) => this.emit('warning', err));
     let mark: Pending | undefined;
     if (existing) {
       this.client = existing;

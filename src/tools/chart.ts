@@ -40,6 +40,7 @@ export function terminalReport(r: SimulationResult, barWidth = 28): string {
   lines.push(`keys spread: ${r.dynamic.keysSpread}; mean partitions per spread key: ${fmt(r.dynamic.meanPartitionsPerSpreadKey, 1)}; ` +
     `keys moved off their partition: ${r.dynamic.keysMoved}`);
   lines.push(`messages of never-hot keys moved: ${r.dynamic.coldMessagesMoved}`);
+  lines.push(spreadLine(r));
   if (r.detection) {
     const d = r.detection;
     lines.push(`detection: ${d.trulyHot} keys above the hot threshold, ${d.reported} reported hot for their share ` +
@@ -47,6 +48,16 @@ export function terminalReport(r: SimulationResult, barWidth = 28): string {
   }
   lines.push(`decision cost: ${fmt(r.nsPerMessage, 0)} ns per message (the simulator's loop included)`);
   return lines.join('\n');
+}
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/** Messages of spread keys and moved messages, next to the offline minimum for the workload. */
+export function spreadLine(r: SimulationResult): string {
+  const m = r.settings.messages;
+  const d = r.dynamic;
+  const minimum = d.offlineMinimum === null ? '' : `; offline minimum ${pct(d.offlineMinimum)} (spread / minimum ${(d.spreadMessages / m / d.offlineMinimum).toFixed(2)})`;
+  return `messages of spread keys: ${int(d.spreadMessages)} (${pct(d.spreadMessages / m)}); moved off their partition: ${int(d.movedMessages)} (${pct(d.movedMessages / m)})${minimum}`;
 }
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -91,6 +102,7 @@ export function svgReport(r: SimulationResult): string {
   out.push(`<line x1="${left}" x2="${width - right}" y1="${y(1).toFixed(1)}" y2="${y(1).toFixed(1)}" stroke="#c53030" stroke-dasharray="5,4"/>`);
   out.push(`<text x="${width - right}" y="${(y(1) - 4).toFixed(1)}" text-anchor="end" fill="#c53030">mean</text>`);
   out.push(`<text x="${left + plotW / 2}" y="${height - 10}" text-anchor="middle">partition (load / mean)</text>`);
+  out.push(`<text x="${left}" y="58" font-size="11">${esc(spreadLine(r))}</text>`);
   out.push(`<rect x="${width - right - 170}" y="50" width="12" height="12" fill="#b0b0b0"/><text x="${width - right - 153}" y="60">static</text>`);
   out.push(`<rect x="${width - right - 100}" y="50" width="12" height="12" fill="#2b6cb0"/><text x="${width - right - 83}" y="60">dynamic</text>`);
   out.push('</svg>');

@@ -74,6 +74,8 @@ export interface Placement {
   readonly load: number[];
   /** Hottest partition / mean, over the run. */
   readonly maxOverMean: number;
+  /** Hottest partition / mean, over the run after its first window (the warm-up). */
+  readonly maxOverMeanAfterWarmup: number;
   /** Hottest partition / mean, per window. */
   readonly windows: number[];
   readonly worstWindow: number;
@@ -93,6 +95,15 @@ export interface SimulationResult {
     readonly keysMoved: number;
     /** Messages of keys that were never hot that did not go to the key's normal partition (must be 0). */
     readonly coldMessagesMoved: number;
+    /** Messages of spread keys: those marked with an order marker (an order header, on a producer); stats().topics[t].spreadMessages. */
+    readonly spreadMessages: number;
+    /** Messages that did not go to their key's normal partition; stats().topics[t].movedMessages. */
+    readonly movedMessages: number;
+    /**
+     * offlineMinimum() of the workload's key shares at the partitioner's balanceTolerance, as a
+     * share of the messages: what spreadMessages / messages compares with. Null for a shifting workload.
+     */
+    readonly offlineMinimum: number | null;
   };
   /** Hot-key detection at the end of the run against the true key probabilities (stationary workloads). */
   readonly detection: {
@@ -110,11 +121,53 @@ export interface SimulationResult {
   readonly nsPerMessage: number;
 }
 
-function placement(load: Float64Array, windows: number[]): Placement {
+/**
+ * The least share of the traffic that must leave its key's partition for balance, with the
+ * key shares known and every key whole on its static partition (`home[k]`): for each
+ * partition above (1 + tolerance) x the mean, its keys above a fair share (they must be split
+ * anyway), then the smallest single key that covers what is left of the excess, or its largest
+ * keys until covered, whichever is less; summed over the partitions. Where the traffic goes
+ * is not asked (there is always room below the mean). A yardstick for the online policy,
+ * which sees neither the shares nor the future.
+ */
+export function offlineMinimum(shares: ArrayLike<number>, home: ArrayLike<number>, n: number, tolerance: number): number {
+  let total = 0;
+  for (let k = 0; k < shares.length; k++) total += shares[k];
+  const mean = total / n;
+  const load = new Float64Array(n);
+  const byPartition: number[][] = Array.from({ length: n }, () => []);
+  for (let k = 0; k < shares.length; k++) {
+    load[home[k]] += shares[k];
+    byPartition[home[k]].push(shares[k]);
+  }
+  let moved = 0;
+  for (let p = 0; p < n; p++) {
+    if (load[p] <= (1 + tolerance) * mean) continue;
+    const keys = byPartition[p].sort((a, b) => b - a);
+    let rest = load[p];
+    let i = 0;
+    for (; i < keys.length && keys[i] > mean; i++) {
+      moved += keys[i];
+      rest -= keys[i];
+    }
+    const excess = rest - (1 + tolerance) * mean;
+    if (excess <= 0) continue;
+    let single = Infinity;
+    for (let j = i; j < keys.length && keys[j] >= excess; j++) single = keys[j];
+    let largest = 0;
+    for (let j = i; j < keys.length && largest < excess; j++) largest += keys[j];
+    moved += Math.min(single, largest);
+  }
+  return total > 0 ? moved / total : 0;
+}
+
+function placement(load: Float64Array, afterWarmup: Float64Array, windows: number[]): Placement {
   const total = load.reduce((a, b) => a + b, 0);
+  const later = afterWarmup.reduce((a, b) => a + b, 0);
   return {
     load: Array.from(load),
     maxOverMean: total > 0 ? (maxOf(load) * load.length) / total : 1,
+    maxOverMeanAfterWarmup: later > 0 ? (maxOf(afterWarmup) * afterWarmup.length) / later : 1,
     windows,
     worstWindow: windows.length ? maxOf(windows) : 1,
   };
@@ -139,6 +192,8 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
 
   const staticLoad = new Float64Array(n);
   const dynamicLoad = new Float64Array(n);
+  const staticLater = new Float64Array(n);
+  const dynamicLater = new Float64Array(n);
   const staticWindow = new Float64Array(n);
   const dynamicWindow = new Float64Array(n);
   const staticWindows: number[] = [];
@@ -167,6 +222,10 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
       staticWindow[s]++;
       dynamicLoad[d]++;
       dynamicWindow[d]++;
+      if (done >= window) {
+        staticLater[s]++;
+        dynamicLater[d]++;
+      }
       if (d !== s) {
         moved[k] = 1;
         if (!everHot.has(names[k])) coldMoved++;
@@ -188,6 +247,7 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
   }
 
   const hot = partitioner.hotKeys('simulated');
+  const { spreadMessages, movedMessages } = partitioner.stats().topics.simulated;
   let detection: SimulationResult['detection'] = null;
   if (workload.shiftEvery === 0) {
     const hotLine = options.hotThreshold / n;
@@ -206,17 +266,26 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
     detection = { trulyHot, reported: reported.size, missed, falseHot, relief: hot.length - reported.size };
   }
   partitioner.close();
+  let minimum: number | null = null;
+  if (workload.shiftEvery === 0) {
+    const shares = new Float64Array(keys);
+    for (let r = 0; r < keys; r++) shares[stream.keyOfRank(r)] = stream.probability(r);
+    minimum = offlineMinimum(shares, normal, n, options.balanceTolerance);
+  }
 
   return {
     settings,
-    static: placement(staticLoad, staticWindows),
+    static: placement(staticLoad, staticLater, staticWindows),
     dynamic: {
-      ...placement(dynamicLoad, dynamicWindows),
+      ...placement(dynamicLoad, dynamicLater, dynamicWindows),
       keysSpread: everHot.size,
       meanPartitionsPerSpreadKey: hot.length ? hot.reduce((a, h) => a + h.partitions, 0) / hot.length : 0,
       windowAfterShift: afterShift,
       keysMoved: moved.reduce((a, b) => a + b, 0),
       coldMessagesMoved: coldMoved,
+      spreadMessages,
+      movedMessages,
+      offlineMinimum: minimum,
     },
     detection,
     nsPerMessage: decisionNs / messages,

@@ -37,6 +37,26 @@ t.test('--json: static placement is Kafka\'s, dynamic is balanced, nothing cold 
   t.equal(out.dynamic.coldMessagesMoved, 0);
   t.ok(out.dynamic.keysSpread > 0 && out.dynamic.keysSpread < 200);
   t.equal(out.detection.missed, 0);
+  // Spread and moved messages: counted per message, between 0 and every message, and at
+  // least as many spread as moved (a moved message is one of a spread key's).
+  t.ok(out.dynamic.movedMessages > 0 && out.dynamic.movedMessages <= out.dynamic.spreadMessages + out.dynamic.coldMessagesMoved);
+  t.ok(out.dynamic.spreadMessages < 200000);
+  t.ok(out.dynamic.offlineMinimum > 0 && out.dynamic.offlineMinimum < 1, `offline minimum ${out.dynamic.offlineMinimum}`);
+});
+
+t.test('offlineMinimum: the least traffic of whole keys that brings every partition within the tolerance', async (t) => {
+  const { offlineMinimum } = require('../../build/tools/simulate');
+  // 2 partitions, mean 0.5, bound 0.55 at tolerance 0.1. Partition 0: keys 0.3, 0.2, 0.15
+  // (0.65: excess 0.1; the smallest single key covering it is 0.15, the largest keys 0.3:
+  // 0.15 it is). Partition 1: 0.35 (within the bound).
+  t.equal(offlineMinimum([0.3, 0.2, 0.15, 0.35], [0, 0, 0, 1], 2, 0.1), 0.15);
+  // A key above the mean must go (split) whatever else: 0.6 on partition 0, plus 0.05 there;
+  // after it the partition holds 0.05, within the bound.
+  t.equal(offlineMinimum([0.6, 0.05, 0.35], [0, 0, 1], 2, 0.1), 0.6);
+  // Partition 0 holds 0.8: no single key covers its excess of 0.25, so its largest keys
+  // until covered (0.2 + 0.15).
+  t.equal(+offlineMinimum([0.2, 0.15, 0.15, 0.15, 0.15, 0.2], [0, 0, 0, 0, 0, 1], 2, 0.1).toFixed(12), 0.35);
+  t.equal(offlineMinimum([0.25, 0.25, 0.25, 0.25], [0, 1, 2, 3], 4, 0), 0, 'balanced: nothing moves');
 });
 
 t.test('the terminal report shows both columns per partition; --svg writes a chart', async (t) => {
@@ -47,9 +67,11 @@ t.test('the terminal report shows both columns per partition; --svg writes a cha
   t.equal(rows.length, 8, 'one row per partition');
   t.match(r.stdout, /max\/mean static\s+\d\.\d{3}\s+dynamic \d\.\d{3}/);
   t.match(r.stdout, /window after each move of the hot set: \d/);
+  t.match(r.stdout, /messages of spread keys: [\d,]+ \(\d+\.\d%\); moved off their partition: [\d,]+/);
   const text = readFileSync(svg, 'utf8');
   t.match(text, /^<svg /);
   t.equal((text.match(/<rect x=/g) || []).length, 8 * 2 + 2, 'two bars per partition and the legend');
+  t.match(text, /messages of spread keys: /);
 });
 
 t.test('bad flags and options exit 2 with a message', async (t) => {

@@ -40,7 +40,8 @@ for (const relocate of [true, false]) {
     }
     t.equal(differ, 0, 'the same partitions as partition()');
     t.equal(bad, 0, 'every decision record consistent with its key');
-    t.ok(kinds.get(relocate ? ORDER_MOVED : ORDER_SPREAD) > 1000, `premise: the hot key was placed (${[...kinds]})`);
+    // H (30% of 24 partitions) is too big for one: split, after its anchor, in both modes.
+    t.ok((kinds.get(ORDER_SPREAD) ?? 0) + (kinds.get(ORDER_MOVED) ?? 0) > 1000, `premise: the hot key was placed (${[...kinds]})`);
   });
 }
 

@@ -1,7 +1,7 @@
 'use strict';
 // relocate (default true): a hot key that fits whole in one partition is moved there whole
 // (order marker ORDER_MOVED, width 1) and only a key too big for any partition is split
-// (ORDER_SPREAD). Checked on Zipf 1.0 streams (100k keys, 1M messages, 12 and 48 partitions)
+// (ORDER_SPREAD); a hot key whose own partition has room stays there, unmarked. Checked on Zipf 1.0 streams (100k keys, 1M messages, 12 and 48 partitions)
 // against what follows from the key probabilities alone, and against the placements
 // themselves: balance, how rarely a relocated key moves, and the rules that do not change
 // (cold keys on Kafka's partition, anchors and returns on the key's own).
@@ -79,7 +79,6 @@ for (const n of [12, 48]) {
       `keys mostly relocated ${relocatedKeys}, mostly split ${splitKeys}; imbalance ${r.imbalance.toFixed(3)}, ` +
       `windows ${r.windows.map((w) => w.toFixed(3)).join(' ')}; moves per key: max ${Math.max(...moves)}, total ${moves.reduce((a, b) => a + b, 0)}`);
 
-    t.ok(moved > split, `most spread-key messages belong to relocated keys (split share ${splitShare.toFixed(3)})`);
     t.ok(relocatedKeys > 2 * splitKeys, `most hot keys are relocated (${relocatedKeys} of ${keys.length})`);
     // A key whose true rate is above a partition's fair share plus the tolerance fits in no
     // partition: it must be split, never relocated (beyond its first choice as it turns hot).

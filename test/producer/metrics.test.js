@@ -5,7 +5,7 @@
 // with an InvalidOptionError that says so).
 const t = require('tap');
 const { performance } = require('node:perf_hooks');
-const { DynamicProducer, InvalidOptionError, DEFAULTS } = require('../..');
+const { DynamicProducer, InvalidOptionError, DEFAULTS, partitionForKey } = require('../..');
 const { zipf, sleep, knownPartitions, trackHot } = require('./lib/helpers');
 
 const N = 4;
@@ -20,9 +20,12 @@ t.test('metrics(): counters, rate, load shares, imbalance, hot keys', async (t) 
   await knownPartitions(p, topic);
   const next = zipf(1000, 1.2, 5);
   const partitions = []; // partition of each message, in production order
+  const keys = []; // and its key
   const sendAll = async (count) => {
     const base = partitions.length;
-    const reports = await Promise.all(Array.from({ length: count }, (_, i) => p.send(topic, 'v', `m-${next()}`)));
+    const batch = Array.from({ length: count }, () => `m-${next()}`);
+    keys.push(...batch);
+    const reports = await Promise.all(batch.map((key) => p.send(topic, 'v', key)));
     reports.forEach((r, i) => { partitions[base + i] = r.partition; });
   };
   await sendAll(6000);
@@ -72,6 +75,12 @@ t.test('metrics(): counters, rate, load shares, imbalance, hot keys', async (t) 
     'each with topic, share above its cooling line, partitions and reason');
   t.ok(m.hotKeys.some((h) => h.key === 'm-0' && h.partitions >= 2), 'the most frequent key (m-0) among them, spread');
 
+  // Moved messages: delivered on another partition than Kafka's base partitioner puts their key.
+  const base = p.partitioner.options.partitioner;
+  const moved = partitions.filter((part, i) => part !== partitionForKey(keys[i], N, base)).length;
+  t.equal(m.movedMessages, moved, `movedMessages = messages delivered off their key's partition (${moved})`);
+  t.ok(m.spreadMessages >= moved && m.spreadMessages <= 9000, `spreadMessages ${m.spreadMessages}: at least the moved ones, at most all`);
+
   // A message librdkafka refuses counts as failed, so produced = delivered + failed.
   await t.rejects(p.send(topic, Buffer.alloc(30000), 'm-big'), { code: 'KDP_KAFKA_ERROR' }, 'an oversized message is refused');
   await p.flush(5000);
@@ -107,6 +116,9 @@ t.test('prometheus', async (t) => {
   for (const name of ['kdp_messages_failed', 'kdp_partition_load_share', 'kdp_imbalance', 'kdp_hot_keys', 'kdp_inflight', 'kdp_held']) {
     t.match(text, new RegExp(`^${name}`, 'm'), name);
   }
+  const topicMetrics = p.metrics().topics['metrics-prom'];
+  t.match(text, new RegExp(`^kdp_spread_messages\\{topic="metrics-prom"\\} ${topicMetrics.spreadMessages}$`, 'm'), 'kdp_spread_messages');
+  t.match(text, new RegExp(`^kdp_moved_messages\\{topic="metrics-prom"\\} ${topicMetrics.movedMessages}$`, 'm'), 'kdp_moved_messages');
   // 7 keys, none refused: the table's gauges agree with metrics().
   const tracked = p.metrics().trackedKeys;
   t.ok(tracked.tracked >= 1 && tracked.tracked <= 7 && tracked.capacity === 1024, `metrics().trackedKeys ${JSON.stringify(tracked)}`);
