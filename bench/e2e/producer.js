@@ -52,7 +52,12 @@ async function start(msg) {
   job.ackMs = new Float64Array(total);
   job.failed = 0;
   job.lastError = null;
-  const global = { 'metadata.broker.list': msg.brokers, 'linger.ms': msg.lingerMs, 'log_level': 3, 'client.id': `e2e-${msg.side}-p${msg.index}` };
+  // Idempotent, as order restoration assumes (docs/ordering.md): a retried batch is neither
+  // duplicated nor stored behind a later one. Both sides alike.
+  const global = {
+    'metadata.broker.list': msg.brokers, 'linger.ms': msg.lingerMs, 'log_level': 3, 'client.id': `e2e-${msg.side}-p${msg.index}`,
+    'enable.idempotence': true,
+  };
   if (msg.side === 'static') {
     producer = new Kafka.Producer({ ...global, dr_cb: true }, { partitioner: 'murmur2_random' });
     producer.on('delivery-report', (err, report) => {
