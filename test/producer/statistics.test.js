@@ -26,16 +26,14 @@ async function run(t, topic, options) {
   const checks = [];
   p.on('stats', (s) => {
     stats.push(s);
-    // Once the event is handled ('stats' is emitted before the producer reads it), queueDepth
-    // must be what this event says.
-    setImmediate(() => {
-      const m = p.metrics().topics[topic];
-      const parts = s.topics && s.topics[topic] && s.topics[topic].partitions;
-      if (m && m.partitions > 0 && parts) {
-        const want = Array.from({ length: N }, (_, i) => (parts[i] ? parts[i].msgq_cnt + parts[i].xmit_msgq_cnt : 0));
-        checks.push({ want, got: [...m.queueDepth] });
-      }
-    });
+    // 'stats' is emitted once the producer has read the event: queueDepth must be what this
+    // event says now (read at once: a later event may follow in the same turn of the loop).
+    const m = p.metrics().topics[topic];
+    const parts = s.topics && s.topics[topic] && s.topics[topic].partitions;
+    if (m && m.partitions > 0 && parts) {
+      const want = Array.from({ length: N }, (_, i) => (parts[i] ? parts[i].msgq_cnt + parts[i].xmit_msgq_cnt : 0));
+      checks.push({ want, got: [...m.queueDepth] });
+    }
   });
   await p.connect();
   await knownPartitions(p, topic);
