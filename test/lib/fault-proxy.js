@@ -13,7 +13,8 @@
 //   proxy.blackhole(route, forMs)     accept but pass nothing on that route for forMs (new connections
 //                                      are accepted and held without an upstream), then restore;
 //                                      bytes in flight are delivered after it, as TCP would
-//   proxy.stall(pick, forMs)          the same for the connections pick(conn) chooses (one set)
+//   proxy.stall(pick, forMs)          the same for the connections pick(conn) chooses (one set);
+//                                      picks get connections() entries
 //   proxy.connections()               the open connections: { id, route, opened, bytesUp, bytesDown }
 //   proxy.close()
 //
@@ -93,6 +94,11 @@ class Pipe {
     this.timer = null;
     if (!on) this.schedule();
   }
+}
+
+/** What a test sees of a connection (and what reset / stall picks are given). */
+function view(c) {
+  return { id: c.id, route: c.route.index, opened: c.opened, bytesUp: c.bytesUp, bytesDown: c.bytesDown };
 }
 
 class FaultProxy {
@@ -216,7 +222,7 @@ class FaultProxy {
   reset(route, pick = () => true) {
     let n = 0;
     for (const conn of [...this.conns]) {
-      if ((route !== undefined && route !== null && conn.route.index !== route) || !pick(conn)) continue;
+      if ((route !== undefined && route !== null && conn.route.index !== route) || !pick(view(conn))) continue;
       n++;
       conn.route.resets++;
       conn.closed = true;
@@ -258,7 +264,7 @@ class FaultProxy {
 
   /** Passes nothing on the connections pick(conn) chooses for `forMs`; resolves with how many, once restored. */
   stall(pick, forMs) {
-    const conns = [...this.conns].filter(pick);
+    const conns = [...this.conns].filter((c) => pick(view(c)));
     this.hold(conns, Date.now() + forMs);
     return new Promise((resolve) => this.later(() => {
       this.release(conns);
@@ -267,7 +273,7 @@ class FaultProxy {
   }
 
   connections() {
-    return [...this.conns].map((c) => ({ id: c.id, route: c.route.index, opened: c.opened, bytesUp: c.bytesUp, bytesDown: c.bytesDown }));
+    return [...this.conns].map(view);
   }
 
   /** Per route: { listen, target, accepted, resets, open }. */

@@ -110,7 +110,7 @@ class Scenario {
     p.killed = true;
     p.child.kill('SIGKILL');
     await p.done;
-    this.note(`producer ${p.incarnation} SIGKILLed after sending ${p.sent} (${fs.statSync(p.ackFile).size / 4} acknowledged)`);
+    this.note(`producer ${p.incarnation} SIGKILLed (${fs.statSync(p.ackFile).size / 4} acknowledged)`);
   }
 
   /** Forks consumer incarnation (a new process in the group); resolves once it has its first assignment. */
