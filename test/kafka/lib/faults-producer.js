@@ -7,6 +7,8 @@
 //   parent → { type: 'start', incarnation, topic, bootstrap, count, rate, salt, ackFile, seed }
 //   worker → { type: 'ready' }      parent → { type: 'go' }
 //   worker → { type: 'progress', sent, acked } every 500 messages (paced to `rate` every 50)
+//   parent → { type: 'burst', messages }: the next `messages` sent at once, without pacing, then
+//   worker → { type: 'burst-sent', sent, acked } (a kill then finds messages in flight)
 //   worker → { type: 'done', sent, acked, failed, errors, producedMs } after flush()
 // Message n of incarnation i: value faults.value(i * ID_SPAN + n, keyId, seq, sentAt), seq its
 // number among this incarnation's messages of that key (a restarted producer starts new chains).
@@ -52,6 +54,10 @@ async function run(o) {
   await p.connect();
   await p.refreshMetadata(o.topic);
   process.send({ type: 'ready' });
+  let burst = 0;
+  process.on('message', (m) => {
+    if (m.type === 'burst') burst = m.messages;
+  });
   await new Promise((resolve) => process.on('message', (m) => m.type === 'go' && resolve()));
   const started = Date.now();
   let sent = 0;
@@ -65,6 +71,11 @@ async function run(o) {
     if (keyId < 0) keyId = stream.next();
     if (!p.produce(o.topic, F.value(o.incarnation * F.ID_SPAN + n, keyId, perKey[keyId]++, Date.now()), keys[keyId])) await once(p, 'drain');
     sent = n + 1;
+    if (burst > 0) {
+      // Handed to librdkafka without pacing; then reported, so that a kill finds them in flight.
+      if (--burst === 0 || sent === o.count) process.send({ type: 'burst-sent', sent, acked });
+      continue;
+    }
     if (sent % 50 === 0) {
       const ahead = started + (sent * 1000) / o.rate - Date.now();
       if (ahead > 0) await new Promise((resolve) => setTimeout(resolve, ahead));
