@@ -15,11 +15,18 @@
 #   scripts/kafka.sh start-node I  start node I again on its existing storage, wait for the cluster
 #   scripts/kafka.sh logs [I]      print the server logs (of node I)
 #   scripts/kafka.sh fetch         only fetch the jars
+#   scripts/kafka.sh proxy-map     with KAFKA_PROXY_PORT at start: the routes a fault proxy needs,
+#                                  listenPort>127.0.0.1:proxiedPort per node, comma-separated
 #
 # Environment: KAFKA_NODES (default node count, 3), KAFKA_PORT (first client port, 19092;
 # node I listens on KAFKA_PORT+I-1 for clients and KAFKA_PORT+100+I-1 for the controller
 # quorum), KAFKA_STATE_DIR (default <repo>/.kafka), KAFKA_HEAP_OPTS (-Xms256m -Xmx512m),
 # KAFKA_START_TIMEOUT (seconds, 120), KAFKA_STOP_TIMEOUT (seconds, 20).
+# KAFKA_PROXY_PORT=<base> (at start, opt-in): each node gets a third listener, PROXIED, on
+# KAFKA_PORT+200+I-1, advertised as 127.0.0.1:<base+I-1>, where a fault proxy
+# (test/lib/fault-proxy.js) listens and forwards to it. A client bootstrapping through the
+# proxy ports is told the proxy's addresses and so goes through it for everything; clients of
+# the ordinary ports, inter-broker replication and the controller quorum stay direct.
 # Needs java (17+) and mvn on PATH. Only 127.0.0.1 is ever used.
 set -euo pipefail
 
@@ -37,6 +44,12 @@ die() { log "$*"; exit 1; }
 
 client_port() { echo $((PORT + $1 - 1)); }
 controller_port() { echo $((PORT + 100 + $1 - 1)); }
+proxied_port() { echo $((PORT + 200 + $1 - 1)); }
+# The proxy base port of the cluster in .kafka/ (empty if started without KAFKA_PROXY_PORT).
+state_proxy() {
+  if [[ -f "${STATE}/cluster.env" ]]; then (. "${STATE}/cluster.env"; echo "${PROXY_PORT:-}"); fi
+}
+PROXY="${KAFKA_PROXY_PORT:-}"
 node_dir() { echo "${STATE}/node$1"; }
 
 # The node count of the cluster in .kafka/ (0 if none was started).
@@ -107,16 +120,25 @@ write_config() {
   for ((j = 1; j <= n; j++)); do voters+="${voters:+,}${j}@127.0.0.1:$(controller_port "$j")"; done
   min_isr=$((n >= 3 ? 2 : 1))
   mkdir -p "${dir}/data"
+  local listeners advertised protocols
+  listeners="PLAINTEXT://127.0.0.1:$(client_port "$i"),CONTROLLER://127.0.0.1:$(controller_port "$i")"
+  advertised="PLAINTEXT://127.0.0.1:$(client_port "$i")"
+  protocols="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+  if [[ -n "$PROXY" ]]; then
+    listeners+=",PROXIED://127.0.0.1:$(proxied_port "$i")"
+    advertised+=",PROXIED://127.0.0.1:$((PROXY + i - 1))"
+    protocols+=",PROXIED:PLAINTEXT"
+  fi
   cat >"${dir}/server.properties" <<EOF
 # Written by scripts/kafka.sh: node ${i} of ${n}, broker and controller in one process.
 process.roles=broker,controller
 node.id=${i}
 controller.quorum.voters=${voters}
-listeners=PLAINTEXT://127.0.0.1:$(client_port "$i"),CONTROLLER://127.0.0.1:$(controller_port "$i")
-advertised.listeners=PLAINTEXT://127.0.0.1:$(client_port "$i")
+listeners=${listeners}
+advertised.listeners=${advertised}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=${protocols}
 log.dirs=${dir}/data
 num.partitions=1
 default.replication.factor=${n}
@@ -141,8 +163,9 @@ EOF
 JAVA_OPTS=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -Djava.awt.headless=true)
 
 check_ports() {
-  local p
-  for p in "$(client_port "$1")" "$(controller_port "$1")"; do
+  local p ports=("$(client_port "$1")" "$(controller_port "$1")")
+  [[ -n "$PROXY" ]] && ports+=("$(proxied_port "$1")")
+  for p in "${ports[@]}"; do
     if port_in_use "$p"; then die "port ${p} of node ${1} is already in use (another Kafka? set KAFKA_PORT)"; fi
   done
 }
@@ -216,7 +239,7 @@ cmd_start() {
   nodes=$(state_nodes)
   for ((i = 1; i <= nodes; i++)); do node_pid "$i" >/dev/null && running=$((running + 1)); done
   if ((running > 0)); then
-    if ((running == nodes && nodes == n)); then
+    if ((running == nodes && nodes == n)) && [[ "$(state_proxy)" == "$PROXY" ]]; then
       log "already running (${n} nodes): reusing it"
       brokers_of "$n"
       return 0
@@ -239,7 +262,13 @@ cmd_start() {
     cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
     [[ "$cluster_id" != -* ]] && break
   done
-  printf 'NODES=%s\nBROKERS=%s\nCLUSTER_ID=%s\n' "$n" "$(brokers_of "$n")" "$cluster_id" >"${STATE}/cluster.env"
+  if [[ -n "$PROXY" ]]; then
+    [[ "$PROXY" =~ ^[0-9]+$ ]] || die "KAFKA_PROXY_PORT must be a port number, not ${PROXY}"
+    for ((i = 1; i <= n; i++)); do
+      if port_in_use "$((PROXY + i - 1))"; then die "proxy port $((PROXY + i - 1)) is already in use"; fi
+    done
+  fi
+  printf 'NODES=%s\nBROKERS=%s\nCLUSTER_ID=%s\nPROXY_PORT=%s\n' "$n" "$(brokers_of "$n")" "$cluster_id" "$PROXY" >"${STATE}/cluster.env"
 
   local pids=() failed=0
   for ((i = 1; i <= n; i++)); do
@@ -343,6 +372,7 @@ cmd_start_node() {
   nodes=$(state_nodes)
   ((i >= 1 && i <= nodes)) || die "no node ${i} in a cluster of ${nodes}"
   node_pid "$i" >/dev/null && die "node ${i} is already running"
+  PROXY=$(state_proxy)
   local t0=$SECONDS
   launch "$i"
   wait_ready "$nodes" || { print_logs "$i" 80 >&2; die "node ${i} did not rejoin"; }
@@ -362,6 +392,15 @@ case "${1:-}" in
   start-node) cmd_start_node "${2:-}" ;;
   logs) print_logs "${2:-}" ;;
   fetch) mkdir -p "$STATE"; fetch ;;
+  proxy-map)
+    n=$(state_nodes)
+    ((n > 0)) || die "no cluster in ${STATE}"
+    base=$(state_proxy)
+    [[ -n "$base" ]] || die "the cluster in ${STATE} was started without KAFKA_PROXY_PORT"
+    map=""
+    for ((i = 1; i <= n; i++)); do map+="${map:+,}$((base + i - 1))>127.0.0.1:$(proxied_port "$i")"; done
+    echo "$map"
+    ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
     exit 2

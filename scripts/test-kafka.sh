@@ -6,6 +6,12 @@
 # running; otherwise one is started here and stopped again at the end, whatever the tests did.
 # Arguments go to tap (e.g. a single file: npm run test:kafka -- test/kafka/java-agreement.test.js).
 # The crash test kills and restarts nodes only of a cluster scripts/kafka.sh runs.
+# A cluster started here has the fault proxy mode on (KAFKA_PROXY_PORT, default KAFKA_PORT+300,
+# i.e. 19392-19394): KAFKA_PROXY (the routes, scripts/kafka.sh proxy-map) is exported for the
+# fault scenarios through the proxy (test/kafka/faults-resets, faults-blackhole); a reused
+# cluster started without it, or KAFKA_BROKERS without KAFKA_PROXY, skips those two.
+# The fault scenarios append their figures to KDP_FAULTS_SUMMARY (a fresh temp file here);
+# the last line printed is their summary (faults: N scenarios, lost ..., longest stall ...).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -17,6 +23,7 @@ cleanup() {
     kill -TERM "$tap_pid" 2>/dev/null
     wait "$tap_pid" 2>/dev/null
   fi
+  [[ -n "${summary_file:-}" ]] && rm -f "$summary_file"
   if ((started)); then
     started=0
     scripts/kafka.sh stop || true
@@ -39,6 +46,7 @@ if [[ -z "${KAFKA_BROKERS:-}" ]]; then
   else
     echo "test-kafka: starting a 3-node cluster (scripts/kafka.sh start 3)"
     started=1
+    export KAFKA_PROXY_PORT="${KAFKA_PROXY_PORT:-$((${KAFKA_PORT:-19092} + 300))}"
     if ! KAFKA_BROKERS="$(scripts/kafka.sh start 3)"; then
       echo "test-kafka: the cluster did not start"
       exit 1
@@ -47,6 +55,17 @@ if [[ -z "${KAFKA_BROKERS:-}" ]]; then
   fi
 fi
 export KAFKA_BROKERS
+if [[ -z "${KAFKA_PROXY:-}" ]] && scripts/kafka.sh status >/dev/null 2>&1 && [[ "$(scripts/kafka.sh brokers 2>/dev/null)" == "$KAFKA_BROKERS" ]]; then
+  KAFKA_PROXY="$(scripts/kafka.sh proxy-map 2>/dev/null || true)"
+fi
+if [[ -n "${KAFKA_PROXY:-}" ]]; then
+  export KAFKA_PROXY
+  echo "test-kafka: fault proxy routes ${KAFKA_PROXY}"
+else
+  echo "test-kafka: no fault proxy routes (cluster without KAFKA_PROXY_PORT): the proxied fault scenarios are skipped"
+fi
+summary_file="$(mktemp "${TMPDIR:-/tmp}/kdp-faults-summary.XXXXXX")"
+export KDP_FAULTS_SUMMARY="$summary_file"
 
 if (($# > 0)); then files=("$@"); else files=(test/kafka/*.test.js); fi
 t1=$SECONDS
@@ -59,4 +78,7 @@ wait "$tap_pid"
 status=$?
 tap_pid=0
 echo "test-kafka: broker suite wall time $((SECONDS - t1)) s (with cluster start $((SECONDS - t0)) s)"
+summary="$(node test/kafka/lib/faults.js --summary "$summary_file")"
+rm -f "$summary_file"
+[[ -n "$summary" ]] && echo "$summary"
 exit "$status"

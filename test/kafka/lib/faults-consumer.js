@@ -1,0 +1,63 @@
+'use strict';
+// One consumer process of the fault scenarios (test/kafka/faults-*.test.js, lib/faults.js),
+// forked: a DynamicConsumer in the scenario's group. Every message handed to its handler is
+// appended at once to a log file (faults-values.js RECORD bytes, synchronous write), so that
+// after a SIGKILL the file holds everything this process handled. Protocol over IPC:
+//   parent → { type: 'start', topic, group, bootstrap, maxWaitMs, sessionTimeoutMs, logFile }
+//   worker → { type: 'assigned', partitions } on each assignment
+//   worker → { type: 'progress', handled, held } every 250 ms
+//   parent → { type: 'stop' }  (stop(): commits what was handled)
+//   worker → { type: 'done', handled, errors }
+//
+// Run directly (tap does when named), this file has no tests: it waits for a parent.
+
+const fs = require('node:fs');
+const { DynamicConsumer } = require('../../..');
+const F = require('./faults-values');
+
+async function run(o) {
+  const fd = fs.openSync(o.logFile, 'a');
+  const c = new DynamicConsumer({
+    'bootstrap.servers': o.bootstrap,
+    'group.id': o.group,
+    'auto.offset.reset': 'earliest',
+    'fetch.wait.max.ms': 50,
+    'session.timeout.ms': o.sessionTimeoutMs,
+    'heartbeat.interval.ms': Math.min(3000, Math.floor(o.sessionTimeoutMs / 4)),
+    'log_level': 2,
+  }, {}, { commitIntervalMs: 200, resequencer: { maxWaitMs: o.maxWaitMs, maxBufferedMessages: 1000000 } });
+  const errors = [];
+  c.on('error', (err) => { if (errors.length < 5) errors.push(String(err)); });
+  c.on('assigned', (a) => process.send({ type: 'assigned', partitions: a.map((tp) => tp.partition) }));
+  let handled = 0;
+  const record = Buffer.alloc(F.RECORD);
+  await c.connect();
+  const timer = setInterval(() => process.send({ type: 'progress', handled, held: c.resequencer.held }), 250);
+  const done = c.run([o.topic], (m, info) => {
+    const v = F.parseValue(m.value);
+    if (v === null) return;
+    F.writeRecord(record, v, m, info, Date.now());
+    fs.writeSync(fd, record);
+    handled++;
+  });
+  process.on('message', (m) => {
+    if (m.type === 'stop') c.stop();
+  });
+  await done;
+  clearInterval(timer);
+  fs.closeSync(fd);
+  process.send({ type: 'done', handled, errors });
+}
+
+if (require.main === module && process.send) {
+  process.once('message', (m) => {
+    if (m.type !== 'start') return;
+    run(m).then(
+      () => process.disconnect(),
+      (err) => {
+        process.send({ type: 'done', handled: -1, errors: [String(err && err.stack)] });
+        process.disconnect();
+      },
+    );
+  });
+}
