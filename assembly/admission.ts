@@ -5,16 +5,16 @@
 // below coolThreshold; a sweep finds the keys that stopped arriving.
 
 import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise } from "./sketch";
-import { weight } from "./decay";
+import { weight, sketchWeight } from "./decay";
 import { hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount, full } from "./hotkeys";
 import { emit } from "./events";
-import { tf, total } from "./topics";
+import { tf, total, recentMessages as recentOf } from "./topics";
 import { overloaded } from "./choice";
 import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
   E_TOPIC, E_LANE_A, E_LANE_B, E_STATE, E_WIDTH, E_SIZE, E_RETURN, E_RUN_LEFT, CHAIN_NONE, CHAIN_OWED, CHAIN_OPEN, CHAIN_PINNED,
-  STATE_CANDIDATE, STATE_HOT, STATE_RELIEF, STATE_FREE, T_INVERSE, T_GENERATION, EVENT_HOT, EVENT_COOLED,
+  STATE_CANDIDATE, STATE_HOT, STATE_RELIEF, STATE_FREE, T_INVERSE, T_GENERATION, T_SKETCH_TOTAL, T_WEIGHT, EVENT_HOT, EVENT_COOLED,
   P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_HOT, P_COOL, P_ADMIT, P_MIN_HOT, P_WARMUP, P_RELIEF, P_SAMPLING,
 } from "./abi";
 
@@ -70,8 +70,19 @@ function sketchRow(topic: i32, a: u32): u32 {
  */
 function untrack(e: i32): void {
   const topic = geti(E_TOPIC, e);
-  sketchRaise(sketchRow(topic, <u32>geti(E_LANE_A, e)), <u32>geti(E_LANE_B, e), <f32>getCount(e));
+  sketchRaise(sketchRow(topic, <u32>geti(E_LANE_A, e)), <u32>geti(E_LANE_B, e), <f32>(getCount(e) * toSketch(topic)));
   remove(e);
+}
+
+/**
+ * Key-clock counts of slot `topic` to the sketch's clock: the same share of the topic's
+ * messages (its total on each clock, decay.ts).
+ */
+// @ts-ignore: decorator
+@inline
+function toSketch(topic: i32): f64 {
+  const t = total(topic);
+  return t > 0 ? load<f64>(tf(topic, T_SKETCH_TOTAL)) / t : 0;
 }
 
 /** The number of messages to the next sample: uniform in [1, 2 sampleEvery - 1] (xorshift32; 1 for sampling 1). */
@@ -88,15 +99,17 @@ function nextGap(): i32 {
  * when the table is full.
  */
 function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
-  const sampleWeight = weight * <f64>sampleEvery;
+  // The sketch counts on its own clock: its estimate is compared with the topic's total there.
+  const sampleWeight = sketchWeight * <f64>sampleEvery;
   const estimate = <f64>sketchAdd(sketchRow(topic, a), b, <f32>sampleWeight);
+  const sketchTotal = load<f64>(tf(topic, T_SKETCH_TOTAL));
   // Held from its second sample on at least, so one lucky sample does not take a place.
-  if (estimate <= admitShare * fair || topicTotal < warmup * weight) return -1;
+  if (estimate <= admitShare * sketchTotal * load<f64>(tf(topic, T_INVERSE)) || topicTotal < warmup * weight) return -1;
   if (sampleEvery > 1 && estimate < 2 * sampleWeight) return -1;
   if (full()) {
     // Sample a few entries after the sweep cursor; evict the weakest candidate if weaker.
     let victim = -1;
-    let victimShare = estimate / topicTotal;
+    let victimShare = estimate / sketchTotal;
     for (let i = 0, e = sweepCursor; i < 8; i++) {
       if (geti(E_STATE, e) == STATE_CANDIDATE) {
         const t = geti(E_TOPIC, e);
@@ -112,7 +125,7 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
     }
     untrack(victim);
   }
-  return insert(topic, a, b, estimate);
+  return insert(topic, a, b, estimate * topicTotal / sketchTotal); // the same share, on the topic's key clock
 }
 
 /**
@@ -237,6 +250,8 @@ export function estimateAt(topic: i32, ptr: usize, length: i32): f64 {
   const a = <u32>fingerprint(ptr, length);
   const b = laneB;
   const e = find(topic, a, b);
-  if (e >= 0) return getCount(e) / weight;
-  return <f64>sketchEstimate(sketchRow(topic, a), b) / weight;
+  if (e >= 0) return getCount(e) / load<f64>(tf(topic, T_WEIGHT));
+  // The same share of the topic's recent messages as on the sketch's clock.
+  const sketchTotal = load<f64>(tf(topic, T_SKETCH_TOTAL));
+  return sketchTotal > 0 ? <f64>sketchEstimate(sketchRow(topic, a), b) / sketchTotal * recentOf(topic) : 0;
 }
