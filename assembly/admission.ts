@@ -107,22 +107,27 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
   if (estimate <= admitShare * sketchTotal * load<f64>(tf(topic, T_INVERSE)) || topicTotal < warmup * weight) return -1;
   if (sampleEvery > 1 && estimate < 2 * sampleWeight) return -1;
   if (full()) {
-    // Sample a few entries after the sweep cursor; evict the weakest candidate if weaker.
+    // Sample a few entries after the sweep cursor; evict the weakest if weaker. A candidate
+    // competes with its share; a hot key that is at home and unmarked (its chain closed) with
+    // half its share, so that with many topics the table holds their strongest keys rather
+    // than the weak hot keys of the topics that filled it first. A key owing a RETURN marker,
+    // or with its chain open, is kept unless it has all but vanished (candidates) or kept.
     let victim = -1;
     let victimShare = estimate / sketchTotal;
     for (let i = 0, e = sweepCursor; i < 8; i++) {
-      if (geti(E_STATE, e) == STATE_CANDIDATE) {
-        const t = geti(E_TOPIC, e);
-        // A key owing a RETURN marker is kept unless it has all but vanished.
-        const share = getCount(e) / total(t) * (geti(E_RETURN, e) == CHAIN_OWED ? 100 : 1);
-        if (share < victimShare) { victimShare = share; victim = e; }
-      }
+      const state = geti(E_STATE, e);
+      const chain = geti(E_RETURN, e);
+      let share = -1.0;
+      if (state == STATE_CANDIDATE) share = getCount(e) / total(geti(E_TOPIC, e)) * (chain == CHAIN_OWED ? 100 : 1);
+      else if (state >= STATE_HOT && chain == CHAIN_NONE) share = getCount(e) / total(geti(E_TOPIC, e)) * 2;
+      if (share >= 0 && share < victimShare) { victimShare = share; victim = e; }
       e = e + 1 == capacity ? 0 : e + 1;
     }
     if (victim < 0) {
       refused += 1; // the table is full of stronger keys: this one is not tracked
       return -1;
     }
+    if (geti(E_STATE, victim) >= STATE_HOT) cool(victim);
     untrack(victim);
   }
   return insert(topic, a, b, estimate * topicTotal / sketchTotal); // the same share, on the topic's key clock

@@ -15,13 +15,17 @@
 // that clock (T_SKETCH_TOTAL) to compare estimates with.
 
 /** The key clock of the topic being decided. */
+import { WIDE_PARTITIONS } from "./abi";
+
 export let weight: f64 = 1.0;
 /** The load clock of the topic being decided. */
 export let loadWeight: f64 = 1.0;
 /** The sketch's clock, shared by all topics. */
 export let sketchWeight: f64 = 1.0;
-let growth: f64 = 1.0;
-let loadGrowth: f64 = 1.0;
+let growth: f64 = 1.0;       // per message, as configured (horizon)
+let loadGrowth: f64 = 1.0;   // (loadHorizon)
+let topicGrowth: f64 = 1.0;  // the current topic's (its horizon stretched for many partitions)
+let topicLoadGrowth: f64 = 1.0;
 let sketchGrowth: f64 = 1.0;
 
 /** Above this weight every stored count is rescaled; far below f32's range and precision limits. */
@@ -42,20 +46,33 @@ export function sketchTopics(topics: i32): void {
   sketchGrowth = Math.pow(growth, 1.0 / <f64>(topics < 1 ? 1 : topics));
 }
 
-/** Makes a topic's clocks the current ones. */
+/**
+ * The growth per message of a topic of n partitions: the configured one, whose horizon is
+ * stretched by n / WIDE_PARTITIONS above WIDE_PARTITIONS partitions so that a partition's fair
+ * share of the horizon keeps as many messages as there (key shares and loads are measured per
+ * partition: with too few messages each, detection starves and loads are noise).
+ */
+export function growthFor(n: i32, load: bool): f64 {
+  const g = load ? loadGrowth : growth;
+  return n > WIDE_PARTITIONS ? Math.pow(g, <f64>WIDE_PARTITIONS / <f64>n) : g;
+}
+
+/** Makes a topic's clocks (weights and growths) the current ones. */
 // @ts-ignore: decorator
 @inline
-export function useClocks(w: f64, lw: f64): void {
+export function useClocks(w: f64, lw: f64, g: f64, lg: f64): void {
   weight = w;
   loadWeight = lw;
+  topicGrowth = g;
+  topicLoadGrowth = lg;
 }
 
 /** Advances the current topic's clocks and the sketch's by one message. */
 // @ts-ignore: decorator
 @inline
 export function advance(): void {
-  weight *= growth;
-  loadWeight *= loadGrowth;
+  weight *= topicGrowth;
+  loadWeight *= topicLoadGrowth;
   sketchWeight *= sketchGrowth;
 }
 

@@ -13,7 +13,7 @@ import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
 import { intParam } from "./params";
 import {
   FAMILY_MURMUR2, E_STATE, E_WIDTH, E_RETURN, STATE_HOT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE,
-  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL, T_GROWTH, T_LOAD_GROWTH,
   CHAIN_NONE, CHAIN_OWED, CHAIN_PINNED, P_ASK_ON_HOT, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN,
   DECISION_SIZE, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, P_SPREAD,
 } from "./abi";
@@ -25,13 +25,13 @@ let spreadOn: bool; // false: detect and report, never move (spread)
 let askOnHot: bool; // a batch stops after a message at which a key turned hot (spreadable())
 
 /**
- * The most events one decision emits: its own, plus one per entry its sweep looks at. The log
+ * The most events one decision emits: its own, one for a hot key admission evicts, plus one per entry its sweep looks at. The log
  * holds every event until the TS side drains it, which it does after each call; a batch stops
  * early while the log has less room than this (decideBatchAt), and topicReset emits at most one
  * per entry into a drained log: so a log of maxTrackedKeys + EVENT_RESERVE records never fills.
  */
 // @ts-ignore: decorator
-@inline export const EVENT_RESERVE: i32 = 1 + SWEEP_BATCH;
+@inline export const EVENT_RESERVE: i32 = 2 + SWEEP_BATCH;
 
 /** Sets the options from the parameters (params.ts). */
 export function decideConfigure(): void {
@@ -70,7 +70,7 @@ function count(topic: i32, spread: bool, moved: bool): void {
 // @ts-ignore: decorator
 @inline
 function enter(topic: i32): void {
-  useClocks(load<f64>(tf(topic, T_WEIGHT)), load<f64>(tf(topic, T_LOAD_WEIGHT)));
+  useClocks(load<f64>(tf(topic, T_WEIGHT)), load<f64>(tf(topic, T_LOAD_WEIGHT)), load<f64>(tf(topic, T_GROWTH)), load<f64>(tf(topic, T_LOAD_GROWTH)));
   const st = tf(topic, T_SKETCH_TOTAL);
   store<f64>(st, load<f64>(st) + sketchWeight);
 }

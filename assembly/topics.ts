@@ -5,12 +5,12 @@
 
 import { arenaAlloc } from "./memory";
 import { sketchScale, TINY } from "./sketch";
-import { RENORMALISE_AT, advanceSketchBy, restartSketch } from "./decay";
+import { RENORMALISE_AT, advanceSketchBy, restartSketch, growthFor } from "./decay";
 import { capacity, geti, remove, getCount, setCount, getf, setf } from "./hotkeys";
 import { emit } from "./events";
 import {
   TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE, T_SIZE, T_STICKY, T_GENERATION, T_STICKY_LEFT,
-  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL, T_GROWTH, T_LOAD_GROWTH,
   E_STATE, E_TOPIC, E_MOVE_AFTER, STATE_FREE, STATE_HOT, EVENT_COOLED,
 } from "./abi";
 
@@ -44,6 +44,7 @@ export function topicsConfigure(topics: i32, partitions: i32): void {
   for (let i = 0; i < topics; i++) {
     store<f64>(tf(i, T_WEIGHT), 1);
     store<f64>(tf(i, T_LOAD_WEIGHT), 1);
+    setGrowth(i, 1);
   }
 }
 
@@ -85,8 +86,15 @@ export function loadWithPenalty(topic: i32, p: i32, fair: f64): f64 {
 }
 
 /** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
+/** A slot's clocks' growth per message for `n` partitions (decay.ts growthFor). */
+function setGrowth(topic: i32, n: i32): void {
+  store<f64>(tf(topic, T_GROWTH), growthFor(n, false));
+  store<f64>(tf(topic, T_LOAD_GROWTH), growthFor(n, true));
+}
+
 export function topicReset(topic: i32, n: i32): void {
   store<i32>(tf(topic, T_SIZE), n);
+  setGrowth(topic, n);
   store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
   const g = tf(topic, T_GENERATION);
   store<u32>(g, load<u32>(g) + 1);
@@ -121,6 +129,7 @@ export function topicReset(topic: i32, n: i32): void {
 export function topicResize(topic: i32, n: i32): void {
   const old = load<i32>(tf(topic, T_SIZE));
   store<i32>(tf(topic, T_SIZE), n);
+  setGrowth(topic, n);
   store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
   const level = loadTotal(topic) / <f64>n;
   for (let p = 0; p < maxPartitions; p++) {

@@ -161,6 +161,12 @@ export const T_WEIGHT = 64;
 export const T_LOAD_WEIGHT = 72;
 /** f64: decayed message count on the sketch's clock, shared by all topics (admission compares estimates with it). */
 export const T_SKETCH_TOTAL = 80;
+/** f64: the key clock's growth per message of the topic (decay.ts; stretched for more than WIDE_PARTITIONS partitions). */
+export const T_GROWTH = 88;
+/** f64: the load clock's, the same. */
+export const T_LOAD_GROWTH = 96;
+/** A message-count horizon of a topic of n > WIDE_PARTITIONS partitions is stretched by n / WIDE_PARTITIONS. */
+export const WIDE_PARTITIONS = 256;
 
 // ---- the configuration: f64 parameters the TypeScript side writes at paramsPtr() before
 // it calls configure(), one per option (integers and flags as f64 too) ----
