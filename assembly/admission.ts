@@ -30,6 +30,18 @@ let sampleEvery: i32;  // an untracked key's message updates the sketch once in 
 /** Admissions refused because the table was full of stronger keys (stats()). */
 export let refused: f64 = 0;
 
+/** The last admission cooled a hot key to take its place: that message emitted its event. */
+let cooledForAdmission: bool = false;
+
+/** Whether this message's admission cooled a hot key (its one event): then the key does not also turn hot on it. Clears the flag. */
+// @ts-ignore: decorator
+@inline
+export function admissionCooled(): bool {
+  const c = cooledForAdmission;
+  cooledForAdmission = false;
+  return c;
+}
+
 let sweepCursor: i32 = 0;
 /** The sweep looks at this many entries every this many messages (one per message on average). */
 // @ts-ignore: decorator
@@ -127,7 +139,10 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
       refused += 1; // the table is full of stronger keys: this one is not tracked
       return -1;
     }
-    if (geti(E_STATE, victim) >= STATE_HOT) cool(victim);
+    if (geti(E_STATE, victim) >= STATE_HOT) {
+      cool(victim);
+      cooledForAdmission = true;
+    }
     untrack(victim);
   }
   return insert(topic, a, b, estimate * topicTotal / sketchTotal); // the same share, on the topic's key clock

@@ -8,7 +8,7 @@ import { fingerprint, laneB, laneZero } from "./fingerprint";
 import { familyOf, hashOf, partitionOfHash, undecided } from "./partition";
 import { eventRoom, setBatchIndex, hotLogged, clearHotLogged } from "./events";
 import { tf, loadAt, renormaliseTopic, renormaliseSketch } from "./topics";
-import { countMessage, staysHot, turnsHot, sweep, SWEEP_BATCH } from "./admission";
+import { countMessage, staysHot, turnsHot, sweep, admissionCooled, SWEEP_BATCH } from "./admission";
 import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
 import { intParam } from "./params";
 import {
@@ -25,13 +25,14 @@ let spreadOn: bool; // false: detect and report, never move (spread)
 let askOnHot: bool; // a batch stops after a message at which a key turned hot (spreadable())
 
 /**
- * The most events one decision emits: its own, one for a hot key admission evicts, plus one per entry its sweep looks at. The log
+ * The most events one decision emits: its own (a key turning hot or cooling, or the hot key an
+ * admission cooled to take its place: admission.ts), plus one per entry its sweep looks at. The log
  * holds every event until the TS side drains it, which it does after each call; a batch stops
  * early while the log has less room than this (decideBatchAt), and topicReset emits at most one
  * per entry into a drained log: so a log of maxTrackedKeys + EVENT_RESERVE records never fills.
  */
 // @ts-ignore: decorator
-@inline export const EVENT_RESERVE: i32 = 2 + SWEEP_BATCH;
+@inline export const EVENT_RESERVE: i32 = 1 + SWEEP_BATCH;
 
 /** Sets the options from the parameters (params.ts). */
 export function decideConfigure(): void {
@@ -134,7 +135,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           seti(E_RETURN, e, CHAIN_NONE);
           order = ORDER_RETURN;
         }
-      } else if (turnsHot(topic, e, count, topicTotal, fair, base, loadFair)) {
+      } else if (!admissionCooled() && turnsHot(topic, e, count, topicTotal, fair, base, loadFair)) {
         order = hotTurned(e);
       } else if (geti(E_RETURN, e) == CHAIN_OWED) {
         // Cooled while it was away (the sweep): its first message since says so.
