@@ -3,7 +3,8 @@
 // one run, with default options and a Zipf 1.0 stream over 100k keys per topic:
 // - 1, 16, 64, 256 and 1,000 topics of 48 partitions, their messages interleaved at random
 //   (each topic the same share); past maxTopics (64) topics are partitioned without state;
-// - one topic of 12, 48, 256 and 1,024 partitions.
+// - one topic of 12, 48, 256 and 1,024 partitions;
+// - 64 topics with the shared tables (maxTrackedKeys, sketch.width) four times the default.
 // For each: the cost of a decision (partition(), JS loop included, over the measured part),
 // the per-topic imbalance (hottest partition / mean over the messages after each topic's
 // warm-up, mean and worst over the topics with state) beside random-placement noise
@@ -11,7 +12,7 @@
 // evictions (stats()), and the WebAssembly memory in bytes. The machine may be shared: the
 // decision cost is printed as a ratio to the 1-topic 48-partition row of the same run.
 //
-// Options: --json, --quick (a quarter of the messages), --only=2,7 (the first row and these),
+// Options: --json, --quick (a quarter of the messages), --only=2,7 (the first row and these; 1..8),
 //          --options=JSON (DynamicPartitioner options for every row).
 
 const { DynamicPartitioner } = require('..');
@@ -41,10 +42,10 @@ function median(xs) {
 }
 
 /** One configuration: `topics` topics of `n` partitions, `warm` then `measured` messages per topic. */
-function run(label, topics, n, warm, measured) {
+function run(label, topics, n, warm, measured, options = {}) {
   warm = Math.round(warm * scale);
   measured = Math.round(measured * scale);
-  const p = new DynamicPartitioner(OPTIONS);
+  const p = new DynamicPartitioner({ ...OPTIONS, ...options });
   const names = Array.from({ length: topics }, (_, i) => `topic-${i}`);
   const order = new Uint16Array(STREAM);
   for (let i = 0; i < STREAM; i++) order[i] = Math.floor(random() * topics);
@@ -101,8 +102,10 @@ const cases = [
   ['12 partitions', 1, 12, 100_000, 1_000_000],
   ['256 partitions', 1, 256, 100_000, 1_000_000],
   ['1024 partitions', 1, 1024, 200_000, 1_000_000],
+  // The tracked-key table and the sketch are shared by all topics: sized for 64 busy topics.
+  ['64 topics, shared x4', 64, 48, 40_000, 150_000, { maxTrackedKeys: 4096, sketch: { width: 65536 } }],
 ];
-// The first row is the reference of the cost ratios: always run. --only=INDEXES picks the others (1..7).
+// The first row is the reference of the cost ratios: always run. --only=INDEXES picks the others (1..8).
 const rows = cases.filter((_, i) => i === 0 || !ONLY || ONLY.includes(String(i))).map((c) => run(...c));
 const base = rows[0].nsPerDecision;
 for (const r of rows) r.costRatio = r.nsPerDecision / base;
