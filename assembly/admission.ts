@@ -5,16 +5,16 @@
 // below coolThreshold; a sweep finds the keys that stopped arriving.
 
 import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise } from "./sketch";
-import { weight } from "./decay";
+import { weight, sketchWeight } from "./decay";
 import { hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount, full } from "./hotkeys";
 import { emit } from "./events";
-import { tf, total } from "./topics";
+import { tf, total, recentMessages as recentOf } from "./topics";
 import { overloaded } from "./choice";
 import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
   E_TOPIC, E_LANE_A, E_LANE_B, E_STATE, E_WIDTH, E_SIZE, E_RETURN, E_RUN_LEFT, CHAIN_NONE, CHAIN_OWED, CHAIN_OPEN, CHAIN_PINNED,
-  STATE_CANDIDATE, STATE_HOT, STATE_RELIEF, STATE_FREE, T_INVERSE, T_GENERATION, EVENT_HOT, EVENT_COOLED,
+  STATE_CANDIDATE, STATE_HOT, STATE_RELIEF, STATE_FREE, T_INVERSE, T_GENERATION, T_SKETCH_TOTAL, T_WEIGHT, EVENT_HOT, EVENT_COOLED,
   P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_HOT, P_COOL, P_ADMIT, P_MIN_HOT, P_WARMUP, P_RELIEF, P_SAMPLING,
 } from "./abi";
 
@@ -29,6 +29,18 @@ let sampleEvery: i32;  // an untracked key's message updates the sketch once in 
 
 /** Admissions refused because the table was full of stronger keys (stats()). */
 export let refused: f64 = 0;
+
+/** The last admission cooled a hot key to take its place: that message emitted its event. */
+let cooledForAdmission: bool = false;
+
+/** Whether this message's admission cooled a hot key (its one event): then the key does not also turn hot on it. Clears the flag. */
+// @ts-ignore: decorator
+@inline
+export function admissionCooled(): bool {
+  const c = cooledForAdmission;
+  cooledForAdmission = false;
+  return c;
+}
 
 let sweepCursor: i32 = 0;
 /** The sweep looks at this many entries every this many messages (one per message on average). */
@@ -70,8 +82,19 @@ function sketchRow(topic: i32, a: u32): u32 {
  */
 function untrack(e: i32): void {
   const topic = geti(E_TOPIC, e);
-  sketchRaise(sketchRow(topic, <u32>geti(E_LANE_A, e)), <u32>geti(E_LANE_B, e), <f32>getCount(e));
+  sketchRaise(sketchRow(topic, <u32>geti(E_LANE_A, e)), <u32>geti(E_LANE_B, e), <f32>(getCount(e) * toSketch(topic)));
   remove(e);
+}
+
+/**
+ * Key-clock counts of slot `topic` to the sketch's clock: the same share of the topic's
+ * messages (its total on each clock, decay.ts).
+ */
+// @ts-ignore: decorator
+@inline
+function toSketch(topic: i32): f64 {
+  const t = total(topic);
+  return t > 0 ? load<f64>(tf(topic, T_SKETCH_TOTAL)) / t : 0;
 }
 
 /** The number of messages to the next sample: uniform in [1, 2 sampleEvery - 1] (xorshift32; 1 for sampling 1). */
@@ -88,31 +111,41 @@ function nextGap(): i32 {
  * when the table is full.
  */
 function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
-  const sampleWeight = weight * <f64>sampleEvery;
+  // The sketch counts on its own clock: its estimate is compared with the topic's total there.
+  const sampleWeight = sketchWeight * <f64>sampleEvery;
   const estimate = <f64>sketchAdd(sketchRow(topic, a), b, <f32>sampleWeight);
+  const sketchTotal = load<f64>(tf(topic, T_SKETCH_TOTAL));
   // Held from its second sample on at least, so one lucky sample does not take a place.
-  if (estimate <= admitShare * fair || topicTotal < warmup * weight) return -1;
+  if (estimate <= admitShare * sketchTotal * load<f64>(tf(topic, T_INVERSE)) || topicTotal < warmup * weight) return -1;
   if (sampleEvery > 1 && estimate < 2 * sampleWeight) return -1;
   if (full()) {
-    // Sample a few entries after the sweep cursor; evict the weakest candidate if weaker.
+    // Sample a few entries after the sweep cursor; evict the weakest if weaker. A candidate
+    // competes with its share; a hot key that is at home and unmarked (its chain closed) with
+    // half its share, so that with many topics the table holds their strongest keys rather
+    // than the weak hot keys of the topics that filled it first. A key owing a RETURN marker,
+    // or with its chain open, is kept unless it has all but vanished (candidates) or kept.
     let victim = -1;
-    let victimShare = estimate / topicTotal;
+    let victimShare = estimate / sketchTotal;
     for (let i = 0, e = sweepCursor; i < 8; i++) {
-      if (geti(E_STATE, e) == STATE_CANDIDATE) {
-        const t = geti(E_TOPIC, e);
-        // A key owing a RETURN marker is kept unless it has all but vanished.
-        const share = getCount(e) / total(t) * (geti(E_RETURN, e) == CHAIN_OWED ? 100 : 1);
-        if (share < victimShare) { victimShare = share; victim = e; }
-      }
+      const state = geti(E_STATE, e);
+      const chain = geti(E_RETURN, e);
+      let share = -1.0;
+      if (state == STATE_CANDIDATE) share = getCount(e) / total(geti(E_TOPIC, e)) * (chain == CHAIN_OWED ? 100 : 1);
+      else if (state >= STATE_HOT && chain == CHAIN_NONE) share = getCount(e) / total(geti(E_TOPIC, e)) * 2;
+      if (share >= 0 && share < victimShare) { victimShare = share; victim = e; }
       e = e + 1 == capacity ? 0 : e + 1;
     }
     if (victim < 0) {
       refused += 1; // the table is full of stronger keys: this one is not tracked
       return -1;
     }
+    if (geti(E_STATE, victim) >= STATE_HOT) {
+      cool(victim);
+      cooledForAdmission = true;
+    }
     untrack(victim);
   }
-  return insert(topic, a, b, estimate);
+  return insert(topic, a, b, estimate * topicTotal / sketchTotal); // the same share, on the topic's key clock
 }
 
 /**
@@ -237,6 +270,8 @@ export function estimateAt(topic: i32, ptr: usize, length: i32): f64 {
   const a = <u32>fingerprint(ptr, length);
   const b = laneB;
   const e = find(topic, a, b);
-  if (e >= 0) return getCount(e) / weight;
-  return <f64>sketchEstimate(sketchRow(topic, a), b) / weight;
+  if (e >= 0) return getCount(e) / load<f64>(tf(topic, T_WEIGHT));
+  // The same share of the topic's recent messages as on the sketch's clock.
+  const sketchTotal = load<f64>(tf(topic, T_SKETCH_TOTAL));
+  return sketchTotal > 0 ? <f64>sketchEstimate(sketchRow(topic, a), b) / sketchTotal * recentOf(topic) : 0;
 }

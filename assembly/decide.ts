@@ -2,18 +2,18 @@
 // partition / hot: where choice.ts puts it; and the decision record the TS side reads after
 // each decision. See docs/design.md, "How it works".
 
-import { weight, loadWeight, advance } from "./decay";
+import { weight, loadWeight, sketchWeight, advance, useClocks, RENORMALISE_AT } from "./decay";
 import { geti, seti, getCount } from "./hotkeys";
 import { fingerprint, laneB, laneZero } from "./fingerprint";
 import { familyOf, hashOf, partitionOfHash, undecided } from "./partition";
 import { eventRoom, setBatchIndex, hotLogged, clearHotLogged } from "./events";
-import { tf, loadAt, renormalise } from "./topics";
-import { countMessage, staysHot, turnsHot, sweep, SWEEP_BATCH } from "./admission";
+import { tf, loadAt, renormaliseTopic, renormaliseSketch } from "./topics";
+import { countMessage, staysHot, turnsHot, sweep, admissionCooled, SWEEP_BATCH } from "./admission";
 import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
 import { intParam } from "./params";
 import {
   FAMILY_MURMUR2, E_STATE, E_WIDTH, E_RETURN, STATE_HOT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE,
-  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL, T_GROWTH, T_LOAD_GROWTH,
   CHAIN_NONE, CHAIN_OWED, CHAIN_PINNED, P_ASK_ON_HOT, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN,
   DECISION_SIZE, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, P_SPREAD,
 } from "./abi";
@@ -25,7 +25,8 @@ let spreadOn: bool; // false: detect and report, never move (spread)
 let askOnHot: bool; // a batch stops after a message at which a key turned hot (spreadable())
 
 /**
- * The most events one decision emits: its own, plus one per entry its sweep looks at. The log
+ * The most events one decision emits: its own (a key turning hot or cooling, or the hot key an
+ * admission cooled to take its place: admission.ts), plus one per entry its sweep looks at. The log
  * holds every event until the TS side drains it, which it does after each call; a batch stops
  * early while the log has less room than this (decideBatchAt), and topicReset emits at most one
  * per entry into a drained log: so a log of maxTrackedKeys + EVENT_RESERVE records never fills.
@@ -66,9 +67,30 @@ function count(topic: i32, spread: bool, moved: bool): void {
   }
 }
 
+/** Loads slot `topic`'s clocks (decay.ts) and counts a message in its totals on the sketch's clock. */
+// @ts-ignore: decorator
+@inline
+function enter(topic: i32): void {
+  useClocks(load<f64>(tf(topic, T_WEIGHT)), load<f64>(tf(topic, T_LOAD_WEIGHT)), load<f64>(tf(topic, T_GROWTH)), load<f64>(tf(topic, T_LOAD_GROWTH)));
+  const st = tf(topic, T_SKETCH_TOTAL);
+  store<f64>(st, load<f64>(st) + sketchWeight);
+}
+
+/** Advances slot `topic`'s clocks and the sketch's past a message, stores them back, and rescales what got large. */
+// @ts-ignore: decorator
+@inline
+function leave(topic: i32): void {
+  advance();
+  store<f64>(tf(topic, T_WEIGHT), weight);
+  store<f64>(tf(topic, T_LOAD_WEIGHT), loadWeight);
+  if (weight > RENORMALISE_AT || loadWeight > RENORMALISE_AT) renormaliseTopic(topic);
+  if (sketchWeight > RENORMALISE_AT) renormaliseSketch();
+}
+
 /** Partition for the key at ptr (length NULL_KEY for null) of slot `topic` with n partitions. */
 export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n: i32): i32 {
   const family = familyOf(algorithm);
+  enter(topic);
   const tt = tf(topic, T_TOTAL);
   const topicTotal = load<f64>(tt) + weight;
   store<f64>(tt, topicTotal);
@@ -113,7 +135,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           seti(E_RETURN, e, CHAIN_NONE);
           order = ORDER_RETURN;
         }
-      } else if (turnsHot(topic, e, count, topicTotal, fair, base, loadFair)) {
+      } else if (!admissionCooled() && turnsHot(topic, e, count, topicTotal, fair, base, loadFair)) {
         order = hotTurned(e);
       } else if (geti(E_RETURN, e) == CHAIN_OWED) {
         // Cooled while it was away (the sweep): its first message since says so.
@@ -127,7 +149,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
   store<f64>(l, load<f64>(l) + loadWeight);
   count(topic, order != ORDER_NONE, home >= 0 && result != home);
   writeDecision(result, order, entry, order == ORDER_SPREAD ? geti(E_WIDTH, entry) : 1, zero);
-  if (advance()) renormalise();
+  leave(topic);
   sweep();
   return result;
 }
@@ -161,6 +183,7 @@ export function decideBatchAt(topic: i32, algorithm: i32, keys: usize, lengths: 
 
 /** Counts a message placed without a decision (a key too long for the key region: never spread). */
 export function account(topic: i32, partition: i32): void {
+  enter(topic);
   const tt = tf(topic, T_TOTAL);
   store<f64>(tt, load<f64>(tt) + weight);
   const lt = tf(topic, T_LOAD_TOTAL);
@@ -169,5 +192,5 @@ export function account(topic: i32, partition: i32): void {
   store<f64>(l, load<f64>(l) + loadWeight);
   count(topic, false, false);
   writeDecision(partition, ORDER_NONE, -1, 1, -1); // the key was not looked at: zero byte not known
-  if (advance()) renormalise();
+  leave(topic);
 }

@@ -60,7 +60,7 @@ import * as topics from "./topics";
 import { CELLS, events } from "./events";
 import { refused, estimateAt } from "./admission";
 import { spreadStepAt } from "./choice";
-import { weight, loadWeight } from "./decay";
+import { sketchTopics } from "./decay";
 import * as hotkeys from "./hotkeys";
 import { E_RETURN, CHAIN_PINNED } from "./abi";
 
@@ -84,8 +84,11 @@ export function decideBatch(topic: i32, algorithm: i32, from: i32, count: i32, p
 export function topicReset(topic: i32, partitions: i32): void { topics.topicReset(topic, partitions); }
 export function topicResize(topic: i32, partitions: i32): void { topics.topicResize(topic, partitions); }
 export function tick(factor: f64, loadFactor: f64): void { topics.tick(factor, loadFactor); }
-export function currentWeight(): f64 { return weight; }
-export function currentLoadWeight(): f64 { return loadWeight; }
+/** Slot `topic`'s key clock and load clock (decay.ts): counts divided by them are recent messages. */
+export function currentWeight(topic: i32): f64 { return topics.topicWeight(topic); }
+export function currentLoadWeight(topic: i32): f64 { return topics.topicLoadWeight(topic); }
+/** The number of topics with state (the sketch's half-life is the key horizon times it). */
+export function setSketchTopics(count: i32): void { sketchTopics(count); }
 
 /** The stride of the allowed partitions of the key at KEYS among `partitions`. */
 export function spreadStep(length: i32, partitions: i32): i32 {

@@ -5,12 +5,12 @@
 
 import { arenaAlloc } from "./memory";
 import { sketchScale, TINY } from "./sketch";
-import { weight, advanceBy, restart, restartLoads } from "./decay";
+import { RENORMALISE_AT, advanceSketchBy, restartSketch, growthFor } from "./decay";
 import { capacity, geti, remove, getCount, setCount, getf, setf } from "./hotkeys";
 import { emit } from "./events";
 import {
   TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE, T_SIZE, T_STICKY, T_GENERATION, T_STICKY_LEFT,
-  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL, T_GROWTH, T_LOAD_GROWTH,
   E_STATE, E_TOPIC, E_MOVE_AFTER, STATE_FREE, STATE_HOT, EVENT_COOLED,
 } from "./abi";
 
@@ -41,6 +41,11 @@ export function topicsConfigure(topics: i32, partitions: i32): void {
   tLoads = arenaAlloc((t * <usize>partitions) << 3);
   tPenalty = arenaAlloc((t * <usize>partitions) << 3);
   tAdjust = arenaAlloc((t * <usize>partitions) << 2);
+  for (let i = 0; i < topics; i++) {
+    store<f64>(tf(i, T_WEIGHT), 1);
+    store<f64>(tf(i, T_LOAD_WEIGHT), 1);
+    setGrowth(i, 1);
+  }
 }
 
 /** The address of field T_* of a slot's record. */
@@ -81,13 +86,23 @@ export function loadWithPenalty(topic: i32, p: i32, fair: f64): f64 {
 }
 
 /** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
+/** A slot's clocks' growth per message for `n` partitions (decay.ts growthFor). */
+function setGrowth(topic: i32, n: i32): void {
+  store<f64>(tf(topic, T_GROWTH), growthFor(n, false));
+  store<f64>(tf(topic, T_LOAD_GROWTH), growthFor(n, true));
+}
+
 export function topicReset(topic: i32, n: i32): void {
   store<i32>(tf(topic, T_SIZE), n);
+  setGrowth(topic, n);
   store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
   const g = tf(topic, T_GENERATION);
   store<u32>(g, load<u32>(g) + 1);
   store<f64>(tf(topic, T_TOTAL), 0);
   store<f64>(tf(topic, T_LOAD_TOTAL), 0);
+  store<f64>(tf(topic, T_SKETCH_TOTAL), 0);
+  store<f64>(tf(topic, T_WEIGHT), 1);
+  store<f64>(tf(topic, T_LOAD_WEIGHT), 1);
   memory.fill(loadAt(topic, 0), 0, <usize>maxPartitions << 3);
   memory.fill(penaltyAt(topic, 0), 0, <usize>maxPartitions << 3);
   memory.fill(adjustAt(topic, 0), 0, <usize>maxPartitions << 2);
@@ -114,6 +129,7 @@ export function topicReset(topic: i32, n: i32): void {
 export function topicResize(topic: i32, n: i32): void {
   const old = load<i32>(tf(topic, T_SIZE));
   store<i32>(tf(topic, T_SIZE), n);
+  setGrowth(topic, n);
   store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
   const level = loadTotal(topic) / <f64>n;
   for (let p = 0; p < maxPartitions; p++) {
@@ -130,34 +146,68 @@ function flushTiny(v: f64): f64 {
   return v < <f64>TINY ? 0 : v;
 }
 
-/** Rescales every stored count when the decay weight got large (decay.ts). */
-export function renormalise(): void {
-  const factor = restart();
-  const loadFactor = restartLoads();
+/**
+ * Rescales every count of slot `topic` when one of its clocks got large (decay.ts): its totals,
+ * loads and adjustments, and its tracked keys' counts and move times; its clocks restart at 1.
+ */
+export function renormaliseTopic(topic: i32): void {
+  const wt = tf(topic, T_WEIGHT);
+  const lwt = tf(topic, T_LOAD_WEIGHT);
+  const factor = 1.0 / load<f64>(wt);
+  const loadFactor = 1.0 / load<f64>(lwt);
+  store<f64>(wt, 1);
+  store<f64>(lwt, 1);
   // Values far below one message become 0 rather than drift into the subnormal range.
-  sketchScale(<f32>factor);
   for (let e = 0; e < capacity; e++) {
+    if (geti(E_STATE, e) == STATE_FREE || geti(E_TOPIC, e) != topic) continue;
     setCount(e, flushTiny(getCount(e) * factor));
     setf(E_MOVE_AFTER, e, getf(E_MOVE_AFTER, e) * loadFactor);
   }
-  for (let t = 0; t < maxTopics; t++) {
-    store<f64>(tf(t, T_TOTAL), flushTiny(total(t) * factor));
-    store<f64>(tf(t, T_LOAD_TOTAL), flushTiny(loadTotal(t) * loadFactor));
-    const n = load<i32>(tf(t, T_SIZE));
-    for (let p = 0; p < n; p++) {
-      store<f64>(loadAt(t, p), flushTiny(load<f64>(loadAt(t, p)) * loadFactor));
-      const r = <f64>load<f32>(adjustAt(t, p)) * loadFactor;
-      store<f32>(adjustAt(t, p), <f32>(Math.abs(r) < <f64>TINY ? 0 : r));
-    }
+  store<f64>(tf(topic, T_TOTAL), flushTiny(total(topic) * factor));
+  store<f64>(tf(topic, T_LOAD_TOTAL), flushTiny(loadTotal(topic) * loadFactor));
+  const n = load<i32>(tf(topic, T_SIZE));
+  for (let p = 0; p < n; p++) {
+    store<f64>(loadAt(topic, p), flushTiny(load<f64>(loadAt(topic, p)) * loadFactor));
+    const r = <f64>load<f32>(adjustAt(topic, p)) * loadFactor;
+    store<f32>(adjustAt(topic, p), <f32>(Math.abs(r) < <f64>TINY ? 0 : r));
   }
 }
 
-/** The clock of a time horizon moved: counts so far shrink by `factor` relative to new ones. */
+/** Rescales the sketch and every topic's total on its clock when that clock got large. */
+export function renormaliseSketch(): void {
+  const factor = restartSketch();
+  sketchScale(<f32>factor);
+  for (let t = 0; t < maxTopics; t++) {
+    const at = tf(t, T_SKETCH_TOTAL);
+    store<f64>(at, flushTiny(load<f64>(at) * factor));
+  }
+}
+
+/** The clock of a time horizon moved: counts so far shrink by `factor` relative to new ones, in every topic. */
 export function tick(factor: f64, loadFactor: f64): void {
-  if (advanceBy(factor, loadFactor)) renormalise();
+  for (let t = 0; t < maxTopics; t++) {
+    const wt = tf(t, T_WEIGHT);
+    const lwt = tf(t, T_LOAD_WEIGHT);
+    const w = load<f64>(wt) * factor;
+    const lw = load<f64>(lwt) * loadFactor;
+    store<f64>(wt, w);
+    store<f64>(lwt, lw);
+    if (w > RENORMALISE_AT || lw > RENORMALISE_AT) renormaliseTopic(t);
+  }
+  if (advanceSketchBy(factor)) renormaliseSketch();
 }
 
 /** The key clock's total of slot `topic`, in recent messages. */
 export function recentMessages(topic: i32): f64 {
-  return total(topic) / weight;
+  return total(topic) / load<f64>(tf(topic, T_WEIGHT));
+}
+
+/** Slot `topic`'s key clock (its current weight). */
+export function topicWeight(topic: i32): f64 {
+  return load<f64>(tf(topic, T_WEIGHT));
+}
+
+/** Slot `topic`'s load clock. */
+export function topicLoadWeight(topic: i32): f64 {
+  return load<f64>(tf(topic, T_LOAD_WEIGHT));
 }

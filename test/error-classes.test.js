@@ -18,6 +18,7 @@ const ROWS = {
   UndeliveredError: [['flush timed out', 3], 'KDP_UNDELIVERED', Error],
   HandlerError: [['t', 0, 5, 1, new Error('boom')], 'KDP_HANDLER_ERROR', Error],
   CallbackError: [['options.spreadable', new Error('boom')], 'KDP_CALLBACK_ERROR', Error],
+  TopicCapacityError: [['orders', 64], 'KDP_TOPIC_CAPACITY', Error],
   InternalError: [['WebAssembly core aborted'], 'KDP_INTERNAL', Error],
 };
 

@@ -132,9 +132,9 @@ export const E_RUN_LEFT = 52;
 /** f64: a relocated key moves again only once the load clock's weight reaches this. */
 export const E_MOVE_AFTER = 56;
 
-// ---- a topic slot: a record of 1 << TOPIC_SHIFT bytes (one cache line) ----
+// ---- a topic slot: a record of 1 << TOPIC_SHIFT bytes (two cache lines; a decision reads the first and T_WEIGHT..T_SKETCH_TOTAL) ----
 
-export const TOPIC_SHIFT = 6;
+export const TOPIC_SHIFT = 7;
 /** f64: decayed message count (key clock). */
 export const T_TOTAL = 0;
 /** f64: decayed message count (load clock). */
@@ -155,6 +155,18 @@ export const T_MESSAGES = 40;
 export const T_SPREAD_MESSAGES = 48;
 /** f64: ... of them placed on another partition than their key's normal one (keyed messages only). */
 export const T_MOVED_MESSAGES = 56;
+/** f64: the topic's key clock: the weight its next message counts (decay.ts), advanced by its own messages. */
+export const T_WEIGHT = 64;
+/** f64: the topic's load clock, the same for partition loads. */
+export const T_LOAD_WEIGHT = 72;
+/** f64: decayed message count on the sketch's clock, shared by all topics (admission compares estimates with it). */
+export const T_SKETCH_TOTAL = 80;
+/** f64: the key clock's growth per message of the topic (decay.ts; stretched for more than WIDE_PARTITIONS partitions). */
+export const T_GROWTH = 88;
+/** f64: the load clock's, the same. */
+export const T_LOAD_GROWTH = 96;
+/** A message-count horizon of a topic of n > WIDE_PARTITIONS partitions is stretched by n / WIDE_PARTITIONS. */
+export const WIDE_PARTITIONS = 256;
 
 // ---- the configuration: f64 parameters the TypeScript side writes at paramsPtr() before
 // it calls configure(), one per option (integers and flags as f64 too) ----

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'KDP_UNDELIVERED'
   | 'KDP_HANDLER_ERROR'
   | 'KDP_CALLBACK_ERROR'
+  | 'KDP_TOPIC_CAPACITY'
   | 'KDP_INTERNAL';
 
 const BRAND = Symbol('kafka-dynamic-partitioner.error');
@@ -169,6 +170,20 @@ export class CallbackError extends KdpError {
   constructor(readonly option: string, override readonly cause: unknown) {
     super(`${option} threw: ${cause instanceof Error ? cause.message : describe(cause)}`);
     this.name = 'CallbackError';
+  }
+}
+
+/**
+ * Emitted as a 'warning' (never thrown): `topic` is partitioned without state, as Kafka's
+ * partitioner would (no hot-key detection, no spreading), because the `maxTopics` topic slots
+ * are held by topics that were not idle long enough to give theirs up. It gets a slot when one
+ * frees; stats().topicsWithoutState counts such topics.
+ */
+export class TopicCapacityError extends KdpError {
+  readonly code = 'KDP_TOPIC_CAPACITY' as const;
+  constructor(readonly topic: string, readonly maxTopics: number) {
+    super(`topic ${JSON.stringify(topic)} is partitioned without hot-key detection: all ${maxTopics} topic slots (options.maxTopics) are busy`);
+    this.name = 'TopicCapacityError';
   }
 }
 

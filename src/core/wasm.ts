@@ -33,8 +33,9 @@ export interface CoreExports {
   account(topic: number, partition: number): void;
   /** Keeps tracked entry `entry` on its own partition while it is tracked (spreadable() said no). */
   pin(entry: number): void;
-  currentWeight(): number;
-  currentLoadWeight(): number;
+  currentWeight(topic: number): number;
+  currentLoadWeight(topic: number): number;
+  setSketchTopics(count: number): void;
   estimate(topic: number, length: number): number;
   recentMessages(topic: number): number;
   spreadStep(length: number, partitions: number): number;

@@ -8,11 +8,11 @@ import { instantiate, Core, shared } from '../core/wasm';
 import { writeKey, notAKey, packBatches, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
 import { partitionerCode, partitionOfLongKey, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
-import { CallbackError, InternalError, InvalidArgTypeError, OutOfRangeError, checkPartitionCount } from '../core/errors';
+import { CallbackError, InternalError, InvalidArgTypeError, OutOfRangeError, TopicCapacityError, checkPartitionCount } from '../core/errors';
 import {
   STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
   CELL_EVENT_COUNT, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, ORDER_NONE,
-  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_MESSAGES, T_WEIGHT, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
   PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
   P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
   P_SAMPLING, P_HOT_RUN, P_RELOCATE, P_ASK_ON_HOT, E_RETURN, CHAIN_PINNED,
@@ -75,20 +75,41 @@ export interface TrackedKeyStats {
 }
 
 export interface PartitionerStats {
+  /** The topics with state (at most maxTopics). */
   readonly topics: Readonly<Record<string, TopicStats>>;
+  /**
+   * Topics partitioned now without state, beyond maxTopics: each message goes to its key's
+   * partition (Kafka's), a null key to a sticky run; no detection, no spreading. A topic gets
+   * a slot when one frees (a topic with state idle for a while: see evictions).
+   */
+  readonly topicsWithoutState: number;
+  /**
+   * Topics whose state was given up for another topic since construction: only a topic idle
+   * for at least max(16384, 16 x maxTopics) decisions, and at most one every 1024 decisions.
+   */
+  readonly evictions: number;
   readonly trackedKeys: TrackedKeyStats;
   /** Bytes of WebAssembly memory; fixed after construction. */
   readonly memoryBytes: number;
 }
 
-type Emitted = ['hot' | 'cooled', HotKey] | ['warning', CallbackError];
+type Emitted = ['hot' | 'cooled', HotKey] | ['warning', CallbackError | TopicCapacityError];
 
 interface TopicState {
   readonly name: string;
-  readonly slot: number;
+  /** Its slot in the core, or -1: partitioned without state (beyond maxTopics). */
+  slot: number;
   partitions: number;
   lastUsed: number;
+  /** Without state: the partition of the current sticky run of null keys, and messages left in it. */
+  sticky: number;
+  stickyLeft: number;
 }
+
+/** A topic idle for this many decisions (or 16 x maxTopics, if more) may give its slot to a topic without one. */
+const IDLE_DECISIONS = 16384;
+/** At most one topic is given up every this many decisions, and a topic without state looks for a slot as often. */
+const EVICTION_EVERY = 1024;
 
 /**
  * What DynamicPartitioner.decide() decided for one message besides its partition, read once
@@ -173,6 +194,8 @@ export declare interface DynamicPartitioner {
   on(event: 'cooled', listener: (key: HotKey) => void): this;
   /** A CallbackError: options.spreadable threw (the key was kept on its own partition). */
   on(event: 'warning', listener: (err: CallbackError) => void): this;
+  /** A TopicCapacityError: a topic is partitioned without state (maxTopics topics busy); once per topic. */
+  on(event: 'warning', listener: (err: TopicCapacityError) => void): this;
   once(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
   off(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
 }
@@ -183,6 +206,15 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly code: number;
   private readonly topics = new Map<string, TopicState>();
   private readonly freeSlots: number[] = [];
+  /** The topic holding each slot. */
+  private readonly slotOwners: (TopicState | undefined)[];
+  private withoutState = 0;
+  /** TopicCapacityErrors to emit as 'warning' at the end of the call. */
+  private readonly warnings: TopicCapacityError[] = [];
+  private evicted = 0;
+  /** No eviction before this decision (EVICTION_EVERY apart). */
+  private nextEviction = 0;
+  private readonly idleDecisions: number;
   private readonly hot = new Map<number, { topic: TopicState; key: Key | null }>();
   private lastTopic: TopicState | undefined;
   private useClock = 0;
@@ -195,6 +227,7 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly topicTotal: number;
   private readonly topicLoadTotal: number;
   private readonly topicMessages: number;
+  private readonly topicWeight: number;
   private readonly topicLoads: number;
   private readonly topicPenalty: number;
   private readonly entryTopic: number;
@@ -223,6 +256,7 @@ export class DynamicPartitioner extends EventEmitter {
     this.topicTotal = (topics + T_TOTAL) >> 3;
     this.topicLoadTotal = (topics + T_LOAD_TOTAL) >> 3;
     this.topicMessages = (topics + T_MESSAGES) >> 3;
+    this.topicWeight = (topics + T_WEIGHT) >> 3;
     this.topicLoads = x.topicLoadsPtr() >> 3;
     this.topicPenalty = x.topicPenaltyPtr() >> 3;
     const entries = x.entriesPtr();
@@ -233,6 +267,8 @@ export class DynamicPartitioner extends EventEmitter {
     this.entryState = (entries + E_STATE) >> 2;
     this.entrySize = (entries + E_SIZE) >> 2;
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
+    this.slotOwners = new Array(o.maxTopics).fill(undefined);
+    this.idleDecisions = Math.max(IDLE_DECISIONS, 16 * o.maxTopics);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
   }
 
@@ -248,6 +284,7 @@ export class DynamicPartitioner extends EventEmitter {
   partition(topic: string, key: Key | null | undefined, numPartitions: number): number {
     const p = this.place(topic, key, numPartitions);
     if (this.core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
+    if (this.warnings.length !== 0) this.flushWarnings();
     return p;
   }
 
@@ -267,6 +304,7 @@ export class DynamicPartitioner extends EventEmitter {
     d.width = i32[at + (D_WIDTH >> 2)];
     d.keyZero = i32[at + (D_ZERO >> 2)];
     if (i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
+    if (this.warnings.length !== 0) this.flushWarnings();
     return p;
   }
 
@@ -282,6 +320,13 @@ export class DynamicPartitioner extends EventEmitter {
     }
     const t = this.topic(topic, numPartitions);
     if (t.partitions !== numPartitions) this.resize(t, numPartitions);
+    if (t.slot < 0 && !this.claimSlot(t)) {
+      // Without state: each key on its own (Kafka's partition), as partition() does.
+      const statically = new Int32Array(keys.length);
+      for (let i = 0; i < keys.length; i++) statically[i] = this.place(topic, keys[i], numPartitions);
+      this.flushWarnings();
+      return statically;
+    }
     t.lastUsed = ++this.useClock;
     const out = new Int32Array(keys.length);
     const x = this.core.exports;
@@ -309,8 +354,8 @@ export class DynamicPartitioner extends EventEmitter {
    */
   recentMessagesPerPartition(topic: string): number {
     const t = this.topics.get(topic);
-    if (!t) return 0;
-    return this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64] / this.core.exports.currentLoadWeight() / t.partitions;
+    if (!t || t.slot < 0) return 0;
+    return this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64] / this.core.exports.currentLoadWeight(t.slot) / t.partitions;
   }
 
   /**
@@ -322,7 +367,7 @@ export class DynamicPartitioner extends EventEmitter {
     const core = this.core;
     const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');
     const t = this.topics.get(topic);
-    if (t === undefined) return 0;
+    if (t === undefined || t.slot < 0) return 0;
     if (length === DOES_NOT_FIT) throw new OutOfRangeError('key', `at most ${core.keyCapacity} bytes`, key);
     // Keys the base partitioner does not decide by (null for the *_random ones) are not counted.
     if (core.exports.partition(this.code, length, 1) < 0) return 0;
@@ -353,14 +398,17 @@ export class DynamicPartitioner extends EventEmitter {
       throw new OutOfRangeError('partition', `an integer in [0, ${(t ? t.partitions : this.options.maxPartitions) - 1}]`, partition);
     }
     const state = t ?? this.topic(topic, partition + 1);
+    this.flushWarnings();
+    if (state.slot < 0) return; // without state: no spreading, nothing a penalty would move
     this.core.f64[this.topicPenalty + state.slot * this.options.maxPartitions + partition] = value;
   }
 
   /** Per-topic load and imbalance over the horizon. */
   stats(): PartitionerStats {
-    const weight = this.core.exports.currentWeight();
     const topics: Record<string, TopicStats> = {};
-    for (const t of this.topics.values()) {
+    for (const t of this.slotOwners) {
+      if (t === undefined) continue;
+      const weight = this.core.f64[this.topicWeight + t.slot * TOPIC_F64];
       const total = this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64];
       const at = this.topicLoads + t.slot * this.options.maxPartitions;
       const load = Array.from(this.core.f64.subarray(at, at + t.partitions), (l) => (total > 0 ? l / total : 0));
@@ -382,7 +430,7 @@ export class DynamicPartitioner extends EventEmitter {
     }
     const x = this.core.exports;
     const trackedKeys = { tracked: x.trackedKeys(), capacity: this.options.maxTrackedKeys, hot: this.hot.size, refused: x.refusedAdmissions() };
-    return { topics, trackedKeys, memoryBytes: x.memory.buffer.byteLength };
+    return { topics, topicsWithoutState: this.withoutState, evictions: this.evicted, trackedKeys, memoryBytes: x.memory.buffer.byteLength };
   }
 
   /** Stops the clock of a time horizon; the partitioner stays usable (counts stop fading). */
@@ -399,6 +447,7 @@ export class DynamicPartitioner extends EventEmitter {
     if (t === undefined || t.name !== topic) t = this.topic(topic, numPartitions);
     if (t.partitions !== numPartitions) this.resize(t, numPartitions);
     t.lastUsed = ++this.useClock;
+    if (t.slot < 0 && !this.claimSlot(t)) return this.placeStatically(t, key, length, numPartitions);
     if (length !== DOES_NOT_FIT) return core.exports.decide(t.slot, this.code, length, numPartitions);
     const p = partitionOfLongKey(core, this.code, key as Key, numPartitions);
     core.exports.account(t.slot, p);
@@ -410,25 +459,73 @@ export class DynamicPartitioner extends EventEmitter {
     if (t === undefined) {
       if (typeof name !== 'string') throw new InvalidArgTypeError('topic', 'a string', name);
       this.checkCount(numPartitions);
-      let slot = this.freeSlots.pop();
-      if (slot === undefined) slot = this.evictLeastRecentlyUsed();
-      t = { name, slot, partitions: numPartitions, lastUsed: 0 };
-      this.core.exports.topicReset(slot, numPartitions);
-      this.drainEvents(undefined, undefined, 0);
+      t = { name, slot: -1, partitions: numPartitions, lastUsed: 0, sticky: 0, stickyLeft: 0 };
       this.topics.set(name, t);
+      this.withoutState++;
+      // Emitted once the call's decision is made (a listener may call partition() again).
+      if (!this.claimSlot(t)) this.warnings.push(new TopicCapacityError(name, this.options.maxTopics));
     }
     this.lastTopic = t;
     return t;
   }
 
-  private evictLeastRecentlyUsed(): number {
-    let victim: TopicState | undefined;
-    for (const t of this.topics.values()) if (!victim || t.lastUsed < victim.lastUsed) victim = t;
-    const slot = victim!.slot;
-    this.topics.delete(victim!.name);
-    this.core.exports.topicReset(slot, 1);
+  /**
+   * Gives topic `t` (without state) a slot: a free one, else the least recently used topic's
+   * if that one has been idle for idleDecisions and no topic was given up in the last
+   * EVICTION_EVERY decisions (so never an eviction per message). False: still without state.
+   */
+  private claimSlot(t: TopicState): boolean {
+    let slot = this.freeSlots.pop();
+    if (slot === undefined) {
+      if (this.useClock < this.nextEviction) return false;
+      this.nextEviction = this.useClock + EVICTION_EVERY;
+      let victim: TopicState | undefined;
+      for (const o of this.slotOwners) if (o !== undefined && (!victim || o.lastUsed < victim.lastUsed)) victim = o;
+      if (!victim || this.useClock - victim.lastUsed < this.idleDecisions) return false;
+      slot = victim.slot;
+      this.topics.delete(victim.name);
+      if (this.lastTopic === victim) this.lastTopic = undefined;
+      this.slotOwners[slot] = undefined;
+      this.evicted++;
+      this.core.exports.topicReset(slot, 1);
+      this.drainEvents(undefined, undefined, 0);
+    }
+    t.slot = slot;
+    this.slotOwners[slot] = t;
+    this.withoutState--;
+    this.core.exports.topicReset(slot, t.partitions);
+    this.core.exports.setSketchTopics(this.options.maxTopics - this.freeSlots.length);
     this.drainEvents(undefined, undefined, 0);
-    return slot;
+    return true;
+  }
+
+  private flushWarnings(): void {
+    for (const w of this.warnings.splice(0)) this.emit('warning', w);
+  }
+
+  /**
+   * A message of a topic without state: Kafka's partition for its key, a null key of a random
+   * partitioner to a sticky run (stickyRun messages on a partition, then the next one).
+   */
+  private placeStatically(t: TopicState, key: Key | null | undefined, length: number, n: number): number {
+    const core = this.core;
+    let p = length === DOES_NOT_FIT ? partitionOfLongKey(core, this.code, key as Key, n) : core.exports.partition(this.code, length, n);
+    if (p < 0) {
+      if (t.stickyLeft <= 0 || t.sticky >= n) {
+        t.sticky = (t.sticky + 1) % n;
+        t.stickyLeft = this.options.stickyRun;
+      }
+      t.stickyLeft--;
+      p = t.sticky;
+    }
+    const at = this.decisionAt;
+    const i32 = core.i32;
+    i32[at + (D_PARTITION >> 2)] = p;
+    i32[at + (D_ORDER >> 2)] = ORDER_NONE;
+    i32[at + (D_ENTRY >> 2)] = -1;
+    i32[at + (D_WIDTH >> 2)] = 1;
+    i32[at + (D_ZERO >> 2)] = -1; // the key was not looked at
+    return p;
   }
 
   private resize(t: TopicState, numPartitions: number): void {
@@ -491,8 +588,8 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   private topicOfSlot(slot: number): TopicState {
-    if (this.lastTopic && this.lastTopic.slot === slot) return this.lastTopic;
-    for (const t of this.topics.values()) if (t.slot === slot) return t;
+    const t = this.slotOwners[slot];
+    if (t !== undefined) return t;
     throw new InternalError(`no topic in slot ${slot}`);
   }
 

@@ -22,6 +22,8 @@ DynamicPartitioner, and prints both per partition, side by side.
   --window N        messages per window, at most ${SIMULATION_LIMITS.windows} windows a run
                                                        (default ${SIMULATION_DEFAULTS.window})
   --seed N          random seed, 0 to ${SIMULATION_LIMITS.seed}         (default ${SIMULATION_DEFAULTS.seed})
+  --topics N        topics written, each with as many messages; figures are the first's
+                    (default ${SIMULATION_DEFAULTS.topics}, at most ${SIMULATION_LIMITS.topics})
   --set PATH=VALUE  a DynamicPartitioner option, e.g. --set hotThreshold=0.2
                     --set horizon.messages=50000 --set spread=false (repeatable)
   --json            print the result as JSON
@@ -105,6 +107,7 @@ function simulateCommand(args: string[]): void {
       partitions: { type: 'string' },
       window: { type: 'string' },
       seed: { type: 'string' },
+      topics: { type: 'string' },
       set: { type: 'string', multiple: true },
       json: { type: 'boolean' },
       svg: { type: 'string' },
@@ -129,6 +132,7 @@ function simulateCommand(args: string[]): void {
     partitions: integer('partitions', values.partitions, d.partitions, 1, maxPartitions, ' (the partitioner\'s maxPartitions; --set maxPartitions=N raises it)'),
     window: integer('window', values.window, d.window, minWindow(messages), L.messages, ` (at most ${L.windows} windows of ${messages} messages)`),
     seed: integer('seed', values.seed, d.seed, 0, L.seed),
+    topics: integer('topics', values.topics, d.topics, 1, L.topics),
     options,
   };
   if (values.svg) checkWritable(values.svg);

@@ -15,6 +15,12 @@ export interface SimulationSettings {
   /** Messages per window for the worst-window figure. */
   readonly window: number;
   readonly seed: number;
+  /**
+   * Topics the producer writes, each with the simulated topic's traffic (the others' keys drawn
+   * from the same stream): the figures are the simulated topic's; the others only share the
+   * partitioner (its tables, its topic slots: beyond maxTopics they go without state).
+   */
+  readonly topics: number;
   readonly options: DynamicPartitionerOptions;
 }
 
@@ -25,6 +31,7 @@ export const SIMULATION_DEFAULTS: SimulationSettings = Object.freeze({
   partitions: 48,
   window: 100_000,
   seed: 1,
+  topics: 1,
   options: Object.freeze({}),
 });
 
@@ -42,6 +49,7 @@ export const SIMULATION_LIMITS = Object.freeze({
   windows: 100_000,
   /** mulberry32 takes a 32-bit seed. */
   seed: 0xffffffff,
+  topics: 100_000,
 });
 
 /** The smallest window that keeps a run of `messages` within SIMULATION_LIMITS.windows windows. */
@@ -60,6 +68,7 @@ function checkSettings(s: SimulationSettings, maxPartitions: number): void {
   check('partitions', s.partitions, 1, maxPartitions);
   check('window', s.window, minWindow(s.messages), SIMULATION_LIMITS.messages);
   check('seed', s.seed, 0, SIMULATION_LIMITS.seed);
+  check('topics', s.topics, 1, SIMULATION_LIMITS.topics);
 }
 
 /** The largest element; a spread into Math.max overflows the stack on long arrays. */
@@ -205,6 +214,7 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
   let decisionNs = 0;
   const chunk = new Int32Array(1024);
   const chunkKeys: string[] = new Array(1024);
+  const others = Array.from({ length: settings.topics - 1 }, (_, i) => `other-${i + 1}`);
 
   for (let done = 0; done < messages; ) {
     const size = Math.min(chunk.length, messages - done, window - inWindow);
@@ -212,7 +222,15 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
     for (let i = 0; i < size; i++) chunkKeys[i] = names[chunk[i]];
     const started = process.hrtime.bigint();
     const placed = new Int32Array(size);
-    for (let i = 0; i < size; i++) placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
+    if (others.length === 0) {
+      for (let i = 0; i < size; i++) placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
+    } else {
+      // After each message of the simulated topic, one to each other topic (keys of the same stream).
+      for (let i = 0; i < size; i++) {
+        placed[i] = partitioner.partition('simulated', chunkKeys[i], n);
+        for (let o = 0; o < others.length; o++) partitioner.partition(others[o], chunkKeys[(i + o + 1) % size], n);
+      }
+    }
     decisionNs += Number(process.hrtime.bigint() - started);
     for (let i = 0; i < size; i++) {
       const k = chunk[i];
@@ -288,6 +306,6 @@ export function simulate(input: Partial<SimulationSettings> = {}): SimulationRes
       offlineMinimum: minimum,
     },
     detection,
-    nsPerMessage: decisionNs / messages,
+    nsPerMessage: decisionNs / (messages * settings.topics),
   };
 }

@@ -134,3 +134,21 @@ t.test('--svg: an unwritable path fails before simulating; a failed write is one
   t.match(r.stderr, /^kdp: cannot write \/dev\/full: .*ENOSPC/);
   t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
 }, { skip: process.platform === 'win32' && 'POSIX paths' });
+
+t.test('--topics N: the simulated topic balances as well with other topics\' traffic; a bad count is a usage error', async (t) => {
+  const args = ['simulate', '--workload', 'zipf:1.0', '--keys', '5000', '--messages', '60000', '--partitions', '12', '--window', '20000', '--json'];
+  const alone = kdp(...args);
+  const crowded = kdp(...args, '--topics', '17');
+  t.equal(alone.status, 0, alone.stderr);
+  t.equal(crowded.status, 0, crowded.stderr);
+  const a = JSON.parse(alone.stdout);
+  const c = JSON.parse(crowded.stdout);
+  t.equal(c.settings.topics, 17, 'the setting is reported');
+  t.equal(c.dynamic.load.reduce((x, y) => x + y, 0), 60000, "the figures are the simulated topic's messages");
+  t.ok(c.static.maxOverMeanAfterWarmup > c.dynamic.maxOverMeanAfterWarmup + 0.1, `premise: Kafka's placement is unbalanced (${c.static.maxOverMeanAfterWarmup.toFixed(3)})`);
+  t.ok(Math.abs(c.dynamic.maxOverMeanAfterWarmup - a.dynamic.maxOverMeanAfterWarmup) < 0.05,
+    `balanced as well with 16 other topics (${c.dynamic.maxOverMeanAfterWarmup.toFixed(3)} vs ${a.dynamic.maxOverMeanAfterWarmup.toFixed(3)} alone)`);
+  const bad = kdp('simulate', '--topics', '0');
+  t.equal(bad.status, 2);
+  t.match(bad.stderr, /--topics must be an integer in \[1, 100000\]/);
+});
