@@ -30,6 +30,7 @@ import { Polling } from './polling';
 import { applyStatistics } from './statistics';
 import { badTimestamp, checkHeaders, checkTimeout, serialize, timestampError, withoutForwarded } from './input';
 import { ConnectOptions, resolveConnectOptions } from './connect-options';
+import { type Connectable, connectClient } from '../core/connect';
 import { writableOf } from './stream';
 import { SEND } from './types';
 import type { DeliveryReport, DynamicProducerOptions, Headers, Pending, ProducerLike, Queued, Value, Waiting } from './types';
@@ -212,9 +213,7 @@ export class DynamicProducer extends EventEmitter {
     const deadline = Date.now() + timeoutMs;
     if (!this.connected) {
       const client = this.client as unknown as Kafka.Producer;
-      await new Promise<void>((resolve, reject) => {
-        client.connect({ timeout: timeoutMs }, (err) => (err ? reject(toKafkaError(err, 'connect')) : resolve()));
-      });
+      await connectClient(client as unknown as Connectable, timeoutMs);
       this.connected = true;
       this.native = nativeBinding(client);
       this.started();
