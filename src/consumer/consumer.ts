@@ -16,6 +16,7 @@ import type { OrderHeader } from '../partitioner/headers';
 import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
 import { type Connectable, connectClient } from '../core/connect';
+import { hideSecrets } from '../core/secrets';
 import { HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, toKafkaError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
@@ -128,6 +129,7 @@ export class DynamicConsumer extends EventEmitter {
     } catch (err) {
       throw configError(err, globalConfig, topicConfig);
     }
+    hideSecrets(this.client);
     // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
     // that long when no message comes, and a few idle consumers starve the pool (4 threads).
     this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);

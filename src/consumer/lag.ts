@@ -9,6 +9,7 @@ import type { DynamicProducer } from '../producer/producer';
 import { InvalidArgTypeError, KafkaError, toKafkaError } from '../core/errors';
 import { configError, type Config } from '../core/config';
 import { type Connectable, connectClient } from '../core/connect';
+import { hideSecrets } from '../core/secrets';
 import { resolveLagMonitorOptions } from '../core/options';
 
 export interface LagMonitorOptions {
@@ -47,6 +48,7 @@ export class LagMonitor extends EventEmitter {
     } catch (err) {
       throw configError(err, globalConfig, {});
     }
+    hideSecrets(this.client);
     // It never subscribes: a consume call only reads errors queued for the group (see committed()).
     this.client.setDefaultConsumeTimeout(0);
   }

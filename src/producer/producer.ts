@@ -31,6 +31,7 @@ import { applyStatistics } from './statistics';
 import { badTimestamp, checkHeaders, checkTimeout, serialize, timestampError, withoutForwarded } from './input';
 import { ConnectOptions, resolveConnectOptions } from './connect-options';
 import { type Connectable, connectClient } from '../core/connect';
+import { hideSecrets } from '../core/secrets';
 import { writableOf } from './stream';
 import { SEND } from './types';
 import type { DeliveryReport, DynamicProducerOptions, Headers, Pending, ProducerLike, Queued, Value, Waiting } from './types';
@@ -158,6 +159,7 @@ export class DynamicProducer extends EventEmitter {
         this.partitioner.close();
         throw configError(err, globalConfig, topicConfig);
       }
+      hideSecrets(this.client);
       this.owned = true;
       this.highLevel = false;
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
