@@ -7,6 +7,12 @@
 // rd_kafka_broker_fail, level LOG_ERR): connectClient() watches those log lines and rejects at
 // the first one with librdkafka's code for it. The lines hold the broker's address and the
 // broker's reason, never the configuration (librdkafka does not log passwords).
+//
+// node-rdkafka's wait for metadata blocks a libuv threadpool thread (4 by default, shared with
+// every consume, commit and metadata call of the process) until it ends, and cannot be cut
+// short: an attempt abandoned after a refused login would hold its thread for the whole
+// timeout. So the client is asked in attempts of at most ATTEMPT_MS each, repeated while the
+// cluster does not answer, until the timeout: an abandoned attempt ends within ATTEMPT_MS.
 
 import { KafkaError, toKafkaError } from './errors';
 
@@ -16,6 +22,15 @@ export const ERR__AUTHENTICATION = -169;
 export const ERR__SSL = -181;
 /** librdkafka's RD_KAFKA_RESP_ERR__TIMED_OUT. */
 export const ERR__TIMED_OUT = -185;
+
+/** librdkafka's RD_KAFKA_RESP_ERR__TRANSPORT and __ALL_BROKERS_DOWN: no broker answered (yet). */
+const ERR__TRANSPORT = -195;
+const ERR__ALL_BROKERS_DOWN = -187;
+
+/** The longest single attempt (node-rdkafka's metadata timeout) of a connect. */
+const ATTEMPT_MS = 5000;
+/** The pause before the next attempt. */
+const RETRY_MS = 100;
 
 /** How long past its own timeout the client's connect callback is waited for before connect() gives up. */
 const CALLBACK_GRACE_MS = 2000;
@@ -46,12 +61,13 @@ export function securityFailureOf(entry: unknown): number | undefined {
 }
 
 /**
- * Connects `client` (node-rdkafka's connect with a metadata timeout of `timeoutMs`). Rejects
- * with a KafkaError: at the first refused login (librdkafkaCode ERR__AUTHENTICATION) or failed
- * TLS handshake (ERR__SSL) without waiting for the timeout; with the client's own error at
- * its timeout; and, should the client never call back, a little after the timeout
+ * Connects `client` within `timeoutMs` (node-rdkafka's connect, in attempts of at most
+ * ATTEMPT_MS while no broker answers). Rejects with a KafkaError: at the first refused login
+ * (librdkafkaCode ERR__AUTHENTICATION) or failed TLS handshake (ERR__SSL) without waiting for
+ * the timeout; with the client's error when an attempt fails otherwise (a bad setting) or the
+ * last one fails; and, should the client never call back, a little after the timeout
  * (ERR__TIMED_OUT). After an early rejection the client ends its attempt in the background
- * (within `timeoutMs`); a connection that still came up is closed again.
+ * within ATTEMPT_MS; a connection that still came up then is closed again.
  */
 export function connectClient(client: Connectable, timeoutMs: number, context = 'connect'): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -71,19 +87,31 @@ export function connectClient(client: Connectable, timeoutMs: number, context = 
       const text = String((entry as { message: string }).message).replace(/^\[thrd:[^\]]*\]:\s*/, '');
       finish(new KafkaError(`${context}: ${code === ERR__AUTHENTICATION ? 'authentication failed' : 'TLS handshake failed'}: ${text}`, code));
     };
+    const deadline = Date.now() + timeoutMs;
     const timer = setTimeout(() => finish(new KafkaError(`${context}: no answer within ${timeoutMs} ms`, ERR__TIMED_OUT)), timeoutMs + CALLBACK_GRACE_MS);
     client.on('event.log', onLog);
-    try {
-      client.connect({ timeout: timeoutMs }, (err: unknown) => {
-        if (!settled) {
-          finish(err ? toKafkaError(err, context) : undefined);
-        } else if (!err) {
-          // connect() rejected already: a connection that came up after all is not kept.
-          client.disconnect(() => undefined);
-        }
-      });
-    } catch (err) {
-      finish(toKafkaError(err, context));
-    }
+    const attempt = (): void => {
+      if (settled) return;
+      try {
+        client.connect({ timeout: Math.max(1, Math.min(ATTEMPT_MS, deadline - Date.now())) }, (err: unknown) => {
+          if (settled) {
+            // connect() rejected already: a connection that came up after all is not kept.
+            if (!err) client.disconnect(() => undefined);
+            return;
+          }
+          if (!err) {
+            finish(undefined);
+            return;
+          }
+          const code = (err as { code?: unknown }).code;
+          const unanswered = code === ERR__TIMED_OUT || code === ERR__TRANSPORT || code === ERR__ALL_BROKERS_DOWN;
+          if (unanswered && deadline - Date.now() > RETRY_MS) setTimeout(attempt, RETRY_MS);
+          else finish(toKafkaError(err, context));
+        });
+      } catch (err) {
+        finish(toKafkaError(err, context));
+      }
+    };
+    attempt();
   });
 }
