@@ -113,6 +113,7 @@ t.test('the clients over SASL_SSL with ACLs', { ...S.needsSecureCluster(), timeo
   await t.test('LagMonitor reads the lag of a group with nothing committed: each partition\'s whole log', async (t) => {
     const m = new LagMonitor(S.clientConfig(c, 'app'), { groupId: S.unique('app-kdp-lag-'), topics: [topic], intervalMs: 60000 });
     m.on('error', (err) => keep('lag error event', err));
+    t.teardown(() => m.stop());
     await m.start(30000);
     t.same(m.current()[topic], perPartition, 'lag = the messages the delivery reports put on each partition');
     keep('lag monitor', m);
@@ -133,6 +134,7 @@ t.test('the clients over SASL_SSL with ACLs', { ...S.needsSecureCluster(), timeo
     t.same([...seen].sort(), [...sent].sort(), 'every message sent, each once');
     keep('consumer', consumer);
     const m = new LagMonitor(S.clientConfig(c, 'app'), { groupId: group, topics: [topic], intervalMs: 60000 });
+    t.teardown(() => m.stop());
     await m.start(30000);
     t.same(m.current()[topic], new Array(PARTITIONS).fill(0), 'the group committed everything it handled');
     await m.stop();
