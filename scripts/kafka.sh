@@ -7,6 +7,17 @@
 #   scripts/kafka.sh start [1|3]   format fresh storage, start the nodes (default 3), wait until
 #                                  the cluster answers metadata with every broker; prints the
 #                                  bootstrap list. Already running with that many nodes: reused.
+#   scripts/kafka.sh start --secure [1|3]
+#                                  the same with security (also KAFKA_SECURE=1): clients reach the
+#                                  nodes over SASL_SSL (SCRAM-SHA-512, TLS with a CA made at start),
+#                                  brokers talk to each other and to the controllers on their own
+#                                  SASL_PLAINTEXT listeners (PLAIN, user `broker`), and the
+#                                  StandardAuthorizer enforces ACLs: `admin` is a super user, `app`
+#                                  may write, read and describe topics `allowed-*` and use groups
+#                                  `app-*`, nothing else. Passwords are drawn at start; the client
+#                                  settings (bootstrap list, CA and client-certificate paths, users
+#                                  and passwords) are written to <state>/secure/client.json (mode 600).
+#   scripts/kafka.sh secure-config the path of that client.json (fails unless the cluster is secure)
 #   scripts/kafka.sh stop          stop the nodes this script started (their PID files): SIGTERM,
 #                                  then SIGKILL after KAFKA_STOP_TIMEOUT seconds
 #   scripts/kafka.sh status        which nodes run; exit 0 only if all of them do
@@ -21,19 +32,22 @@
 # Environment: KAFKA_NODES (default node count, 3), KAFKA_PORT (first client port, 19092;
 # node I listens on KAFKA_PORT+I-1 for clients and KAFKA_PORT+100+I-1 for the controller
 # quorum), KAFKA_STATE_DIR (default <repo>/.kafka), KAFKA_HEAP_OPTS (-Xms256m -Xmx512m),
-# KAFKA_START_TIMEOUT (seconds, 120), KAFKA_STOP_TIMEOUT (seconds, 20).
-# KAFKA_PROXY_PORT=<base> (at start, opt-in): each node gets a third listener, PROXIED, on
-# KAFKA_PORT+200+I-1, advertised as 127.0.0.1:<base+I-1>, where a fault proxy
+# KAFKA_START_TIMEOUT (seconds, 120), KAFKA_STOP_TIMEOUT (seconds, 20), KAFKA_SECURE (1: start
+# --secure; a secure node also listens on KAFKA_PORT+200+I-1 for the other brokers),
+# KAFKA_LIB_DIR (the jars, default <state>/lib: clusters in two state directories can share them).
+# KAFKA_PROXY_PORT=<base> (at start, opt-in, not with --secure): each node gets a third listener,
+# PROXIED, on KAFKA_PORT+200+I-1, advertised as 127.0.0.1:<base+I-1>, where a fault proxy
 # (test/lib/fault-proxy.js) listens and forwards to it. A client bootstrapping through the
 # proxy ports is told the proxy's addresses and so goes through it for everything; clients of
 # the ordinary ports, inter-broker replication and the controller quorum stay direct.
-# Needs java (17+) and mvn on PATH. Only 127.0.0.1 is ever used.
+# Needs java (17+) and mvn on PATH (and openssl for --secure). Only 127.0.0.1 is ever used.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 POM_DIR="${ROOT}/scripts/kafka"
 STATE="${KAFKA_STATE_DIR:-${ROOT}/.kafka}"
-LIB="${STATE}/lib"
+LIB="${KAFKA_LIB_DIR:-${STATE}/lib}"
+SEC="${STATE}/secure"
 PORT="${KAFKA_PORT:-19092}"
 HEAP="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 START_TIMEOUT="${KAFKA_START_TIMEOUT:-120}"
@@ -50,7 +64,13 @@ state_proxy() {
   if [[ -f "${STATE}/cluster.env" ]]; then (. "${STATE}/cluster.env"; echo "${PROXY_PORT:-}"); fi
 }
 PROXY="${KAFKA_PROXY_PORT:-}"
+internal_port() { echo $((PORT + 200 + $1 - 1)); }
 node_dir() { echo "${STATE}/node$1"; }
+
+# 1 if the cluster in the state directory was started with --secure.
+state_secure() {
+  if [[ -f "${STATE}/cluster.env" ]]; then (. "${STATE}/cluster.env"; echo "${SECURE:-0}"); else echo 0; fi
+}
 
 # The node count of the cluster in .kafka/ (0 if none was started).
 state_nodes() {
@@ -87,7 +107,7 @@ fetch() {
   command -v mvn >/dev/null || die "mvn is not on PATH (needed once, to fetch the Kafka jars)"
   log "fetching the Kafka jars with Maven into ${LIB}"
   rm -rf "$LIB"
-  mkdir -p "$LIB"
+  mkdir -p "$LIB" "$STATE"
   if ! mvn -q -B -f "${POM_DIR}/pom.xml" dependency:copy-dependencies "-DoutputDirectory=${LIB}" >"${STATE}/mvn.log" 2>&1; then
     cat "${STATE}/mvn.log" >&2
     rm -rf "$LIB"
@@ -120,25 +140,34 @@ write_config() {
   for ((j = 1; j <= n; j++)); do voters+="${voters:+,}${j}@127.0.0.1:$(controller_port "$j")"; done
   min_isr=$((n >= 3 ? 2 : 1))
   mkdir -p "${dir}/data"
-  local listeners advertised protocols
-  listeners="PLAINTEXT://127.0.0.1:$(client_port "$i"),CONTROLLER://127.0.0.1:$(controller_port "$i")"
-  advertised="PLAINTEXT://127.0.0.1:$(client_port "$i")"
-  protocols="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
-  if [[ -n "$PROXY" ]]; then
-    listeners+=",PROXIED://127.0.0.1:$(proxied_port "$i")"
-    advertised+=",PROXIED://127.0.0.1:$((PROXY + i - 1))"
-    protocols+=",PROXIED:PLAINTEXT"
-  fi
-  cat >"${dir}/server.properties" <<EOF
-# Written by scripts/kafka.sh: node ${i} of ${n}, broker and controller in one process.
-process.roles=broker,controller
-node.id=${i}
-controller.quorum.voters=${voters}
+  {
+    echo "# Written by scripts/kafka.sh: node ${i} of ${n}, broker and controller in one process."
+    if ((SECURE)); then
+      secure_listeners "$i"
+    else
+      local listeners advertised protocols
+      listeners="PLAINTEXT://127.0.0.1:$(client_port "$i"),CONTROLLER://127.0.0.1:$(controller_port "$i")"
+      advertised="PLAINTEXT://127.0.0.1:$(client_port "$i")"
+      protocols="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+      if [[ -n "$PROXY" ]]; then
+        listeners+=",PROXIED://127.0.0.1:$(proxied_port "$i")"
+        advertised+=",PROXIED://127.0.0.1:$((PROXY + i - 1))"
+        protocols+=",PROXIED:PLAINTEXT"
+      fi
+      cat <<EOF
 listeners=${listeners}
 advertised.listeners=${advertised}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=${protocols}
+EOF
+    fi
+  } >"${dir}/server.properties"
+  ((SECURE)) && chmod 600 "${dir}/server.properties"
+  cat >>"${dir}/server.properties" <<EOF
+process.roles=broker,controller
+node.id=${i}
+controller.quorum.voters=${voters}
 log.dirs=${dir}/data
 num.partitions=1
 default.replication.factor=${n}
@@ -160,11 +189,122 @@ log.retention.bytes=-1
 EOF
 }
 
+# ---- security (--secure) ----
+
+# A throwaway CA, a broker certificate for 127.0.0.1 (PKCS#12 keystore), a client certificate
+# with an encrypted key (for clients that present one: the listener requests but does not
+# require it) and random passwords, all in <state>/secure (mode 700).
+make_secrets() {
+  command -v openssl >/dev/null || die "openssl is not on PATH (needed for --secure)"
+  rm -rf "$SEC"
+  mkdir -p "$SEC"
+  chmod 700 "$SEC"
+  local j
+  {
+    for j in BROKER_PASSWORD ADMIN_PASSWORD APP_PASSWORD KEYSTORE_PASSWORD CLIENT_KEY_PASSWORD; do
+      echo "${j}=$(openssl rand -hex 16)"
+    done
+  } >"${SEC}/passwords.env"
+  chmod 600 "${SEC}/passwords.env"
+  # shellcheck disable=SC1091
+  . "${SEC}/passwords.env"
+  (
+    cd "$SEC"
+    set -e
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 7 -sha256 -subj "/CN=kdp test CA $(date +%s)"
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' >server.ext
+    openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj "/CN=127.0.0.1"
+    openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out broker.pem -days 7 -sha256 -extfile server.ext
+    openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker -out broker.p12 \
+      -passout "pass:${KEYSTORE_PASSWORD}"
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext
+    openssl req -newkey rsa:2048 -keyout client.key -passout "pass:${CLIENT_KEY_PASSWORD}" -out client.csr -subj "/CN=kdp-client"
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 7 -sha256 -extfile client.ext
+    rm -f ./*.csr ./*.ext ca.srl broker.key
+    chmod 600 ./*
+  ) >"${STATE}/openssl.log" 2>&1 || { cat "${STATE}/openssl.log" >&2; die "openssl failed"; }
+}
+
+# The listener part of a secure node's server.properties.
+secure_listeners() {
+  local i=$1 plain
+  # shellcheck disable=SC1091
+  . "${SEC}/passwords.env"
+  plain="org.apache.kafka.common.security.plain.PlainLoginModule required username=\"broker\" password=\"${BROKER_PASSWORD}\" user_broker=\"${BROKER_PASSWORD}\";"
+  cat <<EOF
+listeners=CLIENT://127.0.0.1:$(client_port "$i"),INTERNAL://127.0.0.1:$(internal_port "$i"),CONTROLLER://127.0.0.1:$(controller_port "$i")
+advertised.listeners=CLIENT://127.0.0.1:$(client_port "$i"),INTERNAL://127.0.0.1:$(internal_port "$i")
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=INTERNAL
+listener.security.protocol.map=CLIENT:SASL_SSL,INTERNAL:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT
+sasl.mechanism.inter.broker.protocol=PLAIN
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.internal.sasl.enabled.mechanisms=PLAIN
+listener.name.internal.plain.sasl.jaas.config=${plain}
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+listener.name.controller.plain.sasl.jaas.config=${plain}
+listener.name.client.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.client.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.client.ssl.keystore.type=PKCS12
+listener.name.client.ssl.keystore.location=${SEC}/broker.p12
+listener.name.client.ssl.keystore.password=${KEYSTORE_PASSWORD}
+listener.name.client.ssl.truststore.type=PEM
+listener.name.client.ssl.truststore.location=${SEC}/ca.pem
+listener.name.client.ssl.client.auth=requested
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:broker;User:admin
+allow.everyone.if.no.acl.found=false
+EOF
+}
+
+# The admin's Java client settings (for KafkaReady) and the clients' settings (client.json).
+write_client_configs() {
+  local n=$1
+  # shellcheck disable=SC1091
+  . "${SEC}/passwords.env"
+  cat >"${SEC}/admin.properties" <<EOF
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="${ADMIN_PASSWORD}";
+ssl.truststore.type=PEM
+ssl.truststore.location=${SEC}/ca.pem
+EOF
+  cat >"${SEC}/client.json" <<EOF
+{
+  "brokers": "$(brokers_of "$n")",
+  "securityProtocol": "sasl_ssl",
+  "saslMechanism": "SCRAM-SHA-512",
+  "caLocation": "${SEC}/ca.pem",
+  "certificateLocation": "${SEC}/client.pem",
+  "keyLocation": "${SEC}/client.key",
+  "keyPassword": "${CLIENT_KEY_PASSWORD}",
+  "users": {
+    "admin": { "username": "admin", "password": "${ADMIN_PASSWORD}" },
+    "app": { "username": "app", "password": "${APP_PASSWORD}" }
+  },
+  "allowedTopicPrefix": "allowed-",
+  "allowedGroupPrefix": "app-"
+}
+EOF
+  chmod 600 "${SEC}/admin.properties" "${SEC}/client.json"
+}
+
+# User:app's ACLs, as KafkaReady takes them: principal, resource type, pattern type, name, operation.
+APP_ACLS=(
+  User:app TOPIC PREFIXED allowed- WRITE
+  User:app TOPIC PREFIXED allowed- READ
+  User:app TOPIC PREFIXED allowed- DESCRIBE
+  User:app GROUP PREFIXED app- READ
+  User:app GROUP PREFIXED app- DESCRIBE
+)
+
 JAVA_OPTS=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -Djava.awt.headless=true)
 
 check_ports() {
-  local p ports=("$(client_port "$1")" "$(controller_port "$1")")
-  [[ -n "$PROXY" ]] && ports+=("$(proxied_port "$1")")
+  local p
+  local ports=("$(client_port "$1")" "$(controller_port "$1")")
+  if ((SECURE)); then ports+=("$(internal_port "$1")"); fi
+  if [[ -n "$PROXY" ]]; then ports+=("$(proxied_port "$1")"); fi
   for p in "${ports[@]}"; do
     if port_in_use "$p"; then die "port ${p} of node ${1} is already in use (another Kafka? set KAFKA_PORT)"; fi
   done
@@ -187,10 +327,13 @@ launch() {
 }
 
 # Waits until the cluster answers metadata with all `n` brokers; fails early if a node dies.
+# A secure cluster is asked as `admin`, and the ACLs given after `n` are created once it answers.
 wait_ready() {
-  local n=$1 started=$SECONDS i ready status
+  local n=$1 started=$SECONDS i ready status extra=()
+  shift
+  if ((SECURE)); then extra=("${SEC}/admin.properties" "$@"); fi
   java -cp "${LIB}/*" -Dlog4j2.configurationFile="${STATE}/log4j2-quiet.properties" \
-    "${POM_DIR}/KafkaReady.java" "$(brokers_of "$n")" "$n" "$((START_TIMEOUT * 1000))" >&2 2>"${STATE}/ready.log" 9>&- &
+    "${POM_DIR}/KafkaReady.java" "$(brokers_of "$n")" "$n" "$((START_TIMEOUT * 1000))" "${extra[@]}" >&2 2>"${STATE}/ready.log" 9>&- &
   ready=$!
   while kill -0 "$ready" 2>/dev/null; do
     for ((i = 1; i <= n; i++)); do
@@ -229,6 +372,7 @@ print_logs() {
 # ---- commands ----
 
 cmd_start() {
+  if [[ "${1:-}" == --secure ]]; then SECURE=1; shift; fi
   local n=${1:-${KAFKA_NODES:-3}} i running=0 nodes
   [[ "$n" == 1 || "$n" == 3 ]] || die "node count must be 1 or 3, not ${n}"
   command -v java >/dev/null || die "java is not on PATH (JDK 17+ needed)"
@@ -239,8 +383,8 @@ cmd_start() {
   nodes=$(state_nodes)
   for ((i = 1; i <= nodes; i++)); do node_pid "$i" >/dev/null && running=$((running + 1)); done
   if ((running > 0)); then
-    if ((running == nodes && nodes == n)) && [[ "$(state_proxy)" == "$PROXY" ]]; then
-      log "already running (${n} nodes): reusing it"
+    if ((running == nodes && nodes == n)) && [[ "$(state_secure)" == "$SECURE" && "$(state_proxy)" == "$PROXY" ]]; then
+      log "already running (${n} nodes$(if ((SECURE)); then echo ", secure: ${SEC}/client.json"; fi)): reusing it"
       brokers_of "$n"
       return 0
     fi
@@ -263,18 +407,31 @@ cmd_start() {
     [[ "$cluster_id" != -* ]] && break
   done
   if [[ -n "$PROXY" ]]; then
+    ((SECURE)) && die "KAFKA_PROXY_PORT and --secure do not go together"
     [[ "$PROXY" =~ ^[0-9]+$ ]] || die "KAFKA_PROXY_PORT must be a port number, not ${PROXY}"
     for ((i = 1; i <= n; i++)); do
       if port_in_use "$((PROXY + i - 1))"; then die "proxy port $((PROXY + i - 1)) is already in use"; fi
     done
   fi
-  printf 'NODES=%s\nBROKERS=%s\nCLUSTER_ID=%s\nPROXY_PORT=%s\n' "$n" "$(brokers_of "$n")" "$cluster_id" "$PROXY" >"${STATE}/cluster.env"
+  printf 'NODES=%s\nBROKERS=%s\nCLUSTER_ID=%s\nSECURE=%s\nPROXY_PORT=%s\n' "$n" "$(brokers_of "$n")" "$cluster_id" "$SECURE" "$PROXY" >"${STATE}/cluster.env"
+
+  # SCRAM users go into the metadata log at format time (KRaft).
+  local scram=()
+  rm -rf "$SEC"
+  if ((SECURE)); then
+    make_secrets
+    write_client_configs "$n"
+    # shellcheck disable=SC1091
+    . "${SEC}/passwords.env"
+    scram=(--add-scram "SCRAM-SHA-512=[name=admin,password=${ADMIN_PASSWORD}]"
+      --add-scram "SCRAM-SHA-512=[name=app,password=${APP_PASSWORD}]")
+  fi
 
   local pids=() failed=0
   for ((i = 1; i <= n; i++)); do
     write_config "$i" "$n"
     java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="${STATE}/log4j2-quiet.properties" -cp "${LIB}/*" \
-      kafka.tools.StorageTool format -t "$cluster_id" -c "$(node_dir "$i")/server.properties" \
+      kafka.tools.StorageTool format -t "$cluster_id" -c "$(node_dir "$i")/server.properties" "${scram[@]}" \
       >"$(node_dir "$i")/format.log" 2>&1 &
     pids+=($!)
   done
@@ -289,13 +446,16 @@ cmd_start() {
   log "formatted ${n} node(s) in $((SECONDS - t0)) s (cluster ${cluster_id})"
 
   for ((i = 1; i <= n; i++)); do launch "$i"; done
-  if ! wait_ready "$n"; then
+  local acls=()
+  if ((SECURE)); then acls=("${APP_ACLS[@]}"); fi
+  if ! wait_ready "$n" "${acls[@]}"; then
     log "the cluster did not come up; its logs (last 80 lines each):"
     print_logs "" 80 >&2
     cmd_stop >&2 || true
     exit 1
   fi
   log "started ${n} node(s) in $((SECONDS - t0)) s; state in ${STATE}"
+  if ((SECURE)); then log "secure: SASL_SSL (SCRAM-SHA-512) for clients; their settings (with passwords) in ${SEC}/client.json"; fi
   brokers_of "$n"
 }
 
@@ -374,13 +534,21 @@ cmd_start_node() {
   node_pid "$i" >/dev/null && die "node ${i} is already running"
   PROXY=$(state_proxy)
   local t0=$SECONDS
+  SECURE=$(state_secure)
   launch "$i"
   wait_ready "$nodes" || { print_logs "$i" 80 >&2; die "node ${i} did not rejoin"; }
   log "node ${i} restarted and rejoined in $((SECONDS - t0)) s"
 }
 
+SECURE=0
+if [[ "${KAFKA_SECURE:-0}" == 1 ]]; then SECURE=1; fi
+
 case "${1:-}" in
   start) shift; cmd_start "$@" ;;
+  secure-config)
+    [[ "$(state_secure)" == 1 && -f "${SEC}/client.json" ]] || die "no secure cluster in ${STATE}"
+    echo "${SEC}/client.json"
+    ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   brokers)

@@ -12,12 +12,25 @@
 # cluster started without it, or KAFKA_BROKERS without KAFKA_PROXY, skips those two.
 # The fault scenarios append their figures to KDP_FAULTS_SUMMARY (a fresh temp file here);
 # the last line printed is their summary (faults: N scenarios, lost ..., longest stall ...).
+#
+# The secure tests (test/kafka/secure*.test.js) need a cluster with SASL_SSL and ACLs: with
+# KAFKA_SECURE_BROKERS and KAFKA_SECURE_CONFIG set they use that one; otherwise, when they are
+# among the files to run, a 1-node secure cluster is started here (scripts/kafka.sh start
+# --secure 1, state in KAFKA_SECURE_STATE_DIR, default .kafka-secure/, clients on port
+# KAFKA_SECURE_PORT, default 19492) and stopped at the end. KAFKA_SECURE_TESTS=0 skips it (the secure tests then report a skip).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 started=0
+secure_started=0
 tap_pid=0
+STATE_DIR="${KAFKA_STATE_DIR:-${ROOT}/.kafka}"
+SECURE_STATE_DIR="${KAFKA_SECURE_STATE_DIR:-${ROOT}/.kafka-secure}"
+secure_sh() {
+  KAFKA_PORT="${KAFKA_SECURE_PORT:-19492}" KAFKA_STATE_DIR="${SECURE_STATE_DIR}" KAFKA_LIB_DIR="${STATE_DIR}/lib" \
+    KAFKA_NODES=1 KAFKA_PROXY_PORT= scripts/kafka.sh "$@"
+}
 cleanup() {
   if ((tap_pid)) && kill -0 "$tap_pid" 2>/dev/null; then
     kill -TERM "$tap_pid" 2>/dev/null
@@ -27,6 +40,10 @@ cleanup() {
   if ((started)); then
     started=0
     scripts/kafka.sh stop || true
+  fi
+  if ((secure_started)); then
+    secure_started=0
+    secure_sh stop || true
   fi
 }
 trap cleanup EXIT
@@ -68,6 +85,28 @@ summary_file="$(mktemp "${TMPDIR:-/tmp}/kdp-faults-summary.XXXXXX")"
 export KDP_FAULTS_SUMMARY="$summary_file"
 
 if (($# > 0)); then files=("$@"); else files=(test/kafka/*.test.js); fi
+
+wants_secure=0
+for f in "${files[@]}"; do [[ "$(basename "$f")" == secure*.test.js ]] && wants_secure=1; done
+if ((wants_secure)) && [[ -z "${KAFKA_SECURE_BROKERS:-}" && "${KAFKA_SECURE_TESTS:-1}" != 0 ]]; then
+  ts=$SECONDS
+  echo "test-kafka: starting a secure 1-node cluster (SASL_SSL, ACLs) on port ${KAFKA_SECURE_PORT:-19492}"
+  # The jars are fetched once, into the plain cluster's state directory, and shared.
+  scripts/kafka.sh fetch
+  if secure_sh status >/dev/null 2>&1 && [[ "$(. "${SECURE_STATE_DIR}/cluster.env"; echo "${SECURE:-0}")" == 1 ]]; then
+    KAFKA_SECURE_BROKERS="$(secure_sh brokers)"
+    echo "test-kafka: reusing the running secure cluster ${KAFKA_SECURE_BROKERS}"
+  else
+    secure_started=1
+    if ! KAFKA_SECURE_BROKERS="$(secure_sh start --secure 1)"; then
+      echo "test-kafka: the secure cluster did not start"
+      exit 1
+    fi
+    echo "test-kafka: secure cluster ${KAFKA_SECURE_BROKERS} up in $((SECONDS - ts)) s"
+  fi
+  KAFKA_SECURE_CONFIG="$(secure_sh secure-config)"
+  export KAFKA_SECURE_BROKERS KAFKA_SECURE_CONFIG
+fi
 t1=$SECONDS
 # Files named on the command line run although package.json's tap config excludes test/kafka/
 # from the default `npm test` set.

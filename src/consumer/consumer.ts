@@ -15,6 +15,8 @@ import { Resequencer, ResequencerOptions, ConsumedMessage, Release } from './res
 import type { OrderHeader } from '../partitioner/headers';
 import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
+import { type Connectable, connectClient } from '../core/connect';
+import { hideSecrets } from '../core/secrets';
 import { HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, toKafkaError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
@@ -127,6 +129,7 @@ export class DynamicConsumer extends EventEmitter {
     } catch (err) {
       throw configError(err, globalConfig, topicConfig);
     }
+    hideSecrets(this.client);
     // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
     // that long when no message comes, and a few idle consumers starve the pool (4 threads).
     this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);
@@ -138,16 +141,11 @@ export class DynamicConsumer extends EventEmitter {
   connect(timeoutMs = 30_000): Promise<void> {
     if (this.state !== 'idle') return Promise.reject(new StateError(`connect() while ${this.state}`));
     this.state = 'connecting';
-    this.connecting = new Promise<void>((resolve, reject) => {
-      this.client.connect({ timeout: timeoutMs }, (err) => {
-        if (err) {
-          this.state = 'idle';
-          reject(toKafkaError(err, 'connect'));
-        } else {
-          this.state = 'connected';
-          resolve();
-        }
-      });
+    this.connecting = connectClient(this.client as unknown as Connectable, timeoutMs).then(() => {
+      this.state = 'connected';
+    }, (err: unknown) => {
+      this.state = 'idle';
+      throw err;
     });
     return this.connecting;
   }

@@ -8,6 +8,8 @@ import type { DynamicPartitioner } from '../partitioner/partitioner';
 import type { DynamicProducer } from '../producer/producer';
 import { InvalidArgTypeError, KafkaError, toKafkaError } from '../core/errors';
 import { configError, type Config } from '../core/config';
+import { type Connectable, connectClient } from '../core/connect';
+import { hideSecrets } from '../core/secrets';
 import { resolveLagMonitorOptions } from '../core/options';
 
 export interface LagMonitorOptions {
@@ -19,6 +21,11 @@ export interface LagMonitorOptions {
 
 export type Lag = Record<string, number[]>;
 
+/** Kafka's TOPIC_, GROUP_ and CLUSTER_AUTHORIZATION_FAILED. */
+const AUTHORIZATION_FAILED: ReadonlySet<number> = new Set([29, 30, 31]);
+/** How often the consumer queue is read while committed offsets are awaited (ms). */
+const QUEUE_READ_MS = 200;
+
 export class LagMonitor extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   private timer: NodeJS.Timeout | undefined;
@@ -26,6 +33,7 @@ export class LagMonitor extends EventEmitter {
   private readonly targets: DynamicPartitioner[] = [];
   private readonly intervalMs: number;
   private readonly topics: readonly string[];
+  private readonly groupId: string;
 
   constructor(globalConfig: Config, options: LagMonitorOptions) {
     super();
@@ -33,16 +41,24 @@ export class LagMonitor extends EventEmitter {
     const o = resolveLagMonitorOptions(options);
     this.intervalMs = o.intervalMs;
     this.topics = o.topics;
+    this.groupId = o.groupId;
     // A consumer of the group that never subscribes: it only reads committed offsets and watermarks.
     try {
       this.client = new Kafka.KafkaConsumer({ ...globalConfig, 'group.id': o.groupId, 'enable.auto.commit': false } as any, {});
     } catch (err) {
       throw configError(err, globalConfig, {});
     }
+    hideSecrets(this.client);
+    // It never subscribes: a consume call only reads errors queued for the group (see committed()).
+    this.client.setDefaultConsumeTimeout(0);
   }
 
-  async start(): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.client.connect({ timeout: 30_000 }, (err) => (err ? reject(toKafkaError(err, 'connect')) : resolve())));
+  /**
+   * Connects (within `timeoutMs`: a refused login rejects at once, see DynamicProducer.connect)
+   * and reads the lag once; rejects with a KafkaError. Then reads it every intervalMs.
+   */
+  async start(timeoutMs = 30_000): Promise<void> {
+    await connectClient(this.client as unknown as Connectable, timeoutMs);
     await this.read();
     this.timer = setInterval(() => this.read().catch((err) => this.emit('error', err)), this.intervalMs);
     this.timer.unref();
@@ -76,7 +92,7 @@ export class LagMonitor extends EventEmitter {
       const t = metadata.topics.find((x: any) => x.name === topic);
       if (!t) continue;
       const partitions = t.partitions.map((p: any) => ({ topic, partition: p.id }));
-      const committed: any[] = await new Promise((resolve, reject) => this.client.committed(partitions, 10_000, (err, c) => (err ? reject(toKafkaError(err, `committed offsets of ${topic}`)) : resolve(c))));
+      const committed = await this.committed(topic, partitions);
       const lags = new Array(partitions.length).fill(0);
       for (const c of committed) {
         const high: number = await new Promise((resolve, reject) =>
@@ -99,6 +115,36 @@ export class LagMonitor extends EventEmitter {
     this.lag = next;
     this.emit('lag', next);
     return next;
+  }
+
+  /**
+   * The group's committed offsets of `partitions`. A group this principal may not use makes
+   * librdkafka look for its coordinator until committed() times out, while the refusal waits
+   * in the consumer's queue, which only a consume call reads: so the queue is read meanwhile,
+   * and an authorization error found there rejects at once.
+   */
+  private committed(topic: string, partitions: { topic: string; partition: number }[]): Promise<any[]> {
+    const context = `committed offsets of ${topic} (group ${this.groupId})`;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (err: unknown, value?: any[]): void => {
+        if (settled) return;
+        settled = true;
+        clearInterval(watch);
+        if (err) reject(toKafkaError(err, context));
+        else resolve(value ?? []);
+      };
+      const watch = setInterval(() => {
+        try {
+          this.client.consume(1, (err: any) => {
+            if (err && AUTHORIZATION_FAILED.has(err.code)) finish(err);
+          });
+        } catch {
+          // Not connected (stop() under way): committed() calls back with its own error.
+        }
+      }, QUEUE_READ_MS);
+      this.client.committed(partitions, 10_000, (err, c) => finish(err, c));
+    });
   }
 
   async stop(): Promise<void> {

@@ -3,6 +3,7 @@
 // flight, and the send() promises a report or a disconnect settles.
 
 import { toKafkaError } from '../core/errors';
+import { withLibrdkafkaCode } from '../core/rdkafka-codes';
 import type { KafkaError } from '../core/errors';
 import { LINK } from './handoff';
 import type { Link } from './handoff';
@@ -70,7 +71,7 @@ export class Delivery {
       report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending.key, timestamp: report.timestamp, size: report.size };
     }
     this.inflight--;
-    const failure = err ? toKafkaError(err, `delivery to ${report?.topic} [${report?.partition}]`) : null;
+    const failure = err ? toKafkaError(withLibrdkafkaCode(err), `delivery to ${report?.topic} [${report?.partition}]`) : null;
     if (pending && typeof pending.resolve === 'function') {
       this.unconfirmed.delete(pending);
       if (failure) pending.reject(failure);

@@ -1,0 +1,44 @@
+// node-rdkafka (3.6) hands a failed delivery report over as an Error holding only librdkafka's
+// text, lower-cased and cut after its origin ('Broker: Topic authorization failed' becomes
+// 'topic authorization failed'), with code -1 (lib/error.js): the code is lost. It is found
+// again here in librdkafka's own table of texts (err2str over node-rdkafka's CODES.ERRORS).
+
+import * as Kafka from 'node-rdkafka';
+
+/** node-rdkafka's code for an Error it could not read a code from. */
+const UNREAD = -1;
+
+let table: Map<string, number> | undefined;
+
+function texts(): Map<string, number> {
+  if (table !== undefined) return table;
+  table = new Map();
+  try {
+    const native = require('node-rdkafka/librdkafka') as { err2str?: (code: number) => string };
+    const codes = (Kafka as unknown as { CODES?: { ERRORS?: Record<string, number> } }).CODES?.ERRORS ?? {};
+    if (typeof native.err2str !== 'function') return table;
+    for (const code of Object.values(codes)) {
+      if (typeof code !== 'number' || code === 0 || code === UNREAD) continue;
+      const text = native.err2str(code);
+      const cut = text.split(': ');
+      // As node-rdkafka reads it: the part after 'Broker: ' / 'Local: ', lower-cased.
+      const key = (cut.length > 1 ? cut[1] : text).toLowerCase();
+      if (!table.has(key)) table.set(key, code);
+    }
+  } catch {
+    // Without the table the code stays as node-rdkafka gave it.
+  }
+  return table;
+}
+
+/**
+ * The error with librdkafka's code put back when node-rdkafka lost it (code -1 and a message
+ * that is one of librdkafka's texts); any other error as it is.
+ */
+export function withLibrdkafkaCode(err: unknown): unknown {
+  const e = err as { code?: unknown; message?: unknown } | null | undefined;
+  if (e === null || e === undefined || e.code !== UNREAD || typeof e.message !== 'string') return err;
+  const code = texts().get(e.message.toLowerCase());
+  if (code === undefined) return err;
+  return { code, message: e.message, cause: err };
+}
