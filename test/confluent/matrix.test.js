@@ -9,6 +9,7 @@ const path = require('node:path');
 const FILES = [
   'test/producer/order-headers.test.js',
   'test/producer/delivery-exactly-once.test.js',
+  'test/producer/wrap-producer.test.js',
   'test/consumer/dynamic-consumer.test.js',
 ];
 
