@@ -15,7 +15,7 @@ import { type DynamicPartitionerOptions, resolveKafkaJsProducerOptions, type Kaf
 import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { dropForwarded } from '../partitioner/kafkajs';
-import { InvalidArgTypeError, StateError, toKafkaError } from '../core/errors';
+import { InvalidArgTypeError, KafkaError, StateError, toKafkaError } from '../core/errors';
 import { Metrics, type ProducerMetrics, registerPrometheus } from './metrics';
 import { warnIfBothLoaded } from '../core/library';
 
@@ -78,6 +78,9 @@ interface TopicCounters {
   failed: number;
   queueDepth: number[];
 }
+
+/** librdkafka's ERR__TIMED_OUT. */
+const ERR_TIMED_OUT = -185;
 
 /** How long a topic whose count could not be read is left to librdkafka before it is asked again (ms). */
 const RETRY_UNKNOWN_MS = 1000;
@@ -142,20 +145,34 @@ export class KafkaJsDynamicProducer extends EventEmitter {
   }
 
   /**
-   * Connects the producer (unless it is connected already) and reads the partition counts of
-   * `topics`.
+   * Connects the producer (unless it is connected already), then waits until the partition
+   * counts of `topics` are known, asking again every 100 ms (a topic being created answers with
+   * none at first), so that their first messages are placed here. A count not known within
+   * `timeoutMs` rejects with a KafkaError (the producer stays connected). Also on a connected one.
    */
-  async connect(topics: string[] = []): Promise<void> {
+  async connect(topics: string[] = [], timeoutMs = 30_000): Promise<void> {
     if (this.closed) throw new StateError('this producer was disconnected');
     if (!Array.isArray(topics) || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
       throw new InvalidArgTypeError('topics', 'an array of topic names', topics);
     }
-    if (this.connected) return;
-    if (!this.producer._getInternalClient?.()) await this.producer.connect();
-    this.connected = true;
-    this.timer = setInterval(() => this.refresh(), this.options.metadataRefreshMs);
-    this.timer.unref();
-    await Promise.all(topics.map((t) => this.read(t)));
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new InvalidArgTypeError('timeoutMs', 'a number >= 0', timeoutMs);
+    if (!this.connected) {
+      if (!this.producer._getInternalClient?.()) await this.producer.connect();
+      this.connected = true;
+      this.timer = setInterval(() => this.refresh(), this.options.metadataRefreshMs);
+      this.timer.unref();
+    }
+    const deadline = Date.now() + timeoutMs;
+    await Promise.all(topics.map(async (topic) => {
+      for (;;) {
+        this.retryAt.delete(topic);
+        await this.read(topic);
+        if ((this.topics.get(topic)?.partitions ?? 0) > 0) return;
+        if (this.closed) throw new StateError('this producer was disconnected');
+        if (Date.now() >= deadline) throw new KafkaError(`connect: no partition count for topic '${topic}' in time`, ERR_TIMED_OUT);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }));
   }
 
   /** The producer's send(), each message placed here: resolves with its record metadata. */

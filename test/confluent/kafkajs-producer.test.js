@@ -28,6 +28,7 @@ t.test('cold keys where murmur2_random puts them, the dominant key spread and ma
   // The mock cluster creates the topic on its first message.
   await p.send({ topic, messages: [{ key: 'warm-up', value: 'w', partition: 0 }] });
   await p.connect([topic]);
+  t.equal(p.metrics().topics[topic].partitions, N, 'connect(topics) waited for the count');
 
   const rand = prng(0xc0f1);
   const keys = [];
@@ -116,9 +117,16 @@ t.test('bad arguments and states: typed errors', async (t) => {
   await t.rejects(p.send({ topic: 't', messages: [] }), { code: 'KDP_STATE' }, 'send() before connect()');
   await p.connect();
   await t.rejects(p.send({ topic: '', messages: [] }), { code: 'KDP_INVALID_ARG_TYPE' }, 'an empty topic');
+  await t.rejects(p.connect('t'), { code: 'KDP_INVALID_ARG_TYPE' }, 'topics not an array');
+
   await t.rejects(p.send({ topic: 't', messages: 'x' }), { code: 'KDP_INVALID_ARG_TYPE' }, 'messages not an array');
   await t.rejects(p.sendBatch({ topicMessages: 'x' }), { code: 'KDP_INVALID_ARG_TYPE' }, 'topicMessages not an array');
   await p.disconnect();
   await t.rejects(p.send({ topic: 't', messages: [] }), { code: 'KDP_STATE' }, 'send() after disconnect()');
+  // An admin that never knows the topic: connect(topics) gives up at its deadline.
+  const fake = { connect: async () => {}, disconnect: async () => {}, send: async () => [] };
+  const q = wrapKafkaJsProducer(fake, { admin: { fetchTopicMetadata: async () => [] } });
+  await t.rejects(q.connect(['never-known'], 250), { code: 'KDP_KAFKA_ERROR', librdkafkaCode: -185 }, 'a count not known in time: a KafkaError (ERR__TIMED_OUT)');
+  await q.disconnect();
   await t.rejects(p.connect(), { code: 'KDP_STATE' }, 'connect() after disconnect()');
 });
