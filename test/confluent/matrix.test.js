@@ -3,21 +3,10 @@
 // @confluentinc/kafka-javascript as the client library (KDP_TEST_CLIENT=confluent, read by
 // test/lib/clients.js), each in its own process: the same assertions hold for both clients.
 // node-rdkafka cannot be required in these runs (test/lib/without-node-rdkafka.js, preloaded).
+// The cases are in cases/matrix.js: they run when Confluent's client is installed (an optional
+// peer dependency `npm install` does not add), and are skipped, saying how to install it, when not.
 const t = require('tap');
-const path = require('node:path');
+const { confluentInstalled, CONFLUENT_MISSING } = require('../lib/clients');
 
-const FILES = [
-  'test/producer/order-headers.test.js',
-  'test/producer/delivery-exactly-once.test.js',
-  'test/producer/wrap-producer.test.js',
-  'test/consumer/dynamic-consumer.test.js',
-];
-
-const root = path.join(__dirname, '..', '..');
-
-for (const file of FILES) {
-  t.spawn(process.execPath, ['--require', path.join(__dirname, '..', 'lib', 'without-node-rdkafka.js'), path.join(root, file)], {
-    cwd: root,
-    env: { ...process.env, KDP_TEST_CLIENT: 'confluent' },
-  }, `${file} with @confluentinc/kafka-javascript`);
-}
+if (confluentInstalled()) require('./cases/matrix');
+else t.plan(0, CONFLUENT_MISSING);

@@ -23,4 +23,17 @@ function clientOptions() {
   return clientName() === 'node-rdkafka' ? {} : { kafka: kafka() };
 }
 
-module.exports = { PACKAGES, clientName, kafka, clientOptions };
+/** Whether Confluent's client is installed (it is an optional peer dependency, not installed by `npm install`). */
+function confluentInstalled() {
+  try {
+    require.resolve(PACKAGES.confluent);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Why the tests of Confluent's client are skipped when it is not installed. */
+const CONFLUENT_MISSING = `${PACKAGES.confluent} is not installed: CKJS_LINKING=dynamic npm install --no-save ${PACKAGES.confluent}@1.10.1`;
+
+module.exports = { PACKAGES, clientName, kafka, clientOptions, confluentInstalled, CONFLUENT_MISSING };
