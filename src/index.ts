@@ -24,3 +24,6 @@ export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer/consumer';
 export type { DynamicConsumerOptions, MessageHandler, HandledInfo } from './consumer/consumer';
 export { LagMonitor } from './consumer/lag';
 export type { LagMonitorOptions, Lag } from './consumer/lag';
+export { wrapKafkaJsProducer, KafkaJsDynamicProducer } from './producer/kafkajs-producer';
+export type { KafkaJsProducerOptions, KafkaJsProducerLike, KafkaJsAdminLike, KafkaJsMessage, KafkaJsRecord, KafkaJsBatch } from './producer/kafkajs-producer';
+export type { KafkaLibrary } from './core/library';

@@ -13,10 +13,10 @@ const GROUP = { 'metadata.broker.list': 'localhost:1', log_level: 0, 'group.id':
 // [class, build(options), names its options accept (from each documented defaults object / the README)]
 const CLASSES = [
   ['DynamicPartitioner', (o) => new DynamicPartitioner(o).close(), Object.keys(DEFAULTS)],
-  ['DynamicProducer', (o) => new DynamicProducer(MOCK, {}, o).disconnect(0), [...Object.keys(DEFAULTS), ...Object.keys(PRODUCER_DEFAULTS), 'prometheus', 'producerId']],
-  ['DynamicConsumer', (o) => new DynamicConsumer(GROUP, {}, o), ['resequencer', ...Object.keys(CONSUMER_DEFAULTS)]],
+  ['DynamicProducer', (o) => new DynamicProducer(MOCK, {}, o).disconnect(0), [...Object.keys(DEFAULTS), ...Object.keys(PRODUCER_DEFAULTS), 'prometheus', 'producerId', 'kafka']],
+  ['DynamicConsumer', (o) => new DynamicConsumer(GROUP, {}, o), ['resequencer', ...Object.keys(CONSUMER_DEFAULTS), 'kafka']],
   ['Resequencer', (o) => new Resequencer(o), Object.keys(RESEQUENCER_DEFAULTS)],
-  ['LagMonitor', (o) => new LagMonitor(GROUP, { groupId: 'g', topics: ['t'], ...o }), ['groupId', 'topics', 'intervalMs']],
+  ['LagMonitor', (o) => new LagMonitor(GROUP, { groupId: 'g', topics: ['t'], ...o }), ['groupId', 'topics', 'intervalMs', 'kafka']],
   ['createKafkaJsPartitioner', (o) => createKafkaJsPartitioner(o).partitioner.close(), [...Object.keys(DEFAULTS), 'orderHeaders']],
 ];
 

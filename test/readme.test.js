@@ -3,7 +3,8 @@
 // file (and, for a `#fragment` into a Markdown file, to one of its headings).
 //
 // Convention: a fenced ```js, ```javascript or ```ts block whose previous non-blank line is
-// `<!-- runnable -->` is run. Each runs alone in a fresh `node` process (its own temporary
+// `<!-- runnable -->` is run; `<!-- runnable: with <package> -->` is run when that optional
+// package is installed (skipped, saying so, otherwise). Each runs alone in a fresh `node` process (its own temporary
 // directory, NODE_PATH at this package's node_modules so `node-rdkafka` and `kafkajs`
 // resolve), after two rewrites:
 //   - require('kafka-dynamic-partitioner') / from 'kafka-dynamic-partitioner' → the local build
@@ -45,7 +46,9 @@ function codeBlocks(markdown) {
       lang: open[1],
       code: lines.slice(start + 1, end).join('\n'),
       line: start + 1,
-      runnable: prev >= 0 && lines[prev].trim() === '<!-- runnable -->',
+      runnable: prev >= 0 && /^<!-- runnable(: with [@\w/.-]+)? -->$/.test(lines[prev].trim()),
+      // `<!-- runnable: with <package> -->`: run when that optional package is installed.
+      needs: prev >= 0 ? (/^<!-- runnable: with ([@\w/.-]+) -->$/.exec(lines[prev].trim()) || [])[1] : undefined,
     });
     i = end;
   }
@@ -127,8 +130,19 @@ test('every JS block of the README compiles as a CommonJS script', (t) => {
   t.end();
 });
 
+/** Whether an optional package resolves from this package. */
+const installed = (name) => {
+  try {
+    require.resolve(name, { paths: [ROOT] });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 for (const b of runnable.filter(isJs)) {
-  test(`README.md:${b.line} runs (js)`, (t) => {
+  const skip = b.needs && !installed(b.needs) ? `${b.needs} is not installed (see the README's install section)` : false;
+  test(`README.md:${b.line} runs (js)`, { skip }, (t) => {
     const code = forTest(b.code);
     t.notMatch(code, /metadata\.broker\.list|bootstrap\.servers|require\(['"]kafka-dynamic-partitioner/, 'rewritten');
     const r = runNode(code);

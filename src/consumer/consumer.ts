@@ -10,7 +10,8 @@
 //     failing the consumer stops there and run() rejects (nothing skipped, at-least-once).
 
 import { EventEmitter } from 'node:events';
-import * as Kafka from 'node-rdkafka';
+import type * as Kafka from 'node-rdkafka';
+import { kafkaLibrary, type KafkaLibrary } from '../core/library';
 import { Resequencer, ResequencerOptions, ConsumedMessage, Release } from './resequencer';
 import type { OrderHeader } from '../partitioner/headers';
 import { splitConfig, configError, Config } from '../core/config';
@@ -78,6 +79,8 @@ interface TopicPartitionOffset { topic: string; partition: number; offset?: numb
 
 export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
+  /** The client library (options.kafka, or node-rdkafka). */
+  private readonly library: KafkaLibrary;
   readonly resequencer: Resequencer<Kafka.Message & ConsumedMessage>;
   private readonly options: ResolvedConsumerOptions;
   private readonly queue: Release<Kafka.Message & ConsumedMessage>[] = [];
@@ -124,8 +127,9 @@ export class DynamicConsumer extends EventEmitter {
       offset_commit_cb: split.global.offset_commit_cb ?? true,
       rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => this.rebalance(err, assignment),
     };
+    this.library = kafkaLibrary(this.options.kafka);
     try {
-      this.client = new Kafka.KafkaConsumer(global as any, split.topic as any);
+      this.client = new this.library.KafkaConsumer(global as any, split.topic as any);
     } catch (err) {
       throw configError(err, globalConfig, topicConfig);
     }
@@ -382,7 +386,7 @@ export class DynamicConsumer extends EventEmitter {
     // next time; one on revoke is a 'warning' (the partitions' next owner reads again from the
     // last committed offset: re-reads, nothing lost).
     const code = err?.code;
-    if (code === Kafka.CODES.ERRORS.ERR_ILLEGAL_GENERATION || code === Kafka.CODES.ERRORS.ERR_REBALANCE_IN_PROGRESS || code === Kafka.CODES.ERRORS.ERR_UNKNOWN_MEMBER_ID) {
+    if (code === this.library.CODES.ERRORS.ERR_ILLEGAL_GENERATION || code === this.library.CODES.ERRORS.ERR_REBALANCE_IN_PROGRESS || code === this.library.CODES.ERRORS.ERR_UNKNOWN_MEMBER_ID) {
       if (!periodic) this.emit('warning', toKafkaError(err, 'commit'));
       return;
     }
@@ -413,7 +417,7 @@ export class DynamicConsumer extends EventEmitter {
   /** Incremental (cooperative) rebalancing: only the partitions that move are touched. */
   private rebalance(err: any, assignment: TopicPartitionOffset[]): void {
     const cooperative = this.client.rebalanceProtocol() === 'COOPERATIVE';
-    if (err.code === Kafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
+    if (err.code === this.library.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
       const byTopic = new Map<string, number[]>();
       for (const tp of assignment) {
         this.assigned.set(`${tp.topic}\u0000${tp.partition}`, { topic: tp.topic, partition: tp.partition });
@@ -428,7 +432,7 @@ export class DynamicConsumer extends EventEmitter {
       else this.client.assign(assignment);
       if (this.paused) this.client.pause(assignment.map(({ topic, partition }) => ({ topic, partition })));
       this.emit('assigned', assignment);
-    } else if (err.code === Kafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
+    } else if (err.code === this.library.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       // Commit what is safe for the partitions leaving (stop() already did, if stopping); what
       // is held or unhandled for them is read again by their next owner (at-least-once).
       if (this.state === 'running') this.commitHandled(assignment, true);

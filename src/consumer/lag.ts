@@ -3,7 +3,8 @@
 // hot-key traffic moves away from partitions whose consumers fall behind. Cold keys never move.
 
 import { EventEmitter } from 'node:events';
-import * as Kafka from 'node-rdkafka';
+import type * as Kafka from 'node-rdkafka';
+import { kafkaLibrary } from '../core/library';
 import type { DynamicPartitioner } from '../partitioner/partitioner';
 import type { DynamicProducer } from '../producer/producer';
 import { InvalidArgTypeError, KafkaError, toKafkaError } from '../core/errors';
@@ -44,7 +45,7 @@ export class LagMonitor extends EventEmitter {
     this.groupId = o.groupId;
     // A consumer of the group that never subscribes: it only reads committed offsets and watermarks.
     try {
-      this.client = new Kafka.KafkaConsumer({ ...globalConfig, 'group.id': o.groupId, 'enable.auto.commit': false } as any, {});
+      this.client = new (kafkaLibrary(o.kafka).KafkaConsumer)({ ...globalConfig, 'group.id': o.groupId, 'enable.auto.commit': false } as any, {});
     } catch (err) {
       throw configError(err, globalConfig, {});
     }

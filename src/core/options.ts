@@ -5,6 +5,7 @@
 
 import { PARTITIONERS, PartitionerName } from './hash';
 import { InvalidOptionError } from './errors';
+import { isKafkaLibrary, type KafkaLibrary } from './library';
 import { Field, Fields, MAX_TIMER_MS, boolean, checksOnly, custom, defaultsOf, integer, list, name, number, object, oneOf, resolve } from './schema';
 
 /** A half-life for the decay of counts: in messages of all topics, or in milliseconds. */
@@ -165,6 +166,12 @@ export function resolveOptions(options: unknown = {}): ResolvedOptions {
   return resolve(PARTITIONER_SCHEMA, options);
 }
 
+/**
+ * The client library (node-rdkafka's API: Producer, KafkaConsumer, CODES), e.g.
+ * require('@confluentinc/kafka-javascript'); absent: node-rdkafka.
+ */
+const KAFKA = custom<KafkaLibrary>('a node-rdkafka-style module (with Producer, KafkaConsumer and CODES), e.g. require(\'@confluentinc/kafka-javascript\')', isKafkaLibrary);
+
 /** 'spread': order headers on the messages of spread keys; 'none': never. */
 const ORDER_HEADERS = oneOf(['spread', 'none'] as const).default('spread');
 
@@ -179,6 +186,7 @@ export interface ProducerSettings {
   readonly queuePenalty: boolean;
   readonly prometheus?: unknown;
   readonly producerId?: Buffer;
+  readonly kafka?: KafkaLibrary;
 }
 
 const PRODUCER_FIELDS: Fields = {
@@ -190,6 +198,7 @@ const PRODUCER_FIELDS: Fields = {
   // Whether prom-client is installed, and this one of its Registries, is checked as the gauges are registered.
   prometheus: custom('a prom-client Registry', (v) => typeof v === 'object' && v !== null),
   producerId: custom('a Buffer of 8 bytes', (v) => Buffer.isBuffer(v) && v.length === 8),
+  kafka: KAFKA,
 };
 
 export const PRODUCER_DEFAULTS: ProducerSettings = defaultsOf(PRODUCER_FIELDS);
@@ -221,6 +230,42 @@ const KAFKAJS_SCHEMA = object<{ orderHeaders: 'spread' | 'none' } & Record<strin
 export function resolveKafkaJsOptions(options: unknown): { orderHeaders: 'spread' | 'none'; partitioner: Record<string, unknown> } {
   const { orderHeaders, ...partitioner } = resolve(KAFKAJS_SCHEMA, options);
   return { orderHeaders, partitioner };
+}
+
+// wrapKafkaJsProducer -----------------------------------------------------------------------
+
+/** wrapKafkaJsProducer's own options, resolved. */
+export interface KafkaJsProducerSettings {
+  readonly orderHeaders: 'spread' | 'none';
+  readonly metadataRefreshMs: number;
+  readonly metadataTimeoutMs: number;
+  readonly prometheus?: unknown;
+  readonly producerId?: Buffer;
+  readonly admin?: unknown;
+}
+
+const KAFKAJS_PRODUCER_FIELDS: Fields = {
+  orderHeaders: ORDER_HEADERS,
+  metadataRefreshMs: integer(100, MAX_TIMER_MS).default(30_000),
+  metadataTimeoutMs: integer(1, MAX_TIMER_MS).default(5_000),
+  prometheus: PRODUCER_FIELDS.prometheus,
+  producerId: PRODUCER_FIELDS.producerId,
+  admin: custom('an admin client with fetchTopicMetadata()', (v) => typeof v === 'object' && v !== null && typeof (v as { fetchTopicMetadata?: unknown }).fetchTopicMetadata === 'function'),
+};
+
+const KAFKAJS_PRODUCER_NAMES = Object.keys(KAFKAJS_PRODUCER_FIELDS);
+const KAFKAJS_PRODUCER_SCHEMA = object<KafkaJsProducerSettings & Record<string, unknown>>({ ...checksOnly(PARTITIONER_FIELDS), ...KAFKAJS_PRODUCER_FIELDS });
+
+/** wrapKafkaJsProducer's options: its own settings, defaults filled in, and the partitioner's options as given. */
+export function resolveKafkaJsProducerOptions(options: unknown): { producer: KafkaJsProducerSettings; partitioner: Record<string, unknown> } {
+  const all = resolve(KAFKAJS_PRODUCER_SCHEMA, options);
+  const producer: Record<string, unknown> = {};
+  const partitioner: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(all)) {
+    if (KAFKAJS_PRODUCER_NAMES.includes(key)) producer[key] = value;
+    else partitioner[key] = value;
+  }
+  return { producer: Object.freeze(producer) as unknown as KafkaJsProducerSettings, partitioner };
 }
 
 // Resequencer -------------------------------------------------------------------------------
@@ -260,6 +305,7 @@ export interface ResolvedConsumerOptions {
   readonly retryBackoffMs: number;
   /** The Resequencer's options, defaults filled in; absent when none were given. */
   readonly resequencer?: ResolvedResequencerOptions;
+  readonly kafka?: KafkaLibrary;
 }
 
 // Every bound is setTimeout's (a larger delay fires at once); 0 allowed for the two that turn retries off.
@@ -274,7 +320,7 @@ const CONSUMER_FIELDS: Fields = {
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);
 
-const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS });
+const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA });
 
 export function resolveConsumerOptions(options: unknown): ResolvedConsumerOptions {
   return resolve(CONSUMER_SCHEMA, options);
@@ -286,12 +332,14 @@ export interface ResolvedLagMonitorOptions {
   readonly groupId: string;
   readonly topics: readonly string[];
   readonly intervalMs: number;
+  readonly kafka?: KafkaLibrary;
 }
 
 const LAG_MONITOR_SCHEMA = object<ResolvedLagMonitorOptions>({
   groupId: name('a consumer group id').require(),
   topics: list(name('a topic name'), 'a non-empty array of topic names').require(),
   intervalMs: integer(10, MAX_TIMER_MS).default(1000),
+  kafka: KAFKA,
 });
 
 /** LagMonitor's options; `options` itself is required. */

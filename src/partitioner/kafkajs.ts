@@ -35,7 +35,7 @@ const hasOwn = Object.prototype.hasOwnProperty;
  * would read it as ours. The caller's headers object is not changed (it may be the consumed
  * message's): message.headers becomes a copy without it.
  */
-function dropForwarded(message: KafkaJsPartitionerArgs['message']): void {
+export function dropForwarded(message: KafkaJsPartitionerArgs['message']): void {
   const headers = message.headers;
   if (headers === undefined || headers === null || !hasOwn.call(headers, ORDER_HEADER)) return;
   const { [ORDER_HEADER]: _forwarded, ...rest } = headers;

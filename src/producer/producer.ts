@@ -10,7 +10,8 @@
 
 import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
-import * as Kafka from 'node-rdkafka';
+import type * as Kafka from 'node-rdkafka';
+import { kafkaLibrary, warnIfBothLoaded, type KafkaLibrary } from '../core/library';
 import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
 import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
@@ -48,8 +49,8 @@ const ERR_UNKNOWN_FAILURE = -1_000_000;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
-function librdkafkaMessage(code: number): string {
-  const name = Object.entries((Kafka as any).CODES?.ERRORS ?? {}).find(([, v]) => v === code)?.[0];
+function librdkafkaMessage(code: number, library: KafkaLibrary | undefined): string {
+  const name = Object.entries(library?.CODES?.ERRORS ?? {}).find(([, v]) => v === code)?.[0];
   return name ? `${name} (${code})` : `librdkafka error ${code}`;
 }
 
@@ -79,8 +80,10 @@ export declare interface DynamicProducer {
 }
 
 export class DynamicProducer extends EventEmitter {
-  /** The node-rdkafka producer underneath. */
+  /** The node-rdkafka-style producer underneath. */
   readonly client: ProducerLike;
+  /** The client library (options.kafka, or node-rdkafka) when this producer made its client, or was given one. */
+  private readonly library: KafkaLibrary | undefined;
   readonly partitioner: DynamicPartitioner;
   readonly producerId: Buffer;
   private readonly options: ProducerSettings;
@@ -141,6 +144,9 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner.on('warning', (err) => this.emit('warning', err));
     let mark: Pending | undefined;
     if (existing) {
+      // A wrapped producer's library is not loaded here (only its error names are read of it).
+      this.library = this.options.kafka;
+      warnIfBothLoaded();
       this.client = existing;
       this.owned = false;
       this.highLevel = isHighLevel(existing);
@@ -153,8 +159,9 @@ export class DynamicProducer extends EventEmitter {
       const topic = { ...split.topic, partitioner: base };
       const global: Config = { ...split.global };
       if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
+      this.library = kafkaLibrary(this.options.kafka);
       try {
-        this.client = new Kafka.Producer(global as any, topic as any) as unknown as ProducerLike;
+        this.client = new this.library.Producer(global as any, topic as any) as unknown as ProducerLike;
       } catch (err) {
         this.partitioner.close();
         throw configError(err, globalConfig, topicConfig);
@@ -454,7 +461,7 @@ export class DynamicProducer extends EventEmitter {
 
   /** A message librdkafka refused for good: its caller is told (promise, exception or 'delivery'). */
   private failed(code: number, topic: string, partition: number, key: Key | null | undefined, pending: Pending | undefined, canThrow: boolean): boolean {
-    const cause = code === ERR_UNKNOWN_FAILURE ? this.lastProduceError : { code, message: librdkafkaMessage(code) };
+    const cause = code === ERR_UNKNOWN_FAILURE ? this.lastProduceError : { code, message: librdkafkaMessage(code, this.library) };
     const failure = toKafkaError(cause, `produce to ${topic}`);
     const info = this.metadata.topics.get(topic);
     if (info) info.failed++;

@@ -1,12 +1,14 @@
 'use strict';
 // DynamicProducer → librdkafka's mock cluster → DynamicConsumer: a spread key comes out in
 // produce order, nothing is lost, and the committed offsets cover exactly what was handled.
+// The client library is test/lib/clients.js's (test/confluent/matrix.test.js runs this file
+// with Confluent's).
 const t = require('tap');
-const Kafka = require('node-rdkafka');
+const { kafka, clientOptions } = require('../lib/clients');
 const { DynamicProducer, DynamicConsumer, LagMonitor, decodeOrderHeader, ORDER_HEADER } = require('../..');
 
 async function producerWithBrokers() {
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, { partitioner: 'murmur2_random' });
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, { partitioner: 'murmur2_random' }, clientOptions());
   await p.connect();
   const md = await new Promise((res, rej) => p.client.getMetadata({ timeout: 5000 }, (e, m) => (e ? rej(e) : res(m))));
   return { p, brokers: md.brokers.map((b) => `${b.host}:${b.port}`).join(',') };
@@ -39,7 +41,7 @@ t.test('a hot key spread over several partitions is handed over in produce order
   t.ok(hotPartitions.size > 1, `the hot key used ${hotPartitions.size} partitions`);
 
   const c = new DynamicConsumer({ 'metadata.broker.list': brokers, 'group.id': 'e2e', 'auto.offset.reset': 'earliest', log_level: 3 },
-    {}, { commitIntervalMs: 100 });
+    {}, { commitIntervalMs: 100, ...clientOptions() });
   await c.connect();
   const last = new Map();
   let handled = 0;
@@ -66,7 +68,7 @@ t.test('a hot key spread over several partitions is handed over in produce order
   t.ok(marked > 1000, `${marked} messages carried an order header`);
 
   // The committed offsets are the end of each partition: everything was handled.
-  const check = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers, 'group.id': 'e2e', log_level: 3 }, {});
+  const check = new (kafka().KafkaConsumer)({ 'metadata.broker.list': brokers, 'group.id': 'e2e', log_level: 3 }, {});
   await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
   const partitions = [0, 1, 2, 3].map((partition) => ({ topic, partition }));
   const committed = await new Promise((r, j) => check.committed(partitions, 5000, (e, x) => (e ? j(e) : r(x))));
@@ -85,7 +87,7 @@ t.test('LagMonitor reads a group\'s lag and turns it into penalties', async (t) 
   const perPartition = [0, 0, 0, 0];
   for (const r of reports) perPartition[r.partition]++;
   // The group has committed nothing: lag = the whole log of each partition (plus the warm-up message).
-  const monitor = new LagMonitor({ 'metadata.broker.list': brokers, log_level: 3 }, { groupId: 'nobody', topics: [topic], intervalMs: 100 });
+  const monitor = new LagMonitor({ 'metadata.broker.list': brokers, log_level: 3 }, { groupId: 'nobody', topics: [topic], intervalMs: 100, ...clientOptions() });
   monitor.attach(p);
   await monitor.start();
   t.teardown(() => monitor.stop());

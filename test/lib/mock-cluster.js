@@ -1,10 +1,11 @@
 'use strict';
-// librdkafka's in-process mock cluster through node-rdkafka: no broker needed.
-const Kafka = require('node-rdkafka');
+// librdkafka's in-process mock cluster through node-rdkafka (or the client test/lib/clients.js
+// selects): no broker needed.
+const { kafka } = require('./clients');
 
 /** A connected node-rdkafka Producer on a fresh mock cluster (topics get 4 partitions). */
 function mockProducer(globalConfig = {}, topicConfig = {}) {
-  const producer = new Kafka.Producer(
+  const producer = new (kafka().Producer)(
     { 'test.mock.num.brokers': 3, 'dr_msg_cb': true, 'log_level': 3, ...globalConfig },
     topicConfig,
   );

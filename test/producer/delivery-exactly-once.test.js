@@ -8,7 +8,10 @@
 // Placement: a key never reported hot goes where Kafka's partitioner puts it
 // (partitionForKey, checked against librdkafka itself in test/mock/); so does every message
 // that carries no order header and every anchor / return. Hot keys must actually spread.
+// The client library is test/lib/clients.js's (test/confluent/matrix.test.js runs this file
+// with Confluent's).
 const t = require('tap');
+const { clientOptions } = require('../lib/clients');
 const { DynamicProducer, partitionForKey, decodeOrderHeader } = require('../..');
 const { zipf, sleep, brokersOf, consumeAll, headerOf, trackHot, wireBytes } = require('./lib/helpers');
 
@@ -120,7 +123,7 @@ function checkPlacement(t, keys, partitionOf, hot) {
  */
 async function deliveringProducer(t) {
   // Split keys (relocate: false): checkPlacement wants every hot key on several partitions.
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, {}, { relocate: false });
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, {}, { relocate: false, ...clientOptions() });
   t.teardown(() => p.disconnect().catch(() => {}));
   const errors = [];
   p.on('error', (e) => errors.push(e));

@@ -1,7 +1,8 @@
 'use strict';
 // Order headers ('kdp-order') on the messages of spread keys, as the DynamicProducer hands
 // them to librdkafka (recorded at node-rdkafka's binding, in production order) and as a
-// consumer reads them back from the mock cluster.
+// consumer reads them back from the mock cluster. The client library is test/lib/clients.js's
+// (test/confluent/matrix.test.js runs this file with Confluent's).
 //
 // A scripted workload (one topic, 4 partitions, horizon 2,000 messages): key H takes 30% of
 // the traffic (hot), then 0.5% (0.02 fair shares: below the cooling line 0.05, above the
@@ -12,6 +13,7 @@
 const t = require('tap');
 const { DynamicProducer, partitionForKey, decodeOrderHeader, PARTITIONERS } = require('../..');
 const { prng } = require('../lib/random-keys');
+const { clientOptions } = require('../lib/clients');
 const { knownPartitions, brokersOf, consumeAll, headerOf, recordHandOvers, handedHeader, trackHot } = require('./lib/helpers');
 
 const N = 4;
@@ -33,7 +35,7 @@ function workload(seed) {
 
 async function run(t, { topic, options = {}, topicConfig = {}, userHeaders = false }) {
   // Split keys (relocate: false): the chains checked here are anchor, spread..., return.
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, topicConfig, { horizon: HORIZON, producerId: PRODUCER_ID, relocate: false, ...options });
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, topicConfig, { horizon: HORIZON, producerId: PRODUCER_ID, relocate: false, ...clientOptions(), ...options });
   t.teardown(() => p.disconnect().catch(() => {}));
   const errors = [];
   p.on('error', (e) => errors.push(e));
@@ -190,7 +192,7 @@ t.test('spread: false reports hot keys but adds no header and moves nothing', as
 // consumer putting the key's messages back in order waits for it forever.
 t.test("a marked message refused at produce() does not become the next one's previous", async (t) => {
   const topic = 'order-refused';
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3, 'message.max.bytes': 10000 }, {}, { horizon: HORIZON });
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3, 'message.max.bytes': 10000 }, {}, { horizon: HORIZON, ...clientOptions() });
   t.teardown(() => p.disconnect().catch(() => {}));
   await p.connect();
   await knownPartitions(p, topic);
@@ -217,7 +219,7 @@ t.test("a marked message refused at produce() does not become the next one's pre
 // then sends again.
 t.test("the first message of a key that cooled while silent is marked 'return'", async (t) => {
   const topic = 'order-silent';
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, {}, { horizon: HORIZON });
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, {}, { horizon: HORIZON, ...clientOptions() });
   t.teardown(() => p.disconnect().catch(() => {}));
   const cooled = [];
   p.on('cooled', (h) => cooled.push(h.key));

@@ -3,9 +3,10 @@
 // on, its own setPollInterval): the wrapper's messages follow the existing producer's
 // `partitioner`; the application keeps producing directly on it, and neither side's
 // accounting is confused by the other's messages. Disconnecting the wrapper leaves the
-// application's producer connected.
+// application's producer connected. The client library is test/lib/clients.js's
+// (test/confluent/matrix.test.js runs this file with Confluent's).
 const t = require('tap');
-const Kafka = require('node-rdkafka');
+const { kafka } = require('../lib/clients');
 const { wrapProducer, partitionForKey, StateError, InvalidArgTypeError } = require('../..');
 const { mockProducer, disconnect } = require('../lib/mock-cluster');
 const { zipf, sleep, knownPartitions, brokersOf, consumeAll, trackHot } = require('./lib/helpers');
@@ -124,7 +125,7 @@ t.test('wrapProducer: base partitioner default, and refusals', async (t) => {
   await w.disconnect();
   t.ok(app.isConnected(), 'still connected after the wrapper disconnected');
 
-  const idle = new Kafka.Producer({ 'test.mock.num.brokers': 1, log_level: 3 }, {});
+  const idle = new (kafka().Producer)({ 'test.mock.num.brokers': 1, log_level: 3 }, {});
   t.throws(() => wrapProducer(idle), StateError, 'a producer not connected yet: StateError');
   t.throws(() => wrapProducer({}), InvalidArgTypeError, 'not a producer: InvalidArgTypeError');
   t.throws(() => wrapProducer(null), InvalidArgTypeError, 'null: InvalidArgTypeError');

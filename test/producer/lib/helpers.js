@@ -2,7 +2,8 @@
 // Shared helpers of the DynamicProducer tests (test/producer/*.test.js): Zipf key streams,
 // waiting for a topic's partition count, and reading a topic back from librdkafka's mock
 // cluster with a plain node-rdkafka KafkaConsumer — an independent check of what the
-// producer says it delivered.
+// producer says it delivered. The client library is test/lib/clients.js's (node-rdkafka unless
+// KDP_TEST_CLIENT says otherwise), required on first use.
 //
 // The mock cluster (test.mock.num.brokers) listens on real 127.0.0.1 ports inside the
 // producer's process; getMetadata() lists them, and any Kafka client in the process (a
@@ -10,7 +11,7 @@
 //
 // Run directly (tap does), this file has no tests.
 
-const Kafka = require('node-rdkafka');
+const { kafka } = require('../../lib/clients');
 const { prng, wireBytes } = require('../../lib/random-keys');
 const { metadataOf, watermarks } = require('../../lib/topic-log');
 
@@ -78,7 +79,7 @@ function headerOf(message, name = 'kdp-order') {
  * rejects after `timeoutMs`.
  */
 async function consumeAll(brokers, topic, expected, timeoutMs = 30000) {
-  const consumer = new Kafka.KafkaConsumer({
+  const consumer = new (kafka().KafkaConsumer)({
     'metadata.broker.list': brokers,
     'group.id': `kdp-test-${process.pid}-${Math.random().toString(36).slice(2)}`,
     'enable.auto.commit': false,

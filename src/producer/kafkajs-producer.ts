@@ -1,0 +1,329 @@
+// Dynamic partitioning for the KafkaJS-compatible API of Confluent's client
+// (@confluentinc/kafka-javascript 1.x, `new KafkaJS.Kafka(...).producer()`), which refuses a
+// `createPartitioner` (lib/kafkajs/_producer.js) but honours an explicit `partition` per
+// message. So the partition is chosen here and set on each message before the producer's own
+// send(): connect / send / sendBatch / disconnect, as the producer has them. Partition counts
+// come from the producer's own native client (getMetadata, as DynamicProducer reads them), or
+// from an admin client given as options.admin (fetchTopicMetadata: DescribeTopics, which
+// librdkafka's mock cluster does not answer), read on a topic's first message and every
+// metadataRefreshMs.
+
+import { EventEmitter } from 'node:events';
+import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
+import type { HotKey } from '../partitioner/partitioner';
+import { type DynamicPartitionerOptions, resolveKafkaJsProducerOptions, type KafkaJsProducerSettings } from '../core/options';
+import { partitionerCode } from '../core/hash';
+import { OrderChains, newProducerId } from '../partitioner/headers';
+import { dropForwarded } from '../partitioner/kafkajs';
+import { InvalidArgTypeError, KafkaError, StateError, toKafkaError } from '../core/errors';
+import { Metrics, type ProducerMetrics, registerPrometheus } from './metrics';
+import { warnIfBothLoaded } from '../core/library';
+
+/** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
+export interface KafkaJsMessage {
+  key?: Buffer | string | null;
+  value: Buffer | string | null;
+  partition?: number | null;
+  headers?: Record<string, unknown>;
+  timestamp?: string | number;
+  [field: string]: unknown;
+}
+
+export interface KafkaJsRecord {
+  topic: string;
+  messages: KafkaJsMessage[];
+  [field: string]: unknown;
+}
+
+export interface KafkaJsBatch {
+  topicMessages?: KafkaJsRecord[];
+  [field: string]: unknown;
+}
+
+/** What is used of a KafkaJS-API producer (Confluent's KafkaJS.Producer). */
+export interface KafkaJsProducerLike {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  send(record: KafkaJsRecord): Promise<any[]>;
+  /** Confluent's: the node-rdkafka-style client, set while connected (what its dependentAdmin() reads too). */
+  _getInternalClient?(): unknown;
+}
+
+/** What is used of a KafkaJS-API admin client. */
+export interface KafkaJsAdminLike {
+  connect?(): Promise<void>;
+  disconnect?(): Promise<void>;
+  fetchTopicMetadata(options: { topics: string[]; timeout?: number }): Promise<Array<{ name: string; partitions: unknown[] }>>;
+}
+
+export interface KafkaJsProducerOptions extends DynamicPartitionerOptions {
+  /** 'spread' (default): the order header on the messages of spread keys; 'none': never. */
+  readonly orderHeaders?: 'spread' | 'none';
+  /** Partition counts are read again this often (ms; default 30000). */
+  readonly metadataRefreshMs?: number;
+  /** The timeout of each metadata read (ms; default 5000). */
+  readonly metadataTimeoutMs?: number;
+  /** A prom-client Registry to expose metrics in. */
+  readonly prometheus?: unknown;
+  /** 8 bytes naming this producer in order headers (default: random). */
+  readonly producerId?: Buffer;
+  /** A connected admin client to read partition counts with (default: the producer's own client's metadata). */
+  readonly admin?: KafkaJsAdminLike;
+}
+
+interface TopicCounters {
+  partitions: number;
+  produced: number;
+  delivered: number;
+  failed: number;
+  queueDepth: number[];
+}
+
+/** librdkafka's ERR__TIMED_OUT. */
+const ERR_TIMED_OUT = -185;
+
+/** How long a topic whose count could not be read is left to librdkafka before it is asked again (ms). */
+const RETRY_UNKNOWN_MS = 1000;
+
+export declare interface KafkaJsDynamicProducer {
+  on(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  /** A CallbackError: options.spreadable threw (the key was kept on its own partition). */
+  on(event: 'warning', listener: (err: Error) => void): this;
+  on(event: string, listener: (...args: any[]) => void): this;
+}
+
+/** A KafkaJS-API producer with the partition of each message chosen by a DynamicPartitioner. */
+export class KafkaJsDynamicProducer extends EventEmitter {
+  readonly producer: KafkaJsProducerLike;
+  readonly partitioner: DynamicPartitioner;
+  readonly producerId: Buffer;
+  private readonly options: KafkaJsProducerSettings;
+  private readonly orders: OrderChains;
+  private readonly admin: KafkaJsAdminLike | undefined;
+  private readonly topics = new Map<string, TopicCounters>();
+  /** Reads of a topic's count under way, so that concurrent sends wait for one. */
+  private readonly reading = new Map<string, Promise<void>>();
+  /** When a topic whose count is not known may be asked again. */
+  private readonly retryAt = new Map<string, number>();
+  private readonly metrics$ = new Metrics();
+  private inflight = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private connected = false;
+  private closed = false;
+  private unregister: (() => void) | undefined;
+
+  constructor(producer: KafkaJsProducerLike, options: KafkaJsProducerOptions = {}) {
+    super();
+    if (typeof producer !== 'object' || producer === null || typeof producer.send !== 'function' || typeof producer.connect !== 'function' || typeof producer.disconnect !== 'function') {
+      throw new InvalidArgTypeError('producer', 'a KafkaJS-API producer (with connect, send and disconnect)', producer);
+    }
+    const { producer: settings, partitioner } = resolveKafkaJsProducerOptions(options);
+    if (settings.admin === undefined && typeof producer._getInternalClient !== 'function') {
+      throw new InvalidArgTypeError('producer', "Confluent's KafkaJS producer (with _getInternalClient()), or options.admin", producer);
+    }
+    this.options = settings;
+    this.admin = settings.admin as KafkaJsAdminLike | undefined;
+    this.producer = producer;
+    // Confluent's KafkaJS producer sets librdkafka's `partitioner` to 'murmur2_random' (Java's
+    // and KafkaJS's DefaultPartitioner): messages left to librdkafka land where we would put them.
+    this.partitioner = new DynamicPartitioner({ partitioner: 'murmur2_random', ...(partitioner as DynamicPartitionerOptions) });
+    this.producerId = settings.producerId ?? newProducerId();
+    this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(this.partitioner.options.partitioner));
+    this.partitioner.on('hot', (h) => this.emit('hot', h));
+    this.partitioner.on('cooled', (h) => this.emit('cooled', h));
+    this.partitioner.on('warning', (err) => this.emit('warning', err));
+    if (settings.prometheus !== undefined) {
+      try {
+        this.unregister = registerPrometheus(settings.prometheus, () => this.metrics());
+      } catch (err) {
+        this.partitioner.close();
+        throw err;
+      }
+    }
+    warnIfBothLoaded();
+  }
+
+  /**
+   * Connects the producer (unless it is connected already), then waits until the partition
+   * counts of `topics` are known, asking again every 100 ms (a topic being created answers with
+   * none at first), so that their first messages are placed here. A count not known within
+   * `timeoutMs` rejects with a KafkaError (the producer stays connected). Also on a connected one.
+   */
+  async connect(topics: string[] = [], timeoutMs = 30_000): Promise<void> {
+    if (this.closed) throw new StateError('this producer was disconnected');
+    if (!Array.isArray(topics) || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
+      throw new InvalidArgTypeError('topics', 'an array of topic names', topics);
+    }
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new InvalidArgTypeError('timeoutMs', 'a number >= 0', timeoutMs);
+    if (!this.connected) {
+      if (!this.producer._getInternalClient?.()) await this.producer.connect();
+      this.connected = true;
+      this.timer = setInterval(() => this.refresh(), this.options.metadataRefreshMs);
+      this.timer.unref();
+    }
+    const deadline = Date.now() + timeoutMs;
+    await Promise.all(topics.map(async (topic) => {
+      for (;;) {
+        this.retryAt.delete(topic);
+        await this.read(topic);
+        if ((this.topics.get(topic)?.partitions ?? 0) > 0) return;
+        if (this.closed) throw new StateError('this producer was disconnected');
+        if (Date.now() >= deadline) throw new KafkaError(`connect: no partition count for topic '${topic}' in time`, ERR_TIMED_OUT);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }));
+  }
+
+  /** The producer's send(), each message placed here: resolves with its record metadata. */
+  async send(record: KafkaJsRecord): Promise<any[]> {
+    const placed = await this.place(record, 'record');
+    return this.forward(placed, () => this.producer.send(placed));
+  }
+
+  /** sendBatch(): each topic's messages placed here, sent as the producer's send() calls. */
+  async sendBatch(batch: KafkaJsBatch): Promise<any[]> {
+    if (typeof batch !== 'object' || batch === null) throw new InvalidArgTypeError('batch', 'an object with topicMessages', batch);
+    const { topicMessages, ...rest } = batch;
+    if (topicMessages === undefined || topicMessages === null) return [];
+    if (!Array.isArray(topicMessages)) throw new InvalidArgTypeError('batch.topicMessages', 'an array of { topic, messages }', topicMessages);
+    const placed: KafkaJsRecord[] = [];
+    for (let i = 0; i < topicMessages.length; i++) placed.push(await this.place({ ...rest, ...topicMessages[i] }, `batch.topicMessages[${i}]`));
+    const results = await Promise.all(placed.map((r) => this.forward(r, () => this.producer.send(r))));
+    return results.flat();
+  }
+
+  /** Stops the metadata reads, disconnects the producer and closes the partitioner. */
+  async disconnect(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    try {
+      await this.producer.disconnect();
+    } finally {
+      this.unregister?.();
+      this.partitioner.close();
+    }
+  }
+
+  /** A snapshot of the per-topic counters, load, hot keys and tracked-key table (as DynamicProducer's). */
+  metrics(): ProducerMetrics {
+    return this.metrics$.snapshot(this.topics, this.partitioner, this.inflight, 0);
+  }
+
+  /** A copy of `record` whose messages carry the partition (and order header) chosen here. */
+  private async place(record: KafkaJsRecord, path: string): Promise<KafkaJsRecord> {
+    if (this.closed) throw new StateError('this producer was disconnected');
+    if (!this.connected) throw new StateError('connect() first');
+    if (typeof record !== 'object' || record === null) throw new InvalidArgTypeError(path, 'an object with topic and messages', record);
+    const { topic, messages } = record;
+    if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError(`${path}.topic`, 'a non-empty string', topic);
+    if (!Array.isArray(messages)) throw new InvalidArgTypeError(`${path}.messages`, 'an array of messages', messages);
+    let counters = this.topics.get(topic);
+    if (!counters || counters.partitions === 0) {
+      await this.read(topic);
+      counters = this.topics.get(topic);
+    }
+    const n = counters ? counters.partitions : 0;
+    const out: KafkaJsMessage[] = new Array(messages.length);
+    for (let i = 0; i < messages.length; i++) {
+      const given = messages[i];
+      if (typeof given !== 'object' || given === null) throw new InvalidArgTypeError(`${path}.messages[${i}]`, 'a message object', given);
+      // A copy: the producer changes the messages it is given (partition, value, headers).
+      const message: KafkaJsMessage = { ...given };
+      out[i] = message;
+      // An explicit partition wins, as in KafkaJS's own partitioners; an unknown count leaves it to librdkafka.
+      if (typeof message.partition === 'number' || n === 0) {
+        dropForwarded(message);
+        continue;
+      }
+      const p = this.partitioner.decide(topic, message.key, n);
+      const order = this.partitioner.decision.order;
+      if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...this.orders.header(order, n, p) };
+      else dropForwarded(message);
+      message.partition = p;
+    }
+    return { ...record, messages: out };
+  }
+
+  /** Runs the producer's send of `record`, counted per topic. */
+  private async forward(record: KafkaJsRecord, send: () => Promise<any[]>): Promise<any[]> {
+    const counters = this.counters(record.topic);
+    const count = record.messages.length;
+    counters.produced += count;
+    this.inflight += count;
+    try {
+      const result = await send();
+      counters.delivered += count;
+      return result;
+    } catch (err) {
+      // The producer's send() rejects on the first failed message: the call counts as failed.
+      counters.failed += count;
+      throw err;
+    } finally {
+      this.inflight -= count;
+    }
+  }
+
+  private counters(topic: string): TopicCounters {
+    let c = this.topics.get(topic);
+    if (!c) {
+      c = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [] };
+      this.topics.set(topic, c);
+    }
+    return c;
+  }
+
+  /** Reads a topic's partition count (one read at a time per topic); a failed read is an 'error' event (when listened to). */
+  private read(topic: string): Promise<void> {
+    const under = this.reading.get(topic);
+    if (under) return under;
+    if ((this.retryAt.get(topic) ?? 0) > Date.now()) return Promise.resolve();
+    const reading = this.fetch(topic)
+      .then((answer) => {
+        const t = Array.isArray(answer) ? answer.find((x) => x && x.name === topic) : undefined;
+        const n = t && Array.isArray(t.partitions) ? t.partitions.length : 0;
+        if (n > 0) {
+          this.counters(topic).partitions = n;
+          this.retryAt.delete(topic);
+        } else {
+          this.retryAt.set(topic, Date.now() + RETRY_UNKNOWN_MS);
+        }
+      }, (err) => {
+        this.retryAt.set(topic, Date.now() + RETRY_UNKNOWN_MS);
+        // Its messages go to librdkafka meanwhile: an 'error' event for whoever listens, not a failed send.
+        if (!this.closed && this.listenerCount('error') > 0) this.emit('error', toKafkaError(err, `metadata of ${topic}`));
+      })
+      .finally(() => this.reading.delete(topic));
+    this.reading.set(topic, reading);
+    return reading;
+  }
+
+  /** The metadata of `topic`: a list of { name, partitions }. */
+  private fetch(topic: string): Promise<Array<{ name: string; partitions: unknown[] }>> {
+    const timeout = this.options.metadataTimeoutMs;
+    if (this.admin) return this.admin.fetchTopicMetadata({ topics: [topic], timeout });
+    const client = this.producer._getInternalClient?.() as { getMetadata?: (o: object, cb: (err: any, m: any) => void) => void } | undefined;
+    if (!client || typeof client.getMetadata !== 'function') return Promise.reject(new StateError('the producer is not connected'));
+    return new Promise((resolve, reject) => {
+      client.getMetadata?.({ topic, timeout }, (err, metadata) => (err ? reject(err) : resolve(Array.isArray(metadata?.topics) ? metadata.topics : [])));
+    });
+  }
+
+  private refresh(): void {
+    if (this.closed) return;
+    for (const topic of this.topics.keys()) {
+      this.retryAt.delete(topic);
+      void this.read(topic);
+    }
+  }
+}
+
+/**
+ * Wraps a producer of Confluent's KafkaJS-compatible API (`new KafkaJS.Kafka(config).producer()`)
+ * so that each message's partition is chosen by a DynamicPartitioner; use its connect / send /
+ * sendBatch / disconnect instead of the producer's.
+ */
+export function wrapKafkaJsProducer(producer: KafkaJsProducerLike, options: KafkaJsProducerOptions = {}): KafkaJsDynamicProducer {
+  return new KafkaJsDynamicProducer(producer, options);
+}
