@@ -35,7 +35,7 @@ function loadNodeRdkafka(): KafkaLibrary {
 const CLIENT_PACKAGES = ['node-rdkafka', '@confluentinc/kafka-javascript'] as const;
 
 /** Whether a module of `pkg` is among those `require` has loaded. */
-function loaded(pkg: string): boolean {
+export function loaded(pkg: string): boolean {
   const marker = `${sep}node_modules${sep}${pkg.replace('/', sep)}${sep}`;
   for (const file of Object.keys(require.cache)) if (file.includes(marker)) return true;
   return false;

@@ -3,7 +3,7 @@
 // 'topic authorization failed'), with code -1 (lib/error.js): the code is lost. It is found
 // again here in librdkafka's own table of texts (err2str over node-rdkafka's CODES.ERRORS).
 
-import * as Kafka from 'node-rdkafka';
+import { loaded } from './library';
 
 /** node-rdkafka's code for an Error it could not read a code from. */
 const UNREAD = -1;
@@ -12,8 +12,12 @@ let table: Map<string, number> | undefined;
 
 function texts(): Map<string, number> {
   if (table !== undefined) return table;
+  // Only node-rdkafka drops the code, and a failure it reported means it is loaded: never load
+  // it here (an application on another client library must not get it).
+  if (!loaded('node-rdkafka')) return new Map();
   table = new Map();
   try {
+    const Kafka = require('node-rdkafka');
     const native = require('node-rdkafka/librdkafka') as { err2str?: (code: number) => string };
     const codes = (Kafka as unknown as { CODES?: { ERRORS?: Record<string, number> } }).CODES?.ERRORS ?? {};
     if (typeof native.err2str !== 'function') return table;
