@@ -24,6 +24,9 @@ export type Lag = Record<string, number[]>;
 
 /** Kafka's TOPIC_, GROUP_ and CLUSTER_AUTHORIZATION_FAILED. */
 const AUTHORIZATION_FAILED: ReadonlySet<number> = new Set([29, 30, 31]);
+/** librdkafka's coordinator load in progress, coordinator not available, not coordinator: passing states of a group. */
+const COORDINATOR_MOVING = new Set([14, 15, 16]);
+
 /** How often the consumer queue is read while committed offsets are awaited (ms). */
 const QUEUE_READ_MS = 200;
 
@@ -93,7 +96,7 @@ export class LagMonitor extends EventEmitter {
       const t = metadata.topics.find((x: any) => x.name === topic);
       if (!t) continue;
       const partitions = t.partitions.map((p: any) => ({ topic, partition: p.id }));
-      const committed = await this.committed(topic, partitions);
+      const committed = await this.committedRetried(topic, partitions);
       const lags = new Array(partitions.length).fill(0);
       for (const c of committed) {
         const high: number = await new Promise((resolve, reject) =>
@@ -116,6 +119,23 @@ export class LagMonitor extends EventEmitter {
     this.lag = next;
     this.emit('lag', next);
     return next;
+  }
+
+  /**
+   * committed(), asked again (up to 5 times, 200 ms doubling) while the group's coordinator is
+   * moving or loading (librdkafka 14, 15, 16: a cluster just started, or a broker that changed
+   * leadership), which passes within seconds; any other error at once.
+   */
+  private async committedRetried(topic: string, partitions: { topic: string; partition: number }[]): Promise<any[]> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.committed(topic, partitions);
+      } catch (err) {
+        const code = (err as KafkaError).librdkafkaCode;
+        if (attempt >= 5 || code === undefined || !COORDINATOR_MOVING.has(code)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+      }
+    }
   }
 
   /**
