@@ -16,7 +16,7 @@ import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { dropForwarded } from '../partitioner/kafkajs';
 import { InvalidArgTypeError, KafkaError, StateError, toKafkaError } from '../core/errors';
-import { Metrics, type ProducerMetrics, registerPrometheus } from './metrics';
+import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from './metrics';
 import { warnIfBothLoaded } from '../core/library';
 
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
@@ -69,14 +69,6 @@ export interface KafkaJsProducerOptions extends DynamicPartitionerOptions {
   readonly producerId?: Buffer;
   /** A connected admin client to read partition counts with (default: the producer's own client's metadata). */
   readonly admin?: KafkaJsAdminLike;
-}
-
-interface TopicCounters {
-  partitions: number;
-  produced: number;
-  delivered: number;
-  failed: number;
-  queueDepth: number[];
 }
 
 /** librdkafka's ERR__TIMED_OUT. */

@@ -37,7 +37,8 @@ export interface ProducerMetrics {
   readonly trackedKeys: TrackedKeyStats;
 }
 
-interface TopicCounters {
+/** A producer's own counts of one topic, which snapshot() reads (DynamicProducer's metadata, the KafkaJS-API wrapper). */
+export interface TopicCounters {
   partitions: number;
   produced: number;
   delivered: number;
