@@ -163,6 +163,21 @@ function adjust(topic: i32, p: i32, v: f64): void {
 }
 
 /**
+ * A relocated key of `rate` moves whole from partition `from` to `to`: the rate it takes along
+ * is counted out of one and into the other until the decayed loads show it (fixedLoad), and
+ * it stays at least a load half-life (E_MOVE_AFTER).
+ */
+// @ts-ignore: decorator
+@inline
+function moveWhole(topic: i32, e: i32, from: i32, to: i32, rate: f64): i32 {
+  setf(E_MOVE_AFTER, e, loadWeight * 2);
+  adjust(topic, from, -rate);
+  adjust(topic, to, rate);
+  seti(E_CURRENT, e, to);
+  return to;
+}
+
+/**
  * The least loaded of the first SCAN_WINDOW partitions of hot entry e's sequence (from base),
  * other than `skip`, with room for `rate` more: settled load + rate within `bound`. -1: none.
  */
@@ -223,11 +238,7 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
         // while balance needs it.
         const rate = count * topicLoad / topicTotal;
         if (fixedLoad(topic, base, fair) + rate <= fair * homeAbove) {
-          setf(E_MOVE_AFTER, e, loadWeight * 2);
-          adjust(topic, here, -rate);
-          adjust(topic, base, rate);
-          seti(E_CURRENT, e, base);
-          return base;
+          return moveWhole(topic, e, here, base, rate);
         }
         // Looked again after an eighth of a load half-life.
         setf(E_MOVE_AFTER, e, loadWeight * LOOK_AGAIN);
@@ -253,13 +264,7 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
       if (loadWeight < -after) return here;
     }
     const q = moved ? -1 : roomFor(topic, e, n, base, here, rate, bound, fair);
-    if (q >= 0) {
-      setf(E_MOVE_AFTER, e, loadWeight * 2);
-      adjust(topic, here, -rate);
-      adjust(topic, q, rate);
-      seti(E_CURRENT, e, q);
-      return q;
-    }
+    if (q >= 0) return moveWhole(topic, e, here, q, rate);
     if (fresh && !large) {
       // No room anywhere yet: it stays and waits to see whether the overload lasts.
       setf(E_MOVE_AFTER, e, -loadWeight * 2);
