@@ -3,30 +3,11 @@
 // figures (no Kafka).
 
 const t = require('tap');
-const { summarizeRun, unexplainedOrderViolations, COLUMNS, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
+const { unexplainedOrderViolations, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
 const { lastLine, svgFile } = require('../../bench/e2e/format');
 const { lagChart } = require('../../bench/e2e/svg');
-
-const MOVED = 3;
-const SPREAD = 2;
-const SPLIT = 8;
+const { MOVED, SPREAD, SPLIT, run } = require('./lib/records');
 const FLAGGED = OUT_OF_ORDER | HAS_ORDERED | NOT_ORDERED;
-
-/** One consumer's records, rows [n, seq, flags, kind] of producer 0 and key 0, handled in row order. */
-function run(rows) {
-  const part = { length: rows.length };
-  for (const name of COLUMNS) part[name] = new Float64Array(rows.length);
-  rows.forEach(([n, seq, flags, kind], i) => {
-    part.n[i] = n;
-    part.seq[i] = seq;
-    part.flags[i] = flags;
-    part.kind[i] = kind;
-    part.at[i] = 1000 + i;
-    part.sent[i] = 900;
-  });
-  const producers = [{ sent: rows.length, ackedMask: new Uint8Array(rows.length).fill(1) }];
-  return summarizeRun({ producers, parts: [part], consumers: 1, keys: 1 });
-}
 
 t.test('unexplained order violations: every one of a key never split, flagged or not', async (t) => {
   // A cold key handled 0, 2, 1: one violation, nothing flagged.

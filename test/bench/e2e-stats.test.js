@@ -3,31 +3,8 @@
 // message of the same producer and key sent after the late one, up to the one that overtook it.
 
 const t = require('tap');
-const { summarizeRun, COLUMNS, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
-
-const MOVED = 3;
-const SPREAD = 2;
-const SPLIT = 8;
-
-/** Records of one consumer: rows [n, seq, flags, kind], handled one ms apart, producer 0, key 0. */
-function part(rows) {
-  const out = { length: rows.length };
-  for (const name of COLUMNS) out[name] = new Float64Array(rows.length);
-  rows.forEach(([n, seq, flags, kind], i) => {
-    out.n[i] = n;
-    out.seq[i] = seq;
-    out.flags[i] = flags;
-    out.kind[i] = kind;
-    out.at[i] = 1000 + i;
-    out.sent[i] = 900;
-  });
-  return out;
-}
-
-function run(rows) {
-  const producers = [{ sent: rows.length, ackedMask: new Uint8Array(rows.length).fill(1) }];
-  return summarizeRun({ producers, parts: [part(rows)], consumers: 1, keys: 1 });
-}
+const { summarizeRun, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
+const { MOVED, SPREAD, SPLIT, part, run } = require('./lib/records');
 
 t.test('a split key overtaken across a flagged message: explained', async (t) => {
   const flagged = OUT_OF_ORDER | HAS_ORDERED | NOT_ORDERED;
