@@ -13,6 +13,7 @@
 
 const fs = require('node:fs');
 const { DynamicConsumer } = require('../../..');
+const { serveWorker } = require('./worker');
 const F = require('./faults-values');
 
 async function run(o) {
@@ -49,15 +50,4 @@ async function run(o) {
   process.send({ type: 'done', handled, errors });
 }
 
-if (require.main === module && process.send) {
-  process.once('message', (m) => {
-    if (m.type !== 'start') return;
-    run(m).then(
-      () => process.disconnect(),
-      (err) => {
-        process.send({ type: 'done', handled: -1, errors: [String(err && err.stack)] });
-        process.disconnect();
-      },
-    );
-  });
-}
+serveWorker(module, run, (stack) => ({ type: 'done', handled: -1, errors: [stack] }));

@@ -18,6 +18,7 @@
 const fs = require('node:fs');
 const { once } = require('node:events');
 const { DynamicProducer } = require('../../..');
+const { serveWorker } = require('./worker');
 const { KeyStream, parseWorkload, prng } = require('../../../build/tools/workload');
 const F = require('./faults-values');
 
@@ -89,15 +90,4 @@ async function run(o) {
   process.send({ type: 'done', sent, acked, failed, errors, producedMs });
 }
 
-if (require.main === module && process.send) {
-  process.once('message', (m) => {
-    if (m.type !== 'start') return;
-    run(m).then(
-      () => process.disconnect(),
-      (err) => {
-        process.send({ type: 'done', sent: 0, acked: 0, failed: -1, errors: [String(err && err.stack)], producedMs: 0 });
-        process.disconnect();
-      },
-    );
-  });
-}
+serveWorker(module, run, (stack) => ({ type: 'done', sent: 0, acked: 0, failed: -1, errors: [stack], producedMs: 0 }));

@@ -15,6 +15,7 @@
 
 const { once } = require('node:events');
 const { DynamicProducer } = require('../../..');
+const { serveWorker } = require('./worker');
 const { KeyStream, parseWorkload, prng } = require('../../../build/tools/workload');
 const K = require('./kafka');
 
@@ -97,17 +98,6 @@ async function run(o) {
   process.send({ type: 'done', acked, failed, errors, hot: [...hot], cooled: [...cooled], producedMs });
 }
 
-if (require.main === module && process.send) {
-  process.once('message', (m) => {
-    if (m.type !== 'start') return;
-    run(m).then(
-      () => process.disconnect(),
-      (err) => {
-        process.send({ type: 'done', acked: [], failed: -1, errors: [String(err && err.stack)], hot: [], cooled: [], producedMs: 0 });
-        process.disconnect();
-      },
-    );
-  });
-}
+serveWorker(module, run, (stack) => ({ type: 'done', acked: [], failed: -1, errors: [stack], hot: [], cooled: [], producedMs: 0 }));
 
 module.exports = { ID_SPAN, BACKGROUND_KEYS, keysOf };
