@@ -18,6 +18,7 @@ import { dropForwarded } from '../partitioner/kafkajs';
 import { InvalidArgTypeError, KafkaError, StateError, toKafkaError } from '../core/errors';
 import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from './metrics';
 import { warnIfBothLoaded } from '../core/library';
+import { ERR__TIMED_OUT } from '../core/connect';
 
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
 export interface KafkaJsMessage {
@@ -71,8 +72,6 @@ export interface KafkaJsProducerOptions extends DynamicPartitionerOptions {
   readonly admin?: KafkaJsAdminLike;
 }
 
-/** librdkafka's ERR__TIMED_OUT. */
-const ERR_TIMED_OUT = -185;
 
 /** How long a topic whose count could not be read is left to librdkafka before it is asked again (ms). */
 const RETRY_UNKNOWN_MS = 1000;
@@ -161,7 +160,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
         await this.read(topic);
         if ((this.topics.get(topic)?.partitions ?? 0) > 0) return;
         if (this.closed) throw new StateError('this producer was disconnected');
-        if (Date.now() >= deadline) throw new KafkaError(`connect: no partition count for topic '${topic}' in time`, ERR_TIMED_OUT);
+        if (Date.now() >= deadline) throw new KafkaError(`connect: no partition count for topic '${topic}' in time`, ERR__TIMED_OUT);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }));

@@ -6,9 +6,8 @@
 
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, describe, toKafkaError } from '../core/errors';
 import type { ProducerLike } from './types';
+import { ERR__TIMED_OUT } from '../core/connect';
 
-/** librdkafka's RD_KAFKA_RESP_ERR__TIMED_OUT (rdkafka.h). */
-const ERR_TIMED_OUT = -185;
 /** A topic whose count is unknown is asked again after this long, doubling up to RETRY_MAX_MS... */
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 2000;
@@ -176,7 +175,7 @@ export class Metadata {
       const partitions = this.topics.get(topic)?.partitions ?? 0;
       if (partitions > 0) return partitions;
       if (Date.now() >= deadline || this.stopped) {
-        throw new KafkaError(`connect: no partition count for topic '${topic}' in time${last ? ` (${(last as Error).message})` : ''}`, ERR_TIMED_OUT, last);
+        throw new KafkaError(`connect: no partition count for topic '${topic}' in time${last ? ` (${(last as Error).message})` : ''}`, ERR__TIMED_OUT, last);
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(KNOWN_POLL_MS, Math.max(1, deadline - Date.now()))));
     }

@@ -31,7 +31,7 @@ import { Polling } from './polling';
 import { applyStatistics } from './statistics';
 import { badTimestamp, checkHeaders, checkTimeout, serialize, timestampError, withoutForwarded } from './input';
 import { ConnectOptions, resolveConnectOptions } from './connect-options';
-import { type Connectable, connectClient } from '../core/connect';
+import { type Connectable, ERR__TIMED_OUT, connectClient } from '../core/connect';
 import { hideSecrets } from '../core/secrets';
 import { writableOf } from './stream';
 import { SEND } from './types';
@@ -43,7 +43,6 @@ export type { ConnectOptions, DeliveryReport, DynamicProducerOptions, Headers, P
 // librdkafka error codes (rdkafka.h) the producer reacts to.
 const ERR_UNKNOWN_PARTITION = -190;
 const ERR_UNKNOWN_TOPIC = -188;
-const ERR_TIMED_OUT = -185;
 /** Not a librdkafka code: a produce() that threw something without one. */
 const ERR_UNKNOWN_FAILURE = -1_000_000;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
@@ -547,7 +546,7 @@ export class DynamicProducer extends EventEmitter {
         this.client.flush(Math.max(0, deadline - Date.now()), (err) => {
           if (!err) return resolve();
           // node-rdkafka reports a flush timeout as code -1 ("Local: Timed out"), or -185.
-          if (err.code === ERR_TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${delivery.inflight} messages unconfirmed`, delivery.inflight));
+          if (err.code === ERR__TIMED_OUT || /timed out/i.test(String(err.message))) reject(new UndeliveredError(`flush timed out with ${delivery.inflight} messages unconfirmed`, delivery.inflight));
           else reject(toKafkaError(err, 'flush'));
         });
       } catch (err) {
