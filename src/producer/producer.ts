@@ -53,19 +53,6 @@ function librdkafkaMessage(code: number, library: KafkaLibrary | undefined): str
   return name ? `${name} (${code})` : `librdkafka error ${code}`;
 }
 
-/** What decide() found for the message being enqueued (one object, reused: nothing allocated per message). */
-interface Decision {
-  partition: number;
-  /** Whether a string key has U+0000: -1 not known yet. */
-  zero: number;
-  entry: number;
-  link: Link | undefined;
-  after: Link | undefined;
-  headers: Headers | undefined;
-  /** The index of a forwarded `kdp-order` header still among the headers, -1: none. */
-  forwarded: number;
-}
-
 export declare interface DynamicProducer {
   on(event: 'ready', listener: () => void): this;
   on(event: 'delivery', listener: (err: KafkaError | null, report: DeliveryReport) => void): this;
@@ -99,9 +86,10 @@ export class DynamicProducer extends EventEmitter {
   private readonly backlog: Backlog<Queued>;
   private readonly delivery: Delivery;
   private readonly polling: Polling;
-  private readonly decision: Decision = { partition: -1, zero: -1, entry: -1, link: undefined, after: undefined, headers: undefined, forwarded: -1 };
   /** Whether the message being enqueued took an order header (given back if it is refused). */
   private marked = false;
+  /** orderHeaders 'spread': spread and moved messages carry an order header. */
+  private readonly marking: boolean;
   /** The order header object of the message being enqueued (when marked). */
   private lastHeader: Record<string, string> | undefined;
   private readonly orders: OrderChains;
@@ -170,7 +158,8 @@ export class DynamicProducer extends EventEmitter {
       this.highLevel = false;
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
     }
-    this.handoff = this.options.orderHeaders === 'spread' && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
+    this.marking = this.options.orderHeaders === 'spread';
+    this.handoff = this.marking && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new Handoff<Waiting>(this.partitioner.options.maxTrackedKeys, (m) => this.released(m))
       : undefined;
     this.delivery = new Delivery(this.owned, mark, this.reports);
@@ -330,10 +319,37 @@ export class DynamicProducer extends EventEmitter {
     if (headers === null) headers = undefined;
     else if (headers !== undefined) forwarded = checkHeaders(headers);
     if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
-    const d = this.decide(topic, key, info, headers, forwarded, pending);
-    const { partition, zero, entry, link, after } = d;
-    headers = d.headers;
-    if (d.forwarded !== -1) headers = withoutForwarded(headers!, d.forwarded);
+    // The partitioning decision: the partition (-1: the count is unknown, and librdkafka places
+    // it), the order header of a marked message, and its handoff.
+    let partition = -1;
+    let zero = -1; // whether a string key has U+0000: -1 not known yet
+    let entry = -1;
+    let link: Link | undefined;
+    let after: Link | undefined;
+    this.marked = false;
+    if (info.partitions > 0) {
+      partition = this.partitioner.decide(topic, key, info.partitions);
+      const decision = this.partitioner.decision;
+      zero = decision.keyZero;
+      const order = decision.order;
+      if (order !== ORDER_NONE && this.marking) {
+        headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
+        forwarded = -1;
+        if (this.handoff !== undefined) {
+          entry = decision.entry;
+          after = this.handoff.waitFor(entry, order, partition, this.lastHeader!);
+          link = this.handoff.track(entry, order, partition, pending ?? this.delivery.mark);
+        }
+      } else if (this.handoff !== undefined && this.handoff.held > 0) {
+        entry = decision.entry;
+      }
+    } else {
+      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
+        throw notAKey('key', key);
+      }
+      this.metadata.request(topic);
+    }
+    if (forwarded !== -1) headers = withoutForwarded(headers!, forwarded);
     // node-rdkafka (3.6, src/producer.cc) sends an empty Buffer key as a null key and cuts a
     // string key at its first U+0000: hand both over in a form that survives.
     if (typeof key === 'string') {
@@ -364,50 +380,6 @@ export class DynamicProducer extends EventEmitter {
     if (this.marked) this.orders.undo();
     if (link !== undefined) this.handoff!.undo();
     return this.failed(code, topic, partition, key, pending, true);
-  }
-
-  /**
-   * The partitioning decision of one message: its partition (-1: the count is unknown, and
-   * librdkafka places it), its order header, and its handoff. Fills this.decision.
-   */
-  private decide(topic: string, key: Key | null | undefined, info: TopicInfo, headers: Headers | undefined, forwarded: number, pending: Pending | undefined): Decision {
-    const d = this.decision;
-    let partition = -1;
-    let zero = -1; // whether a string key has U+0000: -1 not known yet
-    let entry = -1;
-    let link: Link | undefined;
-    let after: Link | undefined;
-    this.marked = false;
-    if (info.partitions > 0) {
-      partition = this.partitioner.decide(topic, key, info.partitions);
-      const decision = this.partitioner.decision;
-      zero = decision.keyZero;
-      const order = decision.order;
-      if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') {
-        headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
-        forwarded = -1;
-        if (this.handoff !== undefined) {
-          entry = decision.entry;
-          after = this.handoff.waitFor(entry, order, partition, this.lastHeader!);
-          link = this.handoff.track(entry, order, partition, pending ?? this.delivery.mark);
-        }
-      } else if (this.handoff !== undefined && this.handoff.held > 0) {
-        entry = decision.entry;
-      }
-    } else {
-      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-        throw notAKey('key', key);
-      }
-      this.metadata.request(topic);
-    }
-    d.partition = partition;
-    d.zero = zero;
-    d.entry = entry;
-    d.link = link;
-    d.after = after;
-    d.headers = headers;
-    d.forwarded = forwarded;
-    return d;
   }
 
   /** A message held for a handoff whose turn came: produced now, or behind the backlog. */
