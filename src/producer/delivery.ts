@@ -15,13 +15,13 @@ const hasOwn = Object.prototype.hasOwnProperty;
 /** Opaque of our fire-and-forget messages on a wrapped producer, to tell its reports from the app's own. */
 export const OURS = Object.freeze({ ours: true }) as unknown as Pending;
 
-/** One delivery report of ours, as the producer passes it on. */
+/** One delivery report of ours, as the producer passes it on (one object, reused: read it before the next report). */
 export interface Settled {
   /** What 'delivery' listeners get: a send()'s with the caller's key and without our opaque. */
-  readonly report: any;
-  readonly failure: KafkaError | null;
+  report: any;
+  failure: KafkaError | null;
   /** The handoff link the message was produced with, if it was marked. */
-  readonly link: Link | undefined;
+  link: Link | undefined;
 }
 
 const isSend = (opaque: unknown): opaque is Pending =>
@@ -32,6 +32,8 @@ export class Delivery {
   inflight = 0;
   /** send() promises handed over and not settled: rejected at disconnect. */
   private readonly unconfirmed = new Set<Pending>();
+  /** What settle() returns, overwritten by each report: nothing allocated per report. */
+  private readonly settled: Settled = { report: undefined, failure: null, link: undefined };
 
   constructor(
     /** Whether the producer owns its client (every report is ours). */
@@ -77,7 +79,11 @@ export class Delivery {
       if (failure) pending.reject(failure);
       else pending.resolve(report as DeliveryReport);
     }
-    return { report, failure, link };
+    const settled = this.settled;
+    settled.report = report;
+    settled.failure = failure;
+    settled.link = link;
+    return settled;
   }
 
   /** Rejects every send() handed over and not confirmed (at disconnect). */

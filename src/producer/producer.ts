@@ -456,7 +456,8 @@ export class DynamicProducer extends EventEmitter {
     if (settled === undefined) return;
     const { failure, link } = settled;
     report = settled.report;
-    const info = this.metadata.topics.get(report?.topic);
+    const metadata = this.metadata;
+    const info = report?.topic === metadata.lastName ? metadata.last : metadata.topics.get(report?.topic);
     if (failure) {
       if (info) info.failed++;
       if (failure.librdkafkaCode === ERR_UNKNOWN_PARTITION || failure.librdkafkaCode === ERR_UNKNOWN_TOPIC) {
