@@ -23,7 +23,7 @@ const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
 const { summarizeRun, concatRecords, unhandledAt, quantile, unexplainedOrderViolations } = require('./e2e/stats');
-const { fmt, drainText, lastLine, svgFile } = require('./e2e/format');
+const { fmt, drainText, lastLine, resequencerLine, svgFile } = require('./e2e/format');
 const { lagChart } = require('./e2e/svg');
 
 const ROOT = path.join(__dirname, '..');
@@ -40,7 +40,8 @@ const FLAGS = {
   consumers: { type: 'string', default: '6', help: 'consumers in the group' },
   'consumer-procs': { type: 'string', default: '2', help: 'processes the consumers are split over (1 or 2)' },
   rate: { type: 'string', default: '2000', help: 'total messages per second, over all producers' },
-  seconds: { type: 'string', default: '60', help: 'how long the producers send' },
+  seconds: { type: 'string', default: '60', help: 'how long the producers send after the warm-up (the measured window)' },
+  warmup: { type: 'string', default: '10', help: 'seconds the producers send at the same rate before the measured window (process start-up, JIT, connections); max-lag and latencies are of the window' },
   zipf: { type: 'string', default: '1.0', help: 'Zipf exponent of the keys' },
   keys: { type: 'string', default: '100000', help: 'key space' },
   partitions: { type: 'string', default: '12', help: 'partitions of the topic' },
@@ -53,7 +54,8 @@ const FLAGS = {
   'lag-interval': { type: 'string', default: '1000', help: 'slow-consumer, dynamic: the producers\' LagMonitor intervalMs' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', help: 'static or dynamic: run one side' },
-  quick: { type: 'boolean', help: '20 s at 1000 msg/s (unless --seconds / --rate say otherwise)' },
+  'resequencer-cost': { type: 'boolean', help: 'a third run, "unordered": the dynamic run with orderHeaders \'none\' (nothing to resequence), for what order restoration adds to latency' },
+  quick: { type: 'boolean', help: '20 s at 1000 msg/s after a 5 s warm-up (unless --seconds / --rate / --warmup say otherwise)' },
   json: { type: 'boolean', help: 'print all figures as JSON instead of the table (the summary lines go to stderr too)' },
   svg: { type: 'string', help: 'write an SVG chart of total lag over time to this file (slow-consumer with all: name-slow-consumer.svg)' },
   help: { type: 'boolean', help: 'this list' },
@@ -67,7 +69,8 @@ function usage() {
   }
   lines.push('', 'The last line (one per scenario, steady first):',
     '  e2e: static max-lag N p99 X ms drain X s | dynamic max-lag N p99 X ms drain X s | order violations N lost N dup N',
-    'max-lag: the highest total committed lag sampled; p99: produce→handled latency; drain: from the',
+    'max-lag: the highest total committed lag sampled after the warm-up; p99: produce→handled latency',
+    'of the messages sent after the warm-up; drain: from the',
     'producers\' last send until the lag is 0. Order violations, lost and dup are the dynamic run\'s;',
     'the violations are those no flag explains: every violation of a key never split (cold or',
     'relocated whole) plus the split keys\' violations with no ordered: false / outOfOrder message',
@@ -97,6 +100,7 @@ function options() {
     consumerProcs: num('consumer-procs', { integer: true, min: 1 }),
     rate: num('rate', { min: 1 }),
     seconds: num('seconds', { min: 1 }),
+    warmup: num('warmup'),
     zipf: num('zipf'),
     keys: num('keys', { integer: true, min: 1 }),
     partitions: num('partitions', { integer: true, min: 1 }),
@@ -109,16 +113,17 @@ function options() {
     seed: num('seed', { integer: true }),
     lagIntervalMs: num('lag-interval', { integer: true, min: 100 }),
     scenarios: get('scenario') === 'all' ? SCENARIOS.slice() : [get('scenario')],
-    sides: values.only ? [values.only] : ['static', 'dynamic'],
+    sides: (values.only ? [values.only] : ['static', 'dynamic']).concat(values['resequencer-cost'] ? ['unordered'] : []),
     json: Boolean(values.json),
     svg: values.svg,
   };
   if (values.quick) {
     if (values.seconds === undefined) o.seconds = 20;
+    if (values.warmup === undefined) o.warmup = 5;
     if (values.rate === undefined) o.rate = 1000;
   }
   if (!o.scenarios.every((s) => SCENARIOS.includes(s))) throw new RangeError(`--scenario: expected ${SCENARIOS.join(', ')} or all, got ${values.scenario}`);
-  if (!o.sides.every((s) => s === 'static' || s === 'dynamic')) throw new RangeError(`--only: expected static or dynamic, got ${values.only}`);
+  if (!o.sides.every((s) => s === 'static' || s === 'dynamic' || s === 'unordered')) throw new RangeError(`--only: expected static or dynamic, got ${values.only}`);
   if (o.consumerProcs > 2 || o.consumerProcs > o.consumers) throw new RangeError('--consumer-procs: expected 1 or 2, at most --consumers');
   if (o.producers > 255 || o.consumers > 255) throw new RangeError('--producers and --consumers: at most 255');
   return o;
@@ -246,8 +251,8 @@ async function runSide(side, scenario, o, brokers, stamp) {
   const producerWorkers = [];
   for (let p = 0; p < o.producers; p++) {
     const pw = worker('producer.js', {});
-    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs,
-      group, lagMonitor: slowing && side === 'dynamic', lagMonitorMs: o.lagIntervalMs });
+    pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.warmup + o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs,
+      group, lagMonitor: slowing && side !== 'static', lagMonitorMs: o.lagIntervalMs });
     producerWorkers.push(pw);
   }
   await Promise.all(producerWorkers.map((w) => w.next('ready')));
@@ -255,12 +260,14 @@ async function runSide(side, scenario, o, brokers, stamp) {
   const sampler = new LagSampler(brokers, group, topic, o.partitions);
   await sampler.connect();
   const startAt = Date.now() + 1000;
+  // The measured window: after the warm-up.
+  const measureFrom = startAt + o.warmup * 1000;
   const samples = [];
-  const done = Promise.all(producerWorkers.map((w) => w.next('done', (o.seconds + 120) * 1000)));
+  const done = Promise.all(producerWorkers.map((w) => w.next('done', (o.warmup + o.seconds + 120) * 1000)));
   let producersDone = null;
   done.then((d) => { producersDone = d; }, () => {});
   producerWorkers.forEach((w) => w.send({ cmd: 'go', startAt }));
-  log(`${scenario} ${side}: producing ${o.rate} msg/s for ${o.seconds} s`);
+  log(`${scenario} ${side}: producing ${o.rate} msg/s for ${o.warmup} s of warm-up and ${o.seconds} s measured`);
   let slowedAt = null;
   let slowTimer = null;
   if (slowing) {
@@ -268,7 +275,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
     slowTimer = setTimeout(() => {
       owner.next('slowed', 30000).then((m) => { slowedAt = m.at; log(`${scenario} ${side}: consumer ${SLOW_CONSUMER} at 1/${SLOW_FACTOR} of its capacity`); }, () => {});
       owner.send({ cmd: 'slow', consumer: SLOW_CONSUMER, factor: SLOW_FACTOR });
-    }, startAt + (o.seconds * 1000) / 2 - Date.now());
+    }, measureFrom + (o.seconds * 1000) / 2 - Date.now());
   }
 
   // Lag every second while producing; every 250 ms once the producers have stopped, until it is 0.
@@ -302,7 +309,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
   }
 
   const producers = results.sort((a, b) => a.index - b.index).map((d) => ({ sent: d.sent, ackedMask: d.ackedMask }));
-  const figures = summarizeRun({ producers, parts, consumers: o.consumers, keys: o.keys });
+  const figures = summarizeRun({ producers, parts, consumers: o.consumers, keys: o.keys, measureFrom });
   const sentSorted = Float64Array.from(results.flatMap((d) => Array.from(d.sentAt))).sort();
   const unhandled = unhandledAt(sentSorted, figures.firstHandledAt, samples.map((x) => x.at));
   samples.forEach((x, i) => { x.unhandled = unhandled[i]; });
@@ -311,13 +318,17 @@ async function runSide(side, scenario, o, brokers, stamp) {
   return {
     scenario, side, topic, group, delayMs, assignment,
     slowSeconds: slowedAt !== null ? (slowedAt - startAt) / 1000 : null,
-    lagMonitorErrors: slowing && side === 'dynamic' ? results.reduce((s, d) => s + (d.lagMonitorErrors || 0), 0) : null,
-    maxLag: samples.reduce((m, s) => Math.max(m, s.total), 0),
-    maxUnhandled: samples.reduce((m, s) => Math.max(m, s.unhandled), 0),
+    warmupSeconds: o.warmup,
+    lagMonitorErrors: slowing && side !== 'static' ? results.reduce((s, d) => s + (d.lagMonitorErrors || 0), 0) : null,
+    maxLag: samples.reduce((m, s) => (s.at >= measureFrom ? Math.max(m, s.total) : m), 0),
+    maxUnhandled: samples.reduce((m, s) => (s.at >= measureFrom ? Math.max(m, s.unhandled) : m), 0),
+    warmupMaxLag: samples.reduce((m, s) => (s.at < measureFrom ? Math.max(m, s.total) : m), 0),
     drainSeconds: drainedAt !== null ? (drainedAt - stopAt) / 1000 : null,
     drainCapped: drainedAt === null,
     producerFailures: results.reduce((s, d) => s + d.failed, 0),
     producerLastError: results.map((d) => d.lastError).find(Boolean) || null,
+    producerClientErrors: results.reduce((s, d) => s + (d.errors || 0), 0),
+    producerLastClientError: results.map((d) => d.lastClientError).find(Boolean) || null,
     producerMetrics: results.map((d) => d.metrics).filter(Boolean),
     producersStopSeconds: (stopAt - startAt) / 1000,
     ackLatencyMs: { p50: quantile(ackMs, 0.5), p99: quantile(ackMs, 0.99), max: ackMs.length ? ackMs[ackMs.length - 1] : NaN },
@@ -333,7 +344,8 @@ function table(runs) {
   const rows = [
     ['sent / acknowledged', (r) => `${r.sent} / ${r.acked}`],
     ['handled (distinct)', (r) => fmt(r.handled)],
-    ['max total lag', (r) => fmt(r.maxLag)],
+    ['max total lag (after warm-up)', (r) => fmt(r.maxLag)],
+    ['max total lag in the warm-up', (r) => fmt(r.warmupMaxLag)],
     ['max sent, not yet handled', (r) => fmt(r.maxUnhandled)],
     ['produce→ack p50 / p99 ms', (r) => `${fmt(r.ackLatencyMs.p50, 1)} / ${fmt(r.ackLatencyMs.p99, 1)}`],
     ['latency p50 ms', (r) => fmt(r.latencyMs.p50, 1)],
@@ -341,24 +353,24 @@ function table(runs) {
     ['latency max ms', (r) => fmt(r.latencyMs.max, 1)],
     ['drain s', drainText],
     ['order violations', (r) => fmt(r.violations)],
-    ['  overtaken by a flagged one', (r) => (r.side === 'dynamic' ? fmt(r.overtakenByFlagged) : '-')],
-    ['  neither flagged', (r) => (r.side === 'dynamic' ? fmt(r.unannouncedViolations) : '-')],
-    ['  of cold / relocated / split keys', (r) => (r.side === 'dynamic' ? `${r.violationsByKeyClass.cold} / ${r.violationsByKeyClass.relocated} / ${r.violationsByKeyClass.split}` : '-')],
-    ['  no flag on the way (must be 0)', (r) => (r.side === 'dynamic' ? fmt(r.unexplainedViolations) : '-')],
-    ['  unexplained (last line; must be 0)', (r) => (r.side === 'dynamic' ? fmt(r.orderViolationsUnexplained) : '-')],
-    ['(producer, key) pairs relocated / split', (r) => (r.side === 'dynamic' ? `${r.keysByClass.relocated} / ${r.keysByClass.split}` : '-')],
-    ['split keys\' messages handed out ordered', (r) => (r.side === 'dynamic' && r.splitOrderedShare !== null ? `${fmt(100 * r.splitOrderedShare, 1)}% of ${r.splitMessages}` : '-')],
+    ['  overtaken by a flagged one', (r) => (r.side !== 'static' ? fmt(r.overtakenByFlagged) : '-')],
+    ['  neither flagged', (r) => (r.side !== 'static' ? fmt(r.unannouncedViolations) : '-')],
+    ['  of cold / relocated / split keys', (r) => (r.side !== 'static' ? `${r.violationsByKeyClass.cold} / ${r.violationsByKeyClass.relocated} / ${r.violationsByKeyClass.split}` : '-')],
+    ['  no flag on the way (must be 0)', (r) => (r.side !== 'static' ? fmt(r.unexplainedViolations) : '-')],
+    ['  unexplained (last line; must be 0)', (r) => (r.side !== 'static' ? fmt(r.orderViolationsUnexplained) : '-')],
+    ['(producer, key) pairs relocated / split', (r) => (r.side !== 'static' ? `${r.keysByClass.relocated} / ${r.keysByClass.split}` : '-')],
+    ['split keys\' messages handed out ordered', (r) => (r.side !== 'static' && r.splitOrderedShare !== null ? `${fmt(100 * r.splitOrderedShare, 1)}% of ${r.splitMessages}` : '-')],
     ['lost', (r) => fmt(r.lost)],
     ['duplicated', (r) => fmt(r.duplicated)],
-    ['flagged outOfOrder', (r) => (r.side === 'dynamic' ? fmt(r.flaggedOutOfOrder) : '-')],
-    ['ordered === false', (r) => (r.side === 'dynamic' ? fmt(r.notOrdered) : '-')],
+    ['flagged outOfOrder', (r) => (r.side !== 'static' ? fmt(r.flaggedOutOfOrder) : '-')],
+    ['ordered === false', (r) => (r.side !== 'static' ? fmt(r.notOrdered) : '-')],
     ['  by reason', (r) => Object.entries(r.flaggedReasons).map(([k, v]) => `${k} ${v}`).join(', ') || '-'],
-    ['with an order header', (r) => (r.side === 'dynamic' ? fmt(r.withOrderHeader) : '-')],
+    ['with an order header', (r) => (r.side !== 'static' ? fmt(r.withOrderHeader) : '-')],
     ['handled per consumer', (r) => r.perConsumer.join(' ')],
     ['partitions per consumer', (r) => r.assignment.join(' ')],
     ...(runs.some((r) => r.scenario === 'slow-consumer') ? [
       [`consumer ${SLOW_CONSUMER} slowed at s`, (r) => fmt(r.slowSeconds, 1)],
-      ['LagMonitor read errors', (r) => (r.side === 'dynamic' ? fmt(r.lagMonitorErrors) : '-')],
+      ['LagMonitor read errors', (r) => (r.side !== 'static' ? fmt(r.lagMonitorErrors) : '-')],
     ] : []),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
@@ -381,18 +393,19 @@ async function main() {
       r.drainCap = o.drainCap;
       runs.push(r);
     }
-    scenarios.push({ scenario, runs, summary: lastLine(runs) });
+    scenarios.push({ scenario, runs, summary: lastLine(runs), resequencer: resequencerLine(runs) });
     if (o.svg) {
       const series = runs.map((r) => ({
         name: r.side, points: r.lag.map((s) => [s.t, s.total]), unhandled: r.lag.map((s) => [s.t, s.unhandled]), stopAt: r.producersStopSeconds,
       }));
       const marks = runs.filter((r) => r.slowSeconds !== null).slice(0, 1).map((r) => ({ at: r.slowSeconds, label: `consumer ${SLOW_CONSUMER} at 1/${SLOW_FACTOR}` }));
+      if (o.warmup > 0) marks.unshift({ at: o.warmup, label: 'end of warm-up' });
       const file = svgFile(o.svg, scenario, o.scenarios);
       fs.writeFileSync(file, lagChart(series, `${scenario}: total lag, ${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf}, ${o.partitions} partitions, RF ${o.replication}, capacity ${o.capacity}×`, marks));
       log(`${scenario}: lag chart in ${file}`);
     }
   }
-  const summary = scenarios.map((s) => s.summary);
+  const summary = scenarios.flatMap((s) => (s.resequencer ? [s.resequencer, s.summary] : [s.summary]));
   if (o.json) {
     // stdout stays one JSON document; the summary lines go to stderr as well.
     console.log(JSON.stringify({ options: { ...o, brokers }, scenarios, summary }, null, 1));
@@ -403,6 +416,7 @@ async function main() {
     console.log(table(runs));
     for (const r of runs) {
       if (r.producerFailures) console.log(`${r.scenario} ${r.side}: ${r.producerFailures} produce failures (${r.producerLastError})`);
+      if (r.producerClientErrors) console.log(`${r.scenario} ${r.side}: ${r.producerClientErrors} client errors, no message lost by them (${r.producerLastClientError})`);
       if (r.warnings.length) console.log(`${r.scenario} ${r.side}: consumer errors: ${r.warnings.slice(0, 3).join('; ')}`);
       if (r.crashes.length) console.log(`${r.scenario} ${r.side}: consumer process failed: ${r.crashes.join('; ')}`);
     }

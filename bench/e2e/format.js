@@ -26,6 +26,19 @@ function lastLine(runs) {
 }
 
 /**
+ * What order restoration adds to latency, when the run had the side 'unordered' (the dynamic
+ * run with orderHeaders 'none'): undefined otherwise.
+ */
+function resequencerLine(runs) {
+  const d = runs.find((x) => x.side === 'dynamic');
+  const u = runs.find((x) => x.side === 'unordered');
+  if (!d || !u) return undefined;
+  const ms = (r, q) => fmt(r.latencyMs[q], 1);
+  return `e2e resequencer (${d.scenario}): latency p50 ${ms(d, 'p50')} ms p99 ${ms(d, 'p99')} ms with order headers, ` +
+    `p50 ${ms(u, 'p50')} ms p99 ${ms(u, 'p99')} ms with orderHeaders 'none'`;
+}
+
+/**
  * The SVG file of a scenario: `file` itself when only one scenario runs (or for the first,
  * 'steady'), else the scenario's name before the extension (lag.svg → lag-slow-consumer.svg).
  */
@@ -36,4 +49,4 @@ function svgFile(file, scenario, scenarios) {
   return dot > slash + 1 ? `${file.slice(0, dot)}-${scenario}${file.slice(dot)}` : `${file}-${scenario}`;
 }
 
-module.exports = { fmt, drainText, lastLine, svgFile };
+module.exports = { fmt, drainText, lastLine, resequencerLine, svgFile };

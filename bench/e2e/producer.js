@@ -52,6 +52,8 @@ async function start(msg) {
   job.ackMs = new Float64Array(total);
   job.failed = 0;
   job.lastError = null;
+  job.errors = 0;
+  job.lastClientError = null;
   // Idempotent, as order restoration assumes (docs/ordering.md): a retried batch is neither
   // duplicated nor stored behind a later one. Both sides alike.
   const global = {
@@ -67,8 +69,14 @@ async function start(msg) {
     await new Promise((resolve, reject) => producer.connect({ timeout: 30000 }, (err) => (err ? reject(err) : resolve())));
     producer.setPollInterval(10);
   } else {
-    producer = new DynamicProducer(global, { partitioner: 'murmur2_random' });
-    producer.on('error', (err) => noteFailure(err));
+    // 'unordered' (--resequencer-cost): the same producer without order headers.
+    producer = new DynamicProducer(global, { partitioner: 'murmur2_random' }, { orderHeaders: msg.side === 'unordered' ? 'none' : 'spread' });
+    // Client errors (a metadata read that timed out, a broker gone for a while) are not lost
+    // messages: a message that fails rejects its send(). Counted apart.
+    producer.on('error', (err) => {
+      job.errors++;
+      job.lastClientError = String(err && err.message || err);
+    });
     await producer.connect();
     if (msg.lagMonitor) {
       // The group's lag becomes this producer's partition penalties (docs/consumer.md, LagMonitor).
@@ -133,15 +141,15 @@ async function run(startAt) {
     if (job.side === 'static') producer.poll();
   }
   process.send({
-    type: 'done', index: job.index, sent: job.total, acked, failed: job.failed, lastError: job.lastError,
+    type: 'done', index: job.index, sent: job.total, acked, failed: job.failed, lastError: job.lastError, errors: job.errors, lastClientError: job.lastClientError,
     ackedMask: job.acked, ackMs: job.ackMs, sentAt: job.sentAt, sendEnd, flushEnd: Date.now(),
-    metrics: job.side === 'dynamic' ? summarize(producer.metrics()) : undefined,
+    metrics: job.side !== 'static' ? summarize(producer.metrics()) : undefined,
     lagMonitorErrors: monitor ? monitorErrors : undefined,
   });
 }
 
 function flush() {
-  if (job.side === 'dynamic') return producer.flush(60000);
+  if (job.side !== 'static') return producer.flush(60000);
   return new Promise((resolve, reject) => producer.flush(60000, (err) => (err ? reject(err) : resolve())));
 }
 
@@ -155,7 +163,7 @@ function summarize(metrics) {
 async function exit() {
   if (monitor) await monitor.stop().catch(() => {});
   if (producer) {
-    if (job.side === 'dynamic') await producer.disconnect(10000).catch(() => {});
+    if (job.side !== 'static') await producer.disconnect(10000).catch(() => {});
     else await new Promise((resolve) => producer.disconnect(10000, () => resolve()));
   }
   process.exit(0);

@@ -78,7 +78,7 @@ function merge(parts) {
  * violation of each earlier one handled after it, and those late ones need not be flagged
  * (unflaggedViolations, in the JSON).
  */
-function summarizeRun({ producers, parts, consumers, keys }) {
+function summarizeRun({ producers, parts, consumers, keys, measureFrom = -Infinity }) {
   const r = merge(parts);
   const order = new Uint32Array(r.length);
   for (let i = 0; i < r.length; i++) order[i] = i;
@@ -89,7 +89,9 @@ function summarizeRun({ producers, parts, consumers, keys }) {
   const highest = new Int32Array(producers.length * keys).fill(-1);
   // Whether the message that set `highest` was flagged: a violation is then one it announced.
   const highestFlagged = new Uint8Array(producers.length * keys);
+  // Latency of the messages sent in the measured window (from measureFrom, after the warm-up).
   const latency = new Float64Array(r.length);
+  let measured = 0;
   const perConsumer = new Array(consumers).fill(0);
   let unique = 0;
   let violations = 0;
@@ -119,8 +121,8 @@ function summarizeRun({ producers, parts, consumers, keys }) {
     if (seen === 1) duplicated++;
     if (seen < 255) handled[p][n] = seen + 1;
     if (seen > 0) continue;
-    firstAt[unique] = r.at[i];
-    latency[unique++] = r.at[i] - r.sent[i];
+    firstAt[unique++] = r.at[i];
+    if (r.sent[i] >= measureFrom) latency[measured++] = r.at[i] - r.sent[i];
     const slot = p * keys + r.key[i];
     const kind = r.kind[i];
     if (kind & KIND_SPLIT || (kind & 7) === KINDS.spread) keyClass[slot] = 2;
@@ -189,7 +191,7 @@ function summarizeRun({ producers, parts, consumers, keys }) {
       } else if (handled[index][n] > 0) handledNotAcked++;
     }
   });
-  const lat = latency.subarray(0, unique).sort();
+  const lat = latency.subarray(0, measured).sort();
   return {
     sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
     violations, violationsByKeyClass: byClass, unexplainedViolations: unexplained, unexplainedViolationsNotSplit: unexplainedRelocated,

@@ -4,7 +4,7 @@
 
 const t = require('tap');
 const { unexplainedOrderViolations, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
-const { lastLine, svgFile } = require('../../bench/e2e/format');
+const { lastLine, resequencerLine, svgFile } = require('../../bench/e2e/format');
 const { lagChart } = require('../../bench/e2e/svg');
 const { MOVED, SPREAD, SPLIT, run } = require('./lib/records');
 const FLAGGED = OUT_OF_ORDER | HAS_ORDERED | NOT_ORDERED;
@@ -69,4 +69,14 @@ t.test('the lag chart marks the slowdown with its label', async (t) => {
   // x axis 0..20 over 70..740 px: second 10 at 405.
   t.match(svg, /<line x1="405" x2="405"[^>]*stroke="#777"/);
   t.notMatch(lagChart(series, 'title'), /stroke="#777"/);
+});
+
+t.test('the resequencer line: the dynamic run\'s latency beside the unordered run\'s, only when both ran', async (t) => {
+  const dynamic = { ...side('dynamic', { maxLag: 0, p99: 812.34, drain: 0 }), scenario: 'steady' };
+  dynamic.latencyMs.p50 = 201.26;
+  const unordered = { ...side('unordered', { maxLag: 0, p99: 640, drain: 0 }), scenario: 'steady' };
+  unordered.latencyMs.p50 = 180;
+  t.equal(resequencerLine([dynamic, unordered]),
+    'e2e resequencer (steady): latency p50 201.3 ms p99 812.3 ms with order headers, p50 180.0 ms p99 640.0 ms with orderHeaders \'none\'');
+  t.equal(resequencerLine([dynamic]), undefined);
 });

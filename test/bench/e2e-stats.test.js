@@ -36,3 +36,19 @@ t.test('in order: no violation, duplicates counted once', async (t) => {
   t.equal(r.lost, 0);
   t.equal(r.unexplainedViolations, 0);
 });
+
+t.test('latency is of the messages sent in the measured window; the other figures of all', async (t) => {
+  // Four messages handled at 1000..1003; sent at 900, 950, 990, 995: from 950 on, three are in
+  // the window, with latencies 1001-950 = 51, 1002-990 = 12 and 1003-995 = 8.
+  const rows = [[0, 0, 0, 0], [1, 1, 0, 0], [2, 2, 0, 0], [3, 3, 0, 0]];
+  const records = part(rows);
+  [900, 950, 990, 995].forEach((sent, i) => { records.sent[i] = sent; });
+  const producers = [{ sent: 4, ackedMask: new Uint8Array(4).fill(1) }];
+  const all = summarizeRun({ producers, parts: [records], consumers: 1, keys: 1 });
+  t.equal(all.latencyMs.max, 100, 'no window: every message (1000 - 900)');
+  const windowed = summarizeRun({ producers, parts: [records], consumers: 1, keys: 1, measureFrom: 950 });
+  t.equal(windowed.latencyMs.max, 51);
+  t.equal(windowed.latencyMs.p50, 12);
+  t.equal(windowed.handled, 4, 'handled, lost and order are counted over every message');
+  t.equal(windowed.lost, 0);
+});
