@@ -24,7 +24,7 @@ import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import { deliversReports, isHighLevel, nativeBinding } from './client';
 import type { HighLevelLike, NativeProducer } from './client';
 import type { Key } from '../core/key';
-import { Metadata, TopicInfo } from './metadata';
+import { Metadata } from './metadata';
 import { Backlog, ERR_QUEUE_FULL } from './backlog';
 import { Delivery, OURS, interceptReports } from './delivery';
 import { Polling } from './polling';
