@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench:produce — DynamicProducer against raw node-rdkafka with its built-in
+// npm run bench:produce — DynamicProducer against the raw client library with its built-in
 // partitioner, same configuration, same run, each on its own librdkafka mock cluster:
 // 100-byte messages with Zipf-distributed keys, timed until every delivery report has
 // arrived (and, for the fire-and-forget path, until flush() returns with dr_cb off).
@@ -7,9 +7,15 @@
 // median of the rounds' ratios (each a raw run and the dynamic run right after it), beside
 // the median msg/s of each.
 //
-// Options: --messages=N (default 200000), --rounds=N (default 7), --json.
+// The client library: node-rdkafka, and Confluent's @confluentinc/kafka-javascript (raw
+// Confluent producer against DynamicProducer given { kafka: Confluent }). Both by default when
+// Confluent's client is installed; each then runs in a child process of its own, one after
+// the other, since the two cannot share a process (they would share one librdkafka).
+//
+// Options: --messages=N (default 200000), --rounds=N (default 7),
+// --client=node-rdkafka|confluent|both, --json.
 
-const Kafka = require('node-rdkafka');
+const { spawn } = require('node:child_process');
 const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 
@@ -23,6 +29,33 @@ const TOPIC = 'bench';
 const VALUE = Buffer.alloc(100, 'v');
 const PARTITIONER = 'murmur2_random';
 const QUEUE_FULL = -184;
+const PACKAGES = { 'node-rdkafka': 'node-rdkafka', confluent: '@confluentinc/kafka-javascript' };
+
+function installed(name) {
+  try {
+    require.resolve(PACKAGES[name]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The clients to measure: --client, or both when Confluent's client is installed. */
+function clients() {
+  const chosen = args.client ?? (installed('confluent') ? 'both' : 'node-rdkafka');
+  const list = chosen === 'both' ? Object.keys(PACKAGES) : [chosen];
+  for (const name of list) {
+    if (!Object.hasOwn(PACKAGES, name)) throw new Error(`--client=${chosen}: expected node-rdkafka, confluent or both`);
+    if (!installed(name)) {
+      throw new Error(`${PACKAGES[name]} is not installed${name === 'confluent' ? ' (an optional peer dependency): bash scripts/install-confluent.sh' : ''}`);
+    }
+  }
+  return list;
+}
+
+// The client library of this process (--client names one): set by measure().
+let Kafka;
+let clientOptions;
 
 const stream = new KeyStream(parseWorkload('zipf:1.0'), 10000, 11);
 const names = Array.from({ length: 10000 }, (_, i) => `customer-${i}`);
@@ -35,8 +68,8 @@ function config(reports) {
 }
 
 // The order headers DynamicProducer gives these messages (default options, 4 partitions):
-// the rows "raw, same headers" send them with raw node-rdkafka, to show what node-rdkafka
-// and librdkafka themselves charge for them.
+// the rows "raw, same headers" send them with the raw client, to show what the client and
+// librdkafka themselves charge for them.
 const SAME_HEADERS = (() => {
   const partitioner = new DynamicPartitioner();
   const id = '0123456789abcdef';
@@ -50,7 +83,7 @@ const SAME_HEADERS = (() => {
   });
 })();
 
-/** Raw node-rdkafka: produce(); on "queue full" poll and retry; librdkafka partitions. */
+/** The raw client: produce(); on "queue full" poll and retry; librdkafka partitions. */
 async function raw(reports, withHeaders = false) {
   const p = new Kafka.Producer(config(reports), { partitioner: PARTITIONER });
   await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
@@ -88,7 +121,7 @@ async function raw(reports, withHeaders = false) {
 
 /** DynamicProducer: produce(); on false wait for 'drain'. */
 async function dynamic(reports, orderHeaders) {
-  const p = new DynamicProducer(config(reports), { partitioner: PARTITIONER }, { orderHeaders });
+  const p = new DynamicProducer(config(reports), { partitioner: PARTITIONER }, { orderHeaders, ...clientOptions });
   await p.connect();
   let delivered = 0;
   if (reports) p.on('delivery', () => delivered++);
@@ -112,12 +145,17 @@ async function dynamic(reports, orderHeaders) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function main() {
+/** Every path's rounds on the client library `name`, in this process: { path: figures }. */
+async function measure(name) {
+  Kafka = require(PACKAGES[name]);
+  // node-rdkafka is DynamicProducer's default; Confluent's client is given as the option kafka.
+  clientOptions = name === 'node-rdkafka' ? {} : { kafka: Kafka };
+  const progress = !args.json || args.child;
   const results = {};
-  // Order headers (on by default) cost node-rdkafka a header conversion per spread message; the
-  // last two rows show the price of the partitioning alone. For the first two, raw
-  // node-rdkafka also runs with the same headers on the same messages: what node-rdkafka and
-  // librdkafka charge for the headers themselves.
+  // Order headers (on by default) cost the client a header conversion per spread message; the
+  // last two rows show the price of the partitioning alone. For the first two, the raw client
+  // also runs with the same headers on the same messages: what the client and librdkafka
+  // charge for the headers themselves.
   const paths = [
     ['with delivery reports', true, 'spread'],
     ['fire and forget', false, 'spread'],
@@ -128,15 +166,15 @@ async function main() {
     const withHeaders = orderHeaders === 'spread';
     const runs = [['raw', () => raw(reports)], ['dynamic', () => dynamic(reports, orderHeaders)]];
     if (withHeaders) runs.push(['rawSameHeaders', () => raw(reports, true)]);
-    const got = Object.fromEntries(runs.map(([name]) => [name, []]));
+    const got = Object.fromEntries(runs.map(([run]) => [run, []]));
     for (let round = 0; round < ROUNDS; round++) {
       // The order of the runs rotates, so none always gets the warmer machine.
       for (let k = 0; k < runs.length; k++) {
-        const [name, run] = runs[(round + k) % runs.length];
-        got[name].push(await run());
+        const [run, fn] = runs[(round + k) % runs.length];
+        got[run].push(await fn());
       }
-      if (!args.json) {
-        process.stderr.write(`  ${path} round ${round + 1}: ${runs.map(([name]) => `${name} ${Math.round(got[name][round])}`).join(', ')} msg/s\n`);
+      if (progress) {
+        process.stderr.write(`  ${name}: ${path} round ${round + 1}: ${runs.map(([run]) => `${run} ${Math.round(got[run][round])}`).join(', ')} msg/s\n`);
       }
     }
     const ratio = (of, to) => median(got[of].map((x, i) => x / got[to][i]));
@@ -149,18 +187,53 @@ async function main() {
       } : {}),
     };
   }
-  if (args.json) {
-    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, results }, null, 2));
-    return;
-  }
-  console.log(`\n${MESSAGES} messages of 100 bytes, Zipf 1.0 keys, mock cluster (4 partitions), medians of ${ROUNDS} rounds`);
-  console.log('path                       raw node-rdkafka     DynamicProducer      ratio (floor 0.95)   raw, same headers (/raw)   DynamicProducer / it');
-  for (const [path, x] of Object.entries(results)) {
+  const version = require(`${PACKAGES[name]}/package.json`).version.replace(/^v/, '');
+  return { package: PACKAGES[name], version, librdkafka: Kafka.librdkafkaVersion, results };
+}
+
+/** Runs this benchmark for client `name` in a child process; resolves with its measure(). */
+function measureInChild(name) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [__filename, `--client=${name}`, `--messages=${MESSAGES}`, `--rounds=${ROUNDS}`, '--json', '--child'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code !== 0) return reject(new Error(`the ${name} run exited with ${code ?? signal}`));
+      try {
+        resolve(JSON.parse(out).clients[name]);
+      } catch (err) {
+        reject(new Error(`the ${name} run printed no figures: ${err.message}`));
+      }
+    });
+  });
+}
+
+function print(name, c) {
+  const label = name === 'node-rdkafka' ? 'node-rdkafka' : 'Confluent';
+  console.log(`\n${c.package} ${c.version} (librdkafka ${c.librdkafka}): raw ${label} producer against DynamicProducer${name === 'node-rdkafka' ? '' : ' { kafka }'}`);
+  console.log(`path                       raw ${label.padEnd(13)}    DynamicProducer      ratio (floor 0.95)   raw, same headers (/raw)   DynamicProducer / it`);
+  for (const [path, x] of Object.entries(c.results)) {
     const same = x.rawSameHeaders === undefined ? '' :
       `   ${Math.round(x.rawSameHeaders).toString().padStart(9)} msg/s (${x.sameHeadersToRaw.toFixed(3)})      ${x.ratioToSameHeaders.toFixed(3)}`;
     console.log(`${path.padEnd(26)} ${Math.round(x.raw).toString().padStart(9)} msg/s    ${Math.round(x.dynamic).toString().padStart(9)} msg/s      ` +
       `${x.ratio.toFixed(3)} ${(x.ratio >= 0.95 ? 'met' : 'NOT met').padEnd(9)}${same}`);
   }
+}
+
+async function main() {
+  const list = clients();
+  const figures = {};
+  if (list.length === 1) figures[list[0]] = await measure(list[0]);
+  else for (const name of list) figures[name] = await measureInChild(name);
+  if (args.json) {
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, clients: figures }, null, 2));
+    return;
+  }
+  console.log(`\n${MESSAGES} messages of 100 bytes, Zipf 1.0 keys, mock cluster (4 partitions), medians of ${ROUNDS} rounds`);
+  for (const [name, c] of Object.entries(figures)) print(name, c);
 }
 
 main().then(() => process.exit(0), (err) => {

@@ -6,6 +6,8 @@
 # running; otherwise one is started here and stopped again at the end, whatever the tests did.
 # Arguments go to tap (e.g. a single file: npm run test:kafka -- test/kafka/java-agreement.test.js).
 # The crash test kills and restarts nodes only of a cluster scripts/kafka.sh runs.
+# test/kafka/confluent.test.js runs the agreement, exactly-once and order tests again on
+# Confluent's client (each in a child process) when it is installed (bash scripts/install-confluent.sh).
 # A cluster started here has the fault proxy mode on (KAFKA_PROXY_PORT, default KAFKA_PORT+300,
 # i.e. 19392-19394): KAFKA_PROXY (the routes, scripts/kafka.sh proxy-map) is exported for the
 # fault scenarios through the proxy (test/kafka/faults-resets, faults-blackhole); a reused

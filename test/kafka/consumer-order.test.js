@@ -18,6 +18,7 @@
 //     released after maxWaitMs.
 //
 // Needs KAFKA_BROKERS (npm run test:kafka). KDP_KAFKA_ORDER_MESSAGES changes the count.
+// KDP_TEST_CLIENT=confluent runs it on Confluent's client (test/kafka/confluent.test.js).
 
 const t = require('tap');
 const K = require('./lib/kafka');

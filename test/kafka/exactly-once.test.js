@@ -1,7 +1,9 @@
 'use strict';
 // A million Zipf(1.0)-keyed messages (100,000 keys) through DynamicProducer into a real
 // 3-node cluster (acks=all, enable.idempotence=true, 12 partitions, replication 3,
-// min.insync.replicas 2), then the topic read back with a plain node-rdkafka consumer:
+// min.insync.replicas 2), then the topic read back with a plain consumer of the same client
+// library (node-rdkafka, or Confluent's client with KDP_TEST_CLIENT=confluent:
+// test/kafka/confluent.test.js):
 //   - nothing lost, nothing duplicated: every message once, the log holding nothing more,
 //     each key's count as produced;
 //   - cold keys (never reported 'hot') all on their hashed partition (partitionForKey,
@@ -62,7 +64,7 @@ t.test(`${MESSAGES} Zipf-keyed messages: exactly once, cold keys hashed, hot key
     t.same(problems('header'), [], 'order headers readable, for the topic\'s partition count');
     t.same(problems('handed'), [], 'each message on the partition the producer chose');
     t.same(problems('header-lost'), [], 'a kdp-order header read back on exactly the messages given one');
-    t.same(problems('header-damaged'), [], `every kdp-order header read back byte for byte as handed to node-rdkafka (${howMany('header-damaged')} of ${check.marked} damaged)`);
+    t.same(problems('header-damaged'), [], `every kdp-order header read back byte for byte as handed to ${K.clientName()} (${howMany('header-damaged')} of ${check.marked} damaged)`);
     const top = check.hotKeys.slice(0, 3);
     for (const h of top) t.ok(h.partitions > 1, `hot key ${h.key} (${h.messages} messages) on more than one partition (${h.partitions})`);
   });

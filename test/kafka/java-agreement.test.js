@@ -5,7 +5,8 @@
 // arbitrary bytes, the empty key); each must land on partitionForKey(key, n) (the package's
 // 'murmur2_random'). Then DynamicProducer sends the same keys to the same topic: every one of
 // those cold keys must land where the Java producer put it. Both are checked twice: by what
-// each producer reports, and by reading the topic back with a plain node-rdkafka consumer.
+// each producer reports, and by reading the topic back with a plain consumer. node-rdkafka
+// throughout, or Confluent's client with KDP_TEST_CLIENT=confluent (test/kafka/confluent.test.js).
 //
 // Needs KAFKA_BROKERS (npm run test:kafka), a JDK and Maven (the jars come with
 // scripts/kafka.sh fetch).
@@ -74,7 +75,7 @@ t.test('partitions of the Java producer = partitionForKey = DynamicProducer (col
   // 2. DynamicProducer, the same keys, to the same topic.
   lap = K.lap();
   const p = new DynamicProducer({ 'bootstrap.servers': K.brokers(), 'linger.ms': 5, 'enable.idempotence': true, 'log_level': 3 },
-    { acks: 'all', partitioner: 'murmur2_random' }, { metadataRefreshMs: 2000 });
+    { acks: 'all', partitioner: 'murmur2_random' }, { metadataRefreshMs: 2000, ...K.clientOptions() });
   const hot = K.trackHot(p);
   await p.connect();
   let reports;

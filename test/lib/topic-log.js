@@ -1,5 +1,5 @@
 'use strict';
-// What a node-rdkafka client can tell of a topic's log: metadata, and each partition's
+// What a node-rdkafka-style client (node-rdkafka's or Confluent's) can tell of a topic's log: metadata, and each partition's
 // watermark offsets (a topic read back whole is read up to these). Shared by the
 // mock-cluster tests (test/producer/lib/helpers.js) and the broker suite (test/kafka/lib/kafka.js).
 

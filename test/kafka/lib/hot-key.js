@@ -2,7 +2,7 @@
 // A hot key over Zipf background traffic through a DynamicProducer against the real cluster,
 // and a DynamicConsumer's view of it: shared by the consumer-side broker tests
 // (consumer-order, lag-steering, rebalance). Run directly (tap does when named), this file
-// has no tests.
+// has no tests. The client library is the one lib/kafka.js selects (KDP_TEST_CLIENT).
 //
 // Messages: value = lib/kafka.js value(id, keyId, seq) (16 bytes: seq is the message's
 // number within its own key, from 0); key = keys[keyId]. keys[0 .. keys-1] are `k<i>-<salt>`
@@ -10,10 +10,11 @@
 // drawn with probability hotShare(id) instead.
 
 const { once } = require('node:events');
-const Kafka = require('node-rdkafka');
 const { DynamicProducer, DynamicConsumer } = require('../../..');
 const { KeyStream, parseWorkload, prng } = require('../../../build/tools/workload');
 const K = require('./kafka');
+
+const Kafka = require('../../lib/clients').kafka();
 
 /**
  * Produces `count` messages to `topic`. Options: keys (background keys, 10,000), hotShare
@@ -44,7 +45,7 @@ async function produceHot(topic, count, o = {}) {
     'dr_msg_cb': true,
     'log_level': 3,
     ...(o.globalConfig ?? {}),
-  }, { acks: 'all', partitioner: 'murmur2_random' }, { metadataRefreshMs: 5000, ...(o.producerOptions ?? {}) });
+  }, { acks: 'all', partitioner: 'murmur2_random' }, { metadataRefreshMs: 5000, ...K.clientOptions(), ...(o.producerOptions ?? {}) });
   const hot = K.trackHot(p);
   const errors = [];
   let deliveries = 0;
@@ -84,7 +85,7 @@ function consumer(group, options = {}, config = {}) {
     'fetch.wait.max.ms': 50,
     'log_level': 3,
     ...config,
-  }, {}, { commitIntervalMs: 200, ...options });
+  }, {}, { commitIntervalMs: 200, ...K.clientOptions(), ...options });
 }
 
 /** Resolves with the first 'assigned' event of `c` (its partitions). */

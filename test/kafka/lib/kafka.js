@@ -1,13 +1,16 @@
 'use strict';
 // Shared helpers of the broker suite (test/kafka/*.test.js): the cluster from KAFKA_BROKERS
 // (npm run test:kafka sets it, starting a 3-node cluster with scripts/kafka.sh when needed),
-// topics made with node-rdkafka's AdminClient, a whole topic read back with a plain
+// topics made with the client library's AdminClient, a whole topic read back with a plain
 // KafkaConsumer (streamed: a million messages are never held as objects), crash control of
 // the nodes scripts/kafka.sh runs, and Zipf key streams from build/tools/workload.js.
+// The client library is node-rdkafka, or Confluent's client with KDP_TEST_CLIENT=confluent
+// (test/lib/clients.js; test/kafka/confluent.test.js runs tests that way): clientOptions()
+// gives DynamicProducer and DynamicConsumer the same one. It is required on first use only.
 //
 // Run directly (tap does when named), this file has no tests.
 
-const Kafka = require('node-rdkafka');
+const { kafka, clientName, clientOptions } = require('../../lib/clients');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { once } = require('node:events');
@@ -46,7 +49,7 @@ function disconnected(client) {
 
 /** A connected plain producer used for metadata only. */
 async function metadataClient() {
-  return connected(new Kafka.Producer({ 'metadata.broker.list': brokers(), 'log_level': 3 }));
+  return connected(new (kafka().Producer)({ 'metadata.broker.list': brokers(), 'log_level': 3 }));
 }
 
 /**
@@ -54,7 +57,7 @@ async function metadataClient() {
  * replicas in sync. `config`: topic configs (strings), e.g. { 'min.insync.replicas': '2' }.
  */
 async function createTopic(topic, partitions, replication, config = {}) {
-  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers(), 'log_level': 3 });
+  const admin = kafka().AdminClient.create({ 'metadata.broker.list': brokers(), 'log_level': 3 });
   try {
     await new Promise((resolve, reject) => admin.createTopic({
       topic, num_partitions: partitions, replication_factor: replication, config,
@@ -85,7 +88,7 @@ async function waitForTopic(topic, partitions, replication, timeoutMs = 60000) {
 
 /** Adds partitions to `topic` (AdminClient.createPartitions): `total` is the new count. */
 async function createPartitions(topic, total) {
-  const admin = Kafka.AdminClient.create({ 'metadata.broker.list': brokers(), 'log_level': 3 });
+  const admin = kafka().AdminClient.create({ 'metadata.broker.list': brokers(), 'log_level': 3 });
   try {
     await new Promise((resolve, reject) => admin.createPartitions(topic, total, 30000, (err) => (err ? reject(err) : resolve())));
   } finally {
@@ -112,7 +115,7 @@ async function leadersOf(topic) {
  */
 async function consumeAll(topic, onMessage, timeoutMs = 300000) {
   const started = Date.now();
-  const consumer = new Kafka.KafkaConsumer({
+  const consumer = new (kafka().KafkaConsumer)({
     'metadata.broker.list': brokers(),
     'group.id': `kdp-kafka-test-${process.pid}-${Math.random().toString(36).slice(2)}`,
     'enable.auto.commit': false,
@@ -148,7 +151,7 @@ async function consumeAll(topic, onMessage, timeoutMs = 300000) {
   }
 }
 
-/** The kdp-order header of a consumed message (node-rdkafka: headers = [{ name: Buffer }]), or undefined. */
+/** The kdp-order header of a consumed message (both clients: headers = [{ name: Buffer }]), or undefined. */
 function headerOf(message, name = 'kdp-order') {
   if (!Array.isArray(message.headers)) return undefined;
   let found;
@@ -256,5 +259,5 @@ function lap() {
 module.exports = {
   ROOT, KAFKA_SH, sleep, brokers, needsCluster, topicName, connected, disconnected, metadataOf, createTopic,
   waitForTopic, createPartitions, leadersOf, consumeAll, headerOf, trackHot, clusterControl, value, parseValue,
-  lap, wireBytes, produceMessages,
+  lap, wireBytes, produceMessages, clientName, clientOptions,
 };

@@ -33,7 +33,7 @@ async function produceZipf(topic, count, o = {}) {
     'compression.codec': 'lz4',
     'log_level': 3,
     ...(o.globalConfig ?? {}),
-  }, { acks: 'all', partitioner: 'murmur2_random', ...(o.topicConfig ?? {}) }, { metadataRefreshMs: 5000, ...(o.producerOptions ?? {}) });
+  }, { acks: 'all', partitioner: 'murmur2_random', ...(o.topicConfig ?? {}) }, { metadataRefreshMs: 5000, ...K.clientOptions(), ...(o.producerOptions ?? {}) });
   const hot = K.trackHot(p);
   const errors = [];
   let deliveries = 0;
@@ -69,19 +69,20 @@ async function produceZipf(topic, count, o = {}) {
   return { p, keys, keyOf, perKey, hot, handed, deliveries, errors, producerErrors, longestGap, perSecond, started, producedMs, ms, metrics };
 }
 
-/** A header value as the bytes node-rdkafka should put on the wire (a string as its UTF-8). */
+/** A header value as the bytes the client should put on the wire (a string as its UTF-8). */
 function bytesOf(v) {
   return typeof v === 'string' ? Buffer.from(v, 'utf8') : Buffer.from(v);
 }
 
 /**
- * Records, per message id, what the DynamicProducer handed to node-rdkafka's binding (the
- * producer it owns calls producer._client.produce): the explicit partition and the kdp-order
- * header value (text or bytes), before node-rdkafka turns it into what goes on the wire.
+ * Records, per message id, what the DynamicProducer handed to the client's native binding
+ * (the producer it owns calls producer._client.produce, in node-rdkafka and in Confluent's
+ * client alike): the explicit partition and the kdp-order header value (text or bytes),
+ * before the client turns it into what goes on the wire.
  */
 function recordHandOvers(p, count) {
   const binding = p.client._client;
-  if (!binding || typeof binding.produce !== 'function') throw new Error('no node-rdkafka binding to record at');
+  if (!binding || typeof binding.produce !== 'function') throw new Error(`no ${K.clientName()} binding to record at`);
   const original = binding.produce;
   const partition = new Int16Array(count).fill(-2); // -2: never handed over; -1: librdkafka placed it
   const headers = new Map(); // id -> the kdp-order header Buffer handed over
