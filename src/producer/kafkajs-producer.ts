@@ -4,9 +4,9 @@
 // message. So the partition is chosen here and set on each message before the producer's own
 // send(): connect / send / sendBatch / disconnect, as the producer has them. Partition counts
 // come from the producer's own native client (getMetadata, as DynamicProducer reads them), or
-// from an admin client given as options.admin (fetchTopicMetadata: DescribeTopics, which
-// librdkafka's mock cluster does not answer), read on a topic's first message and every
-// metadataRefreshMs.
+// from an admin client given as options.admin (fetchTopicMetadata: DescribeTopics, sent to the
+// cluster's controller, which librdkafka's mock cluster never names: docs/producer.md), read on
+// a topic's first message and every metadataRefreshMs.
 
 import { EventEmitter } from 'node:events';
 import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
