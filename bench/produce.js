@@ -12,8 +12,12 @@
 // Confluent's client is installed; each then runs in a child process of its own, one after
 // the other, since the two cannot share a process (they would share one librdkafka).
 //
+// With --brokers=LIST the same runs go to a real cluster instead (e.g. scripts/kafka.sh's:
+// 127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094), into one topic of 4 partitions made for the
+// run (replication 3, or 1 on a smaller cluster), with librdkafka's default acks (all).
+//
 // Options: --messages=N (default 200000), --rounds=N (default 7),
-// --client=node-rdkafka|confluent|both, --json.
+// --client=node-rdkafka|confluent|both, --brokers=LIST, --json.
 
 const { spawn } = require('node:child_process');
 const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER } = require('..');
@@ -25,7 +29,10 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => {
 }));
 const MESSAGES = Number(args.messages ?? 200000);
 const ROUNDS = Number(args.rounds ?? 7);
-const TOPIC = 'bench';
+// The topic: the mock cluster makes it (4 partitions) at its first message; on a real cluster
+// main() makes one for the run and passes it to the child processes (--topic).
+const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
+let TOPIC = typeof args.topic === 'string' ? args.topic : 'bench';
 const VALUE = Buffer.alloc(100, 'v');
 const PARTITIONER = 'murmur2_random';
 const QUEUE_FULL = -184;
@@ -64,7 +71,34 @@ const KEYS = Array.from({ length: MESSAGES }, () => names[stream.next()]);
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 function config(reports) {
-  return { 'test.mock.num.brokers': 3, 'linger.ms': 5, 'log_level': 3, ...(reports ? { dr_cb: true } : { dr_cb: false }) };
+  const cluster = BROKERS !== undefined ? { 'metadata.broker.list': BROKERS } : { 'test.mock.num.brokers': 3 };
+  return { ...cluster, 'linger.ms': 5, 'log_level': 3, ...(reports ? { dr_cb: true } : { dr_cb: false }) };
+}
+
+/** A topic of 4 partitions on the cluster at BROKERS, made for this run (node-rdkafka's admin client). */
+async function makeTopic() {
+  const Rdkafka = require('node-rdkafka');
+  const topic = `bench-produce-${Date.now().toString(36)}`;
+  const meta = new Rdkafka.Producer({ 'metadata.broker.list': BROKERS, 'log_level': 3 });
+  await new Promise((resolve, reject) => meta.connect({ timeout: 30000 }, (err) => (err ? reject(err) : resolve())));
+  const brokers = await new Promise((resolve, reject) => meta.getMetadata({ timeout: 10000 }, (err, m) => (err ? reject(err) : resolve(m.brokers.length))));
+  const admin = Rdkafka.AdminClient.create({ 'metadata.broker.list': BROKERS, 'log_level': 3 });
+  try {
+    await new Promise((resolve, reject) => admin.createTopic({ topic, num_partitions: 4, replication_factor: Math.min(3, brokers) }, 30000,
+      (err) => (err ? reject(err) : resolve())));
+    // Until every partition has a leader: the first run should not wait for the topic.
+    for (const deadline = Date.now() + 30000; ;) {
+      const m = await new Promise((resolve) => meta.getMetadata({ topic, timeout: 10000 }, (err, md) => resolve(err ? null : md)));
+      const t = m && m.topics.find((x) => x.name === topic);
+      if (t && t.partitions.length === 4 && t.partitions.every((x) => x.leader >= 0)) break;
+      if (Date.now() > deadline) throw new Error(`topic ${topic}: no leaders within 30 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    admin.disconnect();
+    await new Promise((resolve) => meta.disconnect(() => resolve()));
+  }
+  return topic;
 }
 
 // The order headers DynamicProducer gives these messages (default options, 4 partitions):
@@ -194,7 +228,8 @@ async function measure(name) {
 /** Runs this benchmark for client `name` in a child process; resolves with its measure(). */
 function measureInChild(name) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [__filename, `--client=${name}`, `--messages=${MESSAGES}`, `--rounds=${ROUNDS}`, '--json', '--child'], {
+    const cluster = BROKERS !== undefined ? [`--brokers=${BROKERS}`, `--topic=${TOPIC}`] : [];
+    const child = spawn(process.execPath, [__filename, `--client=${name}`, `--messages=${MESSAGES}`, `--rounds=${ROUNDS}`, ...cluster, '--json', '--child'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -211,20 +246,34 @@ function measureInChild(name) {
   });
 }
 
+// The floors of DynamicProducer with default options against the raw client (node-rdkafka):
+// against it with no headers, and against it sending the same headers on the same messages.
+const FLOORS = {
+  'with delivery reports': { raw: 0.88, same: 0.95 },
+  'fire and forget': { raw: 0.80, same: 0.90 },
+  'reports, no order headers': {},
+  'fire&forget, no headers': { raw: 0.93 },
+};
+const verdict = (ratio, floor) => (floor === undefined ? '' : ratio >= floor ? ` (floor ${floor}: met)` : ` (floor ${floor}: NOT met)`);
+
 function print(name, c) {
   const label = name === 'node-rdkafka' ? 'node-rdkafka' : 'Confluent';
   console.log(`\n${c.package} ${c.version} (librdkafka ${c.librdkafka}): raw ${label} producer against DynamicProducer${name === 'node-rdkafka' ? '' : ' { kafka }'}`);
-  console.log(`path                       raw ${label.padEnd(13)}    DynamicProducer      ratio (floor 0.95)   raw, same headers (/raw)   DynamicProducer / it`);
+  console.log(`path                       raw ${label.padEnd(13)}    DynamicProducer      ratio                     raw, same headers (/raw)   DynamicProducer / it`);
+  // The floors are the issue's for node-rdkafka; Confluent's rows are printed beside them as they are.
+  const floors = name === 'node-rdkafka' ? FLOORS : {};
   for (const [path, x] of Object.entries(c.results)) {
+    const f = floors[path] ?? {};
     const same = x.rawSameHeaders === undefined ? '' :
-      `   ${Math.round(x.rawSameHeaders).toString().padStart(9)} msg/s (${x.sameHeadersToRaw.toFixed(3)})      ${x.ratioToSameHeaders.toFixed(3)}`;
+      `   ${Math.round(x.rawSameHeaders).toString().padStart(9)} msg/s (${x.sameHeadersToRaw.toFixed(3)})      ${x.ratioToSameHeaders.toFixed(3)}${verdict(x.ratioToSameHeaders, f.same)}`;
     console.log(`${path.padEnd(26)} ${Math.round(x.raw).toString().padStart(9)} msg/s    ${Math.round(x.dynamic).toString().padStart(9)} msg/s      ` +
-      `${x.ratio.toFixed(3)} ${(x.ratio >= 0.95 ? 'met' : 'NOT met').padEnd(9)}${same}`);
+      `${(x.ratio.toFixed(3) + verdict(x.ratio, f.raw)).padEnd(26)}${same}`);
   }
 }
 
 async function main() {
   const list = clients();
+  if (BROKERS !== undefined && args.topic === undefined) TOPIC = await makeTopic();
   const figures = {};
   if (list.length === 1) figures[list[0]] = await measure(list[0]);
   else for (const name of list) figures[name] = await measureInChild(name);
@@ -232,7 +281,8 @@ async function main() {
     console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, clients: figures }, null, 2));
     return;
   }
-  console.log(`\n${MESSAGES} messages of 100 bytes, Zipf 1.0 keys, mock cluster (4 partitions), medians of ${ROUNDS} rounds`);
+  const where = BROKERS !== undefined ? `cluster ${BROKERS}, topic ${TOPIC} (4 partitions)` : 'mock cluster (4 partitions)';
+  console.log(`\n${MESSAGES} messages of 100 bytes, Zipf 1.0 keys, ${where}, medians of ${ROUNDS} rounds`);
   for (const [name, c] of Object.entries(figures)) print(name, c);
 }
 
