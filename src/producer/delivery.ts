@@ -62,8 +62,9 @@ export class Delivery {
     if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
       link = opaque as Link;
       opaque = link.opaque;
-      // The report shows the opaque the message has without its link.
-      report = { ...report, opaque };
+      // The report shows the opaque the message has without its link (node-rdkafka makes a
+      // report object per message, and only ours reach here: set in place, not copied).
+      report.opaque = opaque;
     }
     const pending = opaque as Pending | undefined;
     // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
