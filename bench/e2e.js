@@ -22,7 +22,7 @@ const { fork, execFileSync } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
-const { summarizeRun, concatRecords, unhandledAt, quantile, unexplainedOrderViolations } = require('./e2e/stats');
+const { summarizeRun, concatRecords, unhandledAt, quantile, unexplainedOrderViolations, lagSlope } = require('./e2e/stats');
 const { fmt, drainText, lastLine, resequencerLine, svgFile } = require('./e2e/format');
 const { lagChart } = require('./e2e/svg');
 
@@ -323,6 +323,8 @@ async function runSide(side, scenario, o, brokers, stamp) {
     maxLag: samples.reduce((m, s) => (s.at >= measureFrom ? Math.max(m, s.total) : m), 0),
     maxUnhandled: samples.reduce((m, s) => (s.at >= measureFrom ? Math.max(m, s.unhandled) : m), 0),
     warmupMaxLag: samples.reduce((m, s) => (s.at < measureFrom ? Math.max(m, s.total) : m), 0),
+    // How fast the lag grew while the producers sent (after the warm-up): ~0 for a group that keeps up.
+    lagGrowthPerSecond: lagSlope(samples, o.warmup, (stopAt - startAt) / 1000),
     drainSeconds: drainedAt !== null ? (drainedAt - stopAt) / 1000 : null,
     drainCapped: drainedAt === null,
     producerFailures: results.reduce((s, d) => s + d.failed, 0),
@@ -346,6 +348,7 @@ function table(runs) {
     ['handled (distinct)', (r) => fmt(r.handled)],
     ['max total lag (after warm-up)', (r) => fmt(r.maxLag)],
     ['max total lag in the warm-up', (r) => fmt(r.warmupMaxLag)],
+    ['lag growth while sending, msg/s', (r) => fmt(r.lagGrowthPerSecond, 1)],
     ['max sent, not yet handled', (r) => fmt(r.maxUnhandled)],
     ['produce→ack p50 / p99 ms', (r) => `${fmt(r.ackLatencyMs.p50, 1)} / ${fmt(r.ackLatencyMs.p99, 1)}`],
     ['latency p50 ms', (r) => fmt(r.latencyMs.p50, 1)],

@@ -236,4 +236,27 @@ function unhandledAt(sentSorted, handledSorted, at) {
   return at.map((t) => countUpTo(sentSorted, t) - countUpTo(handledSorted, t));
 }
 
-module.exports = { summarizeRun, unexplainedOrderViolations, concatRecords, unhandledAt, quantile, kindCode, COLUMNS, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT };
+/**
+ * The least-squares slope of lag samples { t (s), total } taken from `fromT` to `toT` seconds:
+ * messages per second the lag grew by (a group that keeps up: ~0; one that does not: its
+ * shortfall). NaN with fewer than two samples.
+ */
+function lagSlope(samples, fromT, toT) {
+  let n = 0;
+  let st = 0;
+  let sy = 0;
+  let stt = 0;
+  let sty = 0;
+  for (const { t, total } of samples) {
+    if (t < fromT || t > toT) continue;
+    n++;
+    st += t;
+    sy += total;
+    stt += t * t;
+    sty += t * total;
+  }
+  const d = n * stt - st * st;
+  return n < 2 || d === 0 ? NaN : (n * sty - st * sy) / d;
+}
+
+module.exports = { summarizeRun, unexplainedOrderViolations, concatRecords, unhandledAt, quantile, lagSlope, kindCode, COLUMNS, OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT };

@@ -3,7 +3,7 @@
 // message of the same producer and key sent after the late one, up to the one that overtook it.
 
 const t = require('tap');
-const { summarizeRun, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
+const { summarizeRun, lagSlope, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
 const { MOVED, SPREAD, SPLIT, part, run } = require('./lib/records');
 
 t.test('a split key overtaken across a flagged message: explained', async (t) => {
@@ -51,4 +51,14 @@ t.test('latency is of the messages sent in the measured window; the other figure
   t.equal(windowed.latencyMs.p50, 12);
   t.equal(windowed.handled, 4, 'handled, lost and order are counted over every message');
   t.equal(windowed.lost, 0);
+});
+
+t.test('lag growth: the least-squares slope of the samples in the window', async (t) => {
+  // total = 50 t + 400 exactly from t = 10 to 70; samples outside the window are ignored.
+  const samples = [{ t: 2, total: 9000 }];
+  for (let s = 10; s <= 70; s += 5) samples.push({ t: s, total: 50 * s + 400 });
+  samples.push({ t: 80, total: 0 });
+  t.equal(lagSlope(samples, 10, 70), 50);
+  t.equal(lagSlope([{ t: 1, total: 5 }, { t: 2, total: 3 }, { t: 3, total: 4 }], 0, 10), -0.5, 'slope of (1,5), (2,3), (3,4)');
+  t.ok(Number.isNaN(lagSlope([{ t: 1, total: 5 }], 0, 10)), 'one sample: no slope');
 });
