@@ -53,6 +53,7 @@ async function start(msg) {
   job.failed = 0;
   job.lastError = null;
   job.errors = 0;
+  job.maxHeld = 0;
   job.lastClientError = null;
   // Idempotent, as order restoration assumes (docs/ordering.md): a retried batch is neither
   // duplicated nor stored behind a later one. Both sides alike.
@@ -124,9 +125,16 @@ async function run(startAt) {
   const perMs = job.rate / 1000;
   let j = 0;
   while (Date.now() < startAt) await sleep(Math.min(TICK_MS, startAt - Date.now()));
+  let sampledAt = 0;
   while (j < job.total) {
     const due = Math.min(job.total, Math.floor((Date.now() - startAt) * perMs) + 1);
     while (j < due && sendOne(j)) j++;
+    // Dynamic: the most messages held in the producer (librdkafka's queue full, or a relocated
+    // key's handoff waiting for its predecessor's delivery report), sampled every second.
+    if (job.side !== 'static' && Date.now() - sampledAt >= 1000) {
+      sampledAt = Date.now();
+      job.maxHeld = Math.max(job.maxHeld, producer.metrics().held);
+    }
     await sleep(TICK_MS);
   }
   const sendEnd = Date.now();
@@ -157,7 +165,10 @@ function flush() {
 function summarize(metrics) {
   const topic = metrics && metrics.topics ? metrics.topics[job.topic] : undefined;
   if (!topic) return undefined;
-  return { hotKeys: Array.isArray(topic.hotKeys) ? topic.hotKeys.length : topic.hotKeys, imbalance: topic.imbalance };
+  return {
+    hotKeys: Array.isArray(topic.hotKeys) ? topic.hotKeys.length : topic.hotKeys, imbalance: topic.imbalance,
+    produced: topic.produced, spreadMessages: topic.spreadMessages, movedMessages: topic.movedMessages, maxHeld: job.maxHeld,
+  };
 }
 
 async function exit() {
