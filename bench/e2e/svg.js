@@ -17,10 +17,11 @@ function axis(max) {
 }
 
 /**
- * series: [{ name, points: [[seconds, lag]], unhandled?: [[seconds, count]], stopAt }]; marks:
- * [{ at: seconds, label }], grey vertical lines (the slow-consumer scenario's slowdown); returns the SVG text.
+ * series: [{ name, points: [[seconds, lag]], unhandled?: [[seconds, count]], stopAt, color? }]; marks:
+ * [{ at: seconds, label }], grey vertical lines (the slow-consumer scenario's slowdown); axes:
+ * { x, y } labels for another chart of the same kind (bench/soak.js); returns the SVG text.
  */
-function lagChart(series, title, marks = []) {
+function lagChart(series, title, marks = [], axes = {}) {
   const W = 760, H = 380, L = 70, R = 20, T = 40, B = 50;
   const maxX = Math.max(1, ...series.flatMap((s) => s.points.map((p) => p[0])));
   const maxY = Math.max(1, ...series.flatMap((s) => [...s.points, ...(s.unhandled || [])].map((p) => p[1])));
@@ -38,14 +39,14 @@ function lagChart(series, title, marks = []) {
   for (let v = 0; v <= ax.top; v += ax.step) out.push(`<text x="${x(v)}" y="${H - B + 16}" text-anchor="middle">${v}</text>`);
   out.push(`<line x1="${L}" x2="${L}" y1="${T}" y2="${H - B}" stroke="#333"/>`,
     `<line x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}" stroke="#333"/>`,
-    `<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">seconds since the producers started</text>`,
-    `<text transform="translate(16 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">total lag (messages)</text>`);
+    `<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">${escape(axes.x ?? 'seconds since the producers started')}</text>`,
+    `<text transform="translate(16 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${escape(axes.y ?? 'total lag (messages)')}</text>`);
   for (const m of marks) {
     out.push(`<line x1="${x(m.at)}" x2="${x(m.at)}" y1="${T}" y2="${H - B}" stroke="#777" stroke-width="1.5"/>`,
       `<text x="${x(m.at) + 4}" y="${T + 12}" fill="#555">${escape(m.label)}</text>`);
   }
   series.forEach((s, i) => {
-    const color = COLORS[s.name] || '#555';
+    const color = s.color || COLORS[s.name] || '#555';
     if (s.points.length) out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${path(s.points)}"/>`);
     if (s.unhandled && s.unhandled.length) out.push(`<polyline fill="none" stroke="${color}" stroke-width="1" stroke-dasharray="2 3" points="${path(s.unhandled)}"/>`);
     if (s.stopAt !== undefined) out.push(`<line x1="${x(s.stopAt)}" x2="${x(s.stopAt)}" y1="${T}" y2="${H - B}" stroke="${color}" stroke-dasharray="4 4" opacity="0.6"/>`);

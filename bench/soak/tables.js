@@ -1,0 +1,117 @@
+'use strict';
+// The sizes of every table a DynamicProducer and a DynamicConsumer keep, and the bound each
+// must stay under, taken from the options the instance was made with (never from what a run
+// showed). Read at sampling time only, never on the message path: public counters where there
+// are (metrics(), stats(), resequencer.held / chainCount / awaited()), else the size of the
+// internal Map, Set or array itself. An internal that is not where this file expects it fails
+// the read with its name, so that a change of the classes cannot turn a check into a no-op.
+
+/** An own field of `object`, or a TypeError naming it. */
+function field(object, name, owner) {
+  if (object === null || typeof object !== 'object' || !(name in object)) {
+    throw new TypeError(`soak tables: ${owner} has no field ${name} (the class changed: update bench/soak/tables.js)`);
+  }
+  return object[name];
+}
+
+/**
+ * Table sizes of a DynamicProducer. The order chains are fixed arrays of maxTrackedKeys
+ * entries; their count is the entries with a chain open (a marked message since its anchor).
+ */
+function producerTables(p) {
+  const m = p.metrics();
+  const handoff = field(p, 'handoff', 'DynamicProducer');
+  const orders = field(p, 'orders', 'DynamicProducer');
+  const chain = field(orders, 'chain', 'OrderChains');
+  let open = 0;
+  for (let i = 0; i < chain.length; i++) if (chain[i] !== 0) open++;
+  return {
+    trackedKeys: m.trackedKeys.tracked,
+    hotKeys: m.trackedKeys.hot,
+    topics: field(field(p, 'metadata', 'DynamicProducer'), 'topics', 'Metadata').size,
+    partitionerTopics: Object.keys(p.partitioner.stats().topics).length,
+    inflight: m.inflight,
+    held: m.held,
+    handoffKeys: handoff === undefined ? 0 : field(handoff, 'queues', 'Handoff').size,
+    orderChains: open,
+    orderChainSlots: chain.length,
+    unconfirmed: field(field(p, 'delivery', 'Delivery'), 'unconfirmed', 'Delivery').size,
+  };
+}
+
+/** The bound of each producerTables() figure, from the producer's options and librdkafka configuration. */
+function producerBounds(p, globalConfig) {
+  const o = p.partitioner.options;
+  const queue = Number(globalConfig['queue.buffering.max.messages'] ?? 100000);
+  const maxQueued = field(p, 'options', 'DynamicProducer').maxQueued;
+  return {
+    trackedKeys: o.maxTrackedKeys,
+    hotKeys: o.maxTrackedKeys,
+    topics: o.maxTopics,
+    partitionerTopics: o.maxTopics,
+    inflight: queue,
+    held: maxQueued,
+    handoffKeys: o.maxTrackedKeys,
+    orderChains: o.maxTrackedKeys,
+    orderChainSlots: o.maxTrackedKeys,
+    unconfirmed: queue + maxQueued,
+  };
+}
+
+/** Table sizes of a DynamicConsumer and its Resequencer. */
+function consumerTables(c) {
+  const r = c.resequencer;
+  const heldOrder = field(r, 'heldOrder', 'Resequencer');
+  let partitionStates = 0;
+  for (const t of field(r, 'topics', 'Resequencer').values()) partitionStates += t.partitions.size;
+  let unhandled = 0;
+  const perPartition = field(c, 'unhandled', 'DynamicConsumer');
+  for (const s of perPartition.values()) unhandled += s.size;
+  return {
+    held: r.held,
+    heldBytes: field(r, 'heldBytes', 'Resequencer'),
+    chains: r.chainCount,
+    lanes: field(r, 'lanes', 'Resequencer').size,
+    waitingFor: field(r, 'waitingFor', 'Resequencer').size,
+    heldBySequence: field(r, 'heldBySequence', 'Resequencer').size,
+    heldOrder: heldOrder.length - field(r, 'heldHead', 'Resequencer'),
+    partitionStates,
+    awaited: r.awaited().length,
+    queue: field(c, 'queue', 'DynamicConsumer').length,
+    unhandled,
+    unhandledPartitions: perPartition.size,
+    assigned: field(c, 'assigned', 'DynamicConsumer').size,
+    lastCommitted: field(c, 'lastCommitted', 'DynamicConsumer').size,
+  };
+}
+
+/**
+ * The bound of each consumerTables() figure, from the consumer's options and the topic's
+ * partition count. The handler queue takes what one fetch brings (batchSize) and what one
+ * message releases (at most everything held) past maxPending before fetching pauses.
+ * heldOrder (every held message, released ones skipped lazily at the next expiry) has no
+ * option bound: null, checked for a trend instead.
+ */
+function consumerBounds(c, partitions) {
+  const r = c.resequencer.options;
+  const o = field(c, 'options', 'DynamicConsumer');
+  const pending = o.maxPending + o.batchSize + r.maxBufferedMessages;
+  return {
+    held: r.maxBufferedMessages,
+    heldBytes: r.maxBufferedBytes,
+    chains: r.maxChains,
+    lanes: r.maxBufferedMessages,
+    waitingFor: r.maxBufferedMessages,
+    heldBySequence: r.maxBufferedMessages,
+    heldOrder: null,
+    partitionStates: partitions,
+    awaited: partitions,
+    queue: pending,
+    unhandled: pending,
+    unhandledPartitions: partitions,
+    assigned: partitions,
+    lastCommitted: partitions,
+  };
+}
+
+module.exports = { producerTables, producerBounds, consumerTables, consumerBounds };
