@@ -48,6 +48,15 @@ const ERR_UNKNOWN_FAILURE = -1_000_000;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
+/** librdkafka's default queue.buffering.max.messages (CONFIGURATION.md). */
+const LIBRDKAFKA_QUEUE_MESSAGES = 100_000;
+
+/** queue.buffering.max.messages of a global configuration (a number or a numeric string), or librdkafka's default. */
+function queueLimit(config: Config | undefined): number {
+  const value = Number(config?.['queue.buffering.max.messages']);
+  return Number.isInteger(value) && value > 0 ? value : LIBRDKAFKA_QUEUE_MESSAGES;
+}
+
 function librdkafkaMessage(code: number, library: KafkaLibrary | undefined): string {
   const name = Object.entries(library?.CODES?.ERRORS ?? {}).find(([, v]) => v === code)?.[0];
   return name ? `${name} (${code})` : `librdkafka error ${code}`;
@@ -79,6 +88,8 @@ export class DynamicProducer extends EventEmitter {
   private readonly highLevel: boolean;
   /** Whether the client emits delivery reports (dr_cb / dr_msg_cb); send() needs them. */
   private readonly reports: boolean;
+  /** Messages in flight (handed over, report not yet taken) beyond which a message waits as on a full queue. */
+  private readonly maxInflight: number;
   /** The binding of a producer we own (calls skip node-rdkafka's JS wrapper and its exceptions). */
   private native: NativeProducer | undefined;
   private lastProduceError: unknown;
@@ -159,6 +170,11 @@ export class DynamicProducer extends EventEmitter {
       this.reports = Boolean(global.dr_cb || global.dr_msg_cb);
     }
     this.marking = this.options.orderHeaders === 'spread';
+    // librdkafka frees a message's room in its queue when it hands the delivery report over,
+    // and node-rdkafka passes reports to JavaScript in batches on later turns of the event loop:
+    // a caller producing faster than they are passed would pile them up (and their memory)
+    // without bound. Messages in flight count against librdkafka's queue limit instead.
+    this.maxInflight = queueLimit(existing ? existing.globalConfig : split.global);
     this.handoff = this.marking && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new Handoff<Waiting>(this.partitioner.options.maxTrackedKeys, (m) => this.released(m))
       : undefined;
@@ -404,6 +420,7 @@ export class DynamicProducer extends EventEmitter {
    */
   private handOver(topic: string, partition: number, value: Buffer | null, key: Key | null | undefined,
     timestamp: number | null | undefined, pending: Pending | undefined, headers: Headers | undefined, link?: Link): number {
+    if (this.delivery.inflight >= this.maxInflight) return ERR_QUEUE_FULL;
     const opaque = link ?? pending;
     const code = this.native !== undefined
       ? this.native.produce(topic, partition, value, key, timestamp, opaque, headers)

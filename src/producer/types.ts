@@ -28,6 +28,8 @@ export interface ProducerLike {
   flush(timeout: number, cb: (err: any) => void): unknown;
   poll(): unknown;
   isConnected?(): boolean;
+  /** node-rdkafka's copies of the configuration the client was made with. */
+  globalConfig?: Config;
   topicConfig?: Config;
 }
 
