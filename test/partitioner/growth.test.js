@@ -115,3 +115,38 @@ t.test('memory: one topic keeps it small, 64 topics stay within the stated bound
   t.equal(full.memoryBoundBytes, bound, 'the bound is fixed by the options');
   t.ok(full.memoryBytes <= bound, `64 topics: ${full.memoryBytes} bytes, within the bound ${bound}`);
 });
+
+t.test("order headers name each key's previous marked message for entries past maxTrackedKeys", async (t) => {
+  const { OrderChains } = require('../../build/partitioner/headers');
+  const { decodeOrderHeader, ORDER_ANCHOR, ORDER_RETURN } = require('../..');
+  // 33 topics, each with a key of 5% of its messages: the table grows to 16 x 4 = 64 entries
+  // and the topics' hot keys take entries past 16. The chains are kept per entry; the
+  // reference here is kept per key: the sequence of the key's last marked message.
+  const p = new DynamicPartitioner({ maxTrackedKeys: 16 });
+  const chains = new OrderChains(p, '00000000000000aa', 1);
+  const rand = prng(14);
+  const last = new Map();
+  let checked = 0;
+  let pastOptions = 0;
+  const wrong = [];
+  for (let i = 0; i < 330_000; i++) {
+    const topic = `t${i % 33}`;
+    const key = rand() < 0.05 ? `H${i % 33}` : background[Math.floor(rand() * background.length)];
+    const partition = p.decide(topic, key, 12);
+    const order = p.decision.order;
+    if (order === 0) continue;
+    const entry = p.decision.entry;
+    const h = decodeOrderHeader(chains.header(order, 12, partition)['kdp-order']);
+    if (h === null) { wrong.push(`${key}: header does not decode`); continue; }
+    if (order !== ORDER_ANCHOR) {
+      checked++;
+      if (entry >= 16) pastOptions++;
+      if (h.previous !== (last.get(key) ?? 0)) wrong.push(`${key} (entry ${entry}): previous ${h.previous}, expected ${last.get(key) ?? 0}`);
+    }
+    if (order === ORDER_RETURN) last.delete(key);
+    else last.set(key, h.sequence);
+  }
+  t.equal(p.stats().trackedKeys.capacity, 64, 'premise: grown to 64 entries');
+  t.ok(pastOptions > 100, `premise: ${pastOptions} marked messages of entries past maxTrackedKeys (of ${checked} checked)`);
+  t.same(wrong.slice(0, 5), [], 'every marked message names its key\'s previous one');
+});
