@@ -18,8 +18,11 @@ import { P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_SKETCH_WI
 
 /** The factor the shared tables have now over the options' sizes: a power of two. */
 let tableScale: i32 = 1;
+/** The module's memory before configure() carved anything out (its initial pages). */
+let initialBytes: f64 = 0;
 
 export function configure(): void {
+  initialBytes = <f64>(<usize>memory.size() << 16);
   admissionConfigure();
   decayConfigure(param(P_GROWTH), param(P_LOAD_GROWTH));
   choiceConfigure();
@@ -70,8 +73,8 @@ export function currentTableScale(): i32 {
 }
 
 /**
- * The most bytes of memory the instance ever takes: the static data, then every region the
- * arena may carve out (memory.ts: its top never passes the sum of their sizes): the topic
+ * The most bytes of memory the instance ever takes (at least its initial pages): the static
+ * data, then every region the arena may carve out (memory.ts: its top never passes the sum of their sizes): the topic
  * records, a page per slot, and each size the shared tables go through up to maxTopics topics.
  */
 export function arenaBound(): f64 {
@@ -84,5 +87,6 @@ export function arenaBound(): f64 {
   for (let s = 1; s <= last; s <<= 1) {
     bytes += <f64>hotkeysBytes(entries * s) + <f64>eventsBytes(entries * s + EVENT_RESERVE) + <f64>sketchBytes(width * <u32>s, depth);
   }
-  return Math.ceil(bytes / 65536) * 65536;
+  bytes = Math.ceil(bytes / 65536) * 65536;
+  return bytes > initialBytes ? bytes : initialBytes;
 }

@@ -150,3 +150,23 @@ t.test("order headers name each key's previous marked message for entries past m
   t.ok(pastOptions > 100, `premise: ${pastOptions} marked messages of entries past maxTrackedKeys (of ${checked} checked)`);
   t.same(wrong.slice(0, 5), [], 'every marked message names its key\'s previous one');
 });
+
+t.test('memoryBytes stays within memoryBoundBytes whatever the options, as every slot fills', async (t) => {
+  const cases = [
+    { maxTopics: 1, maxTrackedKeys: 1, sketch: { width: 16, depth: 1 }, maxPartitions: 1 },
+    { maxTopics: 100, maxPartitions: 12 },
+    { maxTopics: 40, maxTrackedKeys: 3000, sketch: { width: 5000, depth: 3 }, maxPartitions: 300 },
+    { maxTopics: 200, maxTrackedKeys: 1 << 18, maxPartitions: 4 },
+  ];
+  for (const o of cases) {
+    const p = new DynamicPartitioner(o);
+    const bound = p.stats().memoryBoundBytes;
+    let worst = 0;
+    for (let i = 0; i < o.maxTopics; i++) {
+      p.partition(`t${i}`, `k${i}`, Math.min(4, o.maxPartitions));
+      worst = Math.max(worst, p.stats().memoryBytes - bound);
+    }
+    t.equal(Object.keys(p.stats().topics).length, o.maxTopics, `premise: ${o.maxTopics} topics with state`);
+    t.ok(worst <= 0, `${JSON.stringify(o)}: ${p.stats().memoryBytes} bytes, never above the bound ${bound}`);
+  }
+});
