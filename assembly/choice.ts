@@ -148,7 +148,7 @@ function choose(topic: i32, e: i32, count: f64, topicTotal: f64, n: i32, base: i
   return best;
 }
 
-/** A partition's load as relocation sees it: placed, adjusted (tAdjust in topics.ts), plus penalty. */
+/** A partition's load as relocation sees it: placed, adjusted (adjustAt in topics.ts), plus penalty. */
 // @ts-ignore: decorator
 @inline
 function fixedLoad(topic: i32, p: i32, fair: f64): f64 {

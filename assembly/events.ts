@@ -1,9 +1,9 @@
 // The event log: a 'hot' or 'cooled' event per change of a tracked key's state, in records of
 // EVENT_SIZE bytes (abi.ts) that the TypeScript side drains after each call, their count in the
-// cell CELL_EVENT_COUNT. Its capacity is set once (configure.ts) so that no call can fill it:
-// see EVENT_RESERVE in decide.ts.
+// cell CELL_EVENT_COUNT. Its capacity follows the table of tracked keys (configure.ts) so that
+// no call can fill it: see EVENT_RESERVE in decide.ts.
 
-import { arenaAlloc } from "./memory";
+import { arenaAlloc, arenaFree, arenaSize } from "./memory";
 import { CELLS_SIZE, CELL_EVENT_COUNT, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX, EVENT_HOT } from "./abi";
 
 /** Signals to the TS side, in a static cell block it reads without a call: fields CELL_* (abi.ts). */
@@ -16,10 +16,25 @@ export let hotLogged: bool = false;
 /** The index, in its batch call, of the message being decided (0 outside a batch): events carry it. */
 export let batchIndex: i32 = 0;
 
-/** Carves out a log of `capacity` records; once, from configure(). */
+/** Carves out a log of `capacity` records, from configure(). */
 export function eventsConfigure(capacity: i32): void {
   eventCapacity = capacity;
   events = arenaAlloc(<usize>capacity * EVENT_SIZE);
+}
+
+/** The arena bytes of a log of `capacity` records. */
+export function eventsBytes(capacity: i32): usize {
+  return arenaSize(<usize>capacity * EVENT_SIZE);
+}
+
+/** A larger log of `capacity` records (the table of tracked keys grew), with the pending events. */
+export function eventsGrow(capacity: i32): void {
+  if (capacity <= eventCapacity) return;
+  const old = events;
+  events = arenaAlloc(<usize>capacity * EVENT_SIZE);
+  memory.copy(events, old, <usize>pendingEvents() * EVENT_SIZE);
+  arenaFree(old, <usize>eventCapacity * EVENT_SIZE);
+  eventCapacity = capacity;
 }
 
 /** Events waiting for the TS side to drain them. */

@@ -6,7 +6,7 @@
 // of (lane A, entry) pairs finds an entry by (topic, lane A, lane B) — a 64-bit fingerprint
 // per topic — comparing lane A in the index before it reads an entry.
 
-import { arenaAlloc } from "./memory";
+import { arenaAlloc, arenaFree, arenaSize } from "./memory";
 import {
   ENTRY_SHIFT, E_COUNT, E_LANE_A, E_LANE_B, E_TOPIC, E_STATE, E_WIDTH, STATE_FREE, STATE_CANDIDATE,
 } from "./abi";
@@ -19,10 +19,22 @@ let index: usize = 0;           // (u32 lane A, i32 entry + 1 or 0 for an empty 
 let freeList: usize = 0;        // i32 stack of free entries
 let freeCount: i32 = 0;
 
-export function hotkeysConfigure(count: i32): void {
-  capacity = count;
+/** Index slots for a pool of `count` entries: a power of two, at least twice the pool. */
+function slotsFor(count: i32): u32 {
   let slots: u32 = 2;
   while (slots < <u32>count * 2) slots <<= 1;
+  return slots;
+}
+
+/** The arena bytes of a pool of `count` entries: records, index and free list. */
+export function hotkeysBytes(count: i32): usize {
+  const n = <usize>count;
+  return arenaSize(n << ENTRY_SHIFT) + arenaSize(<usize>slotsFor(count) << 3) + arenaSize(n << 2);
+}
+
+export function hotkeysConfigure(count: i32): void {
+  capacity = count;
+  const slots = slotsFor(count);
   indexMask = slots - 1;
   const n = <usize>count;
   entries = arenaAlloc(n << ENTRY_SHIFT);
@@ -30,6 +42,42 @@ export function hotkeysConfigure(count: i32): void {
   freeList = arenaAlloc(n << 2);
   for (let i = 0; i < count; i++) store<i32>(freeList + (<usize>i << 2), count - 1 - i);
   freeCount = count;
+}
+
+/**
+ * Enlarges the pool to `count` entries. Entries keep their index (and their records: copied);
+ * the new ones are free, taken after the entries free now; the index is rebuilt.
+ */
+export function hotkeysGrow(count: i32): void {
+  if (count <= capacity) return;
+  const oldEntries = entries;
+  const oldIndex = index;
+  const oldFree = freeList;
+  const old = capacity;
+  const oldSlots = <usize>indexMask + 1;
+  const slots = slotsFor(count);
+  const n = <usize>count;
+  entries = arenaAlloc(n << ENTRY_SHIFT);
+  memory.copy(entries, oldEntries, <usize>old << ENTRY_SHIFT);
+  index = arenaAlloc(<usize>slots << 3);
+  indexMask = slots - 1;
+  freeList = arenaAlloc(n << 2);
+  // The new entries at the bottom of the stack (the lowest index taken first), the free ones above.
+  const added = count - old;
+  for (let i = 0; i < added; i++) store<i32>(freeList + (<usize>i << 2), count - 1 - i);
+  memory.copy(freeList + (<usize>added << 2), oldFree, <usize>freeCount << 2);
+  freeCount += added;
+  capacity = count;
+  for (let e = 0; e < old; e++) {
+    if (geti(E_STATE, e) == STATE_FREE) continue;
+    let s = home(geti(E_TOPIC, e), <u32>geti(E_LANE_A, e), <u32>geti(E_LANE_B, e));
+    while (load<i32>(slotAt(s), 4) != 0) s = (s + 1) & indexMask;
+    store<u32>(slotAt(s), <u32>geti(E_LANE_A, e));
+    store<i32>(slotAt(s), e + 1, 4);
+  }
+  arenaFree(oldEntries, <usize>old << ENTRY_SHIFT);
+  arenaFree(oldIndex, oldSlots << 3);
+  arenaFree(oldFree, <usize>old << 2);
 }
 
 // @ts-ignore: decorator

@@ -54,15 +54,15 @@ export function streamFinish(length: i32): i32 {
 // event log.
 
 import { configure as setUp } from "./configure";
-import { PARAMS } from "./params";
+import { PARAMS, intParam } from "./params";
 import { decideAt, decideBatchAt, account as accountAt, DECISION } from "./decide";
 import * as topics from "./topics";
 import { CELLS, events } from "./events";
 import { refused, estimateAt } from "./admission";
 import { spreadStepAt } from "./choice";
-import { sketchTopics } from "./decay";
+import { topicsWithState, currentTableScale, arenaBound, maxScale } from "./configure";
 import * as hotkeys from "./hotkeys";
-import { E_RETURN, CHAIN_PINNED } from "./abi";
+import { E_RETURN, CHAIN_PINNED, P_ENTRIES } from "./abi";
 
 /** Sets up hot-key detection from the parameters written at paramsPtr() (abi.ts P_*). */
 export function configure(): void { setUp(); }
@@ -87,8 +87,19 @@ export function tick(factor: f64, loadFactor: f64): void { topics.tick(factor, l
 /** Slot `topic`'s key clock and load clock (decay.ts): counts divided by them are recent messages. */
 export function currentWeight(topic: i32): f64 { return topics.topicWeight(topic); }
 export function currentLoadWeight(topic: i32): f64 { return topics.topicLoadWeight(topic); }
-/** The number of topics with state (the sketch's half-life is the key horizon times it). */
-export function setSketchTopics(count: i32): void { sketchTopics(count); }
+/**
+ * The number of topics with state: the sketch's half-life is the key horizon times it, and the
+ * shared tables grow with it. True when they grew (the entries and the event log moved).
+ */
+export function setTopicsWithState(count: i32): bool { return topicsWithState(count); }
+/** The shared tables' factor over the options' sizes now (a power of two). */
+export function tableScale(): i32 { return currentTableScale(); }
+/** The capacity of the table of tracked keys now. */
+export function trackedKeysCapacity(): i32 { return hotkeys.capacity; }
+/** The most entries the table of tracked keys reaches (its size for maxTopics topics). */
+export function trackedKeysBound(): i32 { return intParam(P_ENTRIES) * maxScale(); }
+/** The most bytes of memory this instance can take, from its options. */
+export function memoryBound(): f64 { return arenaBound(); }
 
 /** The stride of the allowed partitions of the key at KEYS among `partitions`. */
 export function spreadStep(length: i32, partitions: i32): i32 {
@@ -100,8 +111,6 @@ export function cellsPtr(): usize { return CELLS; }
 export function decisionPtr(): usize { return DECISION; }
 export function eventsPtr(): usize { return events; }
 export function topicRecordsPtr(): usize { return topics.tRecords; }
-export function topicLoadsPtr(): usize { return topics.tLoads; }
-export function topicPenaltyPtr(): usize { return topics.tPenalty; }
 export function entriesPtr(): usize { return hotkeys.entries; }
 export function trackedKeys(): i32 { return hotkeys.used(); }
 export function refusedAdmissions(): f64 { return refused; }

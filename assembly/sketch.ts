@@ -7,20 +7,53 @@
 // (decay.ts; times the sampling rate, admission.ts), which grows geometrically, so old
 // increments shrink relative to new ones.
 
-import { arenaAlloc } from "./memory";
+import { arenaAlloc, arenaFree, arenaSize } from "./memory";
 
 let counters: usize = 0;
 let width: u32 = 0;
 let depth: u32 = 0;
 let mask: u32 = 0;
 
-/** Width is rounded up to a power of two so a row index is a mask. */
+/** `requested` counters per row rounded up to a power of two, so a row index is a mask. */
+export function sketchWidthFor(requested: u32): u32 {
+  let w: u32 = 1;
+  while (w < requested) w <<= 1;
+  return w;
+}
+
+/** The arena bytes of a sketch of `w` counters per row (a power of two) and `rows` rows. */
+export function sketchBytes(w: u32, rows: u32): usize {
+  return arenaSize(<usize>w * rows * 4);
+}
+
 export function sketchConfigure(requestedWidth: u32, requestedDepth: u32): void {
-  width = 1;
-  while (width < requestedWidth) width <<= 1;
+  width = sketchWidthFor(requestedWidth);
   mask = width - 1;
   depth = requestedDepth;
   counters = arenaAlloc(<usize>width * depth * 4);
+}
+
+/**
+ * Widens every row to `newWidth` counters (a power of two, a multiple of the width): counter j
+ * of a row starts with the value of counter j mod width, the one every key whose counter is
+ * now j used before. So each key's estimate is unchanged (never below its true count), and
+ * keys that shared a counter part as their new counts arrive and the old ones decay.
+ */
+export function sketchGrow(newWidth: u32): void {
+  if (newWidth <= width) return;
+  const old = counters;
+  const oldWidth = width;
+  counters = arenaAlloc(<usize>newWidth * depth * 4);
+  const rowBytes = <usize>oldWidth << 2;
+  for (let row: u32 = 0; row < depth; row++) {
+    const from = old + <usize>row * rowBytes;
+    for (let k: u32 = 0; k < newWidth; k += oldWidth) {
+      memory.copy(counters + ((<usize>row * newWidth + k) << 2), from, rowBytes);
+    }
+  }
+  arenaFree(old, <usize>oldWidth * depth * 4);
+  width = newWidth;
+  mask = newWidth - 1;
 }
 
 // @ts-ignore: decorator

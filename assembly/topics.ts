@@ -3,14 +3,14 @@
 // what happens to them when a slot is reset or resized, and when the clocks move (tick,
 // renormalise).
 
-import { arenaAlloc } from "./memory";
+import { arenaAlloc, arenaSize } from "./memory";
 import { sketchScale, TINY } from "./sketch";
 import { RENORMALISE_AT, advanceSketchBy, restartSketch, growthFor } from "./decay";
 import { capacity, geti, remove, getCount, setCount, getf, setf } from "./hotkeys";
 import { emit } from "./events";
 import {
   TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE, T_SIZE, T_STICKY, T_GENERATION, T_STICKY_LEFT,
-  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL, T_GROWTH, T_LOAD_GROWTH,
+  T_MESSAGES, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_WEIGHT, T_LOAD_WEIGHT, T_SKETCH_TOTAL, T_GROWTH, T_LOAD_GROWTH, T_PAGE,
   E_STATE, E_TOPIC, E_MOVE_AFTER, STATE_FREE, STATE_HOT, EVENT_COOLED,
 } from "./abi";
 
@@ -18,29 +18,30 @@ export let maxTopics: i32 = 0;
 export let maxPartitions: i32 = 0;
 /** One record of 1 << TOPIC_SHIFT bytes per topic slot (one cache line per message), fields T_* (abi.ts). */
 export let tRecords: usize = 0;
-/** f64[maxPartitions] per slot: decayed messages per partition (load clock). */
-export let tLoads: usize = 0;
-/** f64[maxPartitions] per slot: external penalty, in fair shares. */
-export let tPenalty: usize = 0;
-// f32[maxPartitions] per slot, load clock: what relocation adds to a partition's placed load to
-// judge its room (fixedLoad in choice.ts). Minus the split keys' messages placed there: they go
-// wherever there is room, so they leave room to a key that needs a partition whole. Plus the
-// rate of the keys moved in, minus that of the keys moved out, that the decayed load does not
-// show yet: a key of rate r moving in at weight w adds r w-units once its traffic there is at
-// its steady state; stored as is, the amount fades as the weight grows, exactly as the missing
-// part of that load does. So several keys do not move into one partition on the same room, nor
-// keys leave a partition just relieved. tLoads stay the decayed messages actually placed.
-let tAdjust: usize = 0;
+// A slot's page (at T_PAGE in its record), carved out when the slot is first given to a topic,
+// so memory follows the topics that got state: per partition up to maxPartitions,
+// - f64: the decayed messages placed (load clock);
+// - f64: the external penalty, in fair shares;
+// - f32, load clock: what relocation adds to a partition's placed load to judge its room
+//   (fixedLoad in choice.ts). Minus the split keys' messages placed there: they go wherever
+//   there is room, so they leave room to a key that needs a partition whole. Plus the rate of
+//   the keys moved in, minus that of the keys moved out, that the decayed load does not show
+//   yet: a key of rate r moving in at weight w adds r w-units once its traffic there is at its
+//   steady state; stored as is, the amount fades as the weight grows, exactly as the missing
+//   part of that load does. So several keys do not move into one partition on the same room,
+//   nor keys leave a partition just relieved. The loads stay the decayed messages actually placed.
 
-/** Carves out the records of `topics` slots of up to `partitions` partitions; once, from configure(). */
+/** The arena bytes of one slot's page. */
+export function topicPageBytes(partitions: i32): usize {
+  return arenaSize(<usize>partitions * 20);
+}
+
+/** Carves out the records of `topics` slots of up to `partitions` partitions; once, from configure(). Pages come with use (topicReset). */
 export function topicsConfigure(topics: i32, partitions: i32): void {
   maxTopics = topics;
   maxPartitions = partitions;
   const t = <usize>topics;
   tRecords = arenaAlloc(t << TOPIC_SHIFT);
-  tLoads = arenaAlloc((t * <usize>partitions) << 3);
-  tPenalty = arenaAlloc((t * <usize>partitions) << 3);
-  tAdjust = arenaAlloc((t * <usize>partitions) << 2);
   for (let i = 0; i < topics; i++) {
     store<f64>(tf(i, T_WEIGHT), 1);
     store<f64>(tf(i, T_LOAD_WEIGHT), 1);
@@ -52,19 +53,24 @@ export function topicsConfigure(topics: i32, partitions: i32): void {
 // @ts-ignore: decorator
 @inline export function tf(topic: i32, field: usize): usize { return tRecords + (<usize>topic << TOPIC_SHIFT) + field; }
 // @ts-ignore: decorator
+@inline function pageOf(topic: i32): usize { return load<usize>(tf(topic, T_PAGE)); }
+/** Partition p's decayed load (f64). */
+// @ts-ignore: decorator
 @inline
 export function loadAt(topic: i32, p: i32): usize {
-  return tLoads + ((<usize>topic * maxPartitions + p) << 3);
+  return pageOf(topic) + (<usize>p << 3);
 }
+/** Partition p's external penalty (f64). */
 // @ts-ignore: decorator
 @inline
 export function penaltyAt(topic: i32, p: i32): usize {
-  return tPenalty + ((<usize>topic * maxPartitions + p) << 3);
+  return pageOf(topic) + ((<usize>maxPartitions + p) << 3);
 }
+/** Partition p's relocation adjustment (f32). */
 // @ts-ignore: decorator
 @inline
 export function adjustAt(topic: i32, p: i32): usize {
-  return tAdjust + ((<usize>topic * maxPartitions + p) << 2);
+  return pageOf(topic) + (<usize>maxPartitions << 4) + (<usize>p << 2);
 }
 /** A slot's decayed message count (key clock). */
 // @ts-ignore: decorator
@@ -85,14 +91,15 @@ export function loadWithPenalty(topic: i32, p: i32, fair: f64): f64 {
   return load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
 }
 
-/** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. */
 /** A slot's clocks' growth per message for `n` partitions (decay.ts growthFor). */
 function setGrowth(topic: i32, n: i32): void {
   store<f64>(tf(topic, T_GROWTH), growthFor(n, false));
   store<f64>(tf(topic, T_LOAD_GROWTH), growthFor(n, true));
 }
 
+/** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. Carves out its page on its first use. */
 export function topicReset(topic: i32, n: i32): void {
+  if (pageOf(topic) == 0) store<usize>(tf(topic, T_PAGE), arenaAlloc(<usize>maxPartitions * 20));
   store<i32>(tf(topic, T_SIZE), n);
   setGrowth(topic, n);
   store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);

@@ -9,11 +9,14 @@
 // the per-topic imbalance (hottest partition / mean over the messages after each topic's
 // warm-up, mean and worst over the topics with state) beside random-placement noise
 // 1 + 2.5 sqrt(n / W) (W the topic's measured messages), the topics without state and
-// evictions (stats()), and the WebAssembly memory in bytes. The machine may be shared: the
-// decision cost is printed as a ratio to the 1-topic 48-partition row of the same run.
+// evictions (stats()), the table of tracked keys' size, and the WebAssembly memory in bytes
+// beside its bound (stats().memoryBoundBytes). The machine may be shared: every row is run
+// in several interleaved rounds and its decision cost is the best round's (the one least
+// disturbed by the neighbours), printed as a ratio to the 1-topic 48-partition row's. Each
+// row's stream is seeded alike, so its balance figures are the same in every round and run.
 //
 // Options: --json, --quick (a quarter of the messages), --only=2,7 (the first row and these; 1..8),
-//          --options=JSON (DynamicPartitioner options for every row).
+//          --rounds=N (default 3), --options=JSON (DynamicPartitioner options for every row).
 
 const { DynamicPartitioner } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
@@ -25,7 +28,7 @@ const names = Array.from({ length: K }, (_, i) => `k${String(i).padStart(15, '0'
 const stream = new KeyStream(parseWorkload('zipf:1.0'), K, 7);
 const STREAM = 1 << 18;
 const keys = Array.from({ length: STREAM }, () => names[stream.next()]);
-let seed = 0x2545f491;
+let seed;
 const random = () => {
   seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
   return (seed >>> 0) / 4294967296;
@@ -35,6 +38,9 @@ const optionsArg = process.argv.find((a) => a.startsWith('--options='));
 const OPTIONS = optionsArg ? JSON.parse(optionsArg.slice(10)) : {};
 const onlyArg = process.argv.find((a) => a.startsWith('--only='));
 const ONLY = onlyArg ? onlyArg.slice(7).split(',') : null;
+const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
+const ROUNDS = roundsArg ? Number(roundsArg.slice(9)) : 3;
+if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1)) throw new Error('bench/scale.js: --rounds must be an integer >= 1');
 /** The median of the per-chunk costs: the chunks least disturbed by the machine's neighbours weigh as much as the rest. */
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -46,6 +52,7 @@ function run(label, topics, n, warm, measured, options = {}) {
   warm = Math.round(warm * scale);
   measured = Math.round(measured * scale);
   const p = new DynamicPartitioner({ ...OPTIONS, ...options });
+  seed = 0x2545f491;
   const names = Array.from({ length: topics }, (_, i) => `topic-${i}`);
   const order = new Uint16Array(STREAM);
   for (let i = 0; i < STREAM; i++) order[i] = Math.floor(random() * topics);
@@ -89,7 +96,9 @@ function run(label, topics, n, warm, measured, options = {}) {
     topicsWithState: Object.keys(s.topics).length,
     topicsWithoutState: s.topicsWithoutState,
     evictions: s.evictions,
+    trackedKeysCapacity: s.trackedKeys.capacity,
     memoryBytes: s.memoryBytes,
+    memoryBoundBytes: s.memoryBoundBytes,
   };
 }
 
@@ -102,19 +111,25 @@ const cases = [
   ['12 partitions', 1, 12, 100_000, 1_000_000],
   ['256 partitions', 1, 256, 100_000, 1_000_000],
   ['1024 partitions', 1, 1024, 200_000, 1_000_000],
-  // The tracked-key table and the sketch are shared by all topics: sized for 64 busy topics.
+  // The tracked-key table and the sketch, shared by the topics, grow with them (x4 at 64 topics
+  // with the defaults); here they start four times larger (x16 at 64 topics).
   ['64 topics, shared x4', 64, 48, 40_000, 150_000, { maxTrackedKeys: 4096, sketch: { width: 65536 } }],
 ];
 // The first row is the reference of the cost ratios: always run. --only=INDEXES picks the others (1..8).
-const rows = cases.filter((_, i) => i === 0 || !ONLY || ONLY.includes(String(i))).map((c) => run(...c));
+const chosen = cases.filter((_, i) => i === 0 || !ONLY || ONLY.includes(String(i)));
+const rows = chosen.map((c) => run(...c));
+for (let round = 1; round < ROUNDS; round++) {
+  chosen.forEach((c, i) => { rows[i].nsPerDecision = Math.min(rows[i].nsPerDecision, run(...c).nsPerDecision); });
+}
 const base = rows[0].nsPerDecision;
 for (const r of rows) r.costRatio = r.nsPerDecision / base;
 if (args.has('--json')) {
   console.log(JSON.stringify(rows, null, 2));
 } else {
   const pad = (x, w) => String(x).padStart(w);
-  console.log(`${'case'.padEnd(24)}${pad('ns/decision', 12)}${pad('x 1-topic', 10)}${pad('imbalance', 10)}${pad('worst', 8)}${pad('noise', 8)}${pad('W/topic', 9)}${pad('state', 7)}${pad('without', 8)}${pad('evicted', 8)}${pad('memory', 11)}`);
+  console.log(`${'case'.padEnd(24)}${pad('ns/decision', 12)}${pad('x 1-topic', 10)}${pad('imbalance', 10)}${pad('worst', 8)}${pad('noise', 8)}${pad('W/topic', 9)}${pad('state', 7)}${pad('without', 8)}${pad('evicted', 8)}${pad('tracked', 8)}${pad('memory', 11)}${pad('bound', 11)}`);
   for (const r of rows) {
-    console.log(`${r.label.padEnd(24)}${pad(r.nsPerDecision.toFixed(0), 12)}${pad(r.costRatio.toFixed(2), 10)}${pad(r.imbalanceMean.toFixed(3), 10)}${pad(r.imbalanceWorst.toFixed(3), 8)}${pad(r.noise.toFixed(3), 8)}${pad(r.measuredPerTopic, 9)}${pad(r.topicsWithState, 7)}${pad(r.topicsWithoutState, 8)}${pad(r.evictions, 8)}${pad(r.memoryBytes, 11)}`);
+    console.log(`${r.label.padEnd(24)}${pad(r.nsPerDecision.toFixed(0), 12)}${pad(r.costRatio.toFixed(2), 10)}${pad(r.imbalanceMean.toFixed(3), 10)}${pad(r.imbalanceWorst.toFixed(3), 8)}${pad(r.noise.toFixed(3), 8)}${pad(r.measuredPerTopic, 9)}${pad(r.topicsWithState, 7)}${pad(r.topicsWithoutState, 8)}${pad(r.evictions, 8)}${pad(r.trackedKeysCapacity, 8)}${pad(r.memoryBytes, 11)}${pad(r.memoryBoundBytes, 11)}`);
   }
+  console.log(`ns/decision: the best of ${ROUNDS} interleaved rounds; tracked: the table of tracked keys' size; memory and bound: bytes (stats().memoryBytes, memoryBoundBytes)`);
 }

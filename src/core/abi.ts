@@ -132,7 +132,7 @@ export const E_RUN_LEFT = 52;
 /** f64: a relocated key moves again only once the load clock's weight reaches this. */
 export const E_MOVE_AFTER = 56;
 
-// ---- a topic slot: a record of 1 << TOPIC_SHIFT bytes (two cache lines; a decision reads the first and T_WEIGHT..T_SKETCH_TOTAL) ----
+// ---- a topic slot: a record of 1 << TOPIC_SHIFT bytes (two cache lines; a decision reads the first and T_WEIGHT..T_PAGE) ----
 
 export const TOPIC_SHIFT = 7;
 /** f64: decayed message count (key clock). */
@@ -165,8 +165,17 @@ export const T_SKETCH_TOTAL = 80;
 export const T_GROWTH = 88;
 /** f64: the load clock's, the same. */
 export const T_LOAD_GROWTH = 96;
+/** u32: where the slot's page starts (its partitions' loads, penalties and adjustments: topics.ts); 0 before its first use. */
+export const T_PAGE = 104;
 /** A message-count horizon of a topic of n > WIDE_PARTITIONS partitions is stretched by n / WIDE_PARTITIONS. */
 export const WIDE_PARTITIONS = 256;
+
+/**
+ * The table of tracked keys and the sketch, shared by the topics with state, have the sizes of
+ * the options (maxTrackedKeys, sketch.width) for up to this many topics, and double each time
+ * the topics with state pass twice as many (configure.ts, topicsWithState).
+ */
+export const TOPICS_PER_TABLE = 16;
 
 // ---- the configuration: f64 parameters the TypeScript side writes at paramsPtr() before
 // it calls configure(), one per option (integers and flags as f64 too) ----

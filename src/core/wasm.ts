@@ -35,7 +35,15 @@ export interface CoreExports {
   pin(entry: number): void;
   currentWeight(topic: number): number;
   currentLoadWeight(topic: number): number;
-  setSketchTopics(count: number): void;
+  /** The number of topics with state; true when the shared tables grew (regions moved, the memory may have grown: refreshViews). */
+  setTopicsWithState(count: number): boolean;
+  /** The shared tables' factor over the options' sizes now. */
+  tableScale(): number;
+  trackedKeysCapacity(): number;
+  /** The most entries the table of tracked keys reaches. */
+  trackedKeysBound(): number;
+  /** The most bytes of memory the instance can take. */
+  memoryBound(): number;
   estimate(topic: number, length: number): number;
   recentMessages(topic: number): number;
   spreadStep(length: number, partitions: number): number;
@@ -45,8 +53,6 @@ export interface CoreExports {
   decisionPtr(): number;
   eventsPtr(): number;
   topicRecordsPtr(): number;
-  topicLoadsPtr(): number;
-  topicPenaltyPtr(): number;
   entriesPtr(): number;
   trackedKeys(): number;
   refusedAdmissions(): number;
@@ -55,11 +61,12 @@ export interface CoreExports {
 /** One instance of the core with views over its memory. */
 export interface Core {
   readonly exports: CoreExports;
+  // The views are made again when the memory grows (refreshViews): read them from here at each use.
   /** Byte view of the whole memory, as a Buffer (for its fast utf8 write). */
-  readonly bytes: Buffer;
-  readonly i32: Int32Array;
-  readonly u32: Uint32Array;
-  readonly f64: Float64Array;
+  bytes: Buffer;
+  i32: Int32Array;
+  u32: Uint32Array;
+  f64: Float64Array;
   /** Byte offset of the key region and its size. */
   readonly keys: number;
   readonly keyCapacity: number;
@@ -97,6 +104,17 @@ export function instantiate(setup?: (exports: CoreExports) => void): Core {
     results: exports.resultsPtr() >> 2,
     batchCapacity: BATCH_CAPACITY,
   };
+}
+
+/** Makes `core`'s views again if its memory grew (a grown WebAssembly memory detaches the old buffer); true if it did. */
+export function refreshViews(core: Core): boolean {
+  const buffer = core.exports.memory.buffer;
+  if (core.bytes.buffer === buffer) return false;
+  core.bytes = Buffer.from(buffer);
+  core.i32 = new Int32Array(buffer);
+  core.u32 = new Uint32Array(buffer);
+  core.f64 = new Float64Array(buffer);
+  return true;
 }
 
 /** The instance behind the stateless functions of hash.ts. */

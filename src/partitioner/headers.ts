@@ -118,8 +118,8 @@ export class OrderChains {
   private lastAt = -1;
 
   constructor(private readonly partitioner: DynamicPartitioner, producerId: Buffer | string, private readonly code: number) {
-    this.chain = new Float64Array(partitioner.options.maxTrackedKeys);
-    this.at = new Int32Array(partitioner.options.maxTrackedKeys);
+    this.chain = new Float64Array(partitioner.trackedKeysBound);
+    this.at = new Int32Array(partitioner.trackedKeysBound);
     const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
     for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED]) this.starts[kind] = headStart(kind, id);
   }

@@ -4,7 +4,7 @@
 // Decision); this facade maps topics to slots, names hot keys, and reports.
 
 import { EventEmitter } from 'node:events';
-import { instantiate, Core, shared } from '../core/wasm';
+import { instantiate, refreshViews, Core, shared } from '../core/wasm';
 import { writeKey, notAKey, packBatches, Key, DOES_NOT_FIT, NULL_LENGTH } from '../core/key';
 import { partitionerCode, partitionOfLongKey, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
@@ -12,7 +12,7 @@ import { CallbackError, InternalError, InvalidArgTypeError, OutOfRangeError, Top
 import {
   STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
   CELL_EVENT_COUNT, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, ORDER_NONE,
-  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_MESSAGES, T_WEIGHT, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
+  TOPIC_SHIFT, T_TOTAL, T_LOAD_TOTAL, T_MESSAGES, T_WEIGHT, T_SPREAD_MESSAGES, T_MOVED_MESSAGES, T_PAGE, ENTRY_SHIFT, E_TOPIC, E_COUNT, E_STATE, E_WIDTH, E_SIZE,
   PARAMS_SIZE, P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
   P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
   P_SAMPLING, P_HOT_RUN, P_RELOCATE, P_ASK_ON_HOT, E_RETURN, CHAIN_PINNED,
@@ -62,8 +62,12 @@ export interface TopicStats {
 }
 
 export interface TrackedKeyStats {
-  /** Keys tracked exactly now (hot ones and candidates), of `capacity` (maxTrackedKeys). */
+  /** Keys tracked exactly now (hot ones and candidates), of `capacity`. */
   readonly tracked: number;
+  /**
+   * The table's size now: maxTrackedKeys for up to 16 topics with state, doubled each time the
+   * topics with state pass twice as many (32, 64, ...), up to its size for maxTopics topics.
+   */
   readonly capacity: number;
   /** Hot keys now, all topics. */
   readonly hot: number;
@@ -89,8 +93,14 @@ export interface PartitionerStats {
    */
   readonly evictions: number;
   readonly trackedKeys: TrackedKeyStats;
-  /** Bytes of WebAssembly memory; fixed after construction. */
+  /**
+   * Bytes of WebAssembly memory now. It grows (never per message) as topics get state: a page
+   * of partition loads per topic slot, and the shared tables (tracked keys, sketch) doubling
+   * with every 16, 32, 64, ... topics with state.
+   */
   readonly memoryBytes: number;
+  /** The most bytes memoryBytes can reach, from the options (maxTopics topics with state). */
+  readonly memoryBoundBytes: number;
 }
 
 type Emitted = ['hot' | 'cooled', HotKey] | ['warning', CallbackError | TopicCapacityError];
@@ -127,7 +137,7 @@ export interface Decision {
    */
   readonly order: number;
   /**
-   * The key's tracked-key entry, an index below maxTrackedKeys that names the key while it is
+   * The key's tracked-key entry, an index below trackedKeysBound that names the key while it is
    * tracked (a key that is or was just hot always is), or -1.
    */
   readonly entry: number;
@@ -154,6 +164,7 @@ export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } fro
 // Record strides in typed-array elements.
 const EVENT_I32 = EVENT_SIZE >> 2;
 const TOPIC_F64 = (1 << TOPIC_SHIFT) >> 3;
+const TOPIC_I32 = (1 << TOPIC_SHIFT) >> 2;
 const ENTRY_I32 = (1 << ENTRY_SHIFT) >> 2;
 const ENTRY_F64 = (1 << ENTRY_SHIFT) >> 3;
 // Admission to exact tracking happens at this fraction of the lowest hot line.
@@ -202,6 +213,11 @@ export declare interface DynamicPartitioner {
 
 export class DynamicPartitioner extends EventEmitter {
   readonly options: ResolvedOptions;
+  /**
+   * The most keys the table of tracked keys holds (its size for maxTopics topics with state):
+   * a tracked-key entry (Decision.entry) is below it.
+   */
+  readonly trackedKeysBound: number;
   private readonly core: Core;
   private readonly code: number;
   private readonly topics = new Map<string, TopicState>();
@@ -223,19 +239,19 @@ export class DynamicPartitioner extends EventEmitter {
   // event log and the fields of the first topic and entry records (layouts: assembly/abi.ts).
   private readonly eventCell: number;
   private readonly decisionAt: number;
-  private readonly events: number;
   private readonly topicTotal: number;
   private readonly topicLoadTotal: number;
   private readonly topicMessages: number;
   private readonly topicWeight: number;
-  private readonly topicLoads: number;
-  private readonly topicPenalty: number;
-  private readonly entryTopic: number;
-  private readonly entryCount: number;
-  private readonly entryWidth: number;
-  private readonly entryChain: number;
-  private readonly entryState: number;
-  private readonly entrySize: number;
+  private readonly topicPage: number;
+  // The entries and the event log move when the shared tables grow (entryPointers).
+  private events = 0;
+  private entryTopic = 0;
+  private entryCount = 0;
+  private entryWidth = 0;
+  private entryChain = 0;
+  private entryState = 0;
+  private entrySize = 0;
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(options: DynamicPartitionerOptions = {}) {
@@ -251,21 +267,14 @@ export class DynamicPartitioner extends EventEmitter {
     const cells = x.cellsPtr();
     this.eventCell = (cells + CELL_EVENT_COUNT) >> 2;
     this.decisionAt = x.decisionPtr() >> 2;
-    this.events = x.eventsPtr() >> 2;
     const topics = x.topicRecordsPtr();
     this.topicTotal = (topics + T_TOTAL) >> 3;
     this.topicLoadTotal = (topics + T_LOAD_TOTAL) >> 3;
     this.topicMessages = (topics + T_MESSAGES) >> 3;
     this.topicWeight = (topics + T_WEIGHT) >> 3;
-    this.topicLoads = x.topicLoadsPtr() >> 3;
-    this.topicPenalty = x.topicPenaltyPtr() >> 3;
-    const entries = x.entriesPtr();
-    this.entryTopic = (entries + E_TOPIC) >> 2;
-    this.entryCount = (entries + E_COUNT) >> 3;
-    this.entryWidth = (entries + E_WIDTH) >> 2;
-    this.entryChain = (entries + E_RETURN) >> 2;
-    this.entryState = (entries + E_STATE) >> 2;
-    this.entrySize = (entries + E_SIZE) >> 2;
+    this.topicPage = (topics + T_PAGE) >> 2;
+    this.entryPointers();
+    this.trackedKeysBound = x.trackedKeysBound();
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
     this.slotOwners = new Array(o.maxTopics).fill(undefined);
     this.idleDecisions = Math.max(IDLE_DECISIONS, 16 * o.maxTopics);
@@ -400,7 +409,7 @@ export class DynamicPartitioner extends EventEmitter {
     const state = t ?? this.topic(topic, partition + 1);
     this.flushWarnings();
     if (state.slot < 0) return; // without state: no spreading, nothing a penalty would move
-    this.core.f64[this.topicPenalty + state.slot * this.options.maxPartitions + partition] = value;
+    this.core.f64[this.pageOf(state.slot) + this.options.maxPartitions + partition] = value;
   }
 
   /** Per-topic load and imbalance over the horizon. */
@@ -410,7 +419,7 @@ export class DynamicPartitioner extends EventEmitter {
       if (t === undefined) continue;
       const weight = this.core.f64[this.topicWeight + t.slot * TOPIC_F64];
       const total = this.core.f64[this.topicLoadTotal + t.slot * TOPIC_F64];
-      const at = this.topicLoads + t.slot * this.options.maxPartitions;
+      const at = this.pageOf(t.slot);
       const load = Array.from(this.core.f64.subarray(at, at + t.partitions), (l) => (total > 0 ? l / total : 0));
       const max = Math.max(...load);
       let hotKeys = 0;
@@ -421,16 +430,18 @@ export class DynamicPartitioner extends EventEmitter {
         load,
         imbalance: total > 0 ? max * t.partitions : 1,
         hotKeys,
-        penalty: Array.from(this.core.f64.subarray(this.topicPenalty + t.slot * this.options.maxPartitions,
-          this.topicPenalty + t.slot * this.options.maxPartitions + t.partitions)),
+        penalty: Array.from(this.core.f64.subarray(at + this.options.maxPartitions, at + this.options.maxPartitions + t.partitions)),
         messages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64],
         spreadMessages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64 + ((T_SPREAD_MESSAGES - T_MESSAGES) >> 3)],
         movedMessages: this.core.f64[this.topicMessages + t.slot * TOPIC_F64 + ((T_MOVED_MESSAGES - T_MESSAGES) >> 3)],
       };
     }
     const x = this.core.exports;
-    const trackedKeys = { tracked: x.trackedKeys(), capacity: this.options.maxTrackedKeys, hot: this.hot.size, refused: x.refusedAdmissions() };
-    return { topics, topicsWithoutState: this.withoutState, evictions: this.evicted, trackedKeys, memoryBytes: x.memory.buffer.byteLength };
+    const trackedKeys = { tracked: x.trackedKeys(), capacity: x.trackedKeysCapacity(), hot: this.hot.size, refused: x.refusedAdmissions() };
+    return {
+      topics, topicsWithoutState: this.withoutState, evictions: this.evicted, trackedKeys,
+      memoryBytes: x.memory.buffer.byteLength, memoryBoundBytes: x.memoryBound(),
+    };
   }
 
   /** Stops the clock of a time horizon; the partitioner stays usable (counts stop fading). */
@@ -494,9 +505,29 @@ export class DynamicPartitioner extends EventEmitter {
     this.slotOwners[slot] = t;
     this.withoutState--;
     this.core.exports.topicReset(slot, t.partitions);
-    this.core.exports.setSketchTopics(this.options.maxTopics - this.freeSlots.length);
+    const grew = this.core.exports.setTopicsWithState(this.options.maxTopics - this.freeSlots.length);
+    refreshViews(this.core); // a new slot's page, or the shared tables, may have grown the memory
+    if (grew) this.entryPointers();
     this.drainEvents(undefined, undefined, 0);
     return true;
+  }
+
+  /** Reads where the entries and the event log are (again: the shared tables grew). */
+  private entryPointers(): void {
+    const x = this.core.exports;
+    this.events = x.eventsPtr() >> 2;
+    const entries = x.entriesPtr();
+    this.entryTopic = (entries + E_TOPIC) >> 2;
+    this.entryCount = (entries + E_COUNT) >> 3;
+    this.entryWidth = (entries + E_WIDTH) >> 2;
+    this.entryChain = (entries + E_RETURN) >> 2;
+    this.entryState = (entries + E_STATE) >> 2;
+    this.entrySize = (entries + E_SIZE) >> 2;
+  }
+
+  /** The f64 index of slot `slot`'s page: its loads, then maxPartitions penalties (assembly/topics.ts). */
+  private pageOf(slot: number): number {
+    return this.core.i32[this.topicPage + slot * TOPIC_I32] >> 3;
   }
 
   private flushWarnings(): void {
