@@ -5,7 +5,8 @@
 // arrived (and, for the fire-and-forget path, until flush() returns with dr_cb off).
 // Rounds alternate raw / dynamic so that machine noise hits both; the ratio reported is the
 // median of the rounds' ratios (each a raw run and the dynamic run right after it), beside
-// the median msg/s of each.
+// the median msg/s of each, and the process's CPU time per message of each with the median
+// of their ratios (less sensitive to the machine's other work than throughput).
 //
 // The client library: node-rdkafka, and Confluent's @confluentinc/kafka-javascript (raw
 // Confluent producer against DynamicProducer given { kafka: Confluent }). Both by default when
@@ -132,6 +133,7 @@ async function raw(reports, withHeaders = false) {
   await warm();
   delivered = 0;
   const start = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < MESSAGES; ) {
     try {
       p.produce(TOPIC, null, VALUE, KEYS[i], undefined, undefined, withHeaders ? SAME_HEADERS[i] : undefined);
@@ -148,9 +150,10 @@ async function raw(reports, withHeaders = false) {
     await tick();
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
   p.setPollInterval(0);
   await new Promise((r) => p.disconnect(5000, r));
-  return MESSAGES / seconds;
+  return { rate: MESSAGES / seconds, cpu: (cpu.user + cpu.system) / MESSAGES };
 }
 
 /** DynamicProducer: produce(); on false wait for 'drain'. */
@@ -167,14 +170,16 @@ async function dynamic(reports, orderHeaders) {
   }
   delivered = 0;
   const start = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < MESSAGES; i++) {
     if (!p.produce(TOPIC, VALUE, KEYS[i])) await new Promise((resolve) => p.once('drain', resolve));
   }
   await p.flush(60000);
   while (reports && delivered < MESSAGES) await tick();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
   await p.disconnect();
-  return MESSAGES / seconds;
+  return { rate: MESSAGES / seconds, cpu: (cpu.user + cpu.system) / MESSAGES };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -201,11 +206,16 @@ async function measure(name) {
     const runs = [['raw', () => raw(reports)], ['dynamic', () => dynamic(reports, orderHeaders)]];
     if (withHeaders) runs.push(['rawSameHeaders', () => raw(reports, true)]);
     const got = Object.fromEntries(runs.map(([run]) => [run, []]));
+    // CPU time of the whole process per message (µs; librdkafka's and the mock brokers' threads
+    // too): less sensitive than throughput to what else the machine runs.
+    const cpu = Object.fromEntries(runs.map(([run]) => [run, []]));
     for (let round = 0; round < ROUNDS; round++) {
       // The order of the runs rotates, so none always gets the warmer machine.
       for (let k = 0; k < runs.length; k++) {
         const [run, fn] = runs[(round + k) % runs.length];
-        got[run].push(await fn());
+        const r = await fn();
+        got[run].push(r.rate);
+        cpu[run].push(r.cpu);
       }
       if (progress) {
         process.stderr.write(`  ${name}: ${path} round ${round + 1}: ${runs.map(([run]) => `${run} ${Math.round(got[run][round])}`).join(', ')} msg/s\n`);
@@ -214,6 +224,7 @@ async function measure(name) {
     const ratio = (of, to) => median(got[of].map((x, i) => x / got[to][i]));
     results[path] = {
       raw: median(got.raw), dynamic: median(got.dynamic), ratio: ratio('dynamic', 'raw'),
+      cpuRaw: median(cpu.raw), cpuDynamic: median(cpu.dynamic), cpuRatio: median(cpu.dynamic.map((x, i) => x / cpu.raw[i])),
       ...(withHeaders ? {
         rawSameHeaders: median(got.rawSameHeaders),
         sameHeadersToRaw: ratio('rawSameHeaders', 'raw'),
@@ -259,7 +270,7 @@ const verdict = (ratio, floor) => (floor === undefined ? '' : ratio >= floor ? `
 function print(name, c) {
   const label = name === 'node-rdkafka' ? 'node-rdkafka' : 'Confluent';
   console.log(`\n${c.package} ${c.version} (librdkafka ${c.librdkafka}): raw ${label} producer against DynamicProducer${name === 'node-rdkafka' ? '' : ' { kafka }'}`);
-  console.log(`path                       raw ${label.padEnd(13)}    DynamicProducer      ratio                     raw, same headers (/raw)   DynamicProducer / it`);
+  console.log(`path                       raw ${label.padEnd(13)}    DynamicProducer      ratio                         CPU µs/msg raw, dynamic (ratio)   raw, same headers (/raw)   DynamicProducer / it`);
   // The floors are the issue's for node-rdkafka; Confluent's rows are printed beside them as they are.
   const floors = name === 'node-rdkafka' ? FLOORS : {};
   for (const [path, x] of Object.entries(c.results)) {
@@ -267,7 +278,7 @@ function print(name, c) {
     const same = x.rawSameHeaders === undefined ? '' :
       `   ${Math.round(x.rawSameHeaders).toString().padStart(9)} msg/s (${x.sameHeadersToRaw.toFixed(3)})      ${x.ratioToSameHeaders.toFixed(3)}${verdict(x.ratioToSameHeaders, f.same)}`;
     console.log(`${path.padEnd(26)} ${Math.round(x.raw).toString().padStart(9)} msg/s    ${Math.round(x.dynamic).toString().padStart(9)} msg/s      ` +
-      `${(x.ratio.toFixed(3) + verdict(x.ratio, f.raw)).padEnd(26)}${same}`);
+      `${(x.ratio.toFixed(3) + verdict(x.ratio, f.raw)).padEnd(30)}${`${x.cpuRaw.toFixed(2)}, ${x.cpuDynamic.toFixed(2)} (${x.cpuRatio.toFixed(3)})`.padEnd(34)}${same}`);
   }
 }
 
