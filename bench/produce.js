@@ -229,6 +229,8 @@ async function measure(name) {
         rawSameHeaders: median(got.rawSameHeaders),
         sameHeadersToRaw: ratio('rawSameHeaders', 'raw'),
         ratioToSameHeaders: ratio('dynamic', 'rawSameHeaders'),
+        cpuSameHeaders: median(cpu.rawSameHeaders),
+        cpuRatioToSameHeaders: median(cpu.dynamic.map((x, i) => x / cpu.rawSameHeaders[i])),
       } : {}),
     };
   }
@@ -276,7 +278,7 @@ function print(name, c) {
   for (const [path, x] of Object.entries(c.results)) {
     const f = floors[path] ?? {};
     const same = x.rawSameHeaders === undefined ? '' :
-      `   ${Math.round(x.rawSameHeaders).toString().padStart(9)} msg/s (${x.sameHeadersToRaw.toFixed(3)})      ${x.ratioToSameHeaders.toFixed(3)}${verdict(x.ratioToSameHeaders, f.same)}`;
+      `   ${Math.round(x.rawSameHeaders).toString().padStart(9)} msg/s (${x.sameHeadersToRaw.toFixed(3)})      ${x.ratioToSameHeaders.toFixed(3)}${verdict(x.ratioToSameHeaders, f.same)}; CPU ${x.cpuSameHeaders.toFixed(2)} µs/msg (dynamic / it ${x.cpuRatioToSameHeaders.toFixed(3)})`;
     console.log(`${path.padEnd(26)} ${Math.round(x.raw).toString().padStart(9)} msg/s    ${Math.round(x.dynamic).toString().padStart(9)} msg/s      ` +
       `${(x.ratio.toFixed(3) + verdict(x.ratio, f.raw)).padEnd(30)}${`${x.cpuRaw.toFixed(2)}, ${x.cpuDynamic.toFixed(2)} (${x.cpuRatio.toFixed(3)})`.padEnd(34)}${same}`);
   }
