@@ -23,7 +23,7 @@ export interface TopicInfo {
   delivered: number;
   failed: number;
   queueDepth: number[];
-  /** When the producer last switched to this topic (`use`): the least recent goes beyond maxTopics. */
+  /** When the producer last switched to this topic (`use`): the least recent go beyond maxEntries. */
   lastUsed: number;
 }
 
@@ -34,7 +34,12 @@ export interface MetadataHost {
   /** A failed request, a broken answer, a topic beyond maxPartitions. */
   error(err: Error): void;
   readonly refreshMs: number;
-  readonly maxTopics: number;
+  /**
+   * Topics kept (their counts and counters): beyond, the least recently used quarter is forgotten
+   * at once, so a producer cycling through more topics pays one sort per quarter, not a scan
+   * (and a forgotten topic's metadata request) per message.
+   */
+  readonly maxEntries: number;
   readonly maxPartitions: number;
 }
 
@@ -59,8 +64,7 @@ export class Metadata {
     let info = this.topics.get(topic);
     if (info === undefined) {
       if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
-      // As many topics as the partitioner keeps (it forgets the least recently used beyond them).
-      if (this.topics.size >= this.host.maxTopics) this.forgetLeastRecent();
+      if (this.topics.size >= this.host.maxEntries) this.forgetLeastRecent();
       info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0 };
       this.topics.set(topic, info);
       this.request(topic);
@@ -72,21 +76,18 @@ export class Metadata {
     return info;
   }
 
+  /** Forgets the least recently used quarter of the topics (at least one). */
   private forgetLeastRecent(): void {
-    let victim: string | undefined;
-    let oldest = Infinity;
-    for (const [name, info] of this.topics) {
-      if (info.lastUsed < oldest) {
-        oldest = info.lastUsed;
-        victim = name;
+    const byUse = [...this.topics].sort((x, y) => x[1].lastUsed - y[1].lastUsed);
+    const count = Math.max(1, byUse.length >> 2);
+    for (let i = 0; i < count; i++) {
+      const victim = byUse[i][0];
+      this.topics.delete(victim);
+      this.retries.delete(victim);
+      if (this.lastName === victim) {
+        this.lastName = '';
+        this.last = undefined;
       }
-    }
-    if (victim === undefined) return;
-    this.topics.delete(victim);
-    this.retries.delete(victim);
-    if (this.lastName === victim) {
-      this.lastName = '';
-      this.last = undefined;
     }
   }
 

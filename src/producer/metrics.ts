@@ -74,7 +74,7 @@ export class Metrics {
         movedMessages: s ? s.movedMessages : 0,
       };
     }
-    // A topic the producer forgot (beyond maxTopics) leaves no rate behind.
+    // A topic the producer forgot (beyond the topics it keeps) leaves no rate behind.
     for (const name of this.last.keys()) if (!topics.has(name)) this.last.delete(name);
     return { topics: out, inflight, held, trackedKeys: all.trackedKeys };
   }

@@ -48,6 +48,9 @@ const ERR_UNKNOWN_FAILURE = -1_000_000;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
+/** The fewest topics the producer keeps counts and counters for (16 × maxTopics when more). */
+const MIN_TOPIC_ENTRIES = 1024;
+
 /** librdkafka's default queue.buffering.max.messages (CONFIGURATION.md). */
 const LIBRDKAFKA_QUEUE_MESSAGES = 100_000;
 
@@ -184,7 +187,8 @@ export class DynamicProducer extends EventEmitter {
       connected: () => this.connected,
       error: (err) => this.emit('error', err),
       refreshMs: this.options.metadataRefreshMs,
-      maxTopics: this.partitioner.options.maxTopics,
+      // Beyond the partitioner's topics with state: a topic it places without state still needs its count here.
+      maxEntries: Math.max(MIN_TOPIC_ENTRIES, 16 * this.partitioner.options.maxTopics),
       maxPartitions: this.partitioner.options.maxPartitions,
     });
     this.backlog = new Backlog<Queued>(this.options.maxQueued, {
