@@ -25,7 +25,7 @@ export function resolveConnectOptions(given: unknown, maxTopics: number): Resolv
   const resolved = resolve(CONNECT_SCHEMA, given);
   const names = [...new Set(resolved.topics.map((t, i) => topicName.check(t, `options.topics[${i}]`)))];
   if (names.length > maxTopics) {
-    throw new InvalidOptionError('options.topics', `at most maxTopics (${maxTopics}) topics: the producer keeps no more`, resolved.topics);
+    throw new InvalidOptionError('options.topics', `at most maxTopics (${maxTopics}) topics: the partitioner keeps state for no more`, resolved.topics);
   }
   return Object.freeze({ topics: Object.freeze(names) });
 }
