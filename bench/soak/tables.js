@@ -15,8 +15,9 @@ function field(object, name, owner) {
 }
 
 /**
- * Table sizes of a DynamicProducer. The order chains are fixed arrays of maxTrackedKeys
- * entries; their count is the entries with a chain open (a marked message since its anchor).
+ * Table sizes of a DynamicProducer. The order chains are fixed arrays with a slot for each
+ * entry the tracked-key table can reach (trackedKeysBound); their count is the entries with a
+ * chain open (a marked message since its anchor).
  */
 function producerTables(p) {
   const m = p.metrics();
@@ -44,16 +45,19 @@ function producerBounds(p, globalConfig) {
   const o = p.partitioner.options;
   const queue = Number(globalConfig['queue.buffering.max.messages'] ?? 100000);
   const maxQueued = field(p, 'options', 'DynamicProducer').maxQueued;
+  // The tracked-key table grows with the topics up to trackedKeysBound; the producer keeps
+  // counts for 16 x maxTopics topics (at least 1,024).
+  const entries = p.partitioner.trackedKeysBound;
   return {
-    trackedKeys: o.maxTrackedKeys,
-    hotKeys: o.maxTrackedKeys,
-    topics: o.maxTopics,
+    trackedKeys: entries,
+    hotKeys: entries,
+    topics: Math.max(1024, 16 * o.maxTopics),
     partitionerTopics: o.maxTopics,
     inflight: queue,
     held: maxQueued,
-    handoffKeys: o.maxTrackedKeys,
-    orderChains: o.maxTrackedKeys,
-    orderChainSlots: o.maxTrackedKeys,
+    handoffKeys: entries,
+    orderChains: entries,
+    orderChainSlots: entries,
     unconfirmed: queue + maxQueued,
   };
 }
