@@ -13,7 +13,8 @@
 // consumer is run with eachBatch and eachBatchAutoResolve false, each batch resolved whole as
 // soon as it is in the Resequencer (nothing is sought back), and this wrapper commits with
 // commitOffsets([{ topic, partition, offset }]): explicit offsets, below every message held or
-// not yet handled (Dispatcher.safeOffset), as DynamicConsumer does.
+// not yet handled (Dispatcher.safeOffset), as DynamicConsumer does; on revoke synchronously,
+// with the consumer's own client's commitSync(), before the consumer unassigns the partitions.
 //
 // Rebalances: that consumer takes a rebalance_cb only from the config it was built with, so
 // the assignment changes are read from its internal client's 'rebalance' events (emitted
@@ -97,6 +98,8 @@ interface InternalClient {
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
   isConnected?(): boolean;
   globalConfig?: Record<string, unknown>;
+  /** node-rdkafka's: commits and returns once the group has the offsets (throws on failure). */
+  commitSync?(offsets: PartitionOffset[]): unknown;
 }
 
 /** A consumed message as the Resequencer reads it, with the KafkaJS message it came as. */
@@ -336,6 +339,18 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     }
   }
 
+  /** A commit on revoke: 'committed', or a 'warning' (the next owner reads again from the last committed offset). */
+  private commitOnRevoke(offsets: PartitionOffset[]): void {
+    try {
+      if (typeof this.client?.commitSync !== 'function') throw new StateError('the consumer has no client to commit with');
+      this.client.commitSync(offsets);
+      this.emit('committed', offsets);
+    } catch (err) {
+      this.dispatch.notCommitted(offsets);
+      this.emit('warning', toKafkaError(err, 'commit on revoke'));
+    }
+  }
+
   /**
    * Reads the group's committed offsets of the partitions the resequencer awaits (a key's
    * handoff from another member) and feeds them to it, every COMMITTED_READ_MS, one read at a time.
@@ -376,9 +391,12 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       if (leaving.length === 0) return;
       // Commit what is safe of the partitions leaving (stop() already did, if stopping); what is
       // held or queued of them is dropped and read again by their next owner (at least once).
+      // Synchronously, on the consumer's own client: done before the consumer unassigns them, so
+      // their next owner starts where this one left off (an asynchronous commit could land after
+      // it has read the older committed offset, and it would handle again what was committed).
       if (this.state === 'running') {
         const offsets = this.dispatch.toCommit(leaving, false);
-        if (offsets.length > 0) this.commit(offsets, false).catch((e) => this.listenerCount('error') > 0 && this.emit('error', e));
+        if (offsets.length > 0) this.commitOnRevoke(offsets);
       }
       for (const { topic, partition } of leaving) this.assigned.delete(partitionKey(topic, partition));
       this.dispatch.forget(leaving);
