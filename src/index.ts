@@ -25,5 +25,7 @@ export type { DynamicConsumerOptions, MessageHandler, HandledInfo } from './cons
 export { LagMonitor } from './consumer/lag';
 export type { LagMonitorOptions, Lag } from './consumer/lag';
 export { wrapKafkaJsProducer, KafkaJsDynamicProducer } from './producer/kafkajs-producer';
+export { wrapKafkaJsConsumer, KafkaJsDynamicConsumer } from './consumer/kafkajs-consumer';
+export type { KafkaJsConsumerOptions, KafkaJsConsumerLike, KafkaJsConsumedMessage, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig, KafkaJsSubscription } from './consumer/kafkajs-consumer';
 export type { KafkaJsProducerOptions, KafkaJsProducerLike, KafkaJsAdminLike, KafkaJsMessage, KafkaJsRecord, KafkaJsBatch } from './producer/kafkajs-producer';
 export type { KafkaLibrary } from './core/library';

@@ -12,13 +12,13 @@
 import { EventEmitter } from 'node:events';
 import type * as Kafka from 'node-rdkafka';
 import { kafkaLibrary, type KafkaLibrary } from '../core/library';
-import { Resequencer, ResequencerOptions, ConsumedMessage, Release } from './resequencer';
-import type { OrderHeader } from '../partitioner/headers';
+import { Resequencer, ResequencerOptions, ConsumedMessage } from './resequencer';
+import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from './dispatch';
 import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
 import { type Connectable, connectClient } from '../core/connect';
 import { hideSecrets } from '../core/secrets';
-import { HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, toKafkaError } from '../core/errors';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, toKafkaError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;
@@ -56,22 +56,7 @@ const COMMITTED_READ_TIMEOUT_MS = 5000;
  */
 type ConsumerState = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping';
 
-/** What the handler gets besides the message (from the Resequencer's Release). */
-export interface HandledInfo {
-  /**
-   * True when its predecessor in its producer's chain of the key was handled first (here, or
-   * by another member of the group before an ordered handoff); true for a message of no chain.
-   * After a message handed out with ordered false, later ones are in order after it only (see
-   * Release.ordered).
-   */
-  readonly ordered: boolean;
-  /** `!ordered`. */
-  readonly outOfOrder: boolean;
-  /** Why it went before its predecessor: 'capacity', 'timeout', 'flush' or 'unowned'. */
-  readonly reason?: Release['reason'];
-  /** Its decoded order header (producer id, sequence, previous, ...), or null when it has none. */
-  readonly order: OrderHeader | null;
-}
+export type { HandledInfo };
 
 export type MessageHandler = (message: Kafka.Message, info: HandledInfo) => void | Promise<void>;
 
@@ -83,11 +68,9 @@ export class DynamicConsumer extends EventEmitter {
   private readonly library: KafkaLibrary;
   readonly resequencer: Resequencer<Kafka.Message & ConsumedMessage>;
   private readonly options: ResolvedConsumerOptions;
-  private readonly queue: Release<Kafka.Message & ConsumedMessage>[] = [];
-  /** Per topic-partition: offsets released to the queue but not yet handled. */
-  private readonly unhandled = new Map<string, Set<number>>();
+  /** The released messages on their way to the handler, and the offsets that may be committed. */
+  private readonly dispatch: Dispatcher<Kafka.Message & ConsumedMessage>;
   private readonly assigned = new Map<string, TopicPartitionOffset>();
-  private readonly lastCommitted = new Map<string, number>();
   private handler: MessageHandler | undefined;
   private state: ConsumerState = 'idle';
   private paused = false;
@@ -96,8 +79,7 @@ export class DynamicConsumer extends EventEmitter {
   /** When fetching was paused for back-pressure (0: it is not), and how long it was before (ms). */
   private pausedAt = 0;
   private pausedFor = 0;
-  private working = false;
-  /** Bumped when a run ends: a handler loop of an earlier run stops at its next step. */
+  /** Bumped when a run ends: a read of committed offsets of an earlier run is ignored. */
   private generation = 0;
   private timers: NodeJS.Timeout[] = [];
   private connecting: Promise<void> | undefined;
@@ -115,6 +97,16 @@ export class DynamicConsumer extends EventEmitter {
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     this.options = resolveConsumerOptions(options);
     this.resequencer = new Resequencer(this.options.resequencer ?? {}, () => this.clock());
+    this.dispatch = new Dispatcher(this.resequencer, this.options.handlerRetries, this.options.retryBackoffMs, {
+      handle: (message, info) => this.handler!(message, info),
+      owns: (tp) => this.assigned.has(tp),
+      // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
+      handlerError: (error, message) => this.emit('handlerError', error, message),
+      fail: (error) => this.fail(error),
+      progress: () => {
+        if (this.paused && this.dispatch.queue.length <= this.options.maxPending / 2) this.setPaused(false);
+      },
+    });
     const split = splitConfig(globalConfig, topicConfig);
     if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
       throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
@@ -208,7 +200,7 @@ export class DynamicConsumer extends EventEmitter {
       } else {
         this.fetchedNothing = messages.length === 0;
         for (const m of messages) {
-          if (!this.assigned.has(`${m.topic}\u0000${m.partition}`)) continue; // revoked meanwhile
+          if (!this.assigned.has(partitionKey(m.topic, m.partition))) continue; // revoked meanwhile
           this.accept(this.resequencer.push(m as Kafka.Message & ConsumedMessage));
         }
       }
@@ -216,58 +208,9 @@ export class DynamicConsumer extends EventEmitter {
     });
   }
 
-  private accept(released: Release<Kafka.Message & ConsumedMessage>[]): void {
-    for (const r of released) {
-      const tp = `${r.message.topic}\u0000${r.message.partition}`;
-      let set = this.unhandled.get(tp);
-      if (!set) this.unhandled.set(tp, (set = new Set()));
-      set.add(r.message.offset);
-      this.queue.push(r);
-    }
-    if (this.queue.length >= this.options.maxPending && !this.paused) this.setPaused(true);
-    if (!this.working) void this.work();
-  }
-
-  /**
-   * Hands the queue to the handler, one message at a time. A failed message is retried in
-   * place (nothing queued behind it goes first); it stays in `unhandled` until it succeeds,
-   * so no commit passes it. Failures are reported as 'handlerError' events, never 'error'
-   * (which kills a process that has no listener for it).
-   */
-  private async work(): Promise<void> {
-    const generation = this.generation;
-    this.working = true;
-    try {
-      while (this.queue.length > 0 && generation === this.generation) {
-        const r = this.queue.shift()!;
-        const { topic, partition, offset } = r.message;
-        const tp = `${topic}\u0000${partition}`;
-        const pending = this.unhandled.get(tp);
-        const info: HandledInfo = r.ordered
-          ? { ordered: true, outOfOrder: false, order: r.order }
-          : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
-        for (let attempts = 1; ; attempts++) {
-          try {
-            await this.handler!(r.message, info);
-            if (this.unhandled.get(tp) === pending) pending?.delete(offset);
-            break;
-          } catch (cause) {
-            const error = new HandlerError(topic, partition, offset, attempts, cause);
-            this.emit('handlerError', error, r.message);
-            if (generation !== this.generation || !this.assigned.has(tp)) break; // stopped, or revoked: read again by its next owner
-            if (attempts > this.options.handlerRetries) {
-              this.fail(error);
-              return;
-            }
-            if (this.options.retryBackoffMs > 0) await new Promise((resolve) => setTimeout(resolve, this.options.retryBackoffMs));
-            if (generation !== this.generation || !this.assigned.has(tp)) break;
-          }
-        }
-        if (this.paused && this.queue.length <= this.options.maxPending / 2) this.setPaused(false);
-      }
-    } finally {
-      if (generation === this.generation) this.working = false;
-    }
+  private accept(released: Parameters<Dispatcher<Kafka.Message & ConsumedMessage>['accept']>[0]): void {
+    this.dispatch.accept(released);
+    if (this.dispatch.queue.length >= this.options.maxPending && !this.paused) this.setPaused(true);
   }
 
   /**
@@ -277,7 +220,6 @@ export class DynamicConsumer extends EventEmitter {
    */
   private fail(error: HandlerError): void {
     this.failure = error;
-    this.queue.length = 0;
     // run() rejects with `error`; a failed final commit was emitted as 'error' already.
     this.stop(0).catch(() => undefined);
   }
@@ -327,20 +269,14 @@ export class DynamicConsumer extends EventEmitter {
         this.emit('warning', toKafkaError(err, 'committed'));
         return;
       }
-      for (const tp of offsets ?? []) {
-        // A negative offset: the group committed nothing there yet.
-        if ((tp as any).error || !(typeof tp.offset === 'number' && tp.offset >= 0)) continue;
-        this.accept(this.resequencer.setCommitted(tp.topic, tp.partition, tp.offset));
-      }
+      this.dispatch.committedRead(offsets ?? []);
+      if (this.dispatch.queue.length >= this.options.maxPending && !this.paused) this.setPaused(true);
     });
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
   safeOffset(topic: string, partition: number): number | undefined {
-    let offset = this.resequencer.committable(topic, partition);
-    const pending = this.unhandled.get(`${topic}\u0000${partition}`);
-    if (pending) for (const o of pending) if (offset === undefined || o < offset) offset = o;
-    return offset;
+    return this.dispatch.safeOffset(topic, partition);
   }
 
   /**
@@ -350,14 +286,7 @@ export class DynamicConsumer extends EventEmitter {
    * are synchronous, so that the next owner starts where this consumer left off.
    */
   private commitHandled(partitions: TopicPartitionOffset[] | undefined, sync: boolean): void {
-    const offsets: TopicPartitionOffset[] = [];
-    for (const { topic, partition } of partitions ?? [...this.assigned.values()]) {
-      const offset = this.safeOffset(topic, partition);
-      const tp = `${topic}\u0000${partition}`;
-      if (offset === undefined || (!sync && this.lastCommitted.get(tp) === offset)) continue;
-      offsets.push({ topic, partition, offset });
-      this.lastCommitted.set(tp, offset);
-    }
+    const offsets = this.dispatch.toCommit(partitions ?? this.assigned.values(), !sync);
     if (offsets.length === 0) return;
     try {
       if (sync) {
@@ -373,15 +302,12 @@ export class DynamicConsumer extends EventEmitter {
 
   /** The result of a commit: 'committed', or 'error' (and the offsets are committed again next time). */
   private commitDone(err: any, offsets: TopicPartitionOffset[], periodic: boolean): void {
-    const list = (offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset }));
+    const list = (offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset })) as PartitionOffset[];
     if (!err) {
       this.emit('committed', list);
       return;
     }
-    for (const { topic, partition, offset } of list) {
-      const tp = `${topic}\u0000${partition}`;
-      if (this.lastCommitted.get(tp) === offset) this.lastCommitted.delete(tp);
-    }
+    this.dispatch.notCommitted(list);
     // A commit refused because the group is rebalancing: a periodic one is simply made again
     // next time; one on revoke is a 'warning' (the partitions' next owner reads again from the
     // last committed offset: re-reads, nothing lost).
@@ -399,19 +325,8 @@ export class DynamicConsumer extends EventEmitter {
    * committed if they come back.
    */
   private forget(partitions: TopicPartitionOffset[]): void {
-    const gone = new Set<string>();
-    for (const { topic, partition } of partitions) {
-      const tp = `${topic}\u0000${partition}`;
-      gone.add(tp);
-      this.assigned.delete(tp);
-      this.unhandled.delete(tp);
-      this.lastCommitted.delete(tp);
-      this.resequencer.forget(topic, partition);
-    }
-    let kept = 0;
-    for (const r of this.queue) if (!gone.has(`${r.message.topic}\u0000${r.message.partition}`)) this.queue[kept++] = r;
-    this.queue.length = kept;
-    if (this.paused && this.queue.length <= this.options.maxPending / 2) this.setPaused(false);
+    for (const { topic, partition } of partitions) this.assigned.delete(partitionKey(topic, partition));
+    this.dispatch.forget(partitions);
   }
 
   /** Incremental (cooperative) rebalancing: only the partitions that move are touched. */
@@ -420,7 +335,7 @@ export class DynamicConsumer extends EventEmitter {
     if (err.code === this.library.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
       const byTopic = new Map<string, number[]>();
       for (const tp of assignment) {
-        this.assigned.set(`${tp.topic}\u0000${tp.partition}`, { topic: tp.topic, partition: tp.partition });
+        this.assigned.set(partitionKey(tp.topic, tp.partition), { topic: tp.topic, partition: tp.partition });
         const list = byTopic.get(tp.topic);
         if (list) list.push(tp.partition);
         else byTopic.set(tp.topic, [tp.partition]);
@@ -473,11 +388,10 @@ export class DynamicConsumer extends EventEmitter {
     let commitError: unknown;
     if (running) {
       const deadline = Date.now() + timeoutMs;
-      while ((this.working || this.queue.length > 0) && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      while (this.dispatch.busy && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       // What is still queued stays in `unhandled`: the commit below stays under it.
-      this.queue.length = 0;
+      this.dispatch.halt();
       this.generation++;
-      this.working = false;
       this.readingCommitted = false;
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
@@ -493,8 +407,7 @@ export class DynamicConsumer extends EventEmitter {
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
     // The next run starts from the committed offsets, with nothing remembered of this one's partitions.
     this.forget([...this.assigned.values()]);
-    this.unhandled.clear();
-    this.lastCommitted.clear();
+    this.dispatch.clear();
     this.paused = false;
     this.state = 'idle';
     this.stopping = undefined;

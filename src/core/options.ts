@@ -326,6 +326,23 @@ export function resolveConsumerOptions(options: unknown): ResolvedConsumerOption
   return resolve(CONSUMER_SCHEMA, options);
 }
 
+// wrapKafkaJsConsumer -----------------------------------------------------------------------
+
+/** wrapKafkaJsConsumer's options, resolved: DynamicConsumer's, less those of its own fetching. */
+export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer'>;
+
+const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
+  resequencer: RESEQUENCER_SCHEMA,
+  commitIntervalMs: CONSUMER_FIELDS.commitIntervalMs,
+  maxPending: CONSUMER_FIELDS.maxPending,
+  handlerRetries: CONSUMER_FIELDS.handlerRetries,
+  retryBackoffMs: CONSUMER_FIELDS.retryBackoffMs,
+});
+
+export function resolveKafkaJsConsumerOptions(options: unknown): ResolvedKafkaJsConsumerOptions {
+  return resolve(KAFKAJS_CONSUMER_SCHEMA, options);
+}
+
 // LagMonitor --------------------------------------------------------------------------------
 
 export interface ResolvedLagMonitorOptions {

@@ -1,0 +1,486 @@
+// Order restoration for the KafkaJS-compatible API of Confluent's client
+// (@confluentinc/kafka-javascript 1.x, `new KafkaJS.Kafka(...).consumer()`): what DynamicConsumer
+// does for node-rdkafka's KafkaConsumer, over that consumer's own run().
+//
+// How offsets are kept (lib/kafkajs/_consumer.js, 1.10): the consumer must be configured with
+// autoCommit false. Otherwise librdkafka commits, every autoCommitInterval, the offsets the
+// consumer stores as its eachMessage / eachBatch calls return (or resolveOffset() is called):
+// past messages the Resequencer still holds, which a crash would lose. resolveOffset() cannot
+// stand in for our commits either: a partition's safe offset moves when a message of ANOTHER
+// partition arrives (the predecessor its held messages waited for), outside that partition's
+// batch, and resolveOffset reaches only the current batch's partition, forward; a batch left
+// unresolved is sought back and fetched again (pushed to the Resequencer twice). So the
+// consumer is run with eachBatch and eachBatchAutoResolve false, each batch resolved whole as
+// soon as it is in the Resequencer (nothing is sought back), and this wrapper commits with
+// commitOffsets([{ topic, partition, offset }]): explicit offsets, below every message held or
+// not yet handled (Dispatcher.safeOffset), as DynamicConsumer does; on revoke synchronously,
+// with the consumer's own client's commitSync(), before the consumer unassigns the partitions.
+//
+// Rebalances: that consumer takes a rebalance_cb only from the config it was built with, so
+// the assignment changes are read from its internal client's 'rebalance' events (emitted
+// before it assigns or unassigns; twice per change in 1.10, which the handling below
+// tolerates). Its stop() is not implemented (it throws), and a consumer connects once: stop()
+// here ends the run the one way that consumer allows, by disconnecting it.
+
+import { EventEmitter } from 'node:events';
+import { Resequencer, type ResequencerOptions, type ConsumedMessage } from './resequencer';
+import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from './dispatch';
+import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, toKafkaError } from '../core/errors';
+import { warnIfBothLoaded } from '../core/library';
+
+export interface KafkaJsConsumerOptions {
+  readonly resequencer?: ResequencerOptions;
+  /** Committed offsets are written this often (ms; default 250): also how soon another member can hand on a key this one handled. */
+  readonly commitIntervalMs?: number;
+  /** The consumer's run() waits (fetches nothing more) while this many released messages wait for eachMessage; it goes on at half (default 5000). */
+  readonly maxPending?: number;
+  /** A message whose eachMessage throws or rejects is handed to it again this many times before the consumer stops (default 2). */
+  readonly handlerRetries?: number;
+  /** Wait before each new attempt (ms; default 100). */
+  readonly retryBackoffMs?: number;
+}
+
+/** A message as the KafkaJS API hands it over (the fields read here; the others are passed on). */
+export interface KafkaJsConsumedMessage {
+  key: Buffer | null;
+  value: Buffer | null;
+  /** A decimal string, as in KafkaJS. */
+  offset: string;
+  timestamp?: string;
+  size?: number;
+  headers?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** What the application's eachMessage gets first (as KafkaJS's), in restored order. */
+export interface KafkaJsEachMessagePayload {
+  readonly topic: string;
+  readonly partition: number;
+  readonly message: KafkaJsConsumedMessage;
+  /** A no-op, as in Confluent's client (librdkafka heartbeats by itself). */
+  heartbeat(): Promise<void>;
+}
+
+/** The application's handler: `info` is what DynamicConsumer's handler gets ({ ordered, outOfOrder, reason?, order }). */
+export type KafkaJsEachMessage = (payload: KafkaJsEachMessagePayload, info: HandledInfo) => void | Promise<void>;
+
+export interface KafkaJsRunConfig {
+  eachMessage: KafkaJsEachMessage;
+}
+
+export interface KafkaJsSubscription {
+  topic?: string | RegExp;
+  topics?: Array<string | RegExp>;
+  replace?: boolean;
+}
+
+/** The batch the consumer's eachBatch gets (the fields read here). */
+interface KafkaJsBatchPayload {
+  batch: { topic: string; partition: number; messages: KafkaJsConsumedMessage[] };
+  resolveOffset(offset: string): void;
+}
+
+/** What is used of a KafkaJS-API consumer (Confluent's KafkaJS.Consumer). */
+export interface KafkaJsConsumerLike {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  subscribe(subscription: KafkaJsSubscription): Promise<void>;
+  run(config: { eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>; eachBatchAutoResolve: boolean }): Promise<void>;
+  commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void>;
+  committed(partitions: Array<{ topic: string; partition: number }>, timeout?: number): Promise<Array<{ topic: string; partition: number; offset: string | null }>>;
+  /** Confluent's: the node-rdkafka-style client, set from connect() on. */
+  _getInternalClient(): InternalClient | null;
+}
+
+interface InternalClient {
+  on(event: 'rebalance', listener: (err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>) => void): unknown;
+  removeListener(event: string, listener: (...args: any[]) => void): unknown;
+  isConnected?(): boolean;
+  globalConfig?: Record<string, unknown>;
+  /** node-rdkafka's: commits and returns once the group has the offsets (throws on failure). */
+  commitSync?(offsets: PartitionOffset[]): unknown;
+}
+
+/** A consumed message as the Resequencer reads it, with the KafkaJS message it came as. */
+interface Consumed extends ConsumedMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly message: KafkaJsConsumedMessage;
+}
+
+// librdkafka's codes: a rebalance callback's, and the group's refusals of a commit while it rebalances.
+const ERR__ASSIGN_PARTITIONS = -175;
+const ERR__REVOKE_PARTITIONS = -174;
+const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
+
+/** How often the group's committed offsets are read while the resequencer awaits some (ms), and how long a read may take. */
+const COMMITTED_READ_MS = 200;
+const COMMITTED_READ_TIMEOUT_MS = 5000;
+
+/** idle → connecting → connected → running → stopping → stopped (a consumer of this API connects once). */
+type State = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping' | 'stopped';
+
+const NO_HEARTBEAT = async (): Promise<void> => {};
+
+export declare interface KafkaJsDynamicConsumer {
+  /** One failed call of eachMessage (it gets the message again unless the retries are used up). */
+  on(event: 'handlerError', listener: (err: HandlerError, payload: KafkaJsEachMessagePayload) => void): this;
+  /** The run ended (stop(), or `error`: the retries on a message were used up); the consumer is disconnected. */
+  on(event: 'stopped', listener: (error: HandlerError | undefined) => void): this;
+  on(event: 'assigned' | 'revoked', listener: (partitions: Array<{ topic: string; partition: number }>) => void): this;
+  on(event: 'committed', listener: (offsets: PartitionOffset[]) => void): this;
+  /** A KafkaError: a commit refused on revoke while the group rebalances, or a failed read of committed offsets. */
+  on(event: 'warning', listener: (err: KafkaError) => void): this;
+  /** A KafkaError: a commit that failed (made again next time). */
+  on(event: 'error', listener: (err: KafkaError) => void): this;
+  on(event: string, listener: (...args: any[]) => void): this;
+}
+
+/** A KafkaJS-API consumer whose messages reach the application through a Resequencer. */
+export class KafkaJsDynamicConsumer extends EventEmitter {
+  readonly consumer: KafkaJsConsumerLike;
+  readonly resequencer: Resequencer<Consumed>;
+  private readonly options: ResolvedKafkaJsConsumerOptions;
+  private readonly dispatch: Dispatcher<Consumed>;
+  private readonly assigned = new Map<string, { topic: string; partition: number }>();
+  private state: State = 'idle';
+  private client: InternalClient | null = null;
+  private eachMessage: KafkaJsEachMessage | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private connecting: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  /** Why the run ended, when eachMessage failed for good on a message. */
+  private failure: HandlerError | undefined;
+  /** A periodic commit, or a read of committed offsets, is under way. */
+  private committing = false;
+  private readingCommitted = false;
+  /** eachBatch waits on this while the queue is full (maxPending). */
+  private drained: (() => void) | undefined;
+  /** The resequencer's clock stands still while eachBatch waits for the application (see DynamicConsumer). */
+  private waitingSince = 0;
+  private waitedFor = 0;
+  private readonly onRebalance = (err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>) => this.rebalance(err, assignment);
+
+  constructor(consumer: KafkaJsConsumerLike, options: KafkaJsConsumerOptions = {}) {
+    super();
+    if (typeof consumer !== 'object' || consumer === null || typeof consumer.connect !== 'function' || typeof consumer.run !== 'function' ||
+      typeof consumer.commitOffsets !== 'function' || typeof consumer.committed !== 'function' || typeof consumer._getInternalClient !== 'function') {
+      throw new InvalidArgTypeError('consumer', "Confluent's KafkaJS consumer (new KafkaJS.Kafka(config).consumer(...))", consumer);
+    }
+    this.options = resolveKafkaJsConsumerOptions(options);
+    this.consumer = consumer;
+    this.resequencer = new Resequencer<Consumed>(this.options.resequencer ?? {}, () => this.clock());
+    this.dispatch = new Dispatcher(this.resequencer, this.options.handlerRetries, this.options.retryBackoffMs, {
+      handle: (m, info) => this.eachMessage!({ topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT }, info),
+      owns: (tp) => this.assigned.has(tp),
+      handlerError: (error, m) => this.emit('handlerError', error, { topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT }),
+      fail: (error) => {
+        this.failure = error;
+        this.stop(0).catch(() => undefined); // a failed final commit was emitted as 'error' already
+      },
+      progress: () => {
+        if (this.drained !== undefined && this.dispatch.queue.length <= this.options.maxPending / 2) this.wake();
+      },
+    });
+    warnIfBothLoaded();
+  }
+
+  /**
+   * Connects the consumer (unless it is connected already). A consumer configured to commit by
+   * itself (kafkaJS.autoCommit, or enable.auto.commit, not false) is disconnected again and
+   * refused with an InvalidOptionError: it would commit past messages still held.
+   */
+  connect(): Promise<void> {
+    if (this.state !== 'idle') return Promise.reject(new StateError(`connect() while ${this.state}`));
+    this.state = 'connecting';
+    this.connecting = (async () => {
+      try {
+        const client = this.consumer._getInternalClient();
+        if (!client || client.isConnected?.() !== true) await this.consumer.connect();
+      } catch (err) {
+        this.state = 'idle';
+        throw toKafkaError(err, 'connect');
+      }
+      const client = this.consumer._getInternalClient();
+      const autoCommit = client?.globalConfig?.['enable.auto.commit'];
+      if (!client || typeof client.on !== 'function' || autoCommit !== false) {
+        this.state = 'stopped';
+        await this.consumer.disconnect().catch(() => undefined);
+        if (!client || typeof client.on !== 'function') throw new StateError("the consumer has no internal client after connect() (not Confluent's KafkaJS consumer?)");
+        throw new InvalidOptionError("the consumer's kafkaJS.autoCommit", 'false (or enable.auto.commit false): offsets are committed here, only below what was handled', autoCommit ?? 'absent (librdkafka commits by itself by default)');
+      }
+      this.client = client;
+      client.on('rebalance', this.onRebalance);
+      this.state = 'connected';
+    })();
+    return this.connecting;
+  }
+
+  /** The consumer's subscribe(): `{ topic }` or `{ topics }` (names, or RegExps starting with ^), `replace`. */
+  async subscribe(subscription: KafkaJsSubscription): Promise<void> {
+    if (typeof subscription !== 'object' || subscription === null) throw new InvalidArgTypeError('subscription', 'an object with topic or topics', subscription);
+    const topicOk = (t: unknown) => (typeof t === 'string' && t.length > 0) || t instanceof RegExp;
+    const { topic, topics } = subscription;
+    if (topics !== undefined) {
+      if (!Array.isArray(topics) || topics.length === 0 || !topics.every(topicOk)) throw new InvalidArgTypeError('subscription.topics', 'a non-empty array of topic names (or RegExps)', topics);
+    } else if (!topicOk(topic)) {
+      throw new InvalidArgTypeError('subscription.topic', 'a topic name (or a RegExp), when subscription.topics is absent', topic);
+    }
+    if (this.state !== 'connected' && this.state !== 'running') throw new StateError(`subscribe() while ${this.state}`);
+    try {
+      await this.consumer.subscribe(subscription);
+    } catch (err) {
+      throw toKafkaError(err, 'subscribe');
+    }
+  }
+
+  /**
+   * Starts the consumer's run(): each message goes through the Resequencer to `eachMessage`,
+   * one at a time, spread keys in produce order. Resolves once started (as the consumer's own
+   * run()); the run ends with stop(), or when eachMessage keeps failing on a message (the
+   * 'stopped' event then carries the HandlerError). Only `eachMessage` is taken: see
+   * docs/consumer.md for why not eachBatch.
+   */
+  async run(config: KafkaJsRunConfig): Promise<void> {
+    if (typeof config !== 'object' || config === null) throw new InvalidArgTypeError('config', 'an object with eachMessage', config);
+    for (const key of Object.keys(config)) {
+      if (key === 'eachMessage') continue;
+      if (key === 'eachBatch') {
+        throw new InvalidOptionError('config.eachBatch', 'absent', (config as unknown as Record<string, unknown>)[key],
+          'config.eachBatch is not supported: restored order interleaves partitions, a batch holds one; use eachMessage');
+      }
+      throw InvalidOptionError.unknown(`config.${key}`, ['eachMessage']);
+    }
+    if (typeof config.eachMessage !== 'function') throw new InvalidArgTypeError('config.eachMessage', 'a function', config.eachMessage);
+    if (this.state !== 'connected') throw new StateError(`run() while ${this.state}`);
+    this.eachMessage = config.eachMessage;
+    this.state = 'running';
+    this.timers.push(setInterval(() => this.commitHandled(), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.dispatch.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
+    try {
+      await this.consumer.run({ eachBatch: (payload) => this.batch(payload), eachBatchAutoResolve: false });
+    } catch (err) {
+      this.clearTimers();
+      this.state = 'connected';
+      throw toKafkaError(err, 'run');
+    }
+  }
+
+  /** The consumer's eachBatch: the messages into the Resequencer, what it releases queued for eachMessage. */
+  private async batch(payload: KafkaJsBatchPayload): Promise<void> {
+    const { topic, partition, messages } = payload.batch;
+    // Resolved at once, whatever happens below: the consumer then never seeks back to read a
+    // message again that the Resequencer has (its stored offsets are not what is committed).
+    if (messages.length > 0) payload.resolveOffset(messages[messages.length - 1].offset);
+    // Stopping (what came is read again from the committed offsets), or revoked meanwhile.
+    if (this.state !== 'running' || !this.assigned.has(partitionKey(topic, partition))) return;
+    for (const message of messages) {
+      const m: Consumed = { topic, partition, offset: Number(message.offset), key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
+      this.dispatch.accept(this.resequencer.push(m));
+    }
+    if (this.dispatch.queue.length >= this.options.maxPending) {
+      this.waitingSince = Date.now();
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+      });
+    }
+  }
+
+  /** eachBatch goes on (the queue is down to half, or the run stops). */
+  private wake(): void {
+    const drained = this.drained;
+    this.drained = undefined;
+    if (this.waitingSince > 0) {
+      this.waitedFor += Date.now() - this.waitingSince;
+      this.waitingSince = 0;
+    }
+    drained?.();
+  }
+
+  private clock(): number {
+    return (this.waitingSince > 0 ? this.waitingSince : Date.now()) - this.waitedFor;
+  }
+
+  /** The offset that may be committed for a partition: below every message held or not yet handled. */
+  safeOffset(topic: string, partition: number): number | undefined {
+    return this.dispatch.safeOffset(topic, partition);
+  }
+
+  /** A periodic commit: the partitions whose safe offset moved, one commit at a time. */
+  private commitHandled(): void {
+    if (this.committing || this.state !== 'running') return;
+    const offsets = this.dispatch.toCommit(this.assigned.values(), true);
+    if (offsets.length === 0) return;
+    this.committing = true;
+    void this.commit(offsets, true).finally(() => {
+      this.committing = false;
+    });
+  }
+
+  /** Commits `offsets`: 'committed', or the offsets are committed again next time ('error', or 'warning' for a refusal on revoke). */
+  private async commit(offsets: PartitionOffset[], periodic: boolean): Promise<void> {
+    try {
+      await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) })));
+      this.emit('committed', offsets);
+    } catch (err) {
+      this.dispatch.notCommitted(offsets);
+      const error = toKafkaError(err, 'commit');
+      // Refused while the group rebalances: a periodic one is made again next time; one on
+      // revoke leaves the next owner to read again from the last committed offset (re-reads).
+      if (error.librdkafkaCode !== undefined && REBALANCING.has(error.librdkafkaCode)) {
+        if (!periodic) this.emit('warning', error);
+        return;
+      }
+      if (!periodic) throw error;
+      if (this.listenerCount('error') > 0) this.emit('error', error);
+    }
+  }
+
+  /** A commit on revoke: 'committed', or a 'warning' (the next owner reads again from the last committed offset). */
+  private commitOnRevoke(offsets: PartitionOffset[]): void {
+    try {
+      if (typeof this.client?.commitSync !== 'function') throw new StateError('the consumer has no client to commit with');
+      this.client.commitSync(offsets);
+      this.emit('committed', offsets);
+    } catch (err) {
+      this.dispatch.notCommitted(offsets);
+      this.emit('warning', toKafkaError(err, 'commit on revoke'));
+    }
+  }
+
+  /**
+   * Reads the group's committed offsets of the partitions the resequencer awaits (a key's
+   * handoff from another member) and feeds them to it, every COMMITTED_READ_MS, one read at a time.
+   */
+  private readCommitted(): void {
+    if (this.readingCommitted || this.state !== 'running') return;
+    const awaited = this.resequencer.awaited();
+    if (awaited.length === 0) return;
+    this.readingCommitted = true;
+    this.consumer.committed(awaited, COMMITTED_READ_TIMEOUT_MS).then((offsets) => {
+      if (this.state !== 'running') return;
+      // The KafkaJS API gives offsets as strings (null for offset 0, which passes nothing).
+      this.dispatch.committedRead((offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset: offset === null ? -1 : Number(offset) })));
+    }, (err) => {
+      if (this.state === 'running') this.emit('warning', toKafkaError(err, 'committed'));
+    }).finally(() => {
+      this.readingCommitted = false;
+    });
+  }
+
+  /** The consumer's assignment changes (its internal client's 'rebalance' events; each may come twice). */
+  private rebalance(err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>): void {
+    const partitions = (assignment ?? []).map(({ topic, partition }) => ({ topic, partition }));
+    if (err?.code === ERR__ASSIGN_PARTITIONS) {
+      const byTopic = new Map<string, number[]>();
+      const fresh = partitions.filter(({ topic, partition }) => !this.assigned.has(partitionKey(topic, partition)));
+      for (const tp of fresh) {
+        this.assigned.set(partitionKey(tp.topic, tp.partition), tp);
+        const list = byTopic.get(tp.topic);
+        if (list) list.push(tp.partition);
+        else byTopic.set(tp.topic, [tp.partition]);
+      }
+      // Before their first message: a predecessor on a partition not owned here is never waited for as if it would come here.
+      for (const [topic, list] of byTopic) this.resequencer.assign(topic, list);
+      if (fresh.length > 0) this.emit('assigned', fresh);
+    } else if (err?.code === ERR__REVOKE_PARTITIONS) {
+      const leaving = partitions.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
+      if (leaving.length === 0) return;
+      // Commit what is safe of the partitions leaving (stop() already did, if stopping); what is
+      // held or queued of them is dropped and read again by their next owner (at least once).
+      // Synchronously, on the consumer's own client: done before the consumer unassigns them, so
+      // their next owner starts where this one left off (an asynchronous commit could land after
+      // it has read the older committed offset, and it would handle again what was committed).
+      if (this.state === 'running') {
+        const offsets = this.dispatch.toCommit(leaving, false);
+        if (offsets.length > 0) this.commitOnRevoke(offsets);
+      }
+      for (const { topic, partition } of leaving) this.assigned.delete(partitionKey(topic, partition));
+      this.dispatch.forget(leaving);
+      this.emit('revoked', leaving);
+    }
+  }
+
+  private clearTimers(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+  }
+
+  /**
+   * Ends the run: nothing more is handed out once eachMessage has finished what was released
+   * (for up to `timeoutMs`; what is left then is read again on the next start), the safe
+   * offsets are committed, and the consumer is disconnected (Confluent's consumer has no
+   * stop(), and connects once: a new run needs a new consumer). Rejects with a KafkaError when
+   * that final commit fails (after disconnecting). Nothing to do on a consumer never connected.
+   */
+  stop(timeoutMs = 30_000): Promise<void> {
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) return Promise.reject(new InvalidArgTypeError('timeoutMs', 'a number >= 0', timeoutMs));
+    switch (this.state) {
+      case 'idle':
+      case 'stopped':
+        return Promise.resolve();
+      case 'connecting':
+        return this.connecting!.then(() => this.stop(timeoutMs), () => undefined);
+      case 'stopping':
+        return this.stopping!;
+      default: {
+        const running = this.state === 'running';
+        this.state = 'stopping';
+        this.stopping = this.halt(running, timeoutMs);
+        return this.stopping;
+      }
+    }
+  }
+
+  /** The same as stop(). */
+  disconnect(timeoutMs?: number): Promise<void> {
+    return this.stop(timeoutMs);
+  }
+
+  private async halt(running: boolean, timeoutMs: number): Promise<void> {
+    let commitError: unknown;
+    this.wake();
+    if (running) {
+      const deadline = Date.now() + timeoutMs;
+      while (this.dispatch.busy && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      // What is still queued stays in `unhandled`: the commit below stays under it.
+      this.dispatch.halt();
+      this.clearTimers();
+      while (this.committing) await new Promise((r) => setTimeout(r, 5));
+      const offsets = this.dispatch.toCommit(this.assigned.values(), false);
+      if (offsets.length > 0) {
+        try {
+          await this.commit(offsets, false);
+        } catch (err) {
+          commitError = err;
+        }
+      }
+    }
+    this.client?.removeListener('rebalance', this.onRebalance);
+    try {
+      await this.consumer.disconnect();
+    } catch (err) {
+      commitError ??= toKafkaError(err, 'disconnect');
+    }
+    this.dispatch.forget([...this.assigned.values()]);
+    this.assigned.clear();
+    this.dispatch.clear();
+    this.state = 'stopped';
+    this.eachMessage = undefined;
+    this.emit('stopped', this.failure);
+    if (commitError !== undefined) throw commitError;
+  }
+}
+
+/**
+ * Wraps a consumer of Confluent's KafkaJS-compatible API (`new KafkaJS.Kafka(config).consumer({
+ * kafkaJS: { groupId, autoCommit: false, ... } })`) so that its messages reach `eachMessage` in
+ * restored order, with the offsets committed only below what was handled; use the wrapper's
+ * connect / subscribe / run / stop (or disconnect) instead of the consumer's.
+ */
+export function wrapKafkaJsConsumer(consumer: KafkaJsConsumerLike, options: KafkaJsConsumerOptions = {}): KafkaJsDynamicConsumer {
+  return new KafkaJsDynamicConsumer(consumer, options);
+}
