@@ -69,7 +69,9 @@ function consumerTables(c) {
   let partitionStates = 0;
   for (const t of field(r, 'topics', 'Resequencer').values()) partitionStates += t.partitions.size;
   let unhandled = 0;
-  const perPartition = field(c, 'unhandled', 'DynamicConsumer');
+  // The queue, the offsets not yet handled and the last commits are the Dispatcher's (src/consumer/dispatch.ts).
+  const dispatch = field(c, 'dispatch', 'DynamicConsumer');
+  const perPartition = field(dispatch, 'unhandled', 'Dispatcher');
   for (const s of perPartition.values()) unhandled += s.size;
   return {
     held: r.held,
@@ -81,11 +83,11 @@ function consumerTables(c) {
     heldOrder: heldOrder.length - field(r, 'heldHead', 'Resequencer'),
     partitionStates,
     awaited: r.awaited().length,
-    queue: field(c, 'queue', 'DynamicConsumer').length,
+    queue: field(dispatch, 'queue', 'Dispatcher').length,
     unhandled,
     unhandledPartitions: perPartition.size,
     assigned: field(c, 'assigned', 'DynamicConsumer').size,
-    lastCommitted: field(c, 'lastCommitted', 'DynamicConsumer').size,
+    lastCommitted: field(dispatch, 'lastCommitted', 'Dispatcher').size,
   };
 }
 
