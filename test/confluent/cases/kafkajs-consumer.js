@@ -73,7 +73,7 @@ async function sendMany({ p }, index, topic, count, seed, next) {
  */
 function recorder({ slow = false } = {}) {
   const r = {
-    handled: 0, firstTime: new Set(), duplicates: 0, duplicatesOfCommitted: 0, violations: 0, unexplained: 0,
+    handled: 0, firstTime: new Set(), firstBy: new Map(), duplicates: 0, duplicatesOfCommitted: 0, committedReadByNextOwner: 0, violations: 0, unexplained: 0,
     flagged: 0, reasons: {}, marked: 0, commitsPastUnhandled: 0, committed: new Map(),
     done: new Map(), maxOffset: new Map(), hotPartitions: new Set(), byConsumer: {},
   };
@@ -86,9 +86,16 @@ function recorder({ slow = false } = {}) {
     r.byConsumer[name] = (r.byConsumer[name] ?? 0) + 1;
     if (r.firstTime.has(value)) {
       r.duplicates++;
-      if (offset < (r.committed.get(partition) ?? 0)) r.duplicatesOfCommitted++;
+      // Committed already: by the member that handled it first, re-read by the partition's next
+      // owner (that owner's start offset was read before the revoke commit landed: docs/consumer.md),
+      // or by the same member (which nothing explains).
+      if (offset < (r.committed.get(partition) ?? 0)) {
+        if (r.firstBy.get(value) === name) r.duplicatesOfCommitted++;
+        else r.committedReadByNextOwner++;
+      }
     } else if (value !== 'warm-up') {
       r.firstTime.add(value);
+      r.firstBy.set(value, name);
       const [p, key, seq] = value.split('|');
       const s = Number(seq);
       const pk = `${p}|${key}`;
@@ -192,7 +199,7 @@ t.test('one consumer, two producers spreading the hot key: every message once, e
   t.same(events, ['one assigned'], 'no error or handlerError');
 });
 
-t.test('a group of two, one restarted part-way while two producers send: nothing lost, duplicates only of what was not committed, every violation flagged', async (t) => {
+t.test('a group of two, one restarted part-way while two producers send: nothing lost, no member re-handles what it committed, every violation flagged', async (t) => {
   const producers = [await producer(3)];
   const brokers = await brokersOf(producers[0].raw._getInternalClient());
   producers.push(await producer(4, brokers));
@@ -236,7 +243,8 @@ t.test('a group of two, one restarted part-way while two producers send: nothing
   t.equal(r.firstTime.size, total, `nothing lost: all ${total} messages handled`);
   t.ok(r.byConsumer.a > 0 && r.byConsumer.b > 0 && r.byConsumer.a2 > 0, `every member handled some (${JSON.stringify(r.byConsumer)})`);
   t.ok(events.includes('a revoked') && events.includes('b assigned') && events.includes('a2 assigned'), `partitions moved between members: ${events.join(', ')}`);
-  t.equal(r.duplicatesOfCommitted, 0, `duplicates (${r.duplicates}) are all of messages not committed when handled again`);
+  t.comment(`duplicates ${r.duplicates}, of which ${r.committedReadByNextOwner} committed by the member that handled them first and read again by the partition's next owner`);
+  t.equal(r.duplicatesOfCommitted, 0, `no member handled again a message it had handled and committed (${r.duplicates} duplicates in all)`);
   t.equal(r.commitsPastUnhandled, 0, 'no commit passed a message not handled');
   t.ok(r.hotPartitions.size > 1, `the hot key came from ${r.hotPartitions.size} partitions`);
   t.equal(r.unexplained, 0, `every order violation (${r.violations}) has a message flagged ordered: false before it (reasons ${JSON.stringify(r.reasons)})`);
