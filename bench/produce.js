@@ -6,7 +6,11 @@
 // Rounds alternate raw / dynamic so that machine noise hits both; the ratio reported is the
 // median of the rounds' ratios (each a raw run and the dynamic run right after it), beside
 // the median msg/s of each, and the process's CPU time per message of each with the median
-// of their ratios (less sensitive to the machine's other work than throughput).
+// of their ratios (less sensitive to the machine's other work than throughput), and the CPU
+// time of the main thread alone per message (where produce() runs, and where DynamicProducer
+// adds its work: librdkafka's threads take the other core). On the paths without order headers
+// a third run, "raw, partitionForKey", is the raw client given the partition computed by
+// partitionForKey (Kafka's hash in WebAssembly, the least a partitioner in JavaScript does).
 //
 // The client library: node-rdkafka, and Confluent's @confluentinc/kafka-javascript (raw
 // Confluent producer against DynamicProducer given { kafka: Confluent }). Both by default when
@@ -18,10 +22,12 @@
 // run (replication 3, or 1 on a smaller cluster), with librdkafka's default acks (all).
 //
 // Options: --messages=N (default 200000), --rounds=N (default 7),
-// --client=node-rdkafka|confluent|both, --brokers=LIST, --json.
+// --client=node-rdkafka|confluent|both, --brokers=LIST, --json, --path=NAME[|NAME] (only these
+// rows, as printed: e.g. --path="fire&forget, no headers").
 
 const { spawn } = require('node:child_process');
-const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER } = require('..');
+const fs = require('node:fs');
+const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER, partitionForKey } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => {
@@ -71,6 +77,19 @@ const KEYS = Array.from({ length: MESSAGES }, () => names[stream.next()]);
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+// The main thread's CPU time (ns) from the kernel's per-thread schedstat; undefined where
+// /proc does not have it (the column is then left out).
+const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
+const HAS_SCHEDSTAT = (() => {
+  try {
+    fs.readFileSync(SCHEDSTAT, 'utf8');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const mainThreadNs = () => (HAS_SCHEDSTAT ? Number(fs.readFileSync(SCHEDSTAT, 'utf8').split(' ')[0]) : NaN);
+
 function config(reports) {
   const cluster = BROKERS !== undefined ? { 'metadata.broker.list': BROKERS } : { 'test.mock.num.brokers': 3 };
   return { ...cluster, 'linger.ms': 5, 'log_level': 3, ...(reports ? { dr_cb: true } : { dr_cb: false }) };
@@ -118,8 +137,11 @@ const SAME_HEADERS = (() => {
   });
 })();
 
-/** The raw client: produce(); on "queue full" poll and retry; librdkafka partitions. */
-async function raw(reports, withHeaders = false) {
+/**
+ * The raw client: produce(); on "queue full" poll and retry; librdkafka partitions, or with
+ * `hashed` the partition comes from partitionForKey (same partitions: murmur2 as Java's).
+ */
+async function raw(reports, withHeaders = false, hashed = false) {
   const p = new Kafka.Producer(config(reports), { partitioner: PARTITIONER });
   await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
   let delivered = 0;
@@ -134,9 +156,10 @@ async function raw(reports, withHeaders = false) {
   delivered = 0;
   const start = process.hrtime.bigint();
   const cpu0 = process.cpuUsage();
+  const main0 = mainThreadNs();
   for (let i = 0; i < MESSAGES; ) {
     try {
-      p.produce(TOPIC, null, VALUE, KEYS[i], undefined, undefined, withHeaders ? SAME_HEADERS[i] : undefined);
+      p.produce(TOPIC, hashed ? partitionForKey(KEYS[i], 4) : null, VALUE, KEYS[i], undefined, undefined, withHeaders ? SAME_HEADERS[i] : undefined);
       i++;
     } catch (err) {
       if (err.code !== QUEUE_FULL) throw err;
@@ -151,9 +174,10 @@ async function raw(reports, withHeaders = false) {
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const cpu = process.cpuUsage(cpu0);
+  const main = (mainThreadNs() - main0) / 1000 / MESSAGES;
   p.setPollInterval(0);
   await new Promise((r) => p.disconnect(5000, r));
-  return { rate: MESSAGES / seconds, cpu: (cpu.user + cpu.system) / MESSAGES };
+  return { rate: MESSAGES / seconds, cpu: (cpu.user + cpu.system) / MESSAGES, main };
 }
 
 /** DynamicProducer: produce(); on false wait for 'drain'. */
@@ -171,6 +195,7 @@ async function dynamic(reports, orderHeaders) {
   delivered = 0;
   const start = process.hrtime.bigint();
   const cpu0 = process.cpuUsage();
+  const main0 = mainThreadNs();
   for (let i = 0; i < MESSAGES; i++) {
     if (!p.produce(TOPIC, VALUE, KEYS[i])) await new Promise((resolve) => p.once('drain', resolve));
   }
@@ -178,8 +203,9 @@ async function dynamic(reports, orderHeaders) {
   while (reports && delivered < MESSAGES) await tick();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const cpu = process.cpuUsage(cpu0);
+  const main = (mainThreadNs() - main0) / 1000 / MESSAGES;
   await p.disconnect();
-  return { rate: MESSAGES / seconds, cpu: (cpu.user + cpu.system) / MESSAGES };
+  return { rate: MESSAGES / seconds, cpu: (cpu.user + cpu.system) / MESSAGES, main };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -202,13 +228,17 @@ async function measure(name) {
     ['fire&forget, no headers', false, 'none'],
   ];
   for (const [path, reports, orderHeaders] of paths) {
+    if (typeof args.path === 'string' && !args.path.split('|').includes(path)) continue;
     const withHeaders = orderHeaders === 'spread';
     const runs = [['raw', () => raw(reports)], ['dynamic', () => dynamic(reports, orderHeaders)]];
     if (withHeaders) runs.push(['rawSameHeaders', () => raw(reports, true)]);
+    else runs.push(['rawHashed', () => raw(reports, false, true)]);
     const got = Object.fromEntries(runs.map(([run]) => [run, []]));
     // CPU time of the whole process per message (µs; librdkafka's and the mock brokers' threads
-    // too): less sensitive than throughput to what else the machine runs.
+    // too): less sensitive than throughput to what else the machine runs. And of the main
+    // thread alone, where produce() and DynamicProducer's own work run.
     const cpu = Object.fromEntries(runs.map(([run]) => [run, []]));
+    const main = Object.fromEntries(runs.map(([run]) => [run, []]));
     for (let round = 0; round < ROUNDS; round++) {
       // The order of the runs rotates, so none always gets the warmer machine.
       for (let k = 0; k < runs.length; k++) {
@@ -216,6 +246,7 @@ async function measure(name) {
         const r = await fn();
         got[run].push(r.rate);
         cpu[run].push(r.cpu);
+        main[run].push(r.main);
       }
       if (progress) {
         process.stderr.write(`  ${name}: ${path} round ${round + 1}: ${runs.map(([run]) => `${run} ${Math.round(got[run][round])}`).join(', ')} msg/s\n`);
@@ -225,13 +256,18 @@ async function measure(name) {
     results[path] = {
       raw: median(got.raw), dynamic: median(got.dynamic), ratio: ratio('dynamic', 'raw'),
       cpuRaw: median(cpu.raw), cpuDynamic: median(cpu.dynamic), cpuRatio: median(cpu.dynamic.map((x, i) => x / cpu.raw[i])),
+      ...(HAS_SCHEDSTAT ? { mainRaw: median(main.raw), mainDynamic: median(main.dynamic), mainAdded: median(main.dynamic.map((x, i) => x - main.raw[i])) } : {}),
       ...(withHeaders ? {
         rawSameHeaders: median(got.rawSameHeaders),
         sameHeadersToRaw: ratio('rawSameHeaders', 'raw'),
         ratioToSameHeaders: ratio('dynamic', 'rawSameHeaders'),
         cpuSameHeaders: median(cpu.rawSameHeaders),
         cpuRatioToSameHeaders: median(cpu.dynamic.map((x, i) => x / cpu.rawSameHeaders[i])),
-      } : {}),
+      } : {
+        rawHashed: median(got.rawHashed),
+        hashedToRaw: ratio('rawHashed', 'raw'),
+        ...(HAS_SCHEDSTAT ? { mainHashedAdded: median(main.rawHashed.map((x, i) => x - main.raw[i])) } : {}),
+      }),
     };
   }
   const version = require(`${PACKAGES[name]}/package.json`).version.replace(/^v/, '');
@@ -242,7 +278,8 @@ async function measure(name) {
 function measureInChild(name) {
   return new Promise((resolve, reject) => {
     const cluster = BROKERS !== undefined ? [`--brokers=${BROKERS}`, `--topic=${TOPIC}`] : [];
-    const child = spawn(process.execPath, [__filename, `--client=${name}`, `--messages=${MESSAGES}`, `--rounds=${ROUNDS}`, ...cluster, '--json', '--child'], {
+    const only = typeof args.path === 'string' ? [`--path=${args.path}`] : [];
+    const child = spawn(process.execPath, [__filename, `--client=${name}`, `--messages=${MESSAGES}`, `--rounds=${ROUNDS}`, ...cluster, ...only, '--json', '--child'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -281,6 +318,14 @@ function print(name, c) {
       `   ${Math.round(x.rawSameHeaders).toString().padStart(9)} msg/s (${x.sameHeadersToRaw.toFixed(3)})      ${x.ratioToSameHeaders.toFixed(3)}${verdict(x.ratioToSameHeaders, f.same)}; CPU ${x.cpuSameHeaders.toFixed(2)} µs/msg (dynamic / it ${x.cpuRatioToSameHeaders.toFixed(3)})`;
     console.log(`${path.padEnd(26)} ${Math.round(x.raw).toString().padStart(9)} msg/s    ${Math.round(x.dynamic).toString().padStart(9)} msg/s      ` +
       `${(x.ratio.toFixed(3) + verdict(x.ratio, f.raw)).padEnd(30)}${`${x.cpuRaw.toFixed(2)}, ${x.cpuDynamic.toFixed(2)} (${x.cpuRatio.toFixed(3)})`.padEnd(34)}${same}`);
+    // What a throughput floor leaves DynamicProducer on the main thread at this raw speed,
+    // were the main thread all that limits it: raw's time there × (1 / floor − 1).
+    const budget = f.raw === undefined || x.mainRaw === undefined ? '' : `; a ratio of ${f.raw} leaves it at most +${(x.mainRaw * (1 / f.raw - 1)).toFixed(2)}`;
+    const main = x.mainRaw === undefined ? '' : `main thread µs/msg: raw ${x.mainRaw.toFixed(2)}, DynamicProducer ${x.mainDynamic.toFixed(2)} (+${x.mainAdded.toFixed(2)})${budget}`;
+    const hashed = x.rawHashed === undefined ? '' :
+      `raw given partitionForKey's partition: ${Math.round(x.rawHashed)} msg/s (/raw ${x.hashedToRaw.toFixed(3)})${x.mainHashedAdded === undefined ? '' : `, main thread +${x.mainHashedAdded.toFixed(2)}`}`;
+    const extra = [main, hashed].filter(Boolean).join('; ');
+    if (extra) console.log(`${''.padEnd(27)}${extra}`);
   }
 }
 
