@@ -57,6 +57,7 @@ const FLAGS = {
   'resequencer-cost': { type: 'boolean', help: 'a third run, "unordered": the dynamic run with orderHeaders \'none\' (nothing to resequence), for what order restoration adds to latency' },
   quick: { type: 'boolean', help: '20 s at 1000 msg/s after a 5 s warm-up (unless --seconds / --rate / --warmup say otherwise)' },
   json: { type: 'boolean', help: 'print all figures as JSON instead of the table (the summary lines go to stderr too)' },
+  dump: { type: 'string', help: 'write each run\'s handled messages (columns: consumer, producer, key, seq, sent, at, flags, kind, partition) and lag samples to DIR/scenario-side.json, for analysis' },
   svg: { type: 'string', help: 'write an SVG chart of total lag over time to this file (slow-consumer with all: name-slow-consumer.svg)' },
   help: { type: 'boolean', help: 'this list' },
 };
@@ -116,6 +117,7 @@ function options() {
     sides: (values.only ? [values.only] : ['static', 'dynamic']).concat(values['resequencer-cost'] ? ['unordered'] : []),
     json: Boolean(values.json),
     svg: values.svg,
+    dump: values.dump,
   };
   if (values.quick) {
     if (values.seconds === undefined) o.seconds = 20;
@@ -308,6 +310,11 @@ async function runSide(side, scenario, o, brokers, stamp) {
     if (!w.exited) await Promise.race([w.gone, sleep(15000).then(() => w.child.kill())]);
   }
 
+  if (o.dump) {
+    fs.mkdirSync(o.dump, { recursive: true });
+    const columns = (part) => Object.fromEntries(Object.entries(part).map(([k, v]) => [k, typeof v === 'number' ? v : Array.from(v)]));
+    fs.writeFileSync(path.join(o.dump, `${scenario}-${side}.json`), JSON.stringify({ startAt, measureFrom, stopAt, samples, parts: parts.map(columns) }));
+  }
   const producers = results.sort((a, b) => a.index - b.index).map((d) => ({ sent: d.sent, ackedMask: d.ackedMask }));
   const figures = summarizeRun({ producers, parts, consumers: o.consumers, keys: o.keys, measureFrom });
   const sentSorted = Float64Array.from(results.flatMap((d) => Array.from(d.sentAt))).sort();

@@ -44,10 +44,11 @@ class Records {
     this.at = grow(Float64Array, this.at);
     this.flags = grow(Uint8Array, this.flags);
     this.kind = grow(Uint8Array, this.kind);
+    this.partition = grow(Uint16Array, this.partition);
     this.capacity = capacity;
   }
 
-  push(consumer, value, at, flags, kind = 0) {
+  push(consumer, value, at, flags, kind, partition) {
     if (this.length === this.capacity) this.alloc(this.capacity * 2);
     const [p, n, key, seq, sent] = value.toString().split(' ');
     const i = this.length++;
@@ -60,6 +61,7 @@ class Records {
     this.at[i] = at;
     this.flags[i] = flags;
     this.kind[i] = kind;
+    this.partition[i] = partition;
   }
 
   /** The rows recorded since the last take(), as columns; the table starts again empty. */
@@ -164,7 +166,7 @@ async function startStatic(config, index, pace) {
       }
       for (const m of batch) {
         if (!running) break;
-        records.push(index, m.value, now(), 0);
+        records.push(index, m.value, now(), 0, 0, m.partition);
         await pace();
         consumer.offsetsStore([{ topic: m.topic, partition: m.partition, offset: m.offset + 1 }]);
       }
@@ -192,7 +194,7 @@ async function startDynamic(config, index, pace) {
       const code = REASONS.indexOf(info.reason);
       flags |= ((code === -1 ? REASONS.length - 1 : code) + 1) << REASON_SHIFT;
     }
-    records.push(index, message.value, now(), flags, kindCode(info.order));
+    records.push(index, message.value, now(), flags, kindCode(info.order), message.partition);
     await pace();
   });
   // run() rejects when a handler kept failing (this one does not throw): worth telling, not fatal here.

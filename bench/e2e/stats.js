@@ -18,7 +18,7 @@ function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
-const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags', 'kind'];
+const COLUMNS = ['consumer', 'producer', 'n', 'key', 'seq', 'sent', 'at', 'flags', 'kind', 'partition'];
 
 // The kind column: the message's order header kind (0: none), KIND_SPLIT added when its key
 // could use more than one partition.
