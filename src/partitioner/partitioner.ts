@@ -562,7 +562,8 @@ export class DynamicPartitioner extends EventEmitter {
   private resize(t: TopicState, numPartitions: number): void {
     this.checkCount(numPartitions);
     t.partitions = numPartitions;
-    this.core.exports.topicResize(t.slot, numPartitions);
+    // A topic without state has no record in the core (its sticky run starts over when it no longer fits: placeStatically).
+    if (t.slot >= 0) this.core.exports.topicResize(t.slot, numPartitions);
   }
 
   private checkCount(n: number): void {
