@@ -177,7 +177,8 @@ export class CallbackError extends KdpError {
  * Emitted as a 'warning' (never thrown): `topic` is partitioned without state, as Kafka's
  * partitioner would (no hot-key detection, no spreading), because the `maxTopics` topic slots
  * are held by topics that were not idle long enough to give theirs up. It gets a slot when one
- * frees; stats().topicsWithoutState counts such topics.
+ * frees; stats().topicsWithoutState counts such topics (up to max(1024, 16 x maxTopics) are
+ * kept; a forgotten one gets this warning again when it comes back).
  */
 export class TopicCapacityError extends KdpError {
   readonly code = 'KDP_TOPIC_CAPACITY' as const;

@@ -9,6 +9,7 @@ import { writeKey, notAKey, packBatches, Key, DOES_NOT_FIT, NULL_LENGTH } from '
 import { partitionerCode, partitionOfLongKey, PartitionerName } from '../core/hash';
 import { resolveOptions, DynamicPartitionerOptions, ResolvedOptions, Horizon } from '../core/options';
 import { CallbackError, InternalError, InvalidArgTypeError, OutOfRangeError, TopicCapacityError, checkPartitionCount } from '../core/errors';
+import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 import {
   STATE_RELIEF, EVENT_HOT, EVENT_COOLED, EVENT_SIZE, EVENT_KIND, EVENT_ENTRY, EVENT_BATCH_INDEX,
   CELL_EVENT_COUNT, D_PARTITION, D_ORDER, D_ENTRY, D_WIDTH, D_ZERO, ORDER_NONE,
@@ -84,7 +85,9 @@ export interface PartitionerStats {
   /**
    * Topics partitioned now without state, beyond maxTopics: each message goes to its key's
    * partition (Kafka's), a null key to a sticky run; no detection, no spreading. A topic gets
-   * a slot when one frees (a topic with state idle for a while: see evictions).
+   * a slot when one frees (a topic with state idle for a while: see evictions). At most
+   * max(1024, 16 x maxTopics) are kept, as DynamicProducer keeps its topics: a new one beyond
+   * makes the partitioner forget the least recently used quarter of them at once.
    */
   readonly topicsWithoutState: number;
   /**
@@ -105,6 +108,13 @@ export interface PartitionerStats {
 
 type Emitted = ['hot' | 'cooled', HotKey] | ['warning', CallbackError | TopicCapacityError];
 
+/**
+ * A topic the partitioner knows. One without state (slot -1) holds only its partition count and
+ * its sticky run of null keys; beyond topicsKept(maxTopics) of them, the least recently used
+ * quarter is forgotten at once (forgetWithoutState). A forgotten topic's next message makes it
+ * new again: its null keys start a new sticky run, and it gets a new 'warning'; its keys go to
+ * Kafka's partition either way, and topics with state are never forgotten this way.
+ */
 interface TopicState {
   readonly name: string;
   /** Its slot in the core, or -1: partitioned without state (beyond maxTopics). */
@@ -205,7 +215,10 @@ export declare interface DynamicPartitioner {
   on(event: 'cooled', listener: (key: HotKey) => void): this;
   /** A CallbackError: options.spreadable threw (the key was kept on its own partition). */
   on(event: 'warning', listener: (err: CallbackError) => void): this;
-  /** A TopicCapacityError: a topic is partitioned without state (maxTopics topics busy); once per topic. */
+  /**
+   * A TopicCapacityError: a topic is partitioned without state (maxTopics topics busy); once per
+   * topic, and again when a topic forgotten beyond max(1024, 16 x maxTopics) topics without state comes back.
+   */
   on(event: 'warning', listener: (err: TopicCapacityError) => void): this;
   once(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
   off(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
@@ -224,7 +237,8 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly freeSlots: number[] = [];
   /** The topic holding each slot. */
   private readonly slotOwners: (TopicState | undefined)[];
-  private withoutState = 0;
+  /** The most topics without state kept: beyond, the least recently used quarter is forgotten. */
+  private readonly keptWithoutState: number;
   /** TopicCapacityErrors to emit as 'warning' at the end of the call. */
   private readonly warnings: TopicCapacityError[] = [];
   private evicted = 0;
@@ -278,6 +292,7 @@ export class DynamicPartitioner extends EventEmitter {
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
     this.slotOwners = new Array(o.maxTopics).fill(undefined);
     this.idleDecisions = Math.max(IDLE_DECISIONS, 16 * o.maxTopics);
+    this.keptWithoutState = topicsKept(o.maxTopics);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
   }
 
@@ -439,7 +454,7 @@ export class DynamicPartitioner extends EventEmitter {
     const x = this.core.exports;
     const trackedKeys = { tracked: x.trackedKeys(), capacity: x.trackedKeysCapacity(), hot: this.hot.size, refused: x.refusedAdmissions() };
     return {
-      topics, topicsWithoutState: this.withoutState, evictions: this.evicted, trackedKeys,
+      topics, topicsWithoutState: this.withoutState(), evictions: this.evicted, trackedKeys,
       memoryBytes: x.memory.buffer.byteLength, memoryBoundBytes: x.memoryBound(),
     };
   }
@@ -470,14 +485,33 @@ export class DynamicPartitioner extends EventEmitter {
     if (t === undefined) {
       if (typeof name !== 'string') throw new InvalidArgTypeError('topic', 'a string', name);
       this.checkCount(numPartitions);
+      // Only when a topic is new, never per message: a quarter at once, one sort per quarter.
+      if (this.withoutState() >= this.keptWithoutState) this.forgetWithoutState();
       t = { name, slot: -1, partitions: numPartitions, lastUsed: 0, sticky: 0, stickyLeft: 0 };
       this.topics.set(name, t);
-      this.withoutState++;
       // Emitted once the call's decision is made (a listener may call partition() again).
       if (!this.claimSlot(t)) this.warnings.push(new TopicCapacityError(name, this.options.maxTopics));
     }
     this.lastTopic = t;
     return t;
+  }
+
+  /** Topics without state now: every topic known holds a slot or is one of them. */
+  private withoutState(): number {
+    return this.topics.size - (this.options.maxTopics - this.freeSlots.length);
+  }
+
+  /**
+   * Forgets the least recently used quarter of the topics without state (never a topic with
+   * state): what they held (a partition count, a sticky run of null keys) is made anew at their
+   * next message, which goes to the same partition for a key (Kafka's) as before.
+   */
+  private forgetWithoutState(): void {
+    const without: Array<[string, TopicState]> = [];
+    for (const entry of this.topics) if (entry[1].slot < 0) without.push(entry);
+    for (const name of leastRecentQuarter(without)) this.topics.delete(name);
+    const last = this.lastTopic;
+    if (last !== undefined && this.topics.get(last.name) !== last) this.lastTopic = undefined;
   }
 
   /**
@@ -503,7 +537,6 @@ export class DynamicPartitioner extends EventEmitter {
     }
     t.slot = slot;
     this.slotOwners[slot] = t;
-    this.withoutState--;
     this.core.exports.topicReset(slot, t.partitions);
     const grew = this.core.exports.setTopicsWithState(this.options.maxTopics - this.freeSlots.length);
     refreshViews(this.core); // a new slot's page, or the shared tables, may have grown the memory
@@ -562,7 +595,8 @@ export class DynamicPartitioner extends EventEmitter {
   private resize(t: TopicState, numPartitions: number): void {
     this.checkCount(numPartitions);
     t.partitions = numPartitions;
-    this.core.exports.topicResize(t.slot, numPartitions);
+    // A topic without state has no record in the core (its sticky run starts over when it no longer fits: placeStatically).
+    if (t.slot >= 0) this.core.exports.topicResize(t.slot, numPartitions);
   }
 
   private checkCount(n: number): void {

@@ -19,6 +19,7 @@ import { InvalidArgTypeError, KafkaError, StateError, toKafkaError } from '../co
 import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from './metrics';
 import { warnIfBothLoaded } from '../core/library';
 import { ERR__TIMED_OUT } from '../core/connect';
+import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
 export interface KafkaJsMessage {
@@ -76,6 +77,14 @@ export interface KafkaJsProducerOptions extends DynamicPartitionerOptions {
 /** How long a topic whose count could not be read is left to librdkafka before it is asked again (ms). */
 const RETRY_UNKNOWN_MS = 1000;
 
+/** A topic's counters, and what the table of topics needs besides. */
+interface TopicEntry extends TopicCounters {
+  /** When a send last used it: the least recent go beyond topicsKept(maxTopics) topics. */
+  lastUsed: number;
+  /** While its count is not known: when it may be asked again (Date.now() ms). */
+  retryAt: number;
+}
+
 export declare interface KafkaJsDynamicProducer {
   on(event: 'hot' | 'cooled', listener: (key: HotKey) => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
@@ -92,11 +101,15 @@ export class KafkaJsDynamicProducer extends EventEmitter {
   private readonly options: KafkaJsProducerSettings;
   private readonly orders: OrderChains;
   private readonly admin: KafkaJsAdminLike | undefined;
-  private readonly topics = new Map<string, TopicCounters>();
+  /**
+   * The topics sent to (their counts and counters), up to topicsKept(maxTopics) as
+   * DynamicProducer keeps them: beyond, the least recently used quarter is forgotten at once.
+   */
+  private readonly topics = new Map<string, TopicEntry>();
+  private readonly kept: number;
+  private use = 0;
   /** Reads of a topic's count under way, so that concurrent sends wait for one. */
   private readonly reading = new Map<string, Promise<void>>();
-  /** When a topic whose count is not known may be asked again. */
-  private readonly retryAt = new Map<string, number>();
   private readonly metrics$ = new Metrics();
   private inflight = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -120,6 +133,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     // and KafkaJS's DefaultPartitioner): messages left to librdkafka land where we would put them.
     this.partitioner = new DynamicPartitioner({ partitioner: 'murmur2_random', ...(partitioner as DynamicPartitionerOptions) });
     this.producerId = settings.producerId ?? newProducerId();
+    this.kept = topicsKept(this.partitioner.options.maxTopics);
     this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(this.partitioner.options.partitioner));
     this.partitioner.on('hot', (h) => this.emit('hot', h));
     this.partitioner.on('cooled', (h) => this.emit('cooled', h));
@@ -156,7 +170,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     const deadline = Date.now() + timeoutMs;
     await Promise.all(topics.map(async (topic) => {
       for (;;) {
-        this.retryAt.delete(topic);
+        this.counters(topic).retryAt = 0;
         await this.read(topic);
         if ((this.topics.get(topic)?.partitions ?? 0) > 0) return;
         if (this.closed) throw new StateError('this producer was disconnected');
@@ -210,12 +224,13 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     const { topic, messages } = record;
     if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError(`${path}.topic`, 'a non-empty string', topic);
     if (!Array.isArray(messages)) throw new InvalidArgTypeError(`${path}.messages`, 'an array of messages', messages);
-    let counters = this.topics.get(topic);
-    if (!counters || counters.partitions === 0) {
+    let counters = this.counters(topic);
+    if (counters.partitions === 0) {
       await this.read(topic);
-      counters = this.topics.get(topic);
+      // Forgotten while it was read (sends to many new topics meanwhile): left to librdkafka this once.
+      counters = this.topics.get(topic) ?? counters;
     }
-    const n = counters ? counters.partitions : 0;
+    const n = counters.partitions;
     const out: KafkaJsMessage[] = new Array(messages.length);
     for (let i = 0; i < messages.length; i++) {
       const given = messages[i];
@@ -256,12 +271,19 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     }
   }
 
-  private counters(topic: string): TopicCounters {
+  /**
+   * The entry of `topic`, made if new (beyond topicsKept(maxTopics) topics, the least recently
+   * used quarter is forgotten first: one sort per quarter, not a scan per new topic); it becomes
+   * the most recently used. A forgotten topic's next send reads its count again.
+   */
+  private counters(topic: string): TopicEntry {
     let c = this.topics.get(topic);
     if (!c) {
-      c = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [] };
+      if (this.topics.size >= this.kept) for (const victim of leastRecentQuarter([...this.topics])) this.topics.delete(victim);
+      c = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0, retryAt: 0 };
       this.topics.set(topic, c);
     }
+    c.lastUsed = ++this.use;
     return c;
   }
 
@@ -269,19 +291,21 @@ export class KafkaJsDynamicProducer extends EventEmitter {
   private read(topic: string): Promise<void> {
     const under = this.reading.get(topic);
     if (under) return under;
-    if ((this.retryAt.get(topic) ?? 0) > Date.now()) return Promise.resolve();
+    if ((this.topics.get(topic)?.retryAt ?? 0) > Date.now()) return Promise.resolve();
     const reading = this.fetch(topic)
       .then((answer) => {
         const t = Array.isArray(answer) ? answer.find((x) => x && x.name === topic) : undefined;
         const n = t && Array.isArray(t.partitions) ? t.partitions.length : 0;
-        if (n > 0) {
-          this.counters(topic).partitions = n;
-          this.retryAt.delete(topic);
+        const c = this.topics.get(topic);
+        // A topic forgotten while it was read is read again at its next send.
+        if (c && n > 0) {
+          c.partitions = n;
+          c.retryAt = 0;
         } else {
-          this.retryAt.set(topic, Date.now() + RETRY_UNKNOWN_MS);
+          this.retryLater(topic);
         }
       }, (err) => {
-        this.retryAt.set(topic, Date.now() + RETRY_UNKNOWN_MS);
+        this.retryLater(topic);
         // Its messages go to librdkafka meanwhile: an 'error' event for whoever listens, not a failed send.
         if (!this.closed && this.listenerCount('error') > 0) this.emit('error', toKafkaError(err, `metadata of ${topic}`));
       })
@@ -301,10 +325,16 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     });
   }
 
+  /** A topic whose count is not known (yet) is left to librdkafka for a while before it is asked again. */
+  private retryLater(topic: string): void {
+    const c = this.topics.get(topic);
+    if (c) c.retryAt = Date.now() + RETRY_UNKNOWN_MS;
+  }
+
   private refresh(): void {
     if (this.closed) return;
-    for (const topic of this.topics.keys()) {
-      this.retryAt.delete(topic);
+    for (const [topic, c] of this.topics) {
+      c.retryAt = 0;
       void this.read(topic);
     }
   }

@@ -7,6 +7,7 @@
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, describe, toKafkaError } from '../core/errors';
 import type { ProducerLike } from './types';
 import { ERR__TIMED_OUT } from '../core/connect';
+import { leastRecentQuarter } from '../core/topic-table';
 
 /** A topic whose count is unknown is asked again after this long, doubling up to RETRY_MAX_MS... */
 const RETRY_FIRST_MS = 50;
@@ -35,9 +36,9 @@ export interface MetadataHost {
   error(err: Error): void;
   readonly refreshMs: number;
   /**
-   * Topics kept (their counts and counters): beyond, the least recently used quarter is forgotten
-   * at once, so a producer cycling through more topics pays one sort per quarter, not a scan
-   * (and a forgotten topic's metadata request) per message.
+   * Topics kept (their counts and counters; DynamicProducer: topicsKept(maxTopics)): beyond, the
+   * least recently used quarter is forgotten at once, so a producer cycling through more topics
+   * pays one sort per quarter, not a scan (and a forgotten topic's metadata request) per message.
    */
   readonly maxEntries: number;
   readonly maxPartitions: number;
@@ -78,10 +79,7 @@ export class Metadata {
 
   /** Forgets the least recently used quarter of the topics (at least one). */
   private forgetLeastRecent(): void {
-    const byUse = [...this.topics].sort((x, y) => x[1].lastUsed - y[1].lastUsed);
-    const count = Math.max(1, byUse.length >> 2);
-    for (let i = 0; i < count; i++) {
-      const victim = byUse[i][0];
+    for (const victim of leastRecentQuarter([...this.topics])) {
       this.topics.delete(victim);
       this.retries.delete(victim);
       if (this.lastName === victim) {

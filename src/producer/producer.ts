@@ -25,6 +25,7 @@ import { deliversReports, isHighLevel, nativeBinding } from './client';
 import type { HighLevelLike, NativeProducer } from './client';
 import type { Key } from '../core/key';
 import { Metadata } from './metadata';
+import { topicsKept } from '../core/topic-table';
 import { Backlog, ERR_QUEUE_FULL } from './backlog';
 import { Delivery, OURS, interceptReports } from './delivery';
 import { Polling } from './polling';
@@ -47,9 +48,6 @@ const ERR_UNKNOWN_TOPIC = -188;
 const ERR_UNKNOWN_FAILURE = -1_000_000;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
-
-/** The fewest topics the producer keeps counts and counters for (16 × maxTopics when more). */
-const MIN_TOPIC_ENTRIES = 1024;
 
 /** librdkafka's default queue.buffering.max.messages (CONFIGURATION.md). */
 const LIBRDKAFKA_QUEUE_MESSAGES = 100_000;
@@ -188,7 +186,7 @@ export class DynamicProducer extends EventEmitter {
       error: (err) => this.emit('error', err),
       refreshMs: this.options.metadataRefreshMs,
       // Beyond the partitioner's topics with state: a topic it places without state still needs its count here.
-      maxEntries: Math.max(MIN_TOPIC_ENTRIES, 16 * this.partitioner.options.maxTopics),
+      maxEntries: topicsKept(this.partitioner.options.maxTopics),
       maxPartitions: this.partitioner.options.maxPartitions,
     });
     this.backlog = new Backlog<Queued>(this.options.maxQueued, {

@@ -120,3 +120,16 @@ t.test('numPartitions above maxPartitions: OutOfRangeError naming numPartitions,
   t.throws(() => d.partition('t', 'k', 1025), { argument: 'numPartitions' });
   t.equal(d.partition('t', 'k', 1024), partitionForKey('k', 1024));
 });
+
+t.test('a topic without state (every slot busy) changes its count: its keys follow the new count, the topic with state is untouched', async (t) => {
+  const p = new DynamicPartitioner({ maxTopics: 1 });
+  p.on('warning', () => {});
+  for (let i = 0; i < 1000; i++) p.partition('busy', names[i % 50], 12);
+  const busy = p.stats().topics.busy;
+  const keys = [...names.slice(0, 200), ...names.slice(0, 50).map((k) => Buffer.from(k))];
+  for (const n of [12, 24, 7, 12]) {
+    t.same(keys.map((k) => p.partition('other', k, n)), keys.map((k) => partitionForKey(k, n)), `${n} partitions: partitionForKey(key, ${n}) from the first message on`);
+  }
+  t.same(p.stats().topics, { busy }, 'the topic with state is as it was');
+  t.equal(p.stats().topicsWithoutState, 1);
+});
