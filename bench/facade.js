@@ -8,10 +8,15 @@
 // partitionForKey in the same round. The raw client's produce() costs ~2 µs per message on the
 // mock cluster (npm run bench:produce's CPU column): these are what DynamicProducer adds to it.
 //
-// Options: --rounds=N (default 15), --messages=N per round (default 200000).
+// Options: --rounds=N (default 15), --messages=N per round (default 200000),
+//          --against=DIR: another checkout of the package, built (e.g. a worktree of the commit
+//          before a change). This checkout and DIR each run in a process of their own, round by
+//          round in turn (the same keys, the same moments of the machine's other work); the
+//          table gives both and, per call, the median over rounds of this one's time over DIR's.
+//          (Each process is this script with --serve --root=<its package>.)
 
-const { DynamicProducer, DynamicPartitioner, partitionForKey } = require('..');
-const { KeyStream, parseWorkload } = require('../build/tools/workload');
+const { fork } = require('node:child_process');
+const path = require('node:path');
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => {
   const [k, v] = a.replace(/^--/, '').split('=');
@@ -19,51 +24,135 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => {
 }));
 const M = Number(args.messages ?? 200000);
 const ROUNDS = Number(args.rounds ?? 15);
-const VALUE = Buffer.alloc(100, 'v');
-const stream = new KeyStream(parseWorkload('zipf:1.0'), 10000, 11);
-const names = Array.from({ length: 10000 }, (_, i) => `customer-${i}`);
-const KEYS = Array.from({ length: M }, () => names[stream.next()]);
-
-/** A connected DynamicProducer (mock cluster) whose native produce() is a no-op from now on. */
-async function producer(orderHeaders) {
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, 'log_level': 3, dr_cb: false }, {}, { orderHeaders });
-  await p.connect(10000, { topics: ['bench'] });
-  // The native binding DynamicProducer calls (src/producer/client.ts): replaced, nothing is sent.
-  p.native = { produce: () => 0 };
-  return p;
-}
+const ROOT = path.resolve(args.root ?? path.join(__dirname, '..'));
+const CALLS = ['partitionForKey', 'decide()', "produce(), orderHeaders 'none'", 'produce(), order headers'];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-async function main() {
+/** The four calls of the package at ROOT, each a function running M of them. */
+async function calls() {
+  const { DynamicProducer, DynamicPartitioner, partitionForKey } = require(ROOT);
+  // The keys from this checkout's workload, whichever package is measured: both sides get the same.
+  const { KeyStream, parseWorkload } = require('../build/tools/workload');
+  const VALUE = Buffer.alloc(100, 'v');
+  const stream = new KeyStream(parseWorkload('zipf:1.0'), 10000, 11);
+  const names = Array.from({ length: 10000 }, (_, i) => `customer-${i}`);
+  const KEYS = Array.from({ length: M }, () => names[stream.next()]);
+  /** A connected DynamicProducer (mock cluster) whose native produce() is a no-op from now on. */
+  const producer = async (orderHeaders) => {
+    const p = new DynamicProducer({ 'test.mock.num.brokers': 1, 'log_level': 3, dr_cb: false }, {}, { orderHeaders });
+    await p.connect(10000, { topics: ['bench'] });
+    // The native binding DynamicProducer calls (src/producer/client.ts): replaced, nothing is sent.
+    p.native = { produce: () => 0 };
+    return p;
+  };
   const spread = await producer('spread');
   const none = await producer('none');
   const partitioner = new DynamicPartitioner();
   const runs = {
-    partitionForKey: () => { let x = 0; for (let i = 0; i < M; i++) x += partitionForKey(KEYS[i], 4); return x; },
-    'decide()': () => { let x = 0; for (let i = 0; i < M; i++) x += partitioner.decide('bench', KEYS[i], 4); return x; },
-    "produce(), orderHeaders 'none'": () => { for (let i = 0; i < M; i++) none.produce('bench', VALUE, KEYS[i]); },
-    'produce(), order headers': () => { for (let i = 0; i < M; i++) spread.produce('bench', VALUE, KEYS[i]); },
+    [CALLS[0]]: () => { let x = 0; for (let i = 0; i < M; i++) x += partitionForKey(KEYS[i], 4); return x; },
+    [CALLS[1]]: () => { let x = 0; for (let i = 0; i < M; i++) x += partitioner.decide('bench', KEYS[i], 4); return x; },
+    [CALLS[2]]: () => { for (let i = 0; i < M; i++) none.produce('bench', VALUE, KEYS[i]); },
+    [CALLS[3]]: () => { for (let i = 0; i < M; i++) spread.produce('bench', VALUE, KEYS[i]); },
   };
-  const ns = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const [name, run] of Object.entries(runs)) {
-      const c0 = process.cpuUsage();
-      run();
-      const c = process.cpuUsage(c0);
-      ns[name].push(((c.user + c.system) * 1000) / M);
-    }
-  }
-  const base = ns.partitionForKey;
-  console.log(`${M} calls per round, ${ROUNDS} rounds, Zipf 1.0 keys over 10k, 4 partitions; CPU ns per call (median), and its ratio to partitionForKey in the same round`);
-  for (const [name, xs] of Object.entries(ns)) {
-    const ratio = median(xs.map((x, i) => x / base[i]));
-    console.log(`${name.padEnd(32)} ${median(xs).toFixed(0).padStart(5)} ns   ${ratio.toFixed(2)}×`);
-  }
-  await Promise.all([spread.disconnect(), none.disconnect()]);
+  return { runs, close: () => Promise.all([spread.disconnect(), none.disconnect()]) };
 }
 
-main().then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+/** CPU ns per call of one run of M calls. */
+function measure(run) {
+  const c0 = process.cpuUsage();
+  run();
+  const c = process.cpuUsage(c0);
+  return ((c.user + c.system) * 1000) / M;
+}
+
+/** --serve: runs the calls its parent asks for, one message per run, and answers with the ns. */
+async function serve() {
+  const { runs, close } = await calls();
+  process.on('message', async (name) => {
+    if (name === null) {
+      await close();
+      process.exit(0);
+    }
+    process.send(measure(runs[name]));
+  });
+  process.send('ready');
+}
+
+/** A child process serving the package at `root`: run(name) answers with the ns of one run. */
+function child(root) {
+  const c = fork(__filename, ['--serve', `--root=${root}`, `--messages=${M}`]);
+  let waiting;
+  c.on('message', (answer) => waiting.resolve(answer));
+  const exited = new Promise((resolve) => {
+    c.on('exit', (code) => {
+      waiting?.reject(new Error(`bench/facade.js: the process measuring ${root} exited (${code})`));
+      resolve();
+    });
+  });
+  const next = () => new Promise((resolve, reject) => {
+    waiting = { resolve, reject };
+  });
+  const ready = next();
+  return {
+    ready,
+    run: (name) => {
+      const answer = next();
+      c.send(name);
+      return answer;
+    },
+    close: () => {
+      waiting = undefined;
+      c.send(null);
+      return exited;
+    },
+  };
+}
+
+async function main() {
+  let sides;
+  let close;
+  if (args.against) {
+    const other = path.resolve(args.against);
+    sides = [child(ROOT), child(other)];
+    await Promise.all(sides.map((s) => s.ready));
+    close = () => Promise.all(sides.map((s) => s.close()));
+  } else {
+    const own = await calls();
+    sides = [{ run: async (name) => measure(own.runs[name]) }];
+    close = own.close;
+  }
+  const ns = sides.map(() => Object.fromEntries(CALLS.map((k) => [k, []])));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const name of CALLS) {
+      // Each round in the other order: neither side always runs right after the other.
+      const order = r % 2 === 0 ? sides.keys() : [...sides.keys()].reverse();
+      for (const s of order) ns[s][name].push(await sides[s].run(name));
+    }
+  }
+  console.log(`${M} calls per round, ${ROUNDS} rounds, Zipf 1.0 keys over 10k, 4 partitions; CPU ns per call (median), and its ratio to partitionForKey in the same round`);
+  if (args.against) {
+    console.log(`${''.padEnd(32)} ${'this checkout'.padEnd(17)}   ${path.basename(path.resolve(args.against)).padEnd(17)}   this / that (median of the rounds' ratios)`);
+  }
+  for (const name of CALLS) {
+    const row = ns.map((side) => {
+      const ratio = median(side[name].map((x, i) => x / side.partitionForKey[i]));
+      return `${median(side[name]).toFixed(0).padStart(5)} ns   ${ratio.toFixed(2)}×`;
+    });
+    if (args.against) row.push(`${median(ns[0][name].map((x, i) => x / ns[1][name][i])).toFixed(3)}`);
+    console.log(`${name.padEnd(32)} ${row.join('   ')}`);
+  }
+  await close();
+}
+
+if (args.serve) {
+  serve().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  main().then(() => process.exit(0), (err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -2,7 +2,9 @@
 // KafkaJS calls createPartitioner() once per producer and the returned function once per
 // message without an explicit partition: ({ topic, partitionMetadata, message }) → partition.
 
-import { DynamicPartitioner, ORDER_NONE } from './partitioner';
+import { DynamicPartitioner } from './partitioner';
+// ORDER_* from where they are defined: the re-exports of partitioner.ts are getters, called at each read.
+import { ORDER_NONE } from '../core/abi';
 import { DynamicPartitionerOptions, resolveKafkaJsOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId, ORDER_HEADER } from './headers';

@@ -1,6 +1,8 @@
 // The checks of what the caller hands DynamicProducer (headers, timestamps, timeouts) and the
 // serializers of a wrapped HighLevelProducer: each bad argument gets a typed error naming it.
 
+// Node's global Buffer is a getter on globalThis, called at each read: the module's is a plain binding.
+import { Buffer } from 'node:buffer';
 import { ORDER_HEADER } from '../partitioner/headers';
 import { InvalidArgTypeError, OutOfRangeError, StateError } from '../core/errors';
 import type { HighLevelLike } from './client';

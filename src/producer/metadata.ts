@@ -141,7 +141,9 @@ export class Metadata {
     if (!metadata || !Array.isArray(metadata.topics)) throw new KafkaError(`a metadata answer without topics: ${describe(metadata)}`, undefined);
     for (const t of metadata.topics) {
       if (only !== undefined && t.name !== only) continue;
-      const info = this.topics.get(t.name) ?? (only !== undefined ? this.entry(t.name) : undefined);
+      // A new entry under the caller's name, not the answer's equal copy: the producer compares
+      // each message's topic with the last one's, and two copies of a name compare by their text.
+      const info = this.topics.get(t.name) ?? (only !== undefined ? this.entry(only) : undefined);
       if (!info) continue;
       const partitions = Array.isArray(t.partitions) ? t.partitions.length : -1;
       if (partitions < 0 || (partitions > 0 && !t.partitions.every((p: any) => Number.isInteger(p.id) && p.id >= 0 && p.id < partitions))) {

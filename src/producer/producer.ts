@@ -8,11 +8,15 @@
 // relocated keys), polling.ts, statistics.ts (queue depths into penalties), client.ts (the
 // only reader of node-rdkafka's private fields), input.ts (argument checks), stream.ts.
 
+// Node's global Buffer is a getter on globalThis, called at each read: the module's is a plain binding.
+import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import type * as Kafka from 'node-rdkafka';
 import { kafkaLibrary, warnIfBothLoaded, type KafkaLibrary } from '../core/library';
-import { DynamicPartitioner, ORDER_NONE } from '../partitioner/partitioner';
+import { DynamicPartitioner } from '../partitioner/partitioner';
+// ORDER_* from where they are defined: the re-exports of partitioner.ts are getters, called at each read.
+import { ORDER_NONE } from '../core/abi';
 import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
 import { Handoff, Link } from './handoff';
