@@ -26,6 +26,7 @@
 // one, the first of those it waits behind goes instead, and the rest follow it in order.
 // Nothing is ever dropped, and nothing is released twice.
 
+import { Buffer } from 'node:buffer';
 import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from '../partitioner/headers';
 import { allowedPartitions } from '../partitioner/partitioner';
 import { PARTITIONERS } from '../core/hash';
