@@ -1,15 +1,15 @@
 // Which keys are tracked exactly and when they turn hot or cool: a message of a key the
 // table does not hold is counted in the sketch (when sampled), and admits the key to the
 // table of tracked keys once its estimate passes the admission level; a tracked key turns hot
-// above hotThreshold (or reliefThreshold, while its own partition is overloaded) and cools
-// below coolThreshold; a sweep finds the keys that stopped arriving.
+// above hotThreshold (or, above half of reliefThreshold, when it is the key that relieves its
+// overloaded partition) and cools below coolThreshold; a sweep finds the keys that stopped arriving.
 
 import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise } from "./sketch";
 import { weight, sketchWeight } from "./decay";
 import { hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount, full } from "./hotkeys";
 import { emit } from "./events";
 import { tf, total, recentMessages as recentOf } from "./topics";
-import { overloaded } from "./choice";
+import { leaves, CANDIDATE } from "./choice";
 import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
@@ -21,7 +21,7 @@ import {
 // ---- options (admissionConfigure) ----
 let hotShare: f64;     // hot above this many fair shares (1/n of the topic's traffic): hotThreshold
 let coolShare: f64;    // cold again below this many: coolThreshold
-let reliefShare: f64;  // hot above this many when the key's partition is overloaded (0: off): reliefThreshold
+let reliefShare: f64;  // relief (0: off): keys above half this many may leave an overloaded partition: reliefThreshold
 let admitShare: f64;   // tracked exactly above this many
 let minCount: f64;     // a hot key has at least this many recent messages: minHotMessages
 let warmup: f64;       // no key is hot before its topic has this many recent messages: warmupMessages
@@ -168,7 +168,7 @@ export function countMessage(topic: i32, a: u32, b: u32, topicTotal: f64, fair: 
   return -1;
 }
 
-/** The share (in fair shares) below which a hot key cools: half its way in for STATE_RELIEF keys. */
+/** The share (in fair shares) below which a hot key cools: half of reliefThreshold for STATE_RELIEF keys. */
 // @ts-ignore: decorator
 @inline
 function coolLine(state: i32): f64 {
@@ -204,16 +204,18 @@ export function staysHot(e: i32, state: i32, count: f64, fair: f64): bool {
 
 /**
  * A message of tracked entry e, not hot, whose normal partition is `base`: true when the key
- * turns hot now, above hotThreshold, or above reliefThreshold while its own partition is
- * overloaded (so that partitions heavy with cold traffic shed their biggest keys).
+ * turns hot now, above hotThreshold, or, above half of reliefThreshold (the admission level),
+ * when it is the key that relieves its overloaded partition (choice.ts leaves(): the key whose
+ * rate fits the excess best), so that partitions heavy with cold traffic shed the traffic
+ * balance needs and no more.
  */
 // @ts-ignore: decorator
 @inline
-export function turnsHot(topic: i32, e: i32, count: f64, topicTotal: f64, fair: f64, base: i32, loadFair: f64): bool {
+export function turnsHot(topic: i32, e: i32, count: f64, topicTotal: f64, fair: f64, base: i32, loadFair: f64, topicLoad: f64): bool {
   if (count < minCount * weight || topicTotal < warmup * weight) return false;
   let next = STATE_FREE;
   if (count > hotShare * fair) next = STATE_HOT;
-  else if (reliefShare > 0 && count > reliefShare * fair && overloaded(topic, base, loadFair)) next = STATE_RELIEF;
+  else if (reliefShare > 0 && count > reliefShare * 0.5 * fair && leaves(topic, e, base, count * topicLoad / topicTotal, loadFair, CANDIDATE, count / (reliefShare * fair))) next = STATE_RELIEF;
   if (next == STATE_FREE) return false;
   // This message still goes to the key's own partition, behind its earlier ones; its chain is
   // opened by the decision (choice.ts, hotTurned and hotOrder).

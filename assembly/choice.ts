@@ -3,8 +3,9 @@
 // room for it (place), else split over the least loaded of its allowed partitions (choose),
 // one choice per run of its messages (hotPartition); a key's allowed partitions are its normal
 // partition and then steps of spreadStep(lane B) through the others. See docs/design.md,
-// "Relocating before splitting" and "Spreading". The state of a key's choice lives in its
-// tracked-key entry (E_WIDTH, E_STEP, E_SIZE, E_SCAN_*, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER).
+// "Relocating before splitting", "Which keys leave" and "Spreading". The state of a key's choice
+// lives in its tracked-key entry (E_WIDTH, E_STEP, E_SIZE, E_SCAN_*, E_CURRENT, E_RUN_LEFT,
+// E_MOVE_AFTER); whether a key leaves an overloaded partition is leaves().
 
 import { loadWeight } from "./decay";
 import { geti, seti, getf, setf } from "./hotkeys";
@@ -13,6 +14,7 @@ import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
   E_WIDTH, E_STEP, E_SIZE, E_SCAN_INDEX, E_SCAN_AT, E_CURRENT, E_RUN_LEFT, E_MOVE_AFTER, E_RETURN, T_STICKY, T_STICKY_LEFT,
+  T_LOAD_GROWTH, T_INVERSE,
   CHAIN_NONE, CHAIN_OPEN, CHAIN_PINNED, ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED,
   P_SPREAD_FACTOR, P_MAX_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_HOT_RUN, P_RELOCATE,
 } from "./abi";
@@ -38,17 +40,6 @@ export function choiceConfigure(): void {
   spreadFactor = param(P_SPREAD_FACTOR); widenAbove = param(P_WIDEN_ABOVE); maxSpread = intParam(P_MAX_SPREAD);
   stickyRun = intParam(P_STICKY_RUN); hotRun = intParam(P_HOT_RUN); relocateOn = intParam(P_RELOCATE) != 0;
   homeAbove = 1 + (widenAbove - 1) * 0.5;
-}
-
-/**
- * Whether partition p of `topic` is overloaded: its load as relocation sees it (fixedLoad: not
- * counting split keys' messages, which go wherever there is room) above the mean `loadFair`
- * by more than balanceTolerance.
- */
-// @ts-ignore: decorator
-@inline
-export function overloaded(topic: i32, p: i32, loadFair: f64): bool {
-  return fixedLoad(topic, p, loadFair) > loadFair * widenAbove;
 }
 
 // @ts-ignore: decorator
@@ -177,6 +168,121 @@ function moveWhole(topic: i32, e: i32, from: i32, to: i32, rate: f64): i32 {
   return to;
 }
 
+// ---- relief: which key leaves an overloaded partition (docs/design.md, "Which keys leave") ----
+
+/** An overload starts a key's clock once it is this many deviations of its load's noise (times the trust) above the line. */
+// @ts-ignore: decorator
+@inline const SIGNIFICANT: f64 = 1.5;
+/** No key leaves for relief before its topic's loads hold this share (times the trust) of their steady number of messages. */
+// @ts-ignore: decorator
+@inline const SETTLED: f64 = 0.75;
+/** The fit is trusted fully where the noise of a partition's load is at most this share of balanceTolerance ... */
+// @ts-ignore: decorator
+@inline const TRUSTED: f64 = 0.2;
+/** ... and not at all from this share on. */
+// @ts-ignore: decorator
+@inline const UNTRUSTED: f64 = 0.4;
+
+/** leaves() kinds of keys: tracked but not hot, at its first placement since it turned hot, hot for longer. */
+// @ts-ignore: decorator
+@inline export const CANDIDATE: i32 = 0;
+// @ts-ignore: decorator
+@inline export const JUST_HOT: i32 = 1;
+// @ts-ignore: decorator
+@inline export const HOT: i32 = 2;
+
+/** Set by measure(): how well the topic's loads measure an excess over balanceTolerance, in [0, 1]. */
+let trust: f64 = 0;
+/** Set by measure(): the topic's recent messages on the load clock over their steady number. */
+let settled: f64 = 1;
+/** Set by leaves() when it says yes: the load clock's weight at which the key was due to leave. */
+let due: f64 = 0;
+/** Set by leaves() when the key's partition is above the line and its excess is measured: its next message looks again. */
+let recheck: bool = false;
+
+/**
+ * The noise of the topic's loads. A partition's decayed load counts its messages with weights
+ * that fade over the load horizon: with n partitions and the horizon holding S messages at its
+ * steady state (g / (g - 1) for a growth g per message; for a time horizon, the messages it
+ * holds now), a partition's load is off by about sqrt(n / 2S) of the mean (1.2% at 4
+ * partitions with the default 10,000-message horizon, 6% at 100). The trust is 1 where that is
+ * at most TRUSTED of balanceTolerance, 0 from UNTRUSTED of it on (the excess cannot be measured:
+ * the keys leave as they did before there was a fit), linear between.
+ */
+function measure(topic: i32): void {
+  const g = load<f64>(tf(topic, T_LOAD_GROWTH));
+  const recent = loadTotal(topic) / loadWeight;
+  const steady = g > 1 ? g / (g - 1) : recent;
+  settled = steady > 0 ? recent / steady : 1;
+  const noise = Math.sqrt(1 / (2 * steady * load<f64>(tf(topic, T_INVERSE)))) / (widenAbove - 1);
+  const t = (UNTRUSTED - noise) / (UNTRUSTED - TRUSTED);
+  trust = t > 1 ? 1 : t > 0 ? t : 0;
+}
+
+/**
+ * Whether the key of hot or tracked entry e, of `rate` (load clock), at home on partition p,
+ * leaves it now to relieve it (docs/design.md, "Which keys leave"). p is overloaded when its
+ * load as relocation sees it (fixedLoad) is above the mean `fair` by more than
+ * balanceTolerance; its excess is what is above that line. Each key of p acts on its own
+ * messages and cannot see the others' rates, so the choice is made by time: the key whose rate
+ * fits the excess best goes first, and once it has gone the partition is no longer overloaded
+ * for the others (its rate is counted out at once). A key of rate r fits an excess x by
+ * q = max(r, x) / min(r, x) (a larger key overshoots, a smaller one leaves the rest to others)
+ * and leaves once the overload has lasted log2(q / 2) load half-lives (at once for q <= 2),
+ * blended by the trust (measure) with the rule for an excess that cannot be measured: at once,
+ * unless hot for a while already and bigger than twice the excess (then a half-life).
+ *
+ * The clock (E_MOVE_AFTER < 0: minus the load weight when it started) starts on an excess more
+ * than SIGNIFICANT deviations of the load's noise (times the trust) above the line, so that
+ * noise does not move keys out of a partition within the tolerance. It stops once the excess is
+ * down to one deviation (times the trust) less (1 - trust)^2 of the tolerance: at the line where
+ * the trust is full, at the mean where there is none (an overload hovering around the line is
+ * not forgotten at its first dip). A hot key held after a move does not leave, nor does a key of
+ * a topic whose loads have not settled yet (SETTLED, times the trust: a new topic's loads are
+ * noise) unless it is bigger than a fair share.
+ *
+ * `kind`: CANDIDATE (tracked, not hot: turnsHot), JUST_HOT (its first placement since it
+ * turned hot: it starts over if its partition is back within the line) or HOT; `reliefs`: a
+ * candidate's share over reliefThreshold (it may leave from 1 - trust / 2 of it on: half of it
+ * where the trust is full, all of it where there is none).
+ */
+export function leaves(topic: i32, e: i32, p: i32, rate: f64, fair: f64, kind: i32, reliefs: f64): bool {
+  const excess = fixedLoad(topic, p, fair) - fair * widenAbove;
+  const since = getf(E_MOVE_AFTER, e);
+  if (excess <= 0) {
+    // A key just hot whose partition is back within the line starts over.
+    if (since < 0 && kind == JUST_HOT) setf(E_MOVE_AFTER, e, 0);
+    if (since >= 0 || kind == JUST_HOT) return false;
+  }
+  measure(topic);
+  // The load's noise: its variance is the sum of its messages' squared weights, from w times
+  // the load early on (every weight near the current w) to w / 2 times it at the steady state.
+  let c = 1 - settled * 0.5;
+  if (c < 0.5) c = 0.5;
+  const noise = trust * Math.sqrt(load<f64>(loadAt(topic, p)) * loadWeight * c);
+  if (since < 0) {
+    const band = 1 - trust;
+    if (excess <= noise - band * band * (widenAbove - 1) * fair) {
+      setf(E_MOVE_AFTER, e, 0);
+      return false;
+    }
+  }
+  if (excess <= 0 || (kind == HOT && since >= 0 && loadWeight < since)) return false;
+  recheck = trust > 0;
+  if ((settled < SETTLED * trust && rate <= fair) || reliefs < 1 - trust * 0.5) return false;
+  let start = -since;
+  if (since >= 0) {
+    if (excess <= SIGNIFICANT * noise) return false;
+    start = loadWeight;
+    setf(E_MOVE_AFTER, e, -start);
+  }
+  let need = (rate > excess ? rate / excess : excess / rate) * 0.5 * trust;
+  if (kind == HOT && rate > excess * 2) need += 2 * (1 - trust);
+  if (trust < 1 && need * (1 - trust) > 2) need = 2 / (1 - trust);
+  due = start * need;
+  return loadWeight >= due;
+}
+
 /**
  * The least loaded of the first SCAN_WINDOW partitions of hot entry e's sequence (from base),
  * other than `skip`, with room for `rate` more: settled load + rate within `bound`. -1: none.
@@ -199,9 +305,9 @@ function roomFor(topic: i32, e: i32, n: i32, base: i32, skip: i32, rate: f64, bo
 }
 /**
  * The partition of hot entry e's next run, with relocation on. A key stays on its own
- * partition until that has been overloaded for a load half-life; then it is relocated whole,
- * width 1, to a partition with room (settled load + the key's rate within balanceTolerance of
- * the mean), and is split (choose) only when none has room. After a move it stays at least a
+ * partition until it is the key that relieves it (leaves); then it is relocated whole, width 1,
+ * to a partition with room (settled load + the key's rate within balanceTolerance of the mean),
+ * and is split (choose) only when none has room. After a move it stays at least a
  * load half-life (E_MOVE_AFTER), so that noise in the loads does not bounce it; a relocated key
  * goes back to its own partition once that has room for it again, and a split key that fits
  * whole again is relocated on its least loaded partition. A consumer
@@ -228,15 +334,36 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
     const here = geti(E_CURRENT, e);
     const hereLoad = fixedLoad(topic, here, fair);
     const after = getf(E_MOVE_AFTER, e);
+    const rate = count * topicLoad / topicTotal;
+    // Leaving brings the partition nearer the mean, whatever the noise.
+    const large = (hereLoad - bound) * 2 > rate;
+    if (here == base) {
+      if (!fresh && after >= 0 && loadWeight < after) {
+        // Back home less than a load half-life ago: it stays, unless it outgrew its partition.
+        if (!large || hereLoad <= bound) return here;
+      } else {
+        // At home: it leaves when it is the key that relieves its partition (leaves), for the
+        // least loaded of the first partitions of its sequence with room for all of it.
+        if (!leaves(topic, e, here, rate, fair, fresh ? JUST_HOT : HOT, f64.MAX_VALUE)) return here;
+        const q = roomFor(topic, e, n, base, here, rate, bound, fair);
+        if (q >= 0) return moveWhole(topic, e, here, q, rate);
+        // No room anywhere: unless its partition is over the line by more than half its rate, a
+        // key just hot stays (its clock runs), and so does one within a fair share that has
+        // waited less than as long again (times the trust); the others are split.
+        if (!large && (fresh || (rate <= fair && loadWeight < due * (1 + trust)))) return here;
+      }
+      setf(E_MOVE_AFTER, e, loadWeight * 2);
+      adjust(topic, here, -rate);
+      return choose(topic, e, count, topicTotal, n, base, b, fair); // from width 1: at least 2
+    }
     if (hereLoad <= bound) {
       // The overload passed once the partition is back at the mean (a band, not a line, so
       // that an overload hovering around the bound is not forgotten at its first dip).
       if (after < 0 && hereLoad <= fair) setf(E_MOVE_AFTER, e, 0);
-      if (here != base && after >= 0 && loadWeight >= after) {
+      if (after >= 0 && loadWeight >= after) {
         // Away from its own partition: back there once that has room for the whole key within
         // half the tolerance (the margin keeps it from flapping), so that a key stays away only
         // while balance needs it.
-        const rate = count * topicLoad / topicTotal;
         if (fixedLoad(topic, base, fair) + rate <= fair * homeAbove) {
           return moveWhole(topic, e, here, base, rate);
         }
@@ -245,29 +372,25 @@ function place(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, 
       }
       return here;
     }
-    // Overloaded. Unless the overload is more than half the key's rate (leaving then brings
-    // the partition nearer the mean, whatever the noise), a relocated key acts only on an
-    // overload that lasted a whole load half-life (E_MOVE_AFTER < 0: until when): a shorter one
-    // is noise, or one the split keys' choices pay back. Within a load half-life of its last
-    // move it does not move again; it is split if it outgrew its partition (a key whose share
-    // is still rising when it turns hot). A key just hot leaves its own partition for one with
-    // room at once.
-    const rate = count * topicLoad / topicTotal;
-    const large = (hereLoad - bound) * 2 > rate;
+    // Overloaded where it was moved to. Unless the overload is more than half the key's rate,
+    // it acts only on an overload that lasted a whole load half-life (E_MOVE_AFTER < 0: minus
+    // the load weight when it started): a shorter one is noise, or one the split keys' choices
+    // pay back. Within a load half-life of its last move it does not move again; it is split if
+    // it outgrew its partition.
     const moved = !fresh && after >= 0 && loadWeight < after;
     if (moved && !large) return here;
     if (!fresh && !large) {
       if (after >= 0) {
-        setf(E_MOVE_AFTER, e, -loadWeight * 2);
+        setf(E_MOVE_AFTER, e, -loadWeight);
         return here;
       }
-      if (loadWeight < -after) return here;
+      if (loadWeight < -after * 2) return here;
     }
     const q = moved ? -1 : roomFor(topic, e, n, base, here, rate, bound, fair);
     if (q >= 0) return moveWhole(topic, e, here, q, rate);
     if (fresh && !large) {
       // No room anywhere yet: it stays and waits to see whether the overload lasts.
-      setf(E_MOVE_AFTER, e, -loadWeight * 2);
+      setf(E_MOVE_AFTER, e, -loadWeight);
       return here;
     }
     // Too big for any partition now: split.
@@ -318,10 +441,14 @@ export function hotPartition(topic: i32, e: i32, count: f64, topicTotal: f64, to
     seti(E_RUN_LEFT, e, left - 1);
     return geti(E_CURRENT, e);
   }
-  const run = runLength(loadFair);
+  let run = runLength(loadFair);
   let result: i32;
   if (relocateOn) {
+    recheck = false;
     result = place(topic, e, count, topicTotal, topicLoad, n, base, b, loadFair);
+    // At home on a partition above the line: its next message looks again (as a tracked key's
+    // does), so that small keys are not judged less often than big ones.
+    if (recheck && result == base && geti(E_WIDTH, e) == 1) run = 1;
     // A split key's run, counted as movable where it lands once for all its messages.
     if (geti(E_WIDTH, e) != 1) adjust(topic, result, -loadWeight * <f64>run);
   } else {

@@ -135,7 +135,7 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           seti(E_RETURN, e, CHAIN_NONE);
           order = ORDER_RETURN;
         }
-      } else if (!admissionCooled() && turnsHot(topic, e, count, topicTotal, fair, base, loadFair)) {
+      } else if (!admissionCooled() && turnsHot(topic, e, count, topicTotal, fair, base, loadFair, topicLoad)) {
         order = hotTurned(e);
       } else if (geti(E_RETURN, e) == CHAIN_OWED) {
         // Cooled while it was away (the sweep): its first message since says so.

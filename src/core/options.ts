@@ -49,8 +49,10 @@ export interface DynamicPartitionerOptions {
   readonly coolThreshold?: number;
   /**
    * A key whose normal partition is overloaded (above the mean by more than
-   * balanceTolerance) is hot already above this many fair shares, and cools below half of
-   * it; 0 turns this off. Lets partitions heavy with cold traffic shed their biggest keys.
+   * balanceTolerance) may turn hot from this many fair shares on (from half of it where the
+   * partition loads measure the excess well) when it is the key whose rate fits the excess
+   * best, and cools below half of it; 0 turns this off. Lets partitions heavy with cold traffic
+   * shed the traffic balance needs.
    */
   readonly reliefThreshold?: number;
   /** How fast key counts fade (so a key that cools down stops being hot): a half-life in messages (all topics) or milliseconds. */

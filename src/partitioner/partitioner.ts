@@ -29,8 +29,8 @@ export interface HotKey {
   /** How many partitions it may use now: 1 when relocated whole (and until its next message after turning hot, or with spread: false). */
   readonly partitions: number;
   /**
-   * 'share': its share is above hotThreshold; 'relief': above reliefThreshold only, made hot
-   * because its normal partition was overloaded.
+   * 'share': its share is above hotThreshold; 'relief': below it, made hot to relieve its
+   * overloaded normal partition (reliefThreshold).
    */
   readonly reason: 'share' | 'relief';
   /** false: options.spreadable refused it; it stays on its own partition, unmarked. */
