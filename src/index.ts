@@ -17,7 +17,7 @@ export type { ProducerMetrics, TopicMetrics } from './producer/metrics';
 export { KafkaError, StateError, UndeliveredError, HandlerError, CallbackError, TopicCapacityError, InternalError } from './core/errors';
 export { createKafkaJsPartitioner } from './partitioner/kafkajs';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './partitioner/kafkajs';
-export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './partitioner/partitioner';
+export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './core/abi';
 export { Resequencer, RESEQUENCER_DEFAULTS } from './consumer/resequencer';
 export type { ResequencerOptions, Release, ConsumedMessage } from './consumer/resequencer';
 export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer/consumer';

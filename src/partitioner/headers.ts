@@ -8,7 +8,6 @@
 // partition again, ahead of the unmarked messages that follow it there).
 
 import { randomBytes } from 'node:crypto';
-// ORDER_* from where they are defined: the re-exports of partitioner.ts are getters, called at each read.
 import { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from '../core/abi';
 import type { DynamicPartitioner } from './partitioner';
 import { InvalidArgTypeError, OutOfRangeError } from '../core/errors';

@@ -3,7 +3,6 @@
 // message without an explicit partition: ({ topic, partitionMetadata, message }) → partition.
 
 import { DynamicPartitioner } from './partitioner';
-// ORDER_* from where they are defined: the re-exports of partitioner.ts are getters, called at each read.
 import { ORDER_NONE } from '../core/abi';
 import { DynamicPartitionerOptions, resolveKafkaJsOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';

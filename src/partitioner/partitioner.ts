@@ -169,8 +169,6 @@ class DecisionRecord implements Decision {
   keyZero = -1;
 }
 
-/** Order markers of a decision (assembly/abi.ts): see docs/ordering.md. */
-export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from '../core/abi';
 // Record strides in typed-array elements.
 const EVENT_I32 = EVENT_SIZE >> 2;
 const TOPIC_F64 = (1 << TOPIC_SHIFT) >> 3;

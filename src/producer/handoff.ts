@@ -9,7 +9,6 @@
 // Keys are named by their tracked-key entry (Decision.entry, from DynamicPartitioner.decide()): a key that is
 // not tracked was never marked, and nothing of it waits.
 
-// ORDER_* from where they are defined: the re-exports of partitioner.ts are getters, called at each read.
 import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../core/abi';
 import { ORDER_HEADER } from '../partitioner/headers';
 

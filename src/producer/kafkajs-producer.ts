@@ -10,7 +10,6 @@
 
 import { EventEmitter } from 'node:events';
 import { DynamicPartitioner } from '../partitioner/partitioner';
-// ORDER_* from where they are defined: the re-exports of partitioner.ts are getters, called at each read.
 import { ORDER_NONE } from '../core/abi';
 import type { HotKey } from '../partitioner/partitioner';
 import { type DynamicPartitionerOptions, resolveKafkaJsProducerOptions, type KafkaJsProducerSettings } from '../core/options';

@@ -15,7 +15,6 @@ import type { Writable } from 'node:stream';
 import type * as Kafka from 'node-rdkafka';
 import { kafkaLibrary, warnIfBothLoaded, type KafkaLibrary } from '../core/library';
 import { DynamicPartitioner } from '../partitioner/partitioner';
-// ORDER_* from where they are defined: the re-exports of partitioner.ts are getters, called at each read.
 import { ORDER_NONE } from '../core/abi';
 import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
