@@ -17,17 +17,13 @@
 
 const { fork } = require('node:child_process');
 const path = require('node:path');
+const { flags, median } = require('./common');
 
-const args = Object.fromEntries(process.argv.slice(2).map((a) => {
-  const [k, v] = a.replace(/^--/, '').split('=');
-  return [k, v === undefined ? true : v];
-}));
+const args = flags();
 const M = Number(args.messages ?? 200000);
 const ROUNDS = Number(args.rounds ?? 15);
 const ROOT = path.resolve(args.root ?? path.join(__dirname, '..'));
 const CALLS = ['partitionForKey', 'decide()', "produce(), orderHeaders 'none'", 'produce(), order headers'];
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /** The four calls of the package at ROOT, each a function running M of them. */
 async function calls() {

@@ -29,11 +29,9 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER, partitionForKey } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
+const { flags, median } = require('./common');
 
-const args = Object.fromEntries(process.argv.slice(2).map((a) => {
-  const [k, v] = a.replace(/^--/, '').split('=');
-  return [k, v === undefined ? true : v];
-}));
+const args = flags();
 const MESSAGES = Number(args.messages ?? 200000);
 const ROUNDS = Number(args.rounds ?? 7);
 // The topic: the mock cluster makes it (4 partitions) at its first message; on a real cluster
@@ -207,8 +205,6 @@ async function dynamic(reports, orderHeaders) {
   await p.disconnect();
   return { rate: MESSAGES / seconds, cpu: (cpu.user + cpu.system) / MESSAGES, main };
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Every path's rounds on the client library `name`, in this process: { path: figures }. */
 async function measure(name) {

@@ -20,6 +20,7 @@
 
 const { DynamicPartitioner } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
+const { median } = require('./common');
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
@@ -41,12 +42,6 @@ const ONLY = onlyArg ? onlyArg.slice(7).split(',') : null;
 const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
 const ROUNDS = roundsArg ? Number(roundsArg.slice(9)) : 3;
 if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1)) throw new Error('bench/scale.js: --rounds must be an integer >= 1');
-/** The median of the per-chunk costs: the chunks least disturbed by the machine's neighbours weigh as much as the rest. */
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[s.length >> 1] : NaN;
-}
-
 /** One configuration: `topics` topics of `n` partitions, `warm` then `measured` messages per topic. */
 function run(label, topics, n, warm, measured, options = {}) {
   warm = Math.round(warm * scale);
@@ -88,6 +83,7 @@ function run(label, topics, n, warm, measured, options = {}) {
   const W = measuredMessages / Math.max(1, imbalances.length);
   return {
     label, topics, partitions: n,
+    // The median of the per-chunk costs: the chunks least disturbed by the machine's neighbours weigh as much as the rest.
     nsPerDecision: median(perChunk),
     imbalanceMean: imbalances.reduce((a, b) => a + b, 0) / Math.max(1, imbalances.length),
     imbalanceWorst: Math.max(...imbalances),

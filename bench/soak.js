@@ -39,15 +39,13 @@ const Kafka = require('node-rdkafka');
 const { DynamicProducer, DynamicConsumer } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 const { Checker } = require('./soak/check');
+const { flags } = require('./common');
 const T = require('./soak/tables');
 const { lagChart } = require('./e2e/svg');
 const { mockProducer, disconnect } = require('../test/lib/mock-cluster');
 const { brokersOf } = require('../test/producer/lib/helpers');
 
-const args = Object.fromEntries(process.argv.slice(2).map((a) => {
-  const [k, v] = a.replace(/^--/, '').split('=');
-  return [k, v === undefined ? true : v];
-}));
+const args = flags();
 const num = (name, fallback) => (args[name] === undefined ? fallback : Number(args[name]));
 const MESSAGES = num('messages', 10_000_000);
 const PRODUCERS = num('producers', 2);
