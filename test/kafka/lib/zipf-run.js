@@ -123,6 +123,7 @@ async function checkTopic(topic, run, o = {}) {
   const lastSeqCold = new Int32Array(keyCount).fill(-1);
   const lastPartitionCold = new Int32Array(keyCount).fill(-1);
   const maxWidth = new Uint32Array(keyCount);
+  const neverHotOn = new Float64Array(partitionsNow); // messages of never-hot keys, by partition
   const homes = new Map(); // partition count -> Int32Array of each key's hashed partition
   const home = (n) => {
     let h = homes.get(n);
@@ -209,6 +210,7 @@ async function checkTopic(topic, run, o = {}) {
     lastSeq.set(slot, seq);
     if (!wasHot[keyId]) {
       coldOrderChecked++;
+      if (m.partition < partitionsNow) neverHotOn[m.partition]++;
       if (lastPartitionCold[keyId] !== -1 && lastPartitionCold[keyId] !== m.partition && !o.countsAt) {
         problem('cold-split', `cold key ${key} on partitions ${lastPartitionCold[keyId]} and ${m.partition}`);
       }
@@ -242,7 +244,7 @@ async function checkTopic(topic, run, o = {}) {
     hotKeys.push({ key: keys[k], messages: perKey[k], partitions: used, maxWidth: maxWidth[k] });
   }
   hotKeys.sort((a, b) => b.messages - a.messages);
-  return { read, partitions: partitionsNow, missing, marked, spread, moved, handoffs, coldOrderChecked, hotKeys, problems, readPerKey, partitionsUsed };
+  return { read, partitions: partitionsNow, missing, marked, spread, moved, handoffs, coldOrderChecked, hotKeys, problems, readPerKey, partitionsUsed, neverHotOn };
 }
 
 /**
