@@ -367,6 +367,7 @@ export class DynamicConsumer extends EventEmitter {
    * has nothing to stop. The consumer may then connect() and run() again.
    */
   stop(timeoutMs = 30_000): Promise<void> {
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) return Promise.reject(new InvalidArgTypeError('timeoutMs', 'a number >= 0', timeoutMs));
     switch (this.state) {
       case 'idle':
         return Promise.resolve();
@@ -387,8 +388,7 @@ export class DynamicConsumer extends EventEmitter {
   private async halt(running: boolean, timeoutMs: number): Promise<void> {
     let commitError: unknown;
     if (running) {
-      const deadline = Date.now() + timeoutMs;
-      while (this.dispatch.busy && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await this.dispatch.finish(timeoutMs, () => this.failure !== undefined);
       // What is still queued stays in `unhandled`: the commit below stays under it.
       this.dispatch.halt();
       this.generation++;

@@ -74,6 +74,16 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.working || this.queue.length > 0;
   }
 
+  /**
+   * Resolves once the handler has nothing left to do, `gaveUp()` says to stop waiting (a
+   * failed run), or `timeoutMs` has passed: a consumer's stop() lets the handler finish what
+   * was released before it commits.
+   */
+  async finish(timeoutMs: number, gaveUp: () => boolean): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.busy && !gaveUp() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  }
+
   /** Queues released messages for the handler (and starts handing them out). */
   accept(released: Release<M>[]): void {
     for (const r of released) {

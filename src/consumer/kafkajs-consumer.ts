@@ -444,8 +444,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     let commitError: unknown;
     this.wake();
     if (running) {
-      const deadline = Date.now() + timeoutMs;
-      while (this.dispatch.busy && !this.failure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await this.dispatch.finish(timeoutMs, () => this.failure !== undefined);
       // What is still queued stays in `unhandled`: the commit below stays under it.
       this.dispatch.halt();
       this.clearTimers();

@@ -61,6 +61,15 @@ t.test('unknown options are named, nested ones with their full path', async (t) 
   t.throws(() => make(null), { code: 'KDP_INVALID_OPTION' });
 });
 
+t.test('stop() refuses a timeout that is not a number >= 0, whatever the state', async (t) => {
+  const c = make({});
+  for (const bad of [-1, Number.NaN, '100', null]) {
+    await t.rejects(c.stop(bad), { code: 'KDP_INVALID_ARG_TYPE', name: 'InvalidArgTypeError', argument: 'timeoutMs' }, `stop(${String(bad)})`);
+  }
+  await t.resolves(c.stop(0), 'stop(0) of a consumer never connected');
+  await t.resolves(c.stop(), 'stop() with the default timeout');
+});
+
 t.test('auto commit is refused', async (t) => {
   t.throws(() => new DynamicConsumer({ ...config, 'enable.auto.commit': true }), { code: 'KDP_INVALID_OPTION', path: "globalConfig['enable.auto.commit']" });
 });
