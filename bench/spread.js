@@ -31,8 +31,9 @@ const WINDOW = number('window', 100_000);
 const SEED = number('seed', 1);
 const TOLERANCE = number('tolerance', DEFAULTS.balanceTolerance);
 const KEYS = 100_000;
-if (!(Number.isInteger(MESSAGES) && MESSAGES >= WINDOW && Number.isInteger(WINDOW) && WINDOW > 0)) {
-  throw new RangeError('bench/spread.js: --messages and --window must be integers, messages >= window > 0');
+// The figures after warm-up are of the windows after the first: there must be one.
+if (!(Number.isInteger(MESSAGES) && Number.isInteger(WINDOW) && WINDOW > 0 && MESSAGES >= 2 * WINDOW)) {
+  throw new RangeError('bench/spread.js: --messages and --window must be integers, messages >= 2 * window > 0 (the figures after warm-up are of the windows after the first)');
 }
 if (!(Number.isInteger(SEED) && SEED >= 0 && SEED <= 0xffffffff)) {
   throw new RangeError('bench/spread.js: --seed must be an integer in [0, 2^32)');
@@ -90,5 +91,5 @@ if (JSON_OUT) {
     console.log(`| ${r.workload} | ${r.partitions} | ${pct(r.spread)} | ${pct(r.moved)} | ${pct(r.minimum)} | ${(r.spread / r.minimum).toFixed(2)} | ${pct(r.minimumOther)} | ` +
       `${r.staticMaxMean.toFixed(2)} | ${r.maxMeanAfterWarmup.toFixed(3)} | ${r.worstWindow.toFixed(3)} (${r.noise.toFixed(3)}) | ${r.missed} / ${r.falseHot} |`);
   }
-  console.log(`\nhot set moving every 200k (Zipf 1.0, 48 partitions): max/mean in the window after each move ${shift.dynamic.windowAfterShift.map((x) => x.toFixed(3)).join(', ')}`);
+  console.log(`\nhot set moving every 200k (Zipf 1.0, 48 partitions): max/mean in the window after each move ${shift.dynamic.windowAfterShift.length === 0 ? 'none (the run ends before the first move)' : shift.dynamic.windowAfterShift.map((x) => x.toFixed(3)).join(', ')}`);
 }
