@@ -210,7 +210,7 @@ async function checkTopic(topic, run, o = {}) {
     lastSeq.set(slot, seq);
     if (!wasHot[keyId]) {
       coldOrderChecked++;
-      if (m.partition < partitionsNow) neverHotOn[m.partition]++;
+      neverHotOn[m.partition]++;
       if (lastPartitionCold[keyId] !== -1 && lastPartitionCold[keyId] !== m.partition && !o.countsAt) {
         problem('cold-split', `cold key ${key} on partitions ${lastPartitionCold[keyId]} and ${m.partition}`);
       }
