@@ -52,6 +52,7 @@ const FLAGS = {
   'fetch-wait': { type: 'string', default: '20', help: 'consumers\' fetch.wait.max.ms, with fetch.min.bytes 1 MiB so brokers wait that long (0: librdkafka defaults)' },
   'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
   'lag-interval': { type: 'string', default: '1000', help: 'slow-consumer, dynamic: the producers\' LagMonitor intervalMs' },
+  'hold-handoffs': { type: 'string', default: '10000', help: 'slow-consumer, dynamic: the LagMonitor\'s holdHandoffsMs (0: moves never wait in the producer)' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', help: 'static or dynamic: run one side' },
   'resequencer-cost': { type: 'boolean', help: 'a third run, "unordered": the dynamic run with orderHeaders \'none\' (nothing to resequence), for what order restoration adds to latency' },
@@ -113,6 +114,7 @@ function options() {
     commitMs: num('commit-ms', { integer: true, min: 1 }),
     seed: num('seed', { integer: true }),
     lagIntervalMs: num('lag-interval', { integer: true, min: 100 }),
+    holdHandoffsMs: num('hold-handoffs', { integer: true, min: 0 }),
     scenarios: get('scenario') === 'all' ? SCENARIOS.slice() : [get('scenario')],
     sides: (values.only ? [values.only] : ['static', 'dynamic']).concat(values['resequencer-cost'] ? ['unordered'] : []),
     json: Boolean(values.json),
@@ -254,7 +256,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
   for (let p = 0; p < o.producers; p++) {
     const pw = worker('producer.js', {});
     pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.warmup + o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs,
-      group, lagMonitor: slowing && side !== 'static', lagMonitorMs: o.lagIntervalMs });
+      group, lagMonitor: slowing && side !== 'static', lagMonitorMs: o.lagIntervalMs, holdHandoffsMs: o.holdHandoffsMs });
     producerWorkers.push(pw);
   }
   await Promise.all(producerWorkers.map((w) => w.next('ready')));

@@ -1,6 +1,9 @@
 // LagMonitor: each partition's lag for a consumer group (log-end offset minus committed
 // offset), read on an interval; attach() turns lag into per-partition penalties so that
 // hot-key traffic moves away from partitions whose consumers fall behind. Cold keys never move.
+// Attached to a DynamicProducer, it also gives the producer the group's committed offsets and
+// their pace, so that a key moved off a partition whose consumers are far behind waits in the
+// producer, not in the consumer of its new partition (holdHandoffsMs, src/producer/progress.ts).
 
 import { EventEmitter } from 'node:events';
 import type * as Kafka from 'node-rdkafka';
@@ -18,6 +21,11 @@ export interface LagMonitorOptions {
   readonly topics: string[];
   /** How often lag is read (ms). */
   readonly intervalMs?: number;
+  /**
+   * How long an attached DynamicProducer may hold a relocated key's move while the group's
+   * consumers of the partition it left are behind its last message there (ms); 0: never.
+   */
+  readonly holdHandoffsMs?: number;
 }
 
 export type Lag = Record<string, number[]>;
@@ -35,7 +43,12 @@ export class LagMonitor extends EventEmitter {
   private timer: NodeJS.Timeout | undefined;
   private lag: Lag = {};
   private readonly targets: DynamicPartitioner[] = [];
+  /** Attached producers, which take the group's progress for their handoffs. */
+  private readonly producers: DynamicProducer[] = [];
+  /** Per topic: the committed offsets of the last read, and when they were read. */
+  private readonly lastCommitted = new Map<string, { committed: number[]; at: number }>();
   private readonly intervalMs: number;
+  private readonly holdHandoffsMs: number;
   private readonly topics: readonly string[];
   private readonly groupId: string;
 
@@ -44,6 +57,7 @@ export class LagMonitor extends EventEmitter {
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
     const o = resolveLagMonitorOptions(options);
     this.intervalMs = o.intervalMs;
+    this.holdHandoffsMs = o.holdHandoffsMs;
     this.topics = o.topics;
     this.groupId = o.groupId;
     // A consumer of the group that never subscribes: it only reads committed offsets and watermarks.
@@ -84,6 +98,7 @@ export class LagMonitor extends EventEmitter {
       throw new InvalidArgTypeError('target', 'a DynamicPartitioner or DynamicProducer', target);
     }
     this.targets.push(partitioner as DynamicPartitioner);
+    if (partitioner !== target && this.holdHandoffsMs > 0) this.producers.push(target as DynamicProducer);
   }
 
   /** Reads every topic's lag now (and feeds the attached partitioners); rejects with a KafkaError. */
@@ -97,14 +112,18 @@ export class LagMonitor extends EventEmitter {
       if (!t) continue;
       const partitions = t.partitions.map((p: any) => ({ topic, partition: p.id }));
       const committed = await this.committedRetried(topic, partitions);
+      const readAt = Date.now();
       const lags = new Array(partitions.length).fill(0);
+      const dones = new Array(partitions.length).fill(0);
       for (const c of committed) {
         const high: number = await new Promise((resolve, reject) =>
           this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(toKafkaError(err, `watermarks of ${topic} [${c.partition}]`)) : resolve(w.highOffset))));
         const done = typeof c.offset === 'number' && c.offset >= 0 ? c.offset : 0;
+        dones[c.partition] = done;
         lags[c.partition] = Math.max(0, high - done);
       }
       next[topic] = lags;
+      if (this.producers.length > 0) this.feedProgress(topic, dones, readAt);
       for (const p of this.targets) {
         const perPartition = p.recentMessagesPerPartition(topic);
         if (perPartition <= 0) continue;
@@ -119,6 +138,19 @@ export class LagMonitor extends EventEmitter {
     this.lag = next;
     this.emit('lag', next);
     return next;
+  }
+
+  /** The group's progress on `topic` to the attached producers: committed offsets, and their pace since the last read. */
+  private feedProgress(topic: string, committed: number[], at: number): void {
+    const before = this.lastCommitted.get(topic);
+    this.lastCommitted.set(topic, { committed, at });
+    const perMs = committed.map((c, i) => {
+      const was = before?.committed[i];
+      // Not known at the first read, nor when the offset went back (the group's offsets were reset).
+      return was === undefined || c < was || at <= before!.at ? NaN : (c - was) / (at - before!.at);
+    });
+    const progress = { committed, perMs, at, intervalMs: this.intervalMs, holdMs: this.holdHandoffsMs };
+    for (const p of this.producers) p.consumerProgress(topic, progress);
   }
 
   /**
@@ -170,6 +202,9 @@ export class LagMonitor extends EventEmitter {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    // Moves held for this group's consumers go now; their consumers wait for the rest.
+    for (const p of this.producers) for (const topic of this.topics) p.consumerProgress(topic, undefined);
+    this.lastCommitted.clear();
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
   }
 }

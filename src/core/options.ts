@@ -351,6 +351,7 @@ export interface ResolvedLagMonitorOptions {
   readonly groupId: string;
   readonly topics: readonly string[];
   readonly intervalMs: number;
+  readonly holdHandoffsMs: number;
   readonly kafka?: KafkaLibrary;
 }
 
@@ -358,6 +359,7 @@ const LAG_MONITOR_SCHEMA = object<ResolvedLagMonitorOptions>({
   groupId: name('a consumer group id').require(),
   topics: list(name('a topic name'), 'a non-empty array of topic names').require(),
   intervalMs: integer(10, MAX_TIMER_MS).default(1000),
+  holdHandoffsMs: integer(0, MAX_TIMER_MS).default(10_000),
   kafka: KAFKA,
 });
 

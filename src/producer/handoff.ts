@@ -6,6 +6,11 @@
 // to have committed past it. Every later message of the same key waits behind it (FIFO per
 // key), so none overtakes it. Split keys' messages never wait.
 //
+// With a gate (a LagMonitor attached to the producer: DynamicProducer.consumerProgress), a
+// move whose predecessor's offset is known also waits here while the group's consumers of the
+// old partition are predicted to need long to reach that offset: held here, the key's
+// messages do not stop the new partition's consumer from committing past them meanwhile.
+//
 // Keys are named by their tracked-key entry (Decision.entry, from DynamicPartitioner.decide()): a key that is
 // not tracked was never marked, and nothing of it waits.
 
@@ -35,8 +40,15 @@ export interface Link {
   state: number;
 }
 
+/**
+ * Whether a move whose predecessor is delivered at `offset` of `partition` of `topic` should
+ * wait longer here (its key's first message gated `heldMs` ago).
+ */
+export type Gate = (topic: string, partition: number, offset: number, heldMs: number) => boolean;
+
 /** A message held here: what the producer needs to produce it later. */
 export interface HeldMessage {
+  readonly topic: string;
   /** Its order header, completed with the offset of `after` when that is delivered. */
   readonly header: Record<string, string> | undefined;
   /** The message it waits for; undefined: it only waits behind earlier held ones of its key. */
@@ -50,6 +62,10 @@ export class Handoff<M extends HeldMessage> {
   private readonly queues = new Map<number, M[]>();
   /** Messages held now. */
   held = 0;
+  /** When set: whether a move with a delivered predecessor waits longer (see above). */
+  gate: Gate | undefined;
+  /** Per entry whose first held message the gate holds: since when (Date.now()). */
+  private readonly gated = new Map<number, number>();
   /** The entry and chain link the last track() replaced, for undo(). */
   private replacedEntry = 0;
   private replaced: Link | undefined;
@@ -65,13 +81,17 @@ export class Handoff<M extends HeldMessage> {
    * its offset is not known yet. Returns undefined when it need not wait; when the offset is
    * known, `header` is completed with it at once.
    */
-  waitFor(entry: number, order: number, partition: number, header: Record<string, string>): Link | undefined {
+  waitFor(entry: number, order: number, topic: string, partition: number, header: Record<string, string>): Link | undefined {
     const previous = this.last[entry];
     if (previous === undefined || previous.partition === partition || previous.state === FAILED) return undefined;
     // A relocated key's move, or its return after being relocated (a split key's return, like
     // its spread messages, has no single predecessor a consumer could wait for).
     if (order !== ORDER_MOVED && (order !== ORDER_RETURN || previous.order === ORDER_SPREAD)) return undefined;
     if (previous.state === DELIVERED) {
+      if (this.gate !== undefined && !this.busy(entry) && this.gate(topic, previous.partition, previous.offset, 0)) {
+        this.gated.set(entry, Date.now());
+        return previous;
+      }
       complete(header, previous);
       return undefined;
     }
@@ -130,7 +150,10 @@ export class Handoff<M extends HeldMessage> {
       const m = queue[0];
       if (m.after !== undefined) {
         if (m.after.state === IN_FLIGHT) return;
-        if (m.after.state === DELIVERED) complete(m.header!, m.after);
+        if (m.after.state === DELIVERED) {
+          if (this.gate !== undefined && this.gateHolds(entry, m)) return;
+          complete(m.header!, m.after);
+        }
       }
       queue.shift();
       this.held--;
@@ -139,11 +162,35 @@ export class Handoff<M extends HeldMessage> {
     }
   }
 
+  /** Whether the gate holds `m` (the first held message of `entry`, its predecessor delivered). */
+  private gateHolds(entry: number, m: M): boolean {
+    const now = Date.now();
+    const since = this.gated.get(entry) ?? now;
+    if (this.gate!(m.topic, m.after!.partition, m.after!.offset, now - since)) {
+      this.gated.set(entry, since);
+      return true;
+    }
+    this.gated.delete(entry);
+    return false;
+  }
+
+  /** Keys whose messages the gate holds now. */
+  get gatedKeys(): number {
+    return this.gated.size;
+  }
+
+  /** Asks the gate again for every key it holds (its answer may have changed): those it lets go are produced. */
+  recheck(): void {
+    if (this.gated.size === 0) return;
+    for (const entry of Array.from(this.gated.keys())) this.releaseFrom(entry);
+  }
+
   /** Takes every held message out (a disconnect that could not wait for them). */
   take(): M[] {
     const out: M[] = [];
     for (const queue of this.queues.values()) out.push(...queue);
     this.queues.clear();
+    this.gated.clear();
     this.held = 0;
     return out;
   }

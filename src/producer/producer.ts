@@ -19,6 +19,7 @@ import { ORDER_NONE } from '../core/abi';
 import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
 import { Handoff, Link } from './handoff';
+import { ConsumerProgress, type TopicProgress } from './progress';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
 import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, toKafkaError } from '../core/errors';
@@ -49,6 +50,8 @@ const ERR_UNKNOWN_PARTITION = -190;
 const ERR_UNKNOWN_TOPIC = -188;
 /** Not a librdkafka code: a produce() that threw something without one. */
 const ERR_UNKNOWN_FAILURE = -1_000_000;
+/** How often a gated handoff is looked at again between a LagMonitor's reads (ms). */
+const GATE_CHECK_MS = 100;
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
@@ -110,6 +113,10 @@ export class DynamicProducer extends EventEmitter {
   private readonly orders: OrderChains;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
   private readonly handoff: Handoff<Waiting> | undefined;
+  /** A consumer group's progress, from an attached LagMonitor: it gates the handoffs. */
+  private readonly progress = new ConsumerProgress();
+  /** Asks the gate again while it is set (it holds a move at most holdMs). */
+  private progressTimer: NodeJS.Timeout | undefined;
   private connected = false;
   private closing = false;
   private closed = false;
@@ -358,7 +365,7 @@ export class DynamicProducer extends EventEmitter {
         forwarded = -1;
         if (this.handoff !== undefined) {
           entry = decision.entry;
-          after = this.handoff.waitFor(entry, order, partition, this.lastHeader!);
+          after = this.handoff.waitFor(entry, order, topic, partition, this.lastHeader!);
           link = this.handoff.track(entry, order, partition, pending ?? this.delivery.mark);
         }
       } else if (this.handoff !== undefined && this.handoff.held > 0) {
@@ -516,6 +523,32 @@ export class DynamicProducer extends EventEmitter {
     return this.metadata.refresh(topic, timeoutMs);
   }
 
+  /**
+   * A LagMonitor's read of its group's progress on `topic` (undefined: it stopped). While it is
+   * known, a relocated key's move waits here, rather than in the consumer of its new partition,
+   * while the consumers of its old partition are far behind its last message there
+   * (progress.ts).
+   * @internal
+   */
+  consumerProgress(topic: string, progress: TopicProgress | undefined): void {
+    if (this.handoff === undefined || this.closed) return;
+    this.progress.update(topic, progress);
+    const gated = !this.progress.empty;
+    this.handoff.gate = gated ? this.progress.holds : undefined;
+    if (gated && this.progressTimer === undefined) {
+      this.progressTimer = setInterval(() => this.handoff!.recheck(), GATE_CHECK_MS);
+      this.progressTimer.unref();
+    } else if (!gated) {
+      this.stopProgress();
+    }
+    this.handoff.recheck();
+  }
+
+  private stopProgress(): void {
+    if (this.progressTimer !== undefined) clearInterval(this.progressTimer);
+    this.progressTimer = undefined;
+  }
+
   /** librdkafka statistics: each partition's queue depth becomes a penalty for hot keys. */
   private statistics(event: { message: string }): void {
     const stats = applyStatistics(event.message, this.metadata.topics, this.partitioner, this.options.queuePenalty);
@@ -527,12 +560,19 @@ export class DynamicProducer extends EventEmitter {
     checkTimeout('timeoutMs', timeoutMs);
     const deadline = Date.now() + timeoutMs;
     const delivery = this.delivery;
-    // Messages held for a handoff go as the delivery reports they wait for arrive (poll()).
-    while (this.held() > 0 || this.backlog.waiting > 0) {
-      if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.held()} messages still held`, this.held() + delivery.inflight);
-      await new Promise((r) => setTimeout(r, 5));
-      if (this.backlog.holding || this.backlog.waiting > 0) this.backlog.drain();
-      else this.poll();
+    // Messages held for a handoff go as the delivery reports they wait for arrive (poll()),
+    // and without waiting for the consumers of the partitions their keys left.
+    this.progress.open(true);
+    try {
+      this.handoff?.recheck();
+      while (this.held() > 0 || this.backlog.waiting > 0) {
+        if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.held()} messages still held`, this.held() + delivery.inflight);
+        await new Promise((r) => setTimeout(r, 5));
+        if (this.backlog.holding || this.backlog.waiting > 0) this.backlog.drain();
+        else this.poll();
+      }
+    } finally {
+      this.progress.open(false);
     }
     // Never connected (or a failed connect()): nothing can be in flight, and node-rdkafka's flush would throw.
     if (!this.connected) return;
@@ -596,6 +636,7 @@ export class DynamicProducer extends EventEmitter {
     for (const m of this.handoff?.take() ?? []) this.delivery.reject(m.pending, undelivered);
     this.metadata.stop();
     this.polling.stop();
+    this.stopProgress();
     this.partitioner.close();
     this.client.removeListener('delivery-report', this.onReport);
     this.client.removeListener('event.stats', this.onStats);

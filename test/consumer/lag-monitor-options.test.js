@@ -20,7 +20,7 @@ t.test('unknown options are rejected with their path and the valid names', async
   }
 });
 
-t.test('groupId, topics and intervalMs of the wrong type or range are rejected', async (t) => {
+t.test('groupId, topics, intervalMs and holdHandoffsMs of the wrong type or range are rejected', async (t) => {
   for (const [options, path] of [
     [{ topics: ['t'] }, 'options.groupId'],
     [{ ...valid, groupId: 42 }, 'options.groupId'],
@@ -35,6 +35,10 @@ t.test('groupId, topics and intervalMs of the wrong type or range are rejected',
     [{ ...valid, intervalMs: 1.5e3 + 0.5 }, 'options.intervalMs'],
     [{ ...valid, intervalMs: 2 ** 31 }, 'options.intervalMs'], // beyond what setInterval takes
     [{ ...valid, intervalMs: NaN }, 'options.intervalMs'],
+    [{ ...valid, holdHandoffsMs: -1 }, 'options.holdHandoffsMs'],
+    [{ ...valid, holdHandoffsMs: '1000' }, 'options.holdHandoffsMs'],
+    [{ ...valid, holdHandoffsMs: 2 ** 31 }, 'options.holdHandoffsMs'],
+    [{ ...valid, holdHandoffsMs: 0.5 }, 'options.holdHandoffsMs'],
   ]) {
     t.throws(() => new LagMonitor(config, options), { code: 'KDP_INVALID_OPTION', path }, JSON.stringify(options));
   }
@@ -46,4 +50,5 @@ t.test('valid options construct a monitor (not connected)', async (t) => {
   t.ok(new LagMonitor(config, valid));
   t.ok(new LagMonitor(config, { ...valid, intervalMs: 10 }));
   t.ok(new LagMonitor(config, { ...valid, intervalMs: undefined }));
+  t.ok(new LagMonitor(config, { ...valid, holdHandoffsMs: 0 }), 'holdHandoffsMs 0: never hold');
 });

@@ -20,11 +20,11 @@ function setup() {
     let link;
     if (order !== undefined) {
       hd = header(order === ORDER_MOVED ? 'm' : order === ORDER_SPREAD ? 's' : order === ORDER_RETURN ? 'r' : 'a', after ?? '');
-      wait = h.waitFor(e, order, partition, hd);
+      wait = h.waitFor(e, order, 't', partition, hd);
       link = h.track(e, order, partition, name);
     }
     if (wait !== undefined || h.busy(e)) {
-      h.hold(e, { name, header: hd, after: wait });
+      h.hold(e, { name, topic: 't', header: hd, after: wait });
       return { held: true, link, header: hd };
     }
     released.push(name);
@@ -101,13 +101,13 @@ t.test('a release that settles another link of the same key (refused at once) re
   });
   const hd = () => header('m', '0');
   links.a = h.track(0, ORDER_ANCHOR, 0, 'a');
-  const w1 = h.waitFor(0, ORDER_MOVED, 2, hd());
+  const w1 = h.waitFor(0, ORDER_MOVED, 't', 2, hd());
   links.m1 = h.track(0, ORDER_MOVED, 2, 'm1');
-  h.hold(0, { name: 'm1', header: hd(), after: w1 });
-  const w2 = h.waitFor(0, ORDER_MOVED, 3, hd());
+  h.hold(0, { name: 'm1', topic: 't', header: hd(), after: w1 });
+  const w2 = h.waitFor(0, ORDER_MOVED, 't', 3, hd());
   t.equal(w2, links.m1, 'premise: m2 waits for m1');
   h.track(0, ORDER_MOVED, 3, 'm2');
-  h.hold(0, { name: 'm2', header: hd(), after: w2 });
+  h.hold(0, { name: 'm2', topic: 't', header: hd(), after: w2 });
   h.settled(links.a, 0, 10);
   t.same(released, ['m1', 'm2'], 'each once, in order');
   t.equal(h.held, 0);
@@ -121,4 +121,68 @@ t.test('take() empties it (a disconnect that could not wait)', async (t) => {
   t.same(h.take().map((m) => m.name), ['m', 'c']);
   t.equal(h.held, 0);
   t.notOk(h.busy(1));
+});
+
+t.test('with a gate, a move with a delivered predecessor waits until the gate lets it go; its key\'s later messages behind it', async (t) => {
+  const { h, released, send } = setup();
+  const asked = [];
+  let holding = true;
+  h.gate = (topic, partition, offset, heldMs) => { asked.push({ topic, partition, offset, heldMs }); return holding; };
+  const a = send('a', 0, ORDER_ANCHOR, 1);
+  h.settled(a.link, 1, 41);
+  t.same(released, ['a'], 'premise: the anchor went');
+  const m = send('m', 0, ORDER_MOVED, 3, 1);
+  t.ok(m.held, 'the move waits though its predecessor\'s offset is known');
+  t.same(asked[0], { topic: 't', partition: 1, offset: 41, heldMs: 0 }, 'the gate is asked about the predecessor');
+  t.ok(send('m2', 0, ORDER_MOVED, 3, 3).held, 'the key\'s next message waits behind it');
+  t.notOk(send('other', 1, ORDER_ANCHOR, 2).held, 'another key does not');
+  t.equal(h.gatedKeys, 1);
+  h.recheck();
+  t.same(released, ['a', 'other'], 'still held while the gate says so');
+  t.ok(asked.at(-1).heldMs >= 0 && asked.length >= 2, 'asked again on recheck()');
+  holding = false;
+  h.recheck();
+  t.same(released, ['a', 'other', 'm', 'm2'], 'released in order once the gate opens');
+  t.equal(afterOf(m.header), '1:41', 'with the predecessor\'s offset');
+  t.equal(h.gatedKeys, 0);
+  t.equal(h.held, 0);
+});
+
+t.test('with a gate, a move whose predecessor is in flight is asked about at its report; the gate\'s time counts from then', async (t) => {
+  const { h, released, send } = setup();
+  const asked = [];
+  h.gate = (topic, partition, offset, heldMs) => { asked.push(heldMs); return heldMs < 30; };
+  const a = send('a', 2, ORDER_ANCHOR, 0);
+  const m = send('m', 2, ORDER_MOVED, 1, 0);
+  t.ok(m.held);
+  t.same(asked, [], 'not asked while the predecessor is in flight');
+  h.settled(a.link, 0, 5);
+  t.same(released, ['a'], 'held by the gate at the report');
+  t.same(asked, [0]);
+  await new Promise((r) => setTimeout(r, 40));
+  h.recheck();
+  t.same(released, ['a', 'm'], 'let go when the gate says it waited long enough');
+  t.ok(asked.at(-1) >= 30, `asked with the time it waited (${asked.at(-1)} ms)`);
+  t.equal(afterOf(m.header), '0:5');
+});
+
+t.test('with a gate, a failed predecessor, the same partition and a split key never wait for it; take() forgets gated keys', async (t) => {
+  const { h, send } = setup();
+  let asked = 0;
+  h.gate = () => { asked++; return true; };
+  const a = send('a', 3, ORDER_ANCHOR, 0);
+  h.settled(a.link, 0, -1);
+  t.notOk(send('m', 3, ORDER_MOVED, 2, 0).held, 'predecessor failed: no wait');
+  send('a4', 4, ORDER_ANCHOR, 0);
+  t.notOk(send('s4', 4, ORDER_SPREAD, 2, 0).held, 'a spread message never waits');
+  const a5 = send('a5', 5, ORDER_ANCHOR, 1);
+  h.settled(a5.link, 1, 9);
+  t.notOk(send('same', 5, ORDER_MOVED, 1, 1).held, 'same partition: no wait');
+  t.equal(asked, 0, 'the gate was not asked');
+  const a6 = send('a6', 6, ORDER_ANCHOR, 1);
+  h.settled(a6.link, 1, 10);
+  t.ok(send('m6', 6, ORDER_MOVED, 0, 1).held, 'premise: gated');
+  t.same(h.take().map((m) => m.name), ['m6']);
+  t.equal(h.gatedKeys, 0);
+  t.equal(h.held, 0);
 });

@@ -13,7 +13,7 @@
 const t = require('tap');
 const { DynamicProducer, partitionForKey, decodeOrderHeader } = require('../..');
 const { prng } = require('../lib/random-keys');
-const { knownPartitions, brokersOf, consumeAll, headerOf, recordHandOvers, handedHeader } = require('./lib/helpers');
+const { knownPartitions, brokersOf, consumeAll, headerOf, recordHandOvers, handedHeader, sleep } = require('./lib/helpers');
 
 const N = 4;
 const BASE = 'consistent_random'; // DynamicProducer's base partitioner without a topic setting
@@ -179,4 +179,56 @@ t.test('relocate: false: no handoffs, no message waits', async (t) => {
   const headers = log.map((m) => handedHeader(m.headers)).filter(Boolean);
   t.ok(headers.length > 0 && headers.every((h) => !/^2;m;/.test(h) && !/:\d+$/.test(h)), `${headers.length} marked, none moved, none with an offset`);
   await p.flush(10_000);
+});
+
+t.test('fed a group\'s progress (as by a LagMonitor), a move waits in the producer while the consumers of the partition its key left stand behind it', async (t) => {
+  /** The group's consumers stand at `committed` on every partition (LagMonitor's TopicProgress). */
+  const standing = (committed) => ({ committed: [committed, committed, committed, committed], perMs: [0, 0, 0, 0], at: Date.now(), intervalMs: 60_000, holdMs: 60_000 });
+  const releases = {
+    'the group passes their predecessors': (p, topic) => p.consumerProgress(topic, standing(1e9)),
+    'flush() is called': (p) => p.flush(20_000),
+    'the monitor stops': (p, topic) => p.consumerProgress(topic, undefined),
+  };
+  let seed = 0x6a7e;
+  for (const [when, release] of Object.entries(releases)) {
+    const topic = `handoff-gate-${seed}`;
+    const { p, errors } = await producer(t);
+    await knownPartitions(p, topic);
+    const log = recordHandOvers(p.client);
+    let delivered = 0;
+    p.on('delivery', (err) => { if (!err) delivered++; });
+    const settle = async () => {
+      for (let i = 0; i < 2000 && delivered < log.length; i++) await sleep(5);
+    };
+    const withOffset = () => log.filter((m) => { const h = handedHeader(m.headers); return h && /^2;[mr];/.test(h) && /:\d+$/.test(h); }).length;
+    const { keys } = workload(seed++, 12_000);
+    p.consumerProgress(topic, standing(0));
+    for (let i = 0; i < keys.length; i++) {
+      p.produce(topic, String(i), keys[i]);
+      if (i % 500 === 499) await sleep(2);
+    }
+    await settle();
+    const held = p.metrics().held;
+    t.ok(held > 0, `${when}: premise: ${held} messages wait while the group stands at offset 0, every report in`);
+    t.equal(log.length + held, keys.length, `${when}: every other message went`);
+    t.equal(withOffset(), 0, `${when}: no move or return went: each waits for its old partition's consumers`);
+    const began = Date.now();
+    await release(p, topic);
+    await settle();
+    t.equal(p.metrics().held, 0, `${when}: none waits any longer`);
+    await p.flush(20_000);
+    t.ok(Date.now() - began < 20_000, `${when}: they went without waiting out holdMs`);
+    t.equal(log.length, keys.length, `${when}: every message handed over once`);
+    t.ok(withOffset() > 0, `${when}: ${withOffset()} handoffs went, each naming its predecessor's offset`);
+    const lastOf = new Map();
+    let outOfOrder = 0;
+    for (const m of log) {
+      const i = Number(m.value.toString());
+      if (lastOf.has(m.key) && lastOf.get(m.key) > i) outOfOrder++;
+      lastOf.set(m.key, i);
+    }
+    t.equal(outOfOrder, 0, `${when}: per key, hand-over order = produce order`);
+    t.same(errors, [], `${when}: no 'error' events`);
+    await p.disconnect();
+  }
 });

@@ -1,0 +1,68 @@
+// A consumer group's progress on the partitions this producer writes, as an attached LagMonitor
+// reads it: each partition's committed offset and how fast it advanced since the read before.
+// It gates ordered handoffs (handoff.ts): a relocated key's move waits in the producer while
+// the group's consumers of its old partition are predicted to need more than HOLD_FROM_MS to
+// reach the key's last message there. Sent at once, the moved message would wait for them in
+// the consumer of its new partition instead, which cannot commit past it meanwhile: lag that
+// is not a backlog, which the LagMonitor then reads as a reason to move keys off that partition.
+
+/** A move waits in the producer while its old partition's consumers are predicted to need longer than this to reach its predecessor (ms). */
+export const HOLD_FROM_MS = 250;
+/** Progress older than this many read intervals gates nothing (the monitor stopped reading). */
+const STALE_INTERVALS = 3;
+
+/** What a LagMonitor read of one topic gives the producers attached to it. */
+export interface TopicProgress {
+  /** Per partition: the group's committed offset (0 if none). */
+  readonly committed: readonly number[];
+  /** Per partition: how fast the committed offset advanced since the read before (per ms); NaN: not known. */
+  readonly perMs: readonly number[];
+  /** When it was read (Date.now()). */
+  readonly at: number;
+  /** The monitor's read interval (ms). */
+  readonly intervalMs: number;
+  /** How long a move may wait in the producer at most (ms). */
+  readonly holdMs: number;
+}
+
+export class ConsumerProgress {
+  private readonly topics = new Map<string, TopicProgress>();
+  /** Flushes under way: while any is, nothing waits here. */
+  private flushing = 0;
+
+  update(topic: string, progress: TopicProgress | undefined): void {
+    if (progress === undefined) this.topics.delete(topic);
+    else this.topics.set(topic, progress);
+  }
+
+  get empty(): boolean {
+    return this.topics.size === 0;
+  }
+
+  /** A flush lets every move go now (`open` true), until it ends (false). */
+  open(opening: boolean): void {
+    this.flushing += opening ? 1 : -1;
+  }
+
+  /**
+   * The gate (handoff.ts): whether a move whose predecessor is at `offset` of `partition`
+   * waits longer, `heldMs` after it first waited. No when the group is not known to be behind
+   * that offset, or is predicted to reach it within HOLD_FROM_MS, or the move waited holdMs
+   * already; yes while the consumers of that partition stand still.
+   */
+  readonly holds = (topic: string, partition: number, offset: number, heldMs: number): boolean => {
+    if (this.flushing > 0) return false;
+    const t = this.topics.get(topic);
+    if (t === undefined || heldMs >= t.holdMs) return false;
+    const now = Date.now();
+    if (now - t.at > STALE_INTERVALS * t.intervalMs) return false;
+    const committed = t.committed[partition];
+    const perMs = t.perMs[partition];
+    if (committed === undefined || !(perMs >= 0)) return false;
+    // Messages of that partition still to be handled before the predecessor is (the committed
+    // offset is the next one to handle), had the group gone on at its rate since the read.
+    const left = offset + 1 - (committed + perMs * (now - t.at));
+    if (left <= 0) return false;
+    return perMs === 0 || left / perMs > HOLD_FROM_MS;
+  };
+}
