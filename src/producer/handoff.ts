@@ -156,6 +156,7 @@ export class Handoff<M extends HeldMessage> {
         }
       }
       queue.shift();
+      if (this.gated.size > 0) this.gated.delete(entry);
       this.held--;
       if (queue.length === 0) this.queues.delete(entry);
       this.release(m);

@@ -534,7 +534,7 @@ export class DynamicProducer extends EventEmitter {
     if (this.handoff === undefined || this.closed) return;
     this.progress.update(topic, progress);
     const gated = !this.progress.empty;
-    this.handoff.gate = gated ? this.progress.holds : undefined;
+    this.handoff.gate = gated ? this.gate : undefined;
     if (gated && this.progressTimer === undefined) {
       this.progressTimer = setInterval(() => this.handoff!.recheck(), GATE_CHECK_MS);
       this.progressTimer.unref();
@@ -543,6 +543,14 @@ export class DynamicProducer extends EventEmitter {
     }
     this.handoff.recheck();
   }
+
+  /**
+   * The handoffs' gate: the consumers' progress says whether a move waits here, as long as
+   * what is held stays under half of maxQueued (beyond, the whole producer would wait for one
+   * key's consumers).
+   */
+  private readonly gate = (topic: string, partition: number, offset: number, heldMs: number): boolean =>
+    this.held() < this.options.maxQueued / 2 && this.progress.holds(topic, partition, offset, heldMs);
 
   private stopProgress(): void {
     if (this.progressTimer !== undefined) clearInterval(this.progressTimer);

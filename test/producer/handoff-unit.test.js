@@ -186,3 +186,17 @@ t.test('with a gate, a failed predecessor, the same partition and a split key ne
   t.equal(h.gatedKeys, 0);
   t.equal(h.held, 0);
 });
+
+t.test('a gate taken away (the monitor stopped): recheck() lets its keys go, and none is left counted', async (t) => {
+  const { h, released, send } = setup();
+  h.gate = () => true;
+  const a = send('a', 7, ORDER_ANCHOR, 0);
+  h.settled(a.link, 0, 3);
+  t.ok(send('m', 7, ORDER_MOVED, 2, 0).held, 'premise: gated');
+  t.equal(h.gatedKeys, 1);
+  h.gate = undefined;
+  h.recheck();
+  t.same(released, ['a', 'm']);
+  t.equal(h.gatedKeys, 0);
+  t.equal(h.held, 0);
+});

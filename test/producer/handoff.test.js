@@ -232,3 +232,28 @@ t.test('fed a group\'s progress (as by a LagMonitor), a move waits in the produc
     await p.disconnect();
   }
 });
+
+t.test('moves stop waiting for the consumers while the producer holds half of maxQueued', async (t) => {
+  const topic = 'handoff-gate-bound';
+  const { p, errors } = await producer(t, { maxQueued: 400 });
+  await knownPartitions(p, topic);
+  const log = recordHandOvers(p.client);
+  const standing = { committed: [0, 0, 0, 0], perMs: [0, 0, 0, 0], at: Date.now(), intervalMs: 60_000, holdMs: 60_000 };
+  p.consumerProgress(topic, standing);
+  const { keys } = workload(0xb0d, 8000);
+  let most = 0;
+  for (let i = 0; i < keys.length; i++) {
+    p.produce(topic, String(i), keys[i]);
+    if (i % 100 === 99) {
+      await sleep(2);
+      most = Math.max(most, p.metrics().held);
+    }
+  }
+  await sleep(300); // reports in, and the gate asked again
+  t.ok(most > 0, `premise: moves waited (up to ${most} held)`);
+  t.ok(p.metrics().held < 200, `${p.metrics().held} held after the gate was asked again, under half of maxQueued`);
+  t.ok(log.some((m) => { const h = handedHeader(m.headers); return h && /^2;[mr];/.test(h) && /:\d+$/.test(h); }), 'handoffs went though the group stands still');
+  await p.flush(10_000);
+  t.equal(log.length, keys.length, 'every message handed over once');
+  t.same(errors, []);
+});
