@@ -114,12 +114,13 @@ export class LagMonitor extends EventEmitter {
       const committed = await this.committedRetried(topic, partitions);
       const readAt = Date.now();
       const lags = new Array(partitions.length).fill(0);
-      const dones = new Array(partitions.length).fill(0);
+      // For the producers: NaN where the group never committed (nothing known of its consumers there).
+      const dones = new Array(partitions.length).fill(NaN);
       for (const c of committed) {
         const high: number = await new Promise((resolve, reject) =>
           this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(toKafkaError(err, `watermarks of ${topic} [${c.partition}]`)) : resolve(w.highOffset))));
         const done = typeof c.offset === 'number' && c.offset >= 0 ? c.offset : 0;
-        dones[c.partition] = done;
+        if (typeof c.offset === 'number' && c.offset >= 0) dones[c.partition] = done;
         lags[c.partition] = Math.max(0, high - done);
       }
       next[topic] = lags;
@@ -146,8 +147,9 @@ export class LagMonitor extends EventEmitter {
     this.lastCommitted.set(topic, { committed, at });
     const perMs = committed.map((c, i) => {
       const was = before?.committed[i];
-      // Not known at the first read, nor when the offset went back (the group's offsets were reset).
-      return was === undefined || c < was || at <= before!.at ? NaN : (c - was) / (at - before!.at);
+      // Not known at the first read, nor without commits, nor when the offset went back (the
+      // group's offsets were reset): NaN (c < was is false then too).
+      return was === undefined || !(c >= was) || at <= before!.at ? NaN : (c - was) / (at - before!.at);
     });
     const progress = { committed, perMs, at, intervalMs: this.intervalMs, holdMs: this.holdHandoffsMs };
     for (const p of this.producers) p.consumerProgress(topic, progress);

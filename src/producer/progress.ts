@@ -13,7 +13,7 @@ const STALE_INTERVALS = 3;
 
 /** What a LagMonitor read of one topic gives the producers attached to it. */
 export interface TopicProgress {
-  /** Per partition: the group's committed offset (0 if none). */
+  /** Per partition: the group's committed offset (NaN if none). */
   readonly committed: readonly number[];
   /** Per partition: how fast the committed offset advanced since the read before (per ms); NaN: not known. */
   readonly perMs: readonly number[];
@@ -58,7 +58,7 @@ export class ConsumerProgress {
     if (now - t.at > STALE_INTERVALS * t.intervalMs) return false;
     const committed = t.committed[partition];
     const perMs = t.perMs[partition];
-    if (committed === undefined || !(perMs >= 0)) return false;
+    if (!(committed >= 0) || !(perMs >= 0)) return false;
     // Messages of that partition still to be handled before the predecessor is (the committed
     // offset is the next one to handle), had the group gone on at its rate since the read.
     const left = offset + 1 - (committed + perMs * (now - t.at));

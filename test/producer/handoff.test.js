@@ -49,6 +49,21 @@ function workload(seed, messages) {
   return { keys, H, G };
 }
 
+/** Messages handed over after a later one of their key (each value is its index in the stream). */
+function outOfOrder(log) {
+  const lastOf = new Map();
+  let count = 0;
+  for (const m of log) {
+    const i = Number(m.value.toString());
+    if (lastOf.has(m.key) && lastOf.get(m.key) > i) count++;
+    lastOf.set(m.key, i);
+  }
+  return count;
+}
+
+/** Handed-over moves and returns that name their predecessor's offset (handoffs). */
+const handoffsIn = (log) => log.filter((m) => { const h = handedHeader(m.headers); return h && /^2;[mr];/.test(h) && /:\d+$/.test(h); }).length;
+
 async function producer(t, options = {}) {
   const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, {}, { horizon: { messages: 2000 }, loadHorizon: { messages: 1000 }, ...options });
   t.teardown(() => p.disconnect().catch(() => {}));
@@ -72,14 +87,7 @@ t.test('each move names the real offset of the message before it; nothing lost, 
   t.same(errors, [], "no 'error' events");
 
   // Each key's messages reach librdkafka in the order they were given (held ones included).
-  const lastOf = new Map();
-  let outOfOrder = 0;
-  for (const m of log) {
-    const i = Number(m.value.toString());
-    if (lastOf.has(m.key) && lastOf.get(m.key) > i) outOfOrder++;
-    lastOf.set(m.key, i);
-  }
-  t.equal(outOfOrder, 0, 'per key, hand-over order = produce order');
+  t.equal(outOfOrder(log), 0, 'per key, hand-over order = produce order');
 
   // Read back: where each marked message really is, by its sequence.
   const brokers = await brokersOf(p.client);
@@ -200,7 +208,6 @@ t.test('fed a group\'s progress (as by a LagMonitor), a move waits in the produc
     const settle = async () => {
       for (let i = 0; i < 2000 && delivered < log.length; i++) await sleep(5);
     };
-    const withOffset = () => log.filter((m) => { const h = handedHeader(m.headers); return h && /^2;[mr];/.test(h) && /:\d+$/.test(h); }).length;
     const { keys } = workload(seed++, 12_000);
     p.consumerProgress(topic, standing(0));
     for (let i = 0; i < keys.length; i++) {
@@ -211,7 +218,7 @@ t.test('fed a group\'s progress (as by a LagMonitor), a move waits in the produc
     const held = p.metrics().held;
     t.ok(held > 0, `${when}: premise: ${held} messages wait while the group stands at offset 0, every report in`);
     t.equal(log.length + held, keys.length, `${when}: every other message went`);
-    t.equal(withOffset(), 0, `${when}: no move or return went: each waits for its old partition's consumers`);
+    t.equal(handoffsIn(log), 0, `${when}: no move or return went: each waits for its old partition's consumers`);
     const began = Date.now();
     await release(p, topic);
     await settle();
@@ -219,15 +226,8 @@ t.test('fed a group\'s progress (as by a LagMonitor), a move waits in the produc
     await p.flush(20_000);
     t.ok(Date.now() - began < 20_000, `${when}: they went without waiting out holdMs`);
     t.equal(log.length, keys.length, `${when}: every message handed over once`);
-    t.ok(withOffset() > 0, `${when}: ${withOffset()} handoffs went, each naming its predecessor's offset`);
-    const lastOf = new Map();
-    let outOfOrder = 0;
-    for (const m of log) {
-      const i = Number(m.value.toString());
-      if (lastOf.has(m.key) && lastOf.get(m.key) > i) outOfOrder++;
-      lastOf.set(m.key, i);
-    }
-    t.equal(outOfOrder, 0, `${when}: per key, hand-over order = produce order`);
+    t.ok(handoffsIn(log) > 0, `${when}: ${handoffsIn(log)} handoffs went, each naming its predecessor's offset`);
+    t.equal(outOfOrder(log), 0, `${when}: per key, hand-over order = produce order`);
     t.same(errors, [], `${when}: no 'error' events`);
     await p.disconnect();
   }
@@ -252,7 +252,7 @@ t.test('moves stop waiting for the consumers while the producer holds half of ma
   await sleep(300); // reports in, and the gate asked again
   t.ok(most > 0, `premise: moves waited (up to ${most} held)`);
   t.ok(p.metrics().held < 200, `${p.metrics().held} held after the gate was asked again, under half of maxQueued`);
-  t.ok(log.some((m) => { const h = handedHeader(m.headers); return h && /^2;[mr];/.test(h) && /:\d+$/.test(h); }), 'handoffs went though the group stands still');
+  t.ok(handoffsIn(log) > 0, 'handoffs went though the group stands still');
   await p.flush(10_000);
   t.equal(log.length, keys.length, 'every message handed over once');
   t.same(errors, []);

@@ -22,6 +22,7 @@ t.test('a move waits while its old partition\'s consumers need over 250 ms to re
   t.notOk(p.holds('t', 1, 99, 0), '... unless they are past it');
   t.notOk(p.holds('t', 2, 500, 0), 'pace not known (first read): it goes');
   t.notOk(p.holds('t', 3, 500, 0), 'a partition the read did not have: it goes');
+  t.notOk(progress({ committed: [NaN, 100, 100], perMs: [0, 0, 0] }).holds('t', 0, 500, 0), 'a partition the group never committed: it goes');
   t.notOk(p.holds('other', 0, 500, 0), 'a topic the monitor does not read: it goes');
 });
 

@@ -1,0 +1,63 @@
+'use strict';
+// What a LagMonitor hands an attached DynamicProducer for its handoffs (src/producer/progress.ts):
+// per partition the group's committed offset and its pace between two reads. The monitor's
+// client is stubbed: the offsets are the test's, and the expected pace is worked from them.
+const t = require('tap');
+const { LagMonitor } = require('../..');
+
+function monitor(options = {}) {
+  const m = new LagMonitor({ 'metadata.broker.list': 'localhost:1', log_level: 0 }, { groupId: 'g', topics: ['t'], ...options });
+  const state = { committed: [-1001, -1001, -1001], high: [0, 0, 0] };
+  m.client.getMetadata = (opts, cb) => cb(null, { topics: [{ name: 't', partitions: [{ id: 0 }, { id: 1 }, { id: 2 }] }] });
+  m.client.committed = (toppars, timeout, cb) => cb(null, toppars.map(({ topic, partition }) => ({ topic, partition, offset: state.committed[partition] })));
+  m.client.queryWatermarkOffsets = (topic, partition, timeout, cb) => cb(null, { lowOffset: 0, highOffset: state.high[partition] });
+  m.client.consume = () => {};
+  m.client.disconnect = (cb) => cb();
+  const fed = [];
+  const producer = {
+    partitioner: { setPartitionPenalty() {}, recentMessagesPerPartition: () => 0, stats: () => ({ topics: {} }) },
+    consumerProgress: (topic, progress) => fed.push({ topic, progress }),
+  };
+  m.attach(producer);
+  return { m, state, fed };
+}
+
+t.test('an attached producer gets each read\'s committed offsets and their pace since the read before', async (t) => {
+  const { m, state, fed } = monitor({ intervalMs: 500, holdHandoffsMs: 7000 });
+  state.committed = [100, -1001, 50];
+  state.high = [400, 10, 60];
+  await m.read();
+  t.equal(fed.length, 1);
+  const first = fed[0].progress;
+  t.equal(fed[0].topic, 't');
+  t.same(first.committed, [100, NaN, 50], 'committed offsets; NaN where the group never committed');
+  t.ok(first.perMs.every(Number.isNaN), 'no pace at the first read');
+  t.equal(first.intervalMs, 500);
+  t.equal(first.holdMs, 7000);
+  t.same(m.current(), { t: [300, 10, 10] }, 'the lag is read as before (never committed: from offset 0)');
+
+  await new Promise((r) => setTimeout(r, 200));
+  state.committed = [160, -1001, 40]; // partition 2 went back (a reset)
+  await m.read();
+  const second = fed[1].progress;
+  const elapsed = second.at - first.at;
+  t.ok(elapsed >= 190, `premise: ${elapsed} ms between the reads`);
+  t.equal(second.perMs[0], 60 / elapsed, '60 offsets over the time between the reads');
+  t.ok(Number.isNaN(second.perMs[1]), 'never committed: no pace');
+  t.ok(Number.isNaN(second.perMs[2]), 'an offset that went back: no pace');
+
+  await m.stop();
+  t.same(fed.at(-1), { topic: 't', progress: undefined }, 'stop() tells the producer the progress is gone');
+});
+
+t.test('holdHandoffsMs 0: producers get no progress; a partitioner never does', async (t) => {
+  const off = monitor({ holdHandoffsMs: 0 });
+  off.state.committed = [1, 1, 1];
+  await off.m.read();
+  await off.m.stop();
+  t.same(off.fed, []);
+  const m = new LagMonitor({ 'metadata.broker.list': 'localhost:1', log_level: 0 }, { groupId: 'g', topics: ['t'] });
+  m.attach({ setPartitionPenalty() {}, recentMessagesPerPartition: () => 0, stats: () => ({ topics: {} }), consumerProgress: () => t.fail('a partitioner is no producer') });
+  m.client.disconnect = (cb) => cb();
+  await m.stop();
+});
