@@ -152,7 +152,7 @@ export class LagMonitor extends EventEmitter {
       return was === undefined || !(c >= was) || at <= before!.at ? NaN : (c - was) / (at - before!.at);
     });
     const progress = { committed, perMs, at, intervalMs: this.intervalMs, holdMs: this.holdHandoffsMs };
-    for (const p of this.producers) p.consumerProgress(topic, progress);
+    for (const p of this.producers) p.consumerProgress(topic, progress, this);
   }
 
   /**
@@ -205,7 +205,7 @@ export class LagMonitor extends EventEmitter {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     // Moves held for this group's consumers go now; their consumers wait for the rest.
-    for (const p of this.producers) for (const topic of this.topics) p.consumerProgress(topic, undefined);
+    for (const p of this.producers) for (const topic of this.topics) p.consumerProgress(topic, undefined, this);
     this.lastCommitted.clear();
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
   }

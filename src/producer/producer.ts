@@ -524,15 +524,15 @@ export class DynamicProducer extends EventEmitter {
   }
 
   /**
-   * A LagMonitor's read of its group's progress on `topic` (undefined: it stopped). While it is
+   * A LagMonitor's (`source`'s) read of its group's progress on `topic` (undefined: it stopped). While it is
    * known, a relocated key's move waits here, rather than in the consumer of its new partition,
    * while the consumers of its old partition are far behind its last message there
    * (progress.ts).
    * @internal
    */
-  consumerProgress(topic: string, progress: TopicProgress | undefined): void {
+  consumerProgress(topic: string, progress: TopicProgress | undefined, source?: object): void {
     if (this.handoff === undefined || this.closed) return;
-    this.progress.update(topic, progress);
+    this.progress.update(topic, progress, source);
     const gated = !this.progress.empty;
     this.handoff.gate = gated ? this.gate : undefined;
     if (gated && this.progressTimer === undefined) {

@@ -25,14 +25,25 @@ export interface TopicProgress {
   readonly holdMs: number;
 }
 
+/** Where progress comes from when the caller names no source. */
+const ANY = {};
+
 export class ConsumerProgress {
-  private readonly topics = new Map<string, TopicProgress>();
+  /** Per topic, per source (a LagMonitor: one consumer group each): the last read. */
+  private readonly topics = new Map<string, Map<object, TopicProgress>>();
   /** Flushes under way: while any is, nothing waits here. */
   private flushing = 0;
 
-  update(topic: string, progress: TopicProgress | undefined): void {
-    if (progress === undefined) this.topics.delete(topic);
-    else this.topics.set(topic, progress);
+  /** A source's read of `topic` (undefined: that source is gone). */
+  update(topic: string, progress: TopicProgress | undefined, source: object = ANY): void {
+    let sources = this.topics.get(topic);
+    if (progress !== undefined) {
+      if (sources === undefined) this.topics.set(topic, (sources = new Map()));
+      sources.set(source, progress);
+    } else if (sources !== undefined) {
+      sources.delete(source);
+      if (sources.size === 0) this.topics.delete(topic);
+    }
   }
 
   get empty(): boolean {
@@ -48,21 +59,29 @@ export class ConsumerProgress {
    * The gate (handoff.ts): whether a move whose predecessor is at `offset` of `partition`
    * waits longer, `heldMs` after it first waited. No when the group is not known to be behind
    * that offset, or is predicted to reach it within HOLD_FROM_MS, or the move waited holdMs
-   * already; yes while the consumers of that partition stand still.
+   * already; yes while the consumers of that partition stand still. With several groups
+   * (one LagMonitor each), it waits while any of them is behind.
    */
   readonly holds = (topic: string, partition: number, offset: number, heldMs: number): boolean => {
     if (this.flushing > 0) return false;
-    const t = this.topics.get(topic);
-    if (t === undefined || heldMs >= t.holdMs) return false;
+    const sources = this.topics.get(topic);
+    if (sources === undefined) return false;
     const now = Date.now();
-    if (now - t.at > STALE_INTERVALS * t.intervalMs) return false;
-    const committed = t.committed[partition];
-    const perMs = t.perMs[partition];
-    if (!(committed >= 0) || !(perMs >= 0)) return false;
-    // Messages of that partition still to be handled before the predecessor is (the committed
-    // offset is the next one to handle), had the group gone on at its rate since the read.
-    const left = offset + 1 - (committed + perMs * (now - t.at));
-    if (left <= 0) return false;
-    return perMs === 0 || left / perMs > HOLD_FROM_MS;
+    for (const t of sources.values()) if (behind(t, partition, offset, heldMs, now)) return true;
+    return false;
   };
+}
+
+/** Whether one group's consumers of `partition` are predicted to need over HOLD_FROM_MS to pass `offset`. */
+function behind(t: TopicProgress, partition: number, offset: number, heldMs: number, now: number): boolean {
+  if (heldMs >= t.holdMs) return false;
+  if (now - t.at > STALE_INTERVALS * t.intervalMs) return false;
+  const committed = t.committed[partition];
+  const perMs = t.perMs[partition];
+  if (!(committed >= 0) || !(perMs >= 0)) return false;
+  // Messages of that partition still to be handled before the predecessor is (the committed
+  // offset is the next one to handle), had the group gone on at its rate since the read.
+  const left = offset + 1 - (committed + perMs * (now - t.at));
+  if (left <= 0) return false;
+  return perMs === 0 || left / perMs > HOLD_FROM_MS;
 }

@@ -16,7 +16,7 @@ function monitor(options = {}) {
   const fed = [];
   const producer = {
     partitioner: { setPartitionPenalty() {}, recentMessagesPerPartition: () => 0, stats: () => ({ topics: {} }) },
-    consumerProgress: (topic, progress) => fed.push({ topic, progress }),
+    consumerProgress: (topic, progress, source) => fed.push({ topic, progress, source }),
   };
   m.attach(producer);
   return { m, state, fed };
@@ -47,7 +47,8 @@ t.test('an attached producer gets each read\'s committed offsets and their pace 
   t.ok(Number.isNaN(second.perMs[2]), 'an offset that went back: no pace');
 
   await m.stop();
-  t.same(fed.at(-1), { topic: 't', progress: undefined }, 'stop() tells the producer the progress is gone');
+  t.same(fed.at(-1), { topic: 't', progress: undefined, source: m }, 'stop() tells the producer the progress is gone');
+  t.ok(fed.every((f) => f.source === m), 'each read names the monitor it came from');
 });
 
 t.test('holdHandoffsMs 0: producers get no progress; a partitioner never does', async (t) => {

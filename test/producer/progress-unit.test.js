@@ -50,3 +50,18 @@ t.test('the consumers\' progress since the read counts', async (t) => {
   t.notOk(p.holds('t', 0, 150, 0), '51 - 40 = 11 messages left: 110 ms, it goes');
   t.ok(p.holds('t', 0, 175, 0), '76 - 40 = 36 left: 360 ms, it waits');
 });
+
+t.test('several groups (one LagMonitor each): a move waits while any of them is behind; each one\'s stop counts alone', async (t) => {
+  const p = new ConsumerProgress();
+  const fast = {};
+  const slow = {};
+  const at = Date.now();
+  p.update('t', { committed: [1000], perMs: [1], at, intervalMs: 1000, holdMs: 10_000 }, fast);
+  p.update('t', { committed: [100], perMs: [0.1], at, intervalMs: 1000, holdMs: 10_000 }, slow);
+  t.ok(p.holds('t', 0, 150, 0), 'the slow group needs 510 ms to pass offset 150: it waits');
+  p.update('t', undefined, slow);
+  t.notOk(p.holds('t', 0, 150, 0), 'that group\'s monitor stopped: the other one is past it');
+  t.notOk(p.empty, 'the other group is still known');
+  p.update('t', undefined, fast);
+  t.ok(p.empty);
+});
