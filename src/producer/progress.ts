@@ -1,5 +1,6 @@
-// A consumer group's progress on the partitions this producer writes, as an attached LagMonitor
-// reads it: each partition's committed offset and how fast it advanced since the read before.
+// The progress of consumer groups on the partitions this producer writes, as the LagMonitors
+// attached to it read it (one group each): each partition's committed offset and how fast it
+// advanced since the read before.
 // It gates ordered handoffs (handoff.ts): a relocated key's move waits in the producer while
 // the group's consumers of its old partition are predicted to need more than HOLD_FROM_MS to
 // reach the key's last message there. Sent at once, the moved message would wait for them in
