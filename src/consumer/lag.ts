@@ -119,9 +119,9 @@ export class LagMonitor extends EventEmitter {
       for (const c of committed) {
         const high: number = await new Promise((resolve, reject) =>
           this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(toKafkaError(err, `watermarks of ${topic} [${c.partition}]`)) : resolve(w.highOffset))));
-        const done = typeof c.offset === 'number' && c.offset >= 0 ? c.offset : 0;
-        if (typeof c.offset === 'number' && c.offset >= 0) dones[c.partition] = done;
-        lags[c.partition] = Math.max(0, high - done);
+        const committedOnce = typeof c.offset === 'number' && c.offset >= 0;
+        if (committedOnce) dones[c.partition] = c.offset;
+        lags[c.partition] = Math.max(0, high - (committedOnce ? c.offset : 0));
       }
       next[topic] = lags;
       if (this.producers.length > 0) this.feedProgress(topic, dones, readAt);

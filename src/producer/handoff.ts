@@ -163,16 +163,16 @@ export class Handoff<M extends HeldMessage> {
     }
   }
 
-  /** Whether the gate holds `m` (the first held message of `entry`, its predecessor delivered). */
+  /**
+   * Whether the gate holds `m` (the first held message of `entry`, its predecessor delivered).
+   * An entry the gate lets go leaves `gated` with its message (releaseFrom).
+   */
   private gateHolds(entry: number, m: M): boolean {
     const now = Date.now();
     const since = this.gated.get(entry) ?? now;
-    if (this.gate!(m.topic, m.after!.partition, m.after!.offset, now - since)) {
-      this.gated.set(entry, since);
-      return true;
-    }
-    this.gated.delete(entry);
-    return false;
+    if (!this.gate!(m.topic, m.after!.partition, m.after!.offset, now - since)) return false;
+    this.gated.set(entry, since);
+    return true;
   }
 
   /** Keys whose messages the gate holds now. */

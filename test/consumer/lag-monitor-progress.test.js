@@ -5,6 +5,9 @@
 const t = require('tap');
 const { LagMonitor } = require('../..');
 
+/** A DynamicPartitioner as LagMonitor.attach() sees one, with nothing to steer. */
+const partitioner = (more = {}) => ({ setPartitionPenalty() {}, recentMessagesPerPartition: () => 0, stats: () => ({ topics: {} }), ...more });
+
 function monitor(options = {}) {
   const m = new LagMonitor({ 'metadata.broker.list': 'localhost:1', log_level: 0 }, { groupId: 'g', topics: ['t'], ...options });
   const state = { committed: [-1001, -1001, -1001], high: [0, 0, 0] };
@@ -15,7 +18,7 @@ function monitor(options = {}) {
   m.client.disconnect = (cb) => cb();
   const fed = [];
   const producer = {
-    partitioner: { setPartitionPenalty() {}, recentMessagesPerPartition: () => 0, stats: () => ({ topics: {} }) },
+    partitioner: partitioner(),
     consumerProgress: (topic, progress, source) => fed.push({ topic, progress, source }),
   };
   m.attach(producer);
@@ -58,7 +61,7 @@ t.test('holdHandoffsMs 0: producers get no progress; a partitioner never does', 
   await off.m.stop();
   t.same(off.fed, []);
   const m = new LagMonitor({ 'metadata.broker.list': 'localhost:1', log_level: 0 }, { groupId: 'g', topics: ['t'] });
-  m.attach({ setPartitionPenalty() {}, recentMessagesPerPartition: () => 0, stats: () => ({ topics: {} }), consumerProgress: () => t.fail('a partitioner is no producer') });
+  m.attach(partitioner({ consumerProgress: () => t.fail('a partitioner is no producer') }));
   m.client.disconnect = (cb) => cb();
   await m.stop();
 });

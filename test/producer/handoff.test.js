@@ -189,9 +189,10 @@ t.test('relocate: false: no handoffs, no message waits', async (t) => {
   await p.flush(10_000);
 });
 
+/** A group whose consumers stand at `committed` on every partition (a LagMonitor's TopicProgress). */
+const standing = (committed) => ({ committed: [committed, committed, committed, committed], perMs: [0, 0, 0, 0], at: Date.now(), intervalMs: 60_000, holdMs: 60_000 });
+
 t.test('fed a group\'s progress (as by a LagMonitor), a move waits in the producer while the consumers of the partition its key left stand behind it', async (t) => {
-  /** The group's consumers stand at `committed` on every partition (LagMonitor's TopicProgress). */
-  const standing = (committed) => ({ committed: [committed, committed, committed, committed], perMs: [0, 0, 0, 0], at: Date.now(), intervalMs: 60_000, holdMs: 60_000 });
   const releases = {
     'the group passes their predecessors': (p, topic) => p.consumerProgress(topic, standing(1e9)),
     'flush() is called': (p) => p.flush(20_000),
@@ -238,8 +239,7 @@ t.test('moves stop waiting for the consumers while the producer holds half of ma
   const { p, errors } = await producer(t, { maxQueued: 400 });
   await knownPartitions(p, topic);
   const log = recordHandOvers(p.client);
-  const standing = { committed: [0, 0, 0, 0], perMs: [0, 0, 0, 0], at: Date.now(), intervalMs: 60_000, holdMs: 60_000 };
-  p.consumerProgress(topic, standing);
+  p.consumerProgress(topic, standing(0));
   const { keys } = workload(0xb0d, 8000);
   let most = 0;
   for (let i = 0; i < keys.length; i++) {
