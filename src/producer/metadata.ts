@@ -26,6 +26,11 @@ export interface TopicInfo {
   queueDepth: number[];
   /** When the producer last switched to this topic (`use`): the least recent go beyond maxEntries. */
   lastUsed: number;
+  /**
+   * Its first messages waited for the count and it did not come in time (unplaced.ts): its
+   * messages go to librdkafka unassigned until the count is known.
+   */
+  unassigned: boolean;
 }
 
 export interface MetadataHost {
@@ -42,6 +47,8 @@ export interface MetadataHost {
    */
   readonly maxEntries: number;
   readonly maxPartitions: number;
+  /** A topic's count became known (it was unknown): called once the answer is applied. */
+  known?(topic: string): void;
 }
 
 export class Metadata {
@@ -66,7 +73,7 @@ export class Metadata {
     if (info === undefined) {
       if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
       if (this.topics.size >= this.host.maxEntries) this.forgetLeastRecent();
-      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0 };
+      info = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0, unassigned: false };
       this.topics.set(topic, info);
       this.request(topic);
     }
@@ -139,6 +146,7 @@ export class Metadata {
 
   private apply(metadata: any, only: string | undefined): void {
     if (!metadata || !Array.isArray(metadata.topics)) throw new KafkaError(`a metadata answer without topics: ${describe(metadata)}`, undefined);
+    let known: string[] | undefined;
     for (const t of metadata.topics) {
       if (only !== undefined && t.name !== only) continue;
       // A new entry under the caller's name, not the answer's equal copy: the producer compares
@@ -155,8 +163,12 @@ export class Metadata {
         this.host.error(new InvalidOptionError('options.maxPartitions', `at least ${partitions} (the partitions of ${t.name})`, this.host.maxPartitions));
         continue;
       }
+      if (info.partitions === 0 && partitions > 0) (known ??= []).push(t.name);
       info.partitions = partitions;
+      if (partitions > 0) info.unassigned = false;
     }
+    // Told once the whole answer is in the table (what a topic's held messages do may read it).
+    if (known !== undefined && this.host.known !== undefined) for (const name of known) this.host.known(name);
   }
 
   /**

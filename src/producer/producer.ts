@@ -28,7 +28,8 @@ import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import { deliversReports, isHighLevel, nativeBinding } from './client';
 import type { HighLevelLike, NativeProducer } from './client';
 import type { Key } from '../core/key';
-import { Metadata } from './metadata';
+import { Metadata, type TopicInfo } from './metadata';
+import { Unplaced, UNPLACED_WAIT_MS, type UnplacedMessage } from './unplaced';
 import { topicsKept } from '../core/topic-table';
 import { Backlog, ERR_QUEUE_FULL } from './backlog';
 import { Delivery, OURS, interceptReports } from './delivery';
@@ -102,6 +103,8 @@ export class DynamicProducer extends EventEmitter {
   private lastProduceError: unknown;
   private readonly metadata: Metadata;
   private readonly backlog: Backlog<Queued>;
+  /** Messages whose topic's partition count is not known yet, waiting for it. */
+  private readonly unplaced: Unplaced;
   private readonly delivery: Delivery;
   private readonly polling: Polling;
   /** Whether the message being enqueued took an order header (given back if it is refused). */
@@ -198,6 +201,11 @@ export class DynamicProducer extends EventEmitter {
       // Beyond the partitioner's topics with state: a topic it places without state still needs its count here.
       maxEntries: topicsKept(this.partitioner.options.maxTopics),
       maxPartitions: this.partitioner.options.maxPartitions,
+      known: (topic) => this.unplaced.known(topic),
+    });
+    this.unplaced = new Unplaced(UNPLACED_WAIT_MS, (m) => this.placeUnplaced(m), (topic) => {
+      const info = this.metadata.topics.get(topic);
+      if (info !== undefined) info.unassigned = true;
     });
     this.backlog = new Backlog<Queued>(this.options.maxQueued, {
       poll: () => this.poll(),
@@ -347,8 +355,35 @@ export class DynamicProducer extends EventEmitter {
     if (headers === null) headers = undefined;
     else if (headers !== undefined) forwarded = checkHeaders(headers);
     if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
-    // The partitioning decision: the partition (-1: the count is unknown, and librdkafka places
-    // it), the order header of a marked message, and its handoff.
+    if (info.partitions <= 0 || this.unplaced.size > 0) {
+      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
+        throw notAKey('key', key);
+      }
+      if (this.unplaced.holds(topic) || (info.partitions <= 0 && !info.unassigned)) {
+        // Its topic's count is not known yet: it waits here for it (unplaced.ts), behind the
+        // topic's messages already waiting, and is placed when it comes. Taken.
+        this.metadata.request(topic);
+        const m: UnplacedMessage = { topic, value: payload, key, timestamp, headers, forwarded, pending };
+        if (this.held() < this.options.maxQueued / 2) {
+          this.unplaced.hold(m);
+          return true;
+        }
+        // Too much held: the topic's messages go unassigned, in call order, this one last.
+        this.unplaced.hold(m);
+        this.unplaced.giveUp(topic);
+        return !this.backlog.holding;
+      }
+    }
+    return this.place(topic, info, payload, key, headers, forwarded, timestamp, pending, true);
+  }
+
+  /**
+   * The partitioning decision, and the message handed over: the partition (-1: the count is
+   * unknown, and librdkafka places it), the order header of a marked message, and its handoff.
+   * `canThrow`: a refusal throws (produce()'s own call) rather than being reported.
+   */
+  private place(topic: string, info: TopicInfo, payload: Buffer | null, key: Key | null | undefined, headers: Headers | undefined,
+    forwarded: number, timestamp: number | null | undefined, pending: Pending | undefined, canThrow: boolean): boolean {
     let partition = -1;
     let zero = -1; // whether a string key has U+0000: -1 not known yet
     let entry = -1;
@@ -372,9 +407,6 @@ export class DynamicProducer extends EventEmitter {
         entry = decision.entry;
       }
     } else {
-      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-        throw notAKey('key', key);
-      }
       this.metadata.request(topic);
     }
     if (forwarded !== -1) headers = withoutForwarded(headers!, forwarded);
@@ -407,7 +439,19 @@ export class DynamicProducer extends EventEmitter {
     // Refused for good: give its order sequence back, so the key's chain has no gap.
     if (this.marked) this.orders.undo();
     if (link !== undefined) this.handoff!.undo();
-    return this.failed(code, topic, partition, key, pending, true);
+    return this.failed(code, topic, partition, key, pending, canThrow);
+  }
+
+  /** A message whose topic's count it waited for: placed now (unassigned if the count did not come). */
+  private placeUnplaced(m: UnplacedMessage): void {
+    const info = this.metadata.topics.get(m.topic) ?? this.metadata.entry(m.topic);
+    try {
+      this.place(m.topic, info, m.value, m.key, m.headers, m.forwarded, m.timestamp, m.pending, false);
+    } catch (err) {
+      // Not a refusal (those are reported by place()): a fault here; its caller is told.
+      if (m.pending !== undefined && m.pending !== this.delivery.mark) m.pending.reject(err as Error);
+      else this.emit('error', err);
+    }
   }
 
   /** A message held for a handoff whose turn came: produced now, or behind the backlog. */
@@ -642,6 +686,7 @@ export class DynamicProducer extends EventEmitter {
     this.delivery.rejectUnconfirmed(undelivered);
     for (const m of this.backlog.take()) this.delivery.reject(m.pending, undelivered);
     for (const m of this.handoff?.take() ?? []) this.delivery.reject(m.pending, undelivered);
+    for (const m of this.unplaced.take()) this.delivery.reject(m.pending, undelivered);
     this.metadata.stop();
     this.polling.stop();
     this.stopProgress();
@@ -679,9 +724,9 @@ export class DynamicProducer extends EventEmitter {
     return this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.held());
   }
 
-  /** Messages taken and not yet handed to librdkafka: the backlog and those waiting for a handoff. */
+  /** Messages taken and not yet handed to librdkafka: the backlog, those waiting for a handoff or for their topic's count. */
   private held(): number {
-    return this.backlog.size + (this.handoff?.held ?? 0);
+    return this.backlog.size + (this.handoff?.held ?? 0) + this.unplaced.size;
   }
 }
 

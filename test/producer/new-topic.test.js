@@ -2,11 +2,14 @@
 // A new topic's partition count: asked for at the topic's first message (one request in flight
 // per topic, however many messages come meanwhile), asked again while the answer has none (a
 // topic being created) even when nothing more is produced, and read up front by
-// connect(timeoutMs, { topics }). Hot-key spreading starts within a burst to a brand-new topic
-// as soon as the count is known. Against librdkafka's mock cluster (4 partitions per topic).
+// connect(timeoutMs, { topics }). A brand-new topic's first messages wait for the count (at most
+// UNPLACED_WAIT_MS, and half of maxQueued), so that a burst to it is placed here and its hot keys
+// spread from its first message, even one produced in a single synchronous loop. Against
+// librdkafka's mock cluster (4 partitions per topic).
 const t = require('tap');
 const { DynamicProducer, partitionForKey, InvalidOptionError, KafkaError } = require('../..');
 const { recordHandOvers, sleep } = require('./lib/helpers');
+const { UNPLACED_WAIT_MS } = require('../../build/producer/unplaced');
 
 const N = 4; // the mock cluster's partitions per auto-created topic
 
@@ -43,39 +46,116 @@ async function countKnown(p, topic, boundMs = 20000) {
   return 0;
 }
 
-t.test('a burst to a brand-new topic: its hot key is spread within the burst once the count is known, and every send settles', async (t) => {
-  const topic = 'new-topic-burst';
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 0 }, {}, { metadataRefreshMs: 600000 });
+/** Call-order checks of a hand-over log whose values are the messages' indexes. */
+function inCallOrder(log, topic) {
+  const ids = log.filter((m) => m.topic === topic).map((m) => Number(m.value.toString()));
+  return ids.every((id, i) => i === 0 || id > ids[i - 1]);
+}
+
+/** Where `key`'s messages were delivered: partition → count, from send() reports (index i has key keyOf(i)). */
+function partitionsOf(reports, keyOf, key) {
+  const at = new Map();
+  reports.forEach((r, i) => {
+    if (keyOf(i) === key) at.set(r.partition, (at.get(r.partition) ?? 0) + 1);
+  });
+  return at;
+}
+
+/** Per (key, partition), offsets in send order: no key's messages reordered on a partition. */
+function reorderedOnPartitions(reports, keyOf) {
+  const last = new Map();
+  let reordered = 0;
+  reports.forEach((r, i) => {
+    const kp = `${keyOf(i)}/${r.partition}`;
+    if (last.has(kp) && last.get(kp) > r.offset) reordered++;
+    last.set(kp, r.offset);
+  });
+  return reordered;
+}
+
+for (const sync of [false, true]) {
+  const how = sync ? 'in one synchronous loop' : 'in slices with turns of the event loop between them';
+  t.test(`a burst to a brand-new topic ${how}: it waits for the count, then every message is placed here and the hot key spread`, async (t) => {
+    const topic = `new-topic-burst-${sync ? 'sync' : 'slices'}`;
+    const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 0 }, {}, { metadataRefreshMs: 600000 });
+    t.teardown(() => p.disconnect().catch(() => {}));
+    await p.connect();
+    const log = recordHandOvers(p.client);
+    const MESSAGES = 20000;
+    const keyOf = (i) => (i % 2 === 0 ? 'hot' : `cold-${i % 600}`);
+    const sends = [];
+    // Half of it one key, the rest 300 others. In slices: 250 at a time, as messages from a
+    // socket or a consumer arrive; the first slices are still produced before the count is known.
+    for (let i = 0; i < MESSAGES; i++) {
+      sends.push(p.send(topic, String(i), keyOf(i)));
+      if (!sync && i % 250 === 249) await sleep(1);
+    }
+    if (sync) {
+      t.equal(p.metrics().topics[topic].partitions, 0, 'the count was not known during the loop');
+      t.equal(p.metrics().held, MESSAGES, `all ${MESSAGES} messages held (taken, waiting for it) when the loop ends`);
+      t.equal(log.length, 0, 'none handed to librdkafka yet');
+    }
+    const settled = await Promise.allSettled(sends);
+    const rejected = settled.filter((s) => s.status === 'rejected');
+    t.equal(rejected.length, 0, `every one of ${MESSAGES} sends settled fulfilled${rejected.length ? ` (first: ${rejected[0].reason})` : ''}`);
+    const reports = settled.map((s) => s.value);
+    t.equal(log.filter((m) => m.partition === -1).length, 0, 'none handed over unassigned: each was placed by the producer');
+    t.ok(inCallOrder(log, topic), 'handed over in call order (a handoff may only hold a moved key back)');
+    const base = p.partitioner.options.partitioner;
+    const home = partitionForKey('hot', N, base);
+    const hot = partitionsOf(reports, keyOf, 'hot');
+    const elsewhere = [...hot].filter(([partition]) => partition !== home).reduce((sum, [, n]) => sum + n, 0);
+    t.ok(hot.size >= 2, `the hot key's messages went to ${hot.size} partitions: ${JSON.stringify([...hot].sort())}`);
+    t.ok(elsewhere > 1000, `${elsewhere} of them to other partitions than its own (${home})`);
+    const misplaced = reports.filter((r, i) => i % 2 === 1 && r.partition !== partitionForKey(keyOf(i), N, base)).length;
+    t.equal(misplaced, 0, "every cold key's message on its own partition (partitionForKey)");
+    t.equal(reorderedOnPartitions(reports, keyOf), 0, 'per key and partition, offsets in send order');
+    const stats = p.partitioner.stats().topics[topic];
+    t.equal(stats.messages, MESSAGES, 'the partitioner decided every message of the burst');
+    t.ok(stats.spreadMessages > 0, `${stats.spreadMessages} messages of spread keys`);
+  });
+}
+
+t.test('a topic whose count does not come: its messages wait UNPLACED_WAIT_MS, then go unassigned in call order, and none is lost', async (t) => {
+  const topic = 'new-topic-never-known';
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 0 }, {}, { metadataRefreshMs: 600000 });
+  t.teardown(() => p.disconnect().catch(() => {}));
+  await p.connect();
+  gateMetadata(p.client, topic, Infinity); // our requests never see a count (librdkafka's own do)
+  const log = recordHandOvers(p.client);
+  const firstAt = Date.now();
+  const sends = [];
+  for (let i = 0; i < 1000; i++) sends.push(p.send(topic, String(i), `k${i % 40}`));
+  t.equal(p.metrics().held, 1000, 'all held while the count is awaited');
+  // flush() right away: it waits for them too, and they go once the wait ends.
+  await p.flush(20000);
+  const settled = await Promise.allSettled(sends);
+  t.equal(settled.filter((s) => s.status === 'rejected').length, 0, 'every send() fulfilled');
+  t.ok(log.length === 1000 && log.every((m) => m.partition === -1), `all ${log.length} handed over unassigned: librdkafka placed them`);
+  t.ok(inCallOrder(log, topic), 'in call order');
+  t.ok(Date.now() - firstAt >= UNPLACED_WAIT_MS - 20, `after the wait (${Date.now() - firstAt} ms, UNPLACED_WAIT_MS ${UNPLACED_WAIT_MS})`);
+  const report = await p.send(topic, 'next', 'k1');
+  t.equal(log[log.length - 1].partition, -1, 'its next message, count still unknown, does not wait again: unassigned');
+  t.equal(report.partition, partitionForKey('k1', N, p.partitioner.options.partitioner), "librdkafka put it on the key's partition");
+  t.equal(p.metrics().held, 0, 'nothing held');
+});
+
+t.test('with half of maxQueued held, a new topic\'s messages stop waiting: the held ones go first, unassigned, in call order', async (t) => {
+  const topic = 'new-topic-bound';
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 0 }, {}, { metadataRefreshMs: 600000, maxQueued: 1000 });
   t.teardown(() => p.disconnect().catch(() => {}));
   await p.connect();
   const log = recordHandOvers(p.client);
-  const MESSAGES = 20000;
-  const sends = [];
-  // The burst, in slices of 250 with a turn of the event loop between them (as messages from a
-  // socket or a consumer arrive): half of it one key, the rest all distinct keys.
-  for (let i = 0; i < MESSAGES; i++) {
-    sends.push(p.send(topic, String(i), i % 2 === 0 ? 'hot' : `cold-${i}`));
-    if (i % 250 === 249) await sleep(1);
+  let peak = 0;
+  for (let i = 0; i < 3000; i++) {
+    p.produce(topic, String(i), `k${i % 40}`);
+    peak = Math.max(peak, p.metrics().held);
   }
-  const settled = await Promise.allSettled(sends);
-  const rejected = settled.filter((s) => s.status === 'rejected');
-  t.equal(rejected.length, 0, `every one of ${MESSAGES} sends settled fulfilled${rejected.length ? ` (first: ${rejected[0].reason})` : ''}`);
-  // The first message the producer placed itself: the count was known from there on.
-  const firstDecided = log.findIndex((m) => m.partition !== -1);
-  t.ok(firstDecided > 0 && firstDecided < MESSAGES * 0.75, `the count became known within the burst (first explicit partition at message ${firstDecided} of ${MESSAGES})`);
-  // Where the hot key's messages went, from the delivery reports.
-  const before = new Set();
-  const after = new Map();
-  settled.forEach((s, i) => {
-    if (i % 2 !== 0) return;
-    if (i < firstDecided) before.add(s.value.partition);
-    else after.set(s.value.partition, (after.get(s.value.partition) ?? 0) + 1);
-  });
-  const home = partitionForKey('hot', N, p.partitioner.options.partitioner);
-  t.same([...before], [home], `${JSON.stringify([...before])} before the count, librdkafka placed the hot key on its own partition ${home}`);
-  const elsewhere = [...after].filter(([partition]) => partition !== home).reduce((sum, [, n]) => sum + n, 0);
-  t.ok(after.size >= 2, `after it, the hot key's messages went to ${after.size} partitions: ${JSON.stringify([...after].sort())}`);
-  t.ok(elsewhere > 1000, `${elsewhere} of the hot key's messages of this burst went to other partitions than ${home}`);
+  t.equal(peak, 500, `at most half of maxQueued held for the count (peak ${peak})`);
+  await p.flush(20000);
+  t.equal(log.length, 3000, 'every message handed over');
+  t.equal(log.filter((m) => m.partition === -1).length, 3000, 'all unassigned (the count was not known before they went)');
+  t.ok(inCallOrder(log, topic), 'in call order: the held ones before the rest');
 });
 
 t.test('a new topic whose first answers have no count is asked again, one request at a time, with nothing more produced', async (t) => {

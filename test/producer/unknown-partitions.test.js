@@ -1,6 +1,8 @@
 'use strict';
-// While a topic's partition count is unknown (a brand-new topic, right after connect()), the
-// producer hands messages over with the partition unassigned (-1) and librdkafka places
+// While a topic's partition count is unknown (a brand-new topic, right after connect()) and the
+// producer cannot hold its messages until it is known (here: more than half of maxQueued is
+// held, so none can wait; the wait also ends after UNPLACED_WAIT_MS, new-topic.test.js), the
+// producer hands them over with the partition unassigned (-1) and librdkafka places
 // them, with the same partitioner the producer was given. They must land exactly where
 // partitionForKey says, for every base partitioner; and a key's messages must stay in order
 // across the moment the count becomes known (librdkafka-placed messages first, then the
@@ -15,7 +17,8 @@ const N = 4;
 for (const name of PARTITIONERS) {
   t.test(`'${name}': messages produced before the partition count is known land on partitionForKey`, async (t) => {
     const topic = `unknown-${name}`;
-    const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, { partitioner: name });
+    // maxQueued 2: no message waits for the count (unplaced.ts), each goes to librdkafka at once.
+    const p = new DynamicProducer({ 'test.mock.num.brokers': 3, log_level: 3 }, { partitioner: name }, { maxQueued: 2 });
     t.teardown(() => p.disconnect().catch(() => {}));
     const hot = [];
     p.on('hot', (h) => hot.push(h.key));
