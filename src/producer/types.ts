@@ -36,7 +36,7 @@ export interface ProducerLike {
 export interface DynamicProducerOptions extends DynamicPartitionerOptions {
   /** Partition counts are re-read from metadata this often (ms). */
   readonly metadataRefreshMs?: number;
-  /** Messages held here (while librdkafka's queue is full, or for a handoff) before send() waits (memory bound). */
+  /** Messages held here (while librdkafka's queue is full, for a handoff, or for a new topic's count: half of it at most) before send() waits (memory bound). */
   readonly maxQueued?: number;
   /** How often librdkafka is polled for delivery reports (ms); 0 = the wrapped producer already polls. */
   readonly pollIntervalMs?: number;
