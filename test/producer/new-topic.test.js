@@ -158,6 +158,26 @@ t.test('with half of maxQueued held, a new topic\'s messages stop waiting: the h
   t.ok(inCallOrder(log, topic), 'in call order: the held ones before the rest');
 });
 
+t.test("a waiting message librdkafka refuses when it goes: its send() rejects, a produce()'s comes as a 'delivery' error; the rest go", async (t) => {
+  const topic = 'new-topic-refused';
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 0, 'message.max.bytes': 10000 }, {}, { metadataRefreshMs: 600000 });
+  t.teardown(() => p.disconnect().catch(() => {}));
+  await p.connect();
+  const big = Buffer.alloc(20000, 'x');
+  const errors = [];
+  p.on('delivery', (err) => { if (err) errors.push(err); });
+  const before = p.send(topic, 'before', 'k');
+  t.equal(p.produce(topic, big, 'k'), true, 'produce() of a message too large, before the count: taken (true), not thrown');
+  const refused = p.send(topic, big, 'k').then(() => null, (err) => err);
+  const after = p.send(topic, 'after', 'k');
+  const e = await refused;
+  t.ok(e instanceof KafkaError && e.librdkafkaCode === 10, `send(): rejects with KafkaError, MSG_SIZE_TOO_LARGE (10, rdkafka.h) (got ${e && `${e.name} ${e.librdkafkaCode}`})`);
+  await p.flush(10000);
+  t.ok(errors.length === 1 && errors[0] instanceof KafkaError && errors[0].librdkafkaCode === 10, `produce(): one 'delivery' event with that error (got ${errors.length})`);
+  const [r1, r2] = await Promise.all([before, after]);
+  t.ok(r1.offset >= 0 && r2.offset === r1.offset + 1, `the messages around them delivered, in order (offsets ${r1.offset}, ${r2.offset})`);
+});
+
 t.test('a new topic whose first answers have no count is asked again, one request at a time, with nothing more produced', async (t) => {
   const topic = 'new-topic-idle';
   const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 0 }, {}, { metadataRefreshMs: 600000 });
