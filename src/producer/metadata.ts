@@ -9,8 +9,12 @@ import type { ProducerLike } from './types';
 import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter } from '../core/topic-table';
 
-/** A topic whose count is unknown is asked again after this long, doubling up to RETRY_MAX_MS... */
-const RETRY_FIRST_MS = 50;
+/**
+ * A topic whose count is unknown is asked again after this long, doubling up to RETRY_MAX_MS...
+ * Short: a new topic's first messages wait for the count (unplaced.ts), and the first request is
+ * often the one that makes the cluster create the topic, answered without a count.
+ */
+const RETRY_FIRST_MS = 2;
 const RETRY_MAX_MS = 2000;
 /** ...this many times; then only its next message and the periodic refresh ask again. */
 const RETRY_LIMIT = 12;
