@@ -18,6 +18,11 @@ const RETRY_FIRST_MS = 2;
 const RETRY_MAX_MS = 2000;
 /** ...this many times; then only its next message and the periodic refresh ask again. */
 const RETRY_LIMIT = 12;
+/**
+ * While messages wait for the count (unplaced.ts, at most 2 s), it is asked at least this often,
+ * and without the limit: a topic being created is seen within this long of having partitions.
+ */
+const RETRY_WAITING_MAX_MS = 25;
 /** connect()'s topics: how long it waits between asks while a count is unknown. */
 const KNOWN_POLL_MS = 50;
 
@@ -53,6 +58,8 @@ export interface MetadataHost {
   readonly maxPartitions: number;
   /** A topic's count became known (it was unknown): called once the answer is applied. */
   known?(topic: string): void;
+  /** Whether messages wait for `topic`'s count (it is then asked again sooner, and without a limit). */
+  waiting?(topic: string): boolean;
 }
 
 export class Metadata {
@@ -116,7 +123,8 @@ export class Metadata {
       .finally(() => {
         const now = this.topics.get(topic);
         const tries = this.retries.get(topic) ?? 0;
-        if (now === undefined || now.partitions > 0 || this.stopped || tries >= RETRY_LIMIT) {
+        const waiting = this.host.waiting?.(topic) === true;
+        if (now === undefined || now.partitions > 0 || this.stopped || (tries >= RETRY_LIMIT && !waiting)) {
           this.asking.delete(topic);
           this.retries.delete(topic);
           return;
@@ -126,7 +134,7 @@ export class Metadata {
           this.timers.delete(timer);
           this.asking.delete(topic);
           this.request(topic);
-        }, Math.min(RETRY_FIRST_MS * 2 ** tries, RETRY_MAX_MS, this.host.refreshMs));
+        }, Math.min(RETRY_FIRST_MS * 2 ** Math.min(tries, 20), waiting ? RETRY_WAITING_MAX_MS : RETRY_MAX_MS, this.host.refreshMs));
         timer.unref();
         this.timers.add(timer);
       });

@@ -202,6 +202,7 @@ export class DynamicProducer extends EventEmitter {
       maxEntries: topicsKept(this.partitioner.options.maxTopics),
       maxPartitions: this.partitioner.options.maxPartitions,
       known: (topic) => this.unplaced.known(topic),
+      waiting: (topic) => this.unplaced.holds(topic),
     });
     this.unplaced = new Unplaced(UNPLACED_WAIT_MS, (m) => this.placeUnplaced(m), (topic) => {
       const info = this.metadata.topics.get(topic);
