@@ -121,7 +121,7 @@ t.test('a topic whose count does not come: its messages wait UNPLACED_WAIT_MS, t
   const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 0 }, {}, { metadataRefreshMs: 600000 });
   t.teardown(() => p.disconnect().catch(() => {}));
   await p.connect();
-  gateMetadata(p.client, topic, Infinity); // our requests never see a count (librdkafka's own do)
+  const seen = gateMetadata(p.client, topic, Infinity); // our requests never see a count (librdkafka's own do)
   const log = recordHandOvers(p.client);
   const firstAt = Date.now();
   const sends = [];
@@ -134,6 +134,8 @@ t.test('a topic whose count does not come: its messages wait UNPLACED_WAIT_MS, t
   t.ok(log.length === 1000 && log.every((m) => m.partition === -1), `all ${log.length} handed over unassigned: librdkafka placed them`);
   t.ok(inCallOrder(log, topic), 'in call order');
   t.ok(Date.now() - firstAt >= UNPLACED_WAIT_MS - 20, `after the wait (${Date.now() - firstAt} ms, UNPLACED_WAIT_MS ${UNPLACED_WAIT_MS})`);
+  t.ok(seen.calls > 13, `asked ${seen.calls} times meanwhile: while messages wait, past the dozen retries of an idle topic`);
+  t.equal(seen.maxInFlight, 1, 'one request in flight at a time');
   const report = await p.send(topic, 'next', 'k1');
   t.equal(log[log.length - 1].partition, -1, 'its next message, count still unknown, does not wait again: unassigned');
   t.equal(report.partition, partitionForKey('k1', N, p.partitioner.options.partitioner), "librdkafka put it on the key's partition");
