@@ -4,9 +4,10 @@
 //   the promise / 'delivery' event → metrics.
 // This file is the coordinator: the public API, connect / flush / disconnect, and the send
 // path. Its parts: metadata.ts (partition counts), unplaced.ts (a new topic's messages waiting
-// for its count), backlog.ts (messages held while librdkafka's queue is full), delivery.ts (delivery reports and promises), handoff.ts (ordered handoffs of
-// relocated keys), polling.ts, statistics.ts (queue depths into penalties), client.ts (the
-// only reader of node-rdkafka's private fields), input.ts (argument checks), stream.ts.
+// for its count), backlog.ts (messages held while librdkafka's queue is full), delivery.ts
+// (delivery reports and promises), handoff.ts (ordered handoffs of relocated keys), polling.ts,
+// statistics.ts (queue depths into penalties), client.ts (the only reader of node-rdkafka's
+// private fields), input.ts (argument checks), stream.ts.
 
 // Node's global Buffer is a getter on globalThis, called at each read: the module's is a plain binding.
 import { Buffer } from 'node:buffer';
