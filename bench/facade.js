@@ -17,11 +17,11 @@
 
 const { fork } = require('node:child_process');
 const path = require('node:path');
-const { flags, median } = require('./common');
+const { flags, number, median } = require('./common');
 
 const args = flags();
-const M = Number(args.messages ?? 200000);
-const ROUNDS = Number(args.rounds ?? 15);
+const M = number(args, 'messages', 200000, { min: 1, integer: true });
+const ROUNDS = number(args, 'rounds', 15, { min: 1, integer: true });
 const ROOT = path.resolve(args.root ?? path.join(__dirname, '..'));
 const CALLS = ['partitionForKey', 'decide()', "produce(), orderHeaders 'none'", 'produce(), order headers'];
 

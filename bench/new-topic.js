@@ -10,15 +10,12 @@
 // with auto.create.topics.enable, e.g. scripts/kafka.sh's; default: librdkafka's mock cluster).
 
 const { DynamicProducer } = require('..');
-const { flags, median } = require('./common');
+const { flags, number, median } = require('./common');
 
 const args = flags();
-const ROUNDS = Number(args.rounds ?? 8);
-const MESSAGES = Number(args.messages ?? 200);
+const ROUNDS = number(args, 'rounds', 8, { min: 1, integer: true });
+const MESSAGES = number(args, 'messages', 200, { min: 1, integer: true });
 const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
-for (const [name, v] of [['rounds', ROUNDS], ['messages', MESSAGES]]) {
-  if (!Number.isInteger(v) || v < 1) throw new RangeError(`--${name} must be an integer >= 1, got ${args[name]}`);
-}
 const CLUSTER = BROKERS ? { 'bootstrap.servers': BROKERS } : { 'test.mock.num.brokers': 3 };
 const WAYS = { 'waits for the count': 100_000, 'left to librdkafka': 2 };
 

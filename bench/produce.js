@@ -29,11 +29,11 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER, partitionForKey } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
-const { flags, median } = require('./common');
+const { flags, number, median } = require('./common');
 
 const args = flags();
-const MESSAGES = Number(args.messages ?? 200000);
-const ROUNDS = Number(args.rounds ?? 7);
+const MESSAGES = number(args, 'messages', 200000, { min: 1, integer: true });
+const ROUNDS = number(args, 'rounds', 7, { min: 1, integer: true });
 // The topic: the mock cluster makes it (4 partitions) at its first message; on a real cluster
 // main() makes one for the run and passes it to the child processes (--topic).
 const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;

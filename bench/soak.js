@@ -39,19 +39,20 @@ const Kafka = require('node-rdkafka');
 const { DynamicProducer, DynamicConsumer } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 const { Checker } = require('./soak/check');
-const { flags } = require('./common');
+const { flags, number } = require('./common');
 const T = require('./soak/tables');
 const { lagChart } = require('./e2e/svg');
 const { mockProducer, disconnect } = require('../test/lib/mock-cluster');
 const { brokersOf } = require('../test/producer/lib/helpers');
 
 const args = flags();
-const num = (name, fallback) => (args[name] === undefined ? fallback : Number(args[name]));
+/** A count flag (an integer >= 0), or `fallback` without it. */
+const num = (name, fallback) => number(args, name, fallback, { min: 0, integer: true });
 const MESSAGES = num('messages', 10_000_000);
 const PRODUCERS = num('producers', 2);
 const CONSUMERS = num('consumers', 2);
 const KEYS = num('keys', 50_000);
-const ZIPF = num('zipf', 1.0);
+const ZIPF = number(args, 'zipf', 1.0, { min: 0 });
 const MOVE_EVERY = num('move-every', 500_000);
 const RESTARTS = num('restarts', 2);
 const SAMPLE_EVERY = num('sample-every', Math.max(1000, Math.floor(MESSAGES / 100)));
@@ -62,7 +63,7 @@ const WINDOW = num('window', 20_000);
 // and 3.9 MB per million.
 const RSS_MB = num('rss-mb', 350);
 const HEAP_MB = num('heap-mb', 150);
-const RSS_SLOPE = num('rss-slope', 8);
+const RSS_SLOPE = number(args, 'rss-slope', 8, { min: 0 });
 // Messages of one producer per turn of the event loop: node-rdkafka hands the application at
 // most 100 delivery reports per producer and turn (DeliveryReportDispatcher::Flush), so a
 // producer sending more than that per turn piles up reports (and their messages' copies) in

@@ -20,25 +20,19 @@ const { simulate, offlineMinimum } = require('../build/tools/simulate');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 const { partitionForKeys, DEFAULTS } = require('..');
 
-const { flags } = require('./common');
+const { flags, number } = require('./common');
 
 const args = flags();
-/** The number after --name= (NaN for --name alone), or `fallback` without the flag. */
-const number = (name, fallback) => (args[name] === undefined ? fallback : typeof args[name] === 'string' ? Number(args[name]) : NaN);
 const JSON_OUT = args.json === true;
-const MESSAGES = number('messages', 1_000_000);
-const WINDOW = number('window', 100_000);
-const SEED = number('seed', 1);
-const TOLERANCE = number('tolerance', DEFAULTS.balanceTolerance);
+const MESSAGES = number(args, 'messages', 1_000_000, { min: 2, integer: true });
+const WINDOW = number(args, 'window', 100_000, { min: 1, integer: true });
+const SEED = number(args, 'seed', 1, { min: 0, max: 0xffffffff, integer: true });
+const TOLERANCE = number(args, 'tolerance', DEFAULTS.balanceTolerance, { min: 0, max: 1e6 });
 const KEYS = 100_000;
 // The figures after warm-up are of the windows after the first: there must be one.
-if (!(Number.isInteger(MESSAGES) && Number.isInteger(WINDOW) && WINDOW > 0 && MESSAGES >= 2 * WINDOW)) {
-  throw new RangeError('bench/spread.js: --messages and --window must be integers, messages >= 2 * window > 0 (the figures after warm-up are of the windows after the first)');
+if (MESSAGES < 2 * WINDOW) {
+  throw new RangeError('bench/spread.js: --messages must be at least 2 * --window (the figures after warm-up are of the windows after the first)');
 }
-if (!(Number.isInteger(SEED) && SEED >= 0 && SEED <= 0xffffffff)) {
-  throw new RangeError('bench/spread.js: --seed must be an integer in [0, 2^32)');
-}
-if (!(TOLERANCE >= 0 && TOLERANCE <= 1e6)) throw new RangeError('bench/spread.js: --tolerance must be a number in [0, 1e6]');
 const OPTIONS = TOLERANCE === DEFAULTS.balanceTolerance ? {} : { balanceTolerance: TOLERANCE };
 /** The other yardstick: the minimum at 0.05 beside a run at 0.02 (or any other), at 0.02 beside one at 0.05. */
 const OTHER = TOLERANCE === 0.05 ? 0.02 : 0.05;
