@@ -21,6 +21,12 @@ import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus }
 import { warnIfBothLoaded } from '../core/library';
 import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
+import { UNPLACED_WAIT_MS } from './unplaced';
+
+/** Resolves after `ms` (a send waiting on it keeps the process alive: at most UNPLACED_WAIT_MS). */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
 export interface KafkaJsMessage {
@@ -77,6 +83,8 @@ export interface KafkaJsProducerOptions extends DynamicPartitionerOptions {
 
 /** How long a topic whose count could not be read is left to librdkafka before it is asked again (ms). */
 const RETRY_UNKNOWN_MS = 1000;
+/** A new topic's first sends wait for its count (at most UNPLACED_WAIT_MS), asking again after 2 ms, doubling up to this. */
+const WAITING_RETRY_MAX_MS = 25;
 
 /** A topic's counters, and what the table of topics needs besides. */
 interface TopicEntry extends TopicCounters {
@@ -84,6 +92,8 @@ interface TopicEntry extends TopicCounters {
   lastUsed: number;
   /** While its count is not known: when it may be asked again (Date.now() ms). */
   retryAt: number;
+  /** Its first sends waited for the count in vain: its messages go to librdkafka until it is known. */
+  gaveUp: boolean;
 }
 
 export declare interface KafkaJsDynamicProducer {
@@ -111,6 +121,8 @@ export class KafkaJsDynamicProducer extends EventEmitter {
   private use = 0;
   /** Reads of a topic's count under way, so that concurrent sends wait for one. */
   private readonly reading = new Map<string, Promise<void>>();
+  /** Waits for a new topic's count under way (awaitCount), shared by its sends. */
+  private readonly awaiting = new Map<string, Promise<void>>();
   private readonly metrics$ = new Metrics();
   private inflight = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -227,7 +239,9 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     if (!Array.isArray(messages)) throw new InvalidArgTypeError(`${path}.messages`, 'an array of messages', messages);
     let counters = this.counters(topic);
     if (counters.partitions === 0) {
-      await this.read(topic);
+      // A new topic's sends wait for its count (a topic being created answers without one at
+      // first), as DynamicProducer's do (unplaced.ts); once that wait was in vain, one read.
+      await (counters.gaveUp ? this.read(topic) : this.awaitCount(topic));
       // Forgotten while it was read (sends to many new topics meanwhile): left to librdkafka this once.
       counters = this.topics.get(topic) ?? counters;
     }
@@ -281,7 +295,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     let c = this.topics.get(topic);
     if (!c) {
       if (this.topics.size >= this.kept) for (const victim of leastRecentQuarter([...this.topics])) this.topics.delete(victim);
-      c = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0, retryAt: 0 };
+      c = { partitions: 0, produced: 0, delivered: 0, failed: 0, queueDepth: [], lastUsed: 0, retryAt: 0, gaveUp: false };
       this.topics.set(topic, c);
     }
     c.lastUsed = ++this.use;
@@ -302,6 +316,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
         if (c && n > 0) {
           c.partitions = n;
           c.retryAt = 0;
+          c.gaveUp = false;
         } else {
           this.retryLater(topic);
         }
@@ -313,6 +328,35 @@ export class KafkaJsDynamicProducer extends EventEmitter {
       .finally(() => this.reading.delete(topic));
     this.reading.set(topic, reading);
     return reading;
+  }
+
+  /**
+   * Resolves once `topic`'s count is known, asking again after 2 ms, doubling up to
+   * WAITING_RETRY_MAX_MS, or after UNPLACED_WAIT_MS (the topic then gave up: its messages go to
+   * librdkafka until its count is known). One wait per topic, shared by its sends, which go on
+   * in the order they came.
+   */
+  private awaitCount(topic: string): Promise<void> {
+    const under = this.awaiting.get(topic);
+    if (under) return under;
+    const deadline = Date.now() + UNPLACED_WAIT_MS;
+    const known = (): boolean => (this.topics.get(topic)?.partitions ?? 0) > 0;
+    const waiting = (async () => {
+      for (let pause = 2; ; pause = Math.min(2 * pause, WAITING_RETRY_MAX_MS)) {
+        const c = this.topics.get(topic);
+        if (c) c.retryAt = 0;
+        // A read slower than the time left (an admin's read timing out) is not waited for.
+        await Promise.race([this.read(topic), delay(Math.max(0, deadline - Date.now()))]);
+        if (known() || this.closed) return;
+        const left = deadline - Date.now();
+        if (left <= 0) break;
+        await delay(Math.min(pause, left));
+      }
+      const c = this.topics.get(topic);
+      if (c && !known()) c.gaveUp = true;
+    })().finally(() => this.awaiting.delete(topic));
+    this.awaiting.set(topic, waiting);
+    return waiting;
   }
 
   /** The metadata of `topic`: a list of { name, partitions }. */

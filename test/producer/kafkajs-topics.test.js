@@ -61,3 +61,60 @@ t.test('a stream of new topics: at most max(1024, 16 × maxTopics) kept, the lea
   t.equal(p.metrics().topics['tenant-0'].produced, 1, 'counted anew');
   await p.disconnect();
 });
+
+/** A fake admin whose answers for `topic` have no partitions for its first `empty` reads (a topic being created). */
+function creatingAdmin(topic, empty) {
+  let reads = 0;
+  return {
+    get reads() {
+      return reads;
+    },
+    fetchTopicMetadata: async ({ topics }) => topics.map((name) => {
+      if (name === topic) reads++;
+      const none = name === topic && reads <= empty;
+      return { name, partitions: none ? [] : Array.from({ length: N }, (_, id) => ({ partitionId: id })) };
+    }),
+  };
+}
+
+t.test("a new topic's first sends wait for its count (a topic being created answers without one): every message placed here, the hot key spread, sends in call order", async (t) => {
+  const { producer, sent } = fakes();
+  const admin = creatingAdmin('kj-new', 5);
+  const p = wrapKafkaJsProducer(producer, { admin, metadataRefreshMs: 600000 });
+  t.teardown(() => p.disconnect());
+  await p.connect();
+  // 40 sends of 100 messages at once, half of them one key, before the count is known.
+  const sends = [];
+  for (let s = 0; s < 40; s++) {
+    sends.push(p.send({ topic: 'kj-new', messages: Array.from({ length: 100 }, (_, j) => ({ key: j % 2 === 0 ? 'hot' : `cold-${s}-${j}`, value: String(s * 100 + j) })) }));
+  }
+  await Promise.all(sends);
+  t.ok(admin.reads > 5, `asked ${admin.reads} times: the answers without a count, then the one with it`);
+  const messages = sent.flatMap((r) => r.messages);
+  t.equal(messages.length, 4000, 'every message sent');
+  t.ok(messages.every((m) => typeof m.partition === 'number'), 'each with the partition chosen here (none left to librdkafka)');
+  const values = messages.map((m) => Number(m.value));
+  t.ok(values.every((v, i) => i === 0 || v > values[i - 1]), "the producer's send() called in the order of the wrapper's");
+  const hot = new Set(messages.filter((m) => m.key === 'hot').map((m) => m.partition));
+  t.ok(hot.size >= 2, `the hot key on ${hot.size} partitions`);
+  const cold = messages.filter((m) => m.key !== 'hot');
+  t.ok(cold.every((m) => m.partition === partitionForKey(m.key, N, 'murmur2_random')), "every cold key on murmur2_random's partition");
+});
+
+t.test('a topic whose count does not come: its sends wait at most UNPLACED_WAIT_MS, then go to librdkafka; later ones do not wait again', async (t) => {
+  const { UNPLACED_WAIT_MS } = require('../../build/producer/unplaced');
+  const { producer, sent } = fakes();
+  const admin = creatingAdmin('kj-never', Infinity);
+  const p = wrapKafkaJsProducer(producer, { admin, metadataRefreshMs: 600000 });
+  t.teardown(() => p.disconnect());
+  await p.connect();
+  const started = Date.now();
+  await Promise.all([1, 2, 3].map((i) => p.send({ topic: 'kj-never', messages: [{ key: `k${i}`, value: String(i) }] })));
+  const waited = Date.now() - started;
+  t.ok(waited >= UNPLACED_WAIT_MS - 20, `the first sends waited ${waited} ms (UNPLACED_WAIT_MS ${UNPLACED_WAIT_MS})`);
+  t.ok(sent.flatMap((r) => r.messages).every((m) => m.partition === undefined), 'then went without a partition (librdkafka places them)');
+  const again = Date.now();
+  await p.send({ topic: 'kj-never', messages: [{ key: 'k4', value: '4' }] });
+  t.ok(Date.now() - again < UNPLACED_WAIT_MS / 2, `a later send does not wait for the count again (${Date.now() - again} ms)`);
+  t.equal(sent.length, 4, 'all four sends went');
+});
