@@ -18,7 +18,7 @@ import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
 import { type Connectable, connectClient } from '../core/connect';
 import { hideSecrets } from '../core/secrets';
-import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, toKafkaError } from '../core/errors';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, checkTimeout, toKafkaError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;
@@ -367,7 +367,11 @@ export class DynamicConsumer extends EventEmitter {
    * has nothing to stop. The consumer may then connect() and run() again.
    */
   stop(timeoutMs = 30_000): Promise<void> {
-    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) return Promise.reject(new InvalidArgTypeError('timeoutMs', 'a number >= 0', timeoutMs));
+    try {
+      checkTimeout('timeoutMs', timeoutMs, true);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     switch (this.state) {
       case 'idle':
         return Promise.resolve();

@@ -14,7 +14,7 @@
 // timeout. So the client is asked in attempts of at most ATTEMPT_MS each, repeated while the
 // cluster does not answer, until the timeout: an abandoned attempt ends within ATTEMPT_MS.
 
-import { KafkaError, toKafkaError } from './errors';
+import { KafkaError, checkTimeout, toKafkaError } from './errors';
 
 /** librdkafka's RD_KAFKA_RESP_ERR__AUTHENTICATION: a SASL login the broker refused. */
 export const ERR__AUTHENTICATION = -169;
@@ -71,6 +71,8 @@ export function securityFailureOf(entry: unknown): number | undefined {
  */
 export function connectClient(client: Connectable, timeoutMs: number, context = 'connect'): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    // Thrown here, it rejects: a connect() or start() given a bad timeout.
+    checkTimeout('timeoutMs', timeoutMs);
     let settled = false;
     const finish = (err: KafkaError | undefined): void => {
       if (settled) return;

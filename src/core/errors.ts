@@ -71,6 +71,19 @@ export function checkPartitionCount(n: unknown, argument = 'numPartitions'): voi
   }
 }
 
+/**
+ * Throws unless `ms` is a usable timeout: a number of milliseconds, 0 or more, and finite unless
+ * `infinite` (a wait with no end, where the call allows one: a consumer's stop()). A value that
+ * is not a number is an InvalidArgTypeError, a number out of range (NaN, negative) an
+ * OutOfRangeError. The one check of every timeout argument the package takes.
+ */
+export function checkTimeout(argument: string, ms: unknown, infinite = false): void {
+  if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
+  if (!(ms >= 0 && (infinite || ms < Infinity))) {
+    throw new OutOfRangeError(argument, infinite ? 'a number of milliseconds, 0 or more (Infinity: no limit)' : 'a finite number of milliseconds, 0 or more', ms);
+  }
+}
+
 /** A value that is not one of a fixed set; the message lists the valid ones. */
 export class InvalidValueError extends RangeError {
   readonly code = 'KDP_INVALID_VALUE' as const;

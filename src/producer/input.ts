@@ -63,11 +63,6 @@ export function timestampError(timestamp: unknown): InvalidArgTypeError | OutOfR
   return new OutOfRangeError('timestamp', 'ms since the epoch: a number from 0 to Number.MAX_SAFE_INTEGER', timestamp);
 }
 
-/** A timeout argument: a number of ms, 0 or more and finite. */
-export function checkTimeout(argument: string, ms: unknown): void {
-  if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
-  if (!(ms >= 0 && ms < Infinity)) throw new OutOfRangeError(argument, 'a finite number of milliseconds, 0 or more', ms);
-}
 
 /** A HighLevelProducer serializer applied to one key or value; only synchronous ones can be. */
 export function serialize(serializer: HighLevelLike['keySerializer'], value: unknown, what: 'key' | 'value'): unknown {

@@ -16,7 +16,7 @@ import { type DynamicPartitionerOptions, resolveKafkaJsProducerOptions, type Kaf
 import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { dropForwarded } from '../partitioner/kafkajs';
-import { InvalidArgTypeError, KafkaError, StateError, toKafkaError } from '../core/errors';
+import { InvalidArgTypeError, KafkaError, StateError, checkTimeout, toKafkaError } from '../core/errors';
 import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from './metrics';
 import { warnIfBothLoaded } from '../core/library';
 import { ERR__TIMED_OUT } from '../core/connect';
@@ -173,7 +173,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     if (!Array.isArray(topics) || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
       throw new InvalidArgTypeError('topics', 'an array of topic names', topics);
     }
-    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new InvalidArgTypeError('timeoutMs', 'a number >= 0', timeoutMs);
+    checkTimeout('timeoutMs', timeoutMs);
     if (!this.connected) {
       if (!this.producer._getInternalClient?.()) await this.producer.connect();
       this.connected = true;

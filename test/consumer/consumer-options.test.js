@@ -61,12 +61,19 @@ t.test('unknown options are named, nested ones with their full path', async (t) 
   t.throws(() => make(null), { code: 'KDP_INVALID_OPTION' });
 });
 
-t.test('stop() refuses a timeout that is not a number >= 0, whatever the state', async (t) => {
+t.test('stop() and connect() refuse a timeout that is not a number >= 0 (connect(): finite), whatever the state', async (t) => {
   const c = make({});
-  for (const bad of [-1, Number.NaN, '100', null]) {
-    await t.rejects(c.stop(bad), { code: 'KDP_INVALID_ARG_TYPE', name: 'InvalidArgTypeError', argument: 'timeoutMs' }, `stop(${String(bad)})`);
+  for (const bad of ['100', null]) {
+    await t.rejects(c.stop(bad), { code: 'KDP_INVALID_ARG_TYPE', name: 'InvalidArgTypeError', argument: 'timeoutMs' }, `stop(${String(bad)}): not a number`);
+    await t.rejects(c.connect(bad), { code: 'KDP_INVALID_ARG_TYPE', argument: 'timeoutMs' }, `connect(${String(bad)}): not a number`);
   }
+  for (const bad of [-1, Number.NaN]) {
+    await t.rejects(c.stop(bad), { code: 'KDP_OUT_OF_RANGE', name: 'OutOfRangeError', argument: 'timeoutMs' }, `stop(${String(bad)}): out of range`);
+    await t.rejects(c.connect(bad), { code: 'KDP_OUT_OF_RANGE', argument: 'timeoutMs' }, `connect(${String(bad)}): out of range`);
+  }
+  await t.rejects(c.connect(Infinity), { code: 'KDP_OUT_OF_RANGE', argument: 'timeoutMs' }, 'connect(Infinity): a connect must end');
   await t.resolves(c.stop(0), 'stop(0) of a consumer never connected');
+  await t.resolves(c.stop(Infinity), 'stop(Infinity): no limit');
   await t.resolves(c.stop(), 'stop() with the default timeout');
 });
 

@@ -118,3 +118,14 @@ t.test('a topic whose count does not come: its sends wait at most UNPLACED_WAIT_
   t.ok(Date.now() - again < UNPLACED_WAIT_MS / 2, `a later send does not wait for the count again (${Date.now() - again} ms)`);
   t.equal(sent.length, 4, 'all four sends went');
 });
+
+t.test("connect(topics, timeoutMs)'s timeout: the package's one check (a number, finite, 0 or more)", async (t) => {
+  const { producer, admin } = fakes();
+  const p = wrapKafkaJsProducer(producer, { admin });
+  t.teardown(() => p.disconnect());
+  await t.rejects(p.connect([], '100'), { code: 'KDP_INVALID_ARG_TYPE', argument: 'timeoutMs' }, 'a string: InvalidArgTypeError');
+  for (const bad of [-1, Number.NaN, Infinity]) {
+    await t.rejects(p.connect([], bad), { code: 'KDP_OUT_OF_RANGE', argument: 'timeoutMs' }, `${bad}: OutOfRangeError`);
+  }
+  await t.resolves(p.connect(['kj-known'], 1000), 'a good one');
+});

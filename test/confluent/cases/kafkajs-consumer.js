@@ -302,7 +302,8 @@ t.test('bad input and states: typed errors', async (t) => {
   await t.rejects(c.run({}), { code: 'KDP_INVALID_ARG_TYPE', argument: 'config.eachMessage' }, 'no eachMessage');
   await t.rejects(c.run({ eachBatch: async () => {} }), { code: 'KDP_INVALID_OPTION', path: 'config.eachBatch' }, 'eachBatch refused, saying why');
   await t.rejects(c.run({ eachMessage: async () => {}, partitionsConsumedConcurrently: 2 }), { code: 'KDP_INVALID_OPTION', path: 'config.partitionsConsumedConcurrently' });
-  await t.rejects(c.stop(-1), { code: 'KDP_INVALID_ARG_TYPE', argument: 'timeoutMs' });
+  await t.rejects(c.stop(-1), { code: 'KDP_OUT_OF_RANGE', argument: 'timeoutMs' }, 'stop(-1): out of range');
+  await t.rejects(c.stop('1'), { code: 'KDP_INVALID_ARG_TYPE', argument: 'timeoutMs' }, "stop('1'): not a number");
   await c.subscribe({ topic: 'kjs-bad-input' });
   await c.run({ eachMessage: async () => {} });
   await t.rejects(c.run({ eachMessage: async () => {} }), { code: 'KDP_STATE' }, 'run() twice');
