@@ -28,6 +28,15 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Resolves when `promise` settles or after `ms`, whichever comes first (no timer is left behind). */
+function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
+}
+
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
 export interface KafkaJsMessage {
   key?: Buffer | string | null;
@@ -346,7 +355,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
         const c = this.topics.get(topic);
         if (c) c.retryAt = 0;
         // A read slower than the time left (an admin's read timing out) is not waited for.
-        await Promise.race([this.read(topic), delay(Math.max(0, deadline - Date.now()))]);
+        await within(this.read(topic), Math.max(0, deadline - Date.now()));
         if (known() || this.closed) return;
         const left = deadline - Date.now();
         if (left <= 0) break;
