@@ -249,8 +249,10 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     let counters = this.counters(topic);
     if (counters.partitions === 0) {
       // A new topic's sends wait for its count (a topic being created answers without one at
-      // first), as DynamicProducer's do (unplaced.ts); once that wait was in vain, one read.
-      await (counters.gaveUp ? this.read(topic) : this.awaitCount(topic));
+      // first), as DynamicProducer's do (unplaced.ts), unless each message has its partition;
+      // once that wait was in vain, one read.
+      const placedHere = messages.some((m) => typeof m !== 'object' || m === null || typeof m.partition !== 'number');
+      await (counters.gaveUp || !placedHere ? this.read(topic) : this.awaitCount(topic));
       // Forgotten while it was read (sends to many new topics meanwhile): left to librdkafka this once.
       counters = this.topics.get(topic) ?? counters;
     }

@@ -129,3 +129,15 @@ t.test("connect(topics, timeoutMs)'s timeout: the package's one check (a number,
   }
   await t.resolves(p.connect(['kj-known'], 1000), 'a good one');
 });
+
+t.test('a send whose every message has its partition does not wait for an unknown count', async (t) => {
+  const { UNPLACED_WAIT_MS } = require('../../build/producer/unplaced');
+  const { producer, sent } = fakes();
+  const p = wrapKafkaJsProducer(producer, { admin: creatingAdmin('kj-explicit', Infinity), metadataRefreshMs: 600000 });
+  t.teardown(() => p.disconnect());
+  await p.connect();
+  const started = Date.now();
+  await p.send({ topic: 'kj-explicit', messages: [{ key: 'a', value: '1', partition: 2 }, { key: 'b', value: '2', partition: 0 }] });
+  t.ok(Date.now() - started < UNPLACED_WAIT_MS / 2, `sent after ${Date.now() - started} ms: no wait for the count`);
+  t.same(sent[0].messages.map((m) => m.partition), [2, 0], 'with the partitions given');
+});
