@@ -19,7 +19,7 @@ const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
 const CLUSTER = BROKERS ? { 'bootstrap.servers': BROKERS } : { 'test.mock.num.brokers': 3 };
 const WAYS = { 'waits for the count': 100_000, 'left to librdkafka': 2 };
 
-async function round(way, maxQueued, r) {
+async function round(maxQueued, r) {
   const p = new DynamicProducer({ ...CLUSTER, log_level: 0, 'linger.ms': 5 }, {}, { maxQueued });
   await p.connect();
   const topic = `kdp-new-topic-${r}-${maxQueued}-${Date.now().toString(36)}`;
@@ -38,7 +38,7 @@ async function round(way, maxQueued, r) {
 async function main() {
   const results = Object.fromEntries(Object.keys(WAYS).map((w) => [w, []]));
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [way, maxQueued] of Object.entries(WAYS)) results[way].push(await round(way, maxQueued, r));
+    for (const [way, maxQueued] of Object.entries(WAYS)) results[way].push(await round(maxQueued, r));
   }
   console.log(`${MESSAGES} messages to a new topic, ${BROKERS ? `cluster ${BROKERS}` : "librdkafka's mock cluster"}, medians of ${ROUNDS} rounds`);
   for (const [way, runs] of Object.entries(results)) {

@@ -191,14 +191,9 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     }
     const deadline = Date.now() + timeoutMs;
     await Promise.all(topics.map(async (topic) => {
-      for (;;) {
-        this.counters(topic).retryAt = 0;
-        await this.read(topic);
-        if ((this.topics.get(topic)?.partitions ?? 0) > 0) return;
-        if (this.closed) throw new StateError('this producer was disconnected');
-        if (Date.now() >= deadline) throw new KafkaError(`connect: no partition count for topic '${topic}' in time`, ERR__TIMED_OUT);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      if (await this.askUntilKnown(topic, deadline, 100, 100)) return;
+      if (this.closed) throw new StateError('this producer was disconnected');
+      throw new KafkaError(`connect: no partition count for topic '${topic}' in time`, ERR__TIMED_OUT);
     }));
   }
 
@@ -350,24 +345,29 @@ export class KafkaJsDynamicProducer extends EventEmitter {
   private awaitCount(topic: string): Promise<void> {
     const under = this.awaiting.get(topic);
     if (under) return under;
-    const deadline = Date.now() + UNPLACED_WAIT_MS;
-    const known = (): boolean => (this.topics.get(topic)?.partitions ?? 0) > 0;
     const waiting = (async () => {
-      for (let pause = 2; ; pause = Math.min(2 * pause, WAITING_RETRY_MAX_MS)) {
-        const c = this.topics.get(topic);
-        if (c) c.retryAt = 0;
-        // A read slower than the time left (an admin's read timing out) is not waited for.
-        await within(this.read(topic), Math.max(0, deadline - Date.now()));
-        if (known() || this.closed) return;
-        const left = deadline - Date.now();
-        if (left <= 0) break;
-        await delay(Math.min(pause, left));
-      }
+      if (await this.askUntilKnown(topic, Date.now() + UNPLACED_WAIT_MS, 2, WAITING_RETRY_MAX_MS) || this.closed) return;
       const c = this.topics.get(topic);
-      if (c && !known()) c.gaveUp = true;
+      if (c) c.gaveUp = true;
     })().finally(() => this.awaiting.delete(topic));
     this.awaiting.set(topic, waiting);
     return waiting;
+  }
+
+  /**
+   * Reads `topic`'s count until it is known (true), or until `deadline` or a disconnect (false):
+   * again after `pauseMs`, doubling up to `maxPauseMs`. A read slower than the time left (an
+   * admin's read timing out) is not waited for. connect(topics) and a new topic's first sends.
+   */
+  private async askUntilKnown(topic: string, deadline: number, pauseMs: number, maxPauseMs: number): Promise<boolean> {
+    for (let pause = pauseMs; ; pause = Math.min(2 * pause, maxPauseMs)) {
+      this.counters(topic).retryAt = 0;
+      await within(this.read(topic), Math.max(0, deadline - Date.now()));
+      if ((this.topics.get(topic)?.partitions ?? 0) > 0) return true;
+      const left = deadline - Date.now();
+      if (this.closed || left <= 0) return false;
+      await delay(Math.min(pause, left));
+    }
   }
 
   /** The metadata of `topic`: a list of { name, partitions }. */
