@@ -6,7 +6,7 @@
 
 import { sketchConfigure, sketchAdd, sketchEstimate, sketchRaise } from "./sketch";
 import { weight, sketchWeight } from "./decay";
-import { hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount, full } from "./hotkeys";
+import { hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount, full, isHeld } from "./hotkeys";
 import { emit } from "./events";
 import { tf, total, recentMessages as recentOf } from "./topics";
 import { leaves, CANDIDATE } from "./choice";
@@ -123,11 +123,12 @@ function admit(topic: i32, a: u32, b: u32, topicTotal: f64, fair: f64): i32 {
     // competes with its share; a hot key that is at home and unmarked (its chain closed) with
     // half its share, so that with many topics the table holds their strongest keys rather
     // than the weak hot keys of the topics that filled it first. A key owing a RETURN marker,
-    // or with its chain open, is kept unless it has all but vanished (candidates) or kept.
+    // or with its chain open, is kept unless it has all but vanished (candidates) or kept. A
+    // key whose messages the producer holds (isHeld) is never taken.
     let victim = -1;
     let victimShare = estimate / sketchTotal;
     for (let i = 0, e = sweepCursor; i < 8; i++) {
-      const state = geti(E_STATE, e);
+      const state = isHeld(e) ? STATE_FREE : geti(E_STATE, e);
       const chain = geti(E_RETURN, e);
       let share = -1.0;
       if (state == STATE_CANDIDATE) share = getCount(e) / total(geti(E_TOPIC, e)) * (chain == CHAIN_OWED ? 100 : 1);
@@ -246,9 +247,10 @@ function sweepOne(): void {
   const count = getCount(e);
   if (state >= STATE_HOT) {
     if (count < coolLine(state) * fair) cool(e);
-  } else if (count < admitShare * 0.5 * fair && geti(E_RETURN, e) != CHAIN_OWED) {
+  } else if (count < admitShare * 0.5 * fair && geti(E_RETURN, e) != CHAIN_OWED && !isHeld(e)) {
     // A key that owes a RETURN marker stays until its next message (or until the table
-    // needs its place: admit() evicts the weakest candidates first).
+    // needs its place: admit() evicts the weakest candidates first); one whose messages the
+    // producer holds stays until they are gone.
     untrack(e);
   }
 }

@@ -1,6 +1,9 @@
 // The heavy-hitter table: a fixed pool of entries for the keys whose sketch estimate crossed
 // the admission level, each with an exact decayed count from then on and its spread state.
 // Entries keep their index for life (the TS side maps an index to the key it names). An
+// entry the TS side marks held (messages of its key wait in the producer's ordered handoff,
+// which finds them by entry) is never freed while marked: neither the sweep nor admission
+// takes it, so the key's later messages find its entry, and wait behind them. An
 // entry is one 64-byte record (one cache line: a message of a tracked key touches one), and
 // a separate open-addressing index (twice the pool, linear probing, backward-shift deletion)
 // of (lane A, entry) pairs finds an entry by (topic, lane A, lane B) — a 64-bit fingerprint
@@ -18,6 +21,7 @@ export let entries: usize = 0; // records of 1 << ENTRY_SHIFT bytes, fields E_* 
 let index: usize = 0;           // (u32 lane A, i32 entry + 1 or 0 for an empty slot) pairs
 let freeList: usize = 0;        // i32 stack of free entries
 let freeCount: i32 = 0;
+let held: usize = 0;            // u8 per entry: 1 while the TS side holds messages of its key (hold())
 
 /** Index slots for a pool of `count` entries: a power of two, at least twice the pool. */
 function slotsFor(count: i32): u32 {
@@ -29,7 +33,7 @@ function slotsFor(count: i32): u32 {
 /** The arena bytes of a pool of `count` entries: records, index and free list. */
 export function hotkeysBytes(count: i32): usize {
   const n = <usize>count;
-  return arenaSize(n << ENTRY_SHIFT) + arenaSize(<usize>slotsFor(count) << 3) + arenaSize(n << 2);
+  return arenaSize(n << ENTRY_SHIFT) + arenaSize(<usize>slotsFor(count) << 3) + arenaSize(n << 2) + arenaSize(n);
 }
 
 export function hotkeysConfigure(count: i32): void {
@@ -42,6 +46,8 @@ export function hotkeysConfigure(count: i32): void {
   freeList = arenaAlloc(n << 2);
   for (let i = 0; i < count; i++) store<i32>(freeList + (<usize>i << 2), count - 1 - i);
   freeCount = count;
+  held = arenaAlloc(n);
+  memory.fill(held, 0, n);
 }
 
 /**
@@ -53,6 +59,7 @@ export function hotkeysGrow(count: i32): void {
   const oldEntries = entries;
   const oldIndex = index;
   const oldFree = freeList;
+  const oldHeld = held;
   const old = capacity;
   const oldSlots = <usize>indexMask + 1;
   const slots = slotsFor(count);
@@ -62,6 +69,9 @@ export function hotkeysGrow(count: i32): void {
   index = arenaAlloc(<usize>slots << 3);
   indexMask = slots - 1;
   freeList = arenaAlloc(n << 2);
+  held = arenaAlloc(n);
+  memory.copy(held, oldHeld, <usize>old);
+  memory.fill(held + <usize>old, 0, n - <usize>old);
   // The new entries at the bottom of the stack (the lowest index taken first), the free ones above.
   const added = count - old;
   for (let i = 0; i < added; i++) store<i32>(freeList + (<usize>i << 2), count - 1 - i);
@@ -78,7 +88,17 @@ export function hotkeysGrow(count: i32): void {
   arenaFree(oldEntries, <usize>old << ENTRY_SHIFT);
   arenaFree(oldIndex, oldSlots << 3);
   arenaFree(oldFree, <usize>old << 2);
+  arenaFree(oldHeld, <usize>old);
 }
+
+/** Marks entry e held or not (see above). */
+export function setHeld(e: i32, on: bool): void {
+  store<u8>(held + <usize>e, on ? 1 : 0);
+}
+
+/** Whether entry e is held: it may not be freed. */
+// @ts-ignore: decorator
+@inline export function isHeld(e: i32): bool { return load<u8>(held + <usize>e) != 0; }
 
 // @ts-ignore: decorator
 @inline export function geti(field: usize, e: i32): i32 { return load<i32>(entries + (<usize>e << ENTRY_SHIFT) + field); }

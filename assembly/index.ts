@@ -117,5 +117,7 @@ export function refusedAdmissions(): f64 { return refused; }
 export function account(topic: i32, partition: i32): void { accountAt(topic, partition); }
 /** The application's spreadable() refused tracked entry e: it stays on its own partition while tracked (CHAIN_PINNED). */
 export function pin(entry: i32): void { hotkeys.seti(E_RETURN, entry, CHAIN_PINNED); }
+/** Messages of tracked entry e's key wait in the producer (held 1) or no longer (0): while held it is never freed. */
+export function hold(entry: i32, held: i32): void { hotkeys.setHeld(entry, held != 0); }
 export function estimate(topic: i32, length: i32): f64 { return estimateAt(topic, KEYS, length); }
 export function recentMessages(topic: i32): f64 { return topics.recentMessages(topic); }

@@ -33,6 +33,8 @@ export interface CoreExports {
   account(topic: number, partition: number): void;
   /** Keeps tracked entry `entry` on its own partition while it is tracked (spreadable() said no). */
   pin(entry: number): void;
+  /** Messages of tracked entry `entry`'s key wait in the producer (1) or no longer (0): while they do, the entry is never freed. */
+  hold(entry: number, held: number): void;
   currentWeight(topic: number): number;
   currentLoadWeight(topic: number): number;
   /** The number of topics with state; true when the shared tables grew (regions moved, the memory may have grown: refreshViews). */

@@ -265,6 +265,8 @@ export class DynamicPartitioner extends EventEmitter {
   private entryState = 0;
   private entrySize = 0;
   private readonly timer: NodeJS.Timeout | undefined;
+  /** Per topic slot: its entries held (hold()); such a slot is not given to another topic. */
+  private readonly heldInSlot: Int32Array;
 
   constructor(options: DynamicPartitionerOptions = {}) {
     super();
@@ -289,6 +291,7 @@ export class DynamicPartitioner extends EventEmitter {
     this.trackedKeysBound = x.trackedKeysBound();
     for (let slot = o.maxTopics - 1; slot >= 0; slot--) this.freeSlots.push(slot);
     this.slotOwners = new Array(o.maxTopics).fill(undefined);
+    this.heldInSlot = new Int32Array(o.maxTopics);
     this.idleDecisions = Math.max(IDLE_DECISIONS, 16 * o.maxTopics);
     this.keptWithoutState = topicsKept(o.maxTopics);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = this.startClock(o.horizon, o.loadHorizon);
@@ -367,6 +370,18 @@ export class DynamicPartitioner extends EventEmitter {
         if (early.length !== 0 || this.core.i32[this.eventCell] !== 0) this.drainEvents(undefined, keys, start, early.splice(0));
       });
     return out;
+  }
+
+  /**
+   * Messages of tracked entry `entry`'s key wait in the producer (`held`) or no longer: while
+   * they do, the entry is never freed (the producer finds them by entry: a key given another
+   * entry, or none, would overtake them), and its topic keeps its slot.
+   * @internal
+   */
+  hold(entry: number, held: boolean): void {
+    const slot = this.core.i32[this.entryTopic + entry * ENTRY_I32];
+    this.heldInSlot[slot] += held ? 1 : -1;
+    this.core.exports.hold(entry, held ? 1 : 0);
   }
 
   /**
@@ -514,8 +529,9 @@ export class DynamicPartitioner extends EventEmitter {
 
   /**
    * Gives topic `t` (without state) a slot: a free one, else the least recently used topic's
-   * if that one has been idle for idleDecisions and no topic was given up in the last
-   * EVICTION_EVERY decisions (so never an eviction per message). False: still without state.
+   * if that one has been idle for idleDecisions, holds no entry the producer holds messages
+   * of (hold()), and no topic was given up in the last EVICTION_EVERY decisions (so never an
+   * eviction per message). False: still without state.
    */
   private claimSlot(t: TopicState): boolean {
     let slot = this.freeSlots.pop();
@@ -524,7 +540,7 @@ export class DynamicPartitioner extends EventEmitter {
       this.nextEviction = this.useClock + EVICTION_EVERY;
       let victim: TopicState | undefined;
       for (const o of this.slotOwners) if (o !== undefined && (!victim || o.lastUsed < victim.lastUsed)) victim = o;
-      if (!victim || this.useClock - victim.lastUsed < this.idleDecisions) return false;
+      if (!victim || this.useClock - victim.lastUsed < this.idleDecisions || this.heldInSlot[victim.slot] > 0) return false;
       slot = victim.slot;
       this.topics.delete(victim.name);
       if (this.lastTopic === victim) this.lastTopic = undefined;

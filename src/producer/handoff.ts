@@ -12,7 +12,9 @@
 // messages do not stop the new partition's consumer from committing past them meanwhile.
 //
 // Keys are named by their tracked-key entry (Decision.entry, from DynamicPartitioner.decide()): a key that is
-// not tracked was never marked, and nothing of it waits.
+// not tracked was never marked, and nothing of it waits. While messages of an entry are held
+// here, the entry is kept (`keep`: DynamicPartitioner.hold()): freed and given to another key,
+// its key's next messages would find no messages held before them, and overtake them.
 
 import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../core/abi';
 import { ORDER_HEADER } from '../partitioner/headers';
@@ -70,8 +72,11 @@ export class Handoff<M extends HeldMessage> {
   private replacedEntry = 0;
   private replaced: Link | undefined;
 
-  /** `release` produces a held message whose turn came (in its key's order). */
-  constructor(entries: number, private readonly release: (message: M) => void) {
+  /**
+   * `release` produces a held message whose turn came (in its key's order); `keep(entry, true)`
+   * when the first message of an entry is held, `keep(entry, false)` when its last is gone.
+   */
+  constructor(entries: number, private readonly release: (message: M) => void, private readonly keep: (entry: number, held: boolean) => void) {
     this.last = new Array<Link | undefined>(entries);
   }
 
@@ -119,8 +124,12 @@ export class Handoff<M extends HeldMessage> {
 
   hold(entry: number, message: M): void {
     const queue = this.queues.get(entry);
-    if (queue === undefined) this.queues.set(entry, [message]);
-    else queue.push(message);
+    if (queue === undefined) {
+      this.queues.set(entry, [message]);
+      this.keep(entry, true);
+    } else {
+      queue.push(message);
+    }
     this.held++;
   }
 
@@ -158,7 +167,10 @@ export class Handoff<M extends HeldMessage> {
       queue.shift();
       if (this.gated.size > 0) this.gated.delete(entry);
       this.held--;
-      if (queue.length === 0) this.queues.delete(entry);
+      if (queue.length === 0) {
+        this.queues.delete(entry);
+        this.keep(entry, false);
+      }
       this.release(m);
     }
   }
@@ -189,7 +201,10 @@ export class Handoff<M extends HeldMessage> {
   /** Takes every held message out (a disconnect that could not wait for them). */
   take(): M[] {
     const out: M[] = [];
-    for (const queue of this.queues.values()) out.push(...queue);
+    for (const [entry, queue] of this.queues) {
+      out.push(...queue);
+      this.keep(entry, false);
+    }
     this.queues.clear();
     this.gated.clear();
     this.held = 0;

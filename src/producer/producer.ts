@@ -191,7 +191,7 @@ export class DynamicProducer extends EventEmitter {
     // without bound. Messages in flight count against librdkafka's queue limit instead.
     this.maxInflight = queueLimit(existing ? existing.globalConfig : split.global);
     this.handoff = this.marking && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
-      ? new Handoff<Waiting>(this.partitioner.trackedKeysBound, (m) => this.released(m))
+      ? new Handoff<Waiting>(this.partitioner.trackedKeysBound, (m) => this.released(m), (entry, held) => this.partitioner.hold(entry, held))
       : undefined;
     this.delivery = new Delivery(this.owned, mark, this.reports);
     this.metadata = new Metadata({

@@ -12,7 +12,12 @@ const afterOf = (h) => h[HEADER].slice(h[HEADER].lastIndexOf(';') + 1);
 
 function setup() {
   const released = [];
-  const h = new Handoff(8, (m) => released.push(m.name));
+  const kept = new Set(); // entries the handoff asks to keep (DynamicPartitioner.hold())
+  const h = new Handoff(8, (m) => released.push(m.name), (e, held) => {
+    if (held === kept.has(e)) throw new Error(`entry ${e} kept ${held} twice`);
+    if (held) kept.add(e);
+    else kept.delete(e);
+  });
   /** What the producer does for one message of entry `e`: returns whether it was held. */
   const send = (name, e, order, partition, after) => {
     let wait;
@@ -30,11 +35,11 @@ function setup() {
     released.push(name);
     return { held: false, link, header: hd };
   };
-  return { h, released, send };
+  return { h, released, send, kept };
 }
 
 t.test('a move waits for its predecessor\'s report, then names its offset; later messages of the key wait behind it', async (t) => {
-  const { h, released, send } = setup();
+  const { h, released, send, kept } = setup();
   const anchor = send('a', 0, ORDER_ANCHOR, 1);
   t.notOk(anchor.held, 'an anchor never waits');
   const move = send('m1', 0, ORDER_MOVED, 3, 1);
@@ -43,10 +48,12 @@ t.test('a move waits for its predecessor\'s report, then names its offset; later
   t.ok(send('cold', 0, undefined, 1).held, 'an unmarked message of the same key waits too');
   t.notOk(send('other', 1, ORDER_MOVED, 2).held, 'another key does not wait (its chain has no predecessor)');
   t.equal(h.held, 3);
+  t.same([...kept], [0], 'the entry with held messages is kept (never freed meanwhile)');
   h.settled(anchor.link, 1, 41);
   t.same(released, ['a', 'other', 'm1', 'm2', 'cold'], 'released in order once the report is in');
   t.equal(afterOf(move.header), '1:41', 'after = partition:offset of the anchor');
   t.equal(h.held, 0);
+  t.same([...kept], [], 'and let go once its last is released');
 });
 
 t.test('a known offset is written at once; the same partition, a split key and a failed predecessor never wait', async (t) => {
@@ -98,7 +105,7 @@ t.test('a release that settles another link of the same key (refused at once) re
   h = new Handoff(4, (m) => {
     released.push(m.name);
     if (m.name === 'm1') h.settled(links.m1, -1, -1); // refused at once: its successors go on
-  });
+  }, () => {});
   const hd = () => header('m', '0');
   links.a = h.track(0, ORDER_ANCHOR, 0, 'a');
   const w1 = h.waitFor(0, ORDER_MOVED, 't', 2, hd());
@@ -114,13 +121,15 @@ t.test('a release that settles another link of the same key (refused at once) re
 });
 
 t.test('take() empties it (a disconnect that could not wait)', async (t) => {
-  const { h, send } = setup();
+  const { h, send, kept } = setup();
   send('a', 1, ORDER_ANCHOR, 0);
   send('m', 1, ORDER_MOVED, 1, 0);
   send('c', 1, undefined, 0);
+  t.same([...kept], [1]);
   t.same(h.take().map((m) => m.name), ['m', 'c']);
   t.equal(h.held, 0);
   t.notOk(h.busy(1));
+  t.same([...kept], [], 'no entry kept');
 });
 
 t.test('with a gate, a move with a delivered predecessor waits until the gate lets it go; its key\'s later messages behind it', async (t) => {

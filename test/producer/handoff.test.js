@@ -257,3 +257,69 @@ t.test('moves stop waiting for the consumers while the producer holds half of ma
   t.equal(log.length, keys.length, 'every message handed over once');
   t.same(errors, []);
 });
+
+// A key whose messages wait here is found by its tracked-key entry: the entry must outlive
+// them. Before, a relocated key that cooled could leave the table (the sweep, or an admission
+// that needed room) while its return and later messages were held, and its next messages,
+// untracked or in a new entry, went before them; another key could be given the entry.
+t.test('a relocated key that cools and leaves the table while its messages wait: its later messages stay behind them', async (t) => {
+  for (const maxTrackedKeys of [1024, 64]) {
+    const topic = `handoff-cooled-${maxTrackedKeys}`;
+    const { p, errors } = await producer(t, { maxTrackedKeys });
+    await knownPartitions(p, topic);
+    const log = recordHandOvers(p.client);
+    const rand = prng(7);
+    const background = keysNotOn(EMPTY, 400);
+    const H = hotKey('H', []);
+    const events = [];
+    p.on('hot', (h) => { if (h.key === H.key) events.push('hot'); });
+    p.on('cooled', (h) => { if (h.key === H.key) events.push('cooled'); });
+    // H at 15%, then 0.05% for 40,000 messages (20 half-lives: its count falls below the
+    // sweep's level), then 15% again; one synchronous loop, so no report arrives meanwhile and
+    // every move and return waits.
+    const keys = [];
+    for (let i = 0; i < 60_000; i++) {
+      const share = i >= 8000 && i < 48_000 ? 0.0005 : 0.15;
+      keys.push(rand() < share ? H.key : background[Math.floor(rand() * background.length)]);
+    }
+    for (let i = 0; i < keys.length; i++) p.produce(topic, String(i), keys[i]);
+    const held = p.metrics().held;
+    t.ok(held > 0, `${maxTrackedKeys} entries: premise: ${held} messages held when the loop ends`);
+    t.same(events.slice(0, 3), ['hot', 'cooled', 'hot'], `${maxTrackedKeys} entries: premise: H turned hot, cooled and turned hot again (${events.join(', ')})`);
+    await p.flush(20_000);
+    t.equal(log.length, keys.length, `${maxTrackedKeys} entries: every message handed over once`);
+    t.equal(outOfOrder(log), 0, `${maxTrackedKeys} entries: per key, hand-over order = produce order`);
+    t.equal(p.partitioner.stats().trackedKeys.tracked <= maxTrackedKeys, true, `${maxTrackedKeys} entries: the table within its size`);
+    t.same(errors, [], `${maxTrackedKeys} entries: no 'error' events`);
+    await p.disconnect();
+  }
+});
+
+t.test('a topic whose messages wait here keeps its slot; other topics go without state meanwhile', async (t) => {
+  const topic = 'handoff-slot';
+  const other = 'handoff-slot-other';
+  const { p, errors } = await producer(t, { maxTopics: 1 });
+  await knownPartitions(p, topic);
+  await knownPartitions(p, other);
+  const log = recordHandOvers(p.client);
+  p.consumerProgress(topic, standing(0)); // the group stands still: moves wait here
+  const { keys } = workload(0x5107, 8000);
+  for (let i = 0; i < keys.length; i++) p.produce(topic, String(i), keys[i]);
+  await sleep(300); // reports in; the moves stay gated
+  const held = p.metrics().held;
+  t.ok(held > 0, `premise: ${held} messages wait for the group`);
+  // More decisions for the other topic than a topic may stay idle (16,384) before its slot is
+  // given away; then the first topic's keys again.
+  for (let i = 0; i < 40_000; i++) p.produce(other, `o${i}`, `bg-${i % 400}`);
+  t.equal(p.partitioner.stats().evictions, 0, 'the slot of the topic with held messages was not given away');
+  for (let i = 0; i < keys.length; i++) p.produce(topic, String(keys.length + i), keys[i]);
+  p.consumerProgress(topic, undefined);
+  await p.flush(20_000);
+  t.equal(p.metrics().held, 0, 'none waits any longer');
+  const mine = log.filter((m) => m.topic === topic);
+  t.equal(mine.length, 2 * keys.length, 'every message of the topic handed over once');
+  t.equal(outOfOrder(mine), 0, 'per key, hand-over order = produce order');
+  for (let i = 0; i < 40_000; i++) p.produce(other, `o${i}`, `bg-${i % 400}`);
+  t.ok(p.partitioner.stats().evictions >= 1, 'once nothing waits, the idle topic\'s slot is given to the other');
+  t.same(errors, []);
+});
