@@ -18,14 +18,13 @@ const { DynamicPartitioner, partitionForKey, partitionForKeys } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 const { simulate } = require('../build/tools/simulate');
 
-const args = new Set(process.argv.slice(2));
-const maxTimeArg = process.argv.find((a) => a.startsWith('--max-time='));
-const MAX_TIME = maxTimeArg ? Number(maxTimeArg.split('=')[1]) : 0.5;
-const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
-const ROUNDS = roundsArg ? Number(roundsArg.split('=')[1]) : 4;
-if (!(MAX_TIME > 0) || !(Number.isInteger(ROUNDS) && ROUNDS >= 1)) throw new Error('bench/partitioner.js: bad --max-time or --rounds');
+const { flags, number } = require('./common');
+
+const args = flags();
+const MAX_TIME = number(args, 'max-time', 0.5, { min: 0.001 });
+const ROUNDS = number(args, 'rounds', 4, { min: 1, integer: true });
 Benchmark.support.decompilation = false; // call the closures, do not inline their source
-const log = (...x) => (args.has('--json') ? process.stderr.write(x.join(' ') + '\n') : console.log(...x));
+const log = (...x) => (args.json === true ? process.stderr.write(x.join(' ') + '\n') : console.log(...x));
 
 // A Zipf 1.0 stream over 100k distinct 16-byte keys, built outside the timed functions.
 const K = 100000;
@@ -79,7 +78,7 @@ log(`  a decision is ${(results["KafkaJS's murmur2 alone"] / single).toFixed(1)}
   `${(results["bloom-filters' CountMinSketch.update"] / single).toFixed(1)}x faster than bloom-filters' sketch update`);
 
 const balance = [];
-if (!args.has('--no-balance')) {
+if (args['no-balance'] !== true) {
   log('\nBalance (hottest partition / mean), default options, 100k keys, 1M messages, windows of 100k:');
   log('  workload            n   static  (worst window)   dynamic (worst window)  after shift   keys spread  partitions/key  cold moved');
   const workloads = ['zipf:0.8', 'zipf:1.0', 'zipf:1.2', 'zipf:1.5', 'zipf:2.0', 'shift:1.0:200000', 'uniform'];
@@ -101,5 +100,5 @@ if (!args.has('--no-balance')) {
     }
   }
 }
-if (args.has('--json')) console.log(JSON.stringify({ decisionNs: results, ratios: { single: singleRatio, batch: batchRatio }, balance }, null, 2));
+if (args.json === true) console.log(JSON.stringify({ decisionNs: results, ratios: { single: singleRatio, batch: batchRatio }, balance }, null, 2));
 if (sink === 0.5) console.log(sink);

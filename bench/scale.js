@@ -20,10 +20,10 @@
 
 const { DynamicPartitioner } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
-const { median } = require('./common');
+const { flags, number, median } = require('./common');
 
-const args = new Set(process.argv.slice(2));
-const QUICK = args.has('--quick');
+const args = flags();
+const QUICK = args.quick === true;
 const K = 100_000;
 const names = Array.from({ length: K }, (_, i) => `k${String(i).padStart(15, '0')}`);
 const stream = new KeyStream(parseWorkload('zipf:1.0'), K, 7);
@@ -35,13 +35,9 @@ const random = () => {
   return (seed >>> 0) / 4294967296;
 };
 const scale = QUICK ? 0.25 : 1;
-const optionsArg = process.argv.find((a) => a.startsWith('--options='));
-const OPTIONS = optionsArg ? JSON.parse(optionsArg.slice(10)) : {};
-const onlyArg = process.argv.find((a) => a.startsWith('--only='));
-const ONLY = onlyArg ? onlyArg.slice(7).split(',') : null;
-const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
-const ROUNDS = roundsArg ? Number(roundsArg.slice(9)) : 3;
-if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1)) throw new Error('bench/scale.js: --rounds must be an integer >= 1');
+const OPTIONS = typeof args.options === 'string' ? JSON.parse(args.options) : {};
+const ONLY = typeof args.only === 'string' ? args.only.split(',') : null;
+const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
 /** One configuration: `topics` topics of `n` partitions, `warm` then `measured` messages per topic. */
 function run(label, topics, n, warm, measured, options = {}) {
   warm = Math.round(warm * scale);
@@ -119,7 +115,7 @@ for (let round = 1; round < ROUNDS; round++) {
 }
 const base = rows[0].nsPerDecision;
 for (const r of rows) r.costRatio = r.nsPerDecision / base;
-if (args.has('--json')) {
+if (args.json === true) {
   console.log(JSON.stringify(rows, null, 2));
 } else {
   const pad = (x, w) => String(x).padStart(w);

@@ -31,7 +31,7 @@ import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from '../partitioner/hea
 import { allowedPartitions } from '../partitioner/partitioner';
 import { PARTITIONERS } from '../core/hash';
 import { InvalidArgTypeError } from '../core/errors';
-import { notAKey } from '../core/key';
+import { checkKey } from '../core/key';
 import { RESEQUENCER_DEFAULTS, resolveResequencerOptions } from '../core/options';
 
 /** A consumed message as node-rdkafka's KafkaConsumer gives it (only these fields are read). */
@@ -219,9 +219,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       throw new InvalidArgTypeError('message', 'a consumed message with topic, partition and offset', message);
     }
     const key = message.key;
-    if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-      throw notAKey('message.key', key);
-    }
+    checkKey('message.key', key);
     const state = this.partitionState(message.topic, message.partition);
     if (message.offset >= state.next) state.next = message.offset + 1;
     if (state.first < 0) this.firstSeen(state, message.offset);

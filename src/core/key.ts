@@ -36,6 +36,11 @@ export function notAKey(argument: string | number, key: unknown, bytes = false):
   return new InvalidArgTypeError(typeof argument === 'number' ? `keys[${argument}]` : argument, bytes ? KEY_BYTES_EXPECTED : KEY_EXPECTED, key);
 }
 
+/** Throws notAKey (naming `argument`) unless `key` is a string, a Uint8Array (a Buffer), null or undefined. */
+export function checkKey(argument: string, key: unknown): void {
+  if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) throw notAKey(argument, key);
+}
+
 /**
  * Writes `key` at byte offset `at` of the core's memory, using at most `room` bytes. Returns
  * the number of bytes written, NULL_LENGTH for a null/undefined key, or DOES_NOT_FIT.

@@ -24,7 +24,7 @@ import { ConsumerProgress, type TopicProgress } from './progress';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
 import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout, toKafkaError } from '../core/errors';
-import { notAKey } from '../core/key';
+import { checkKey } from '../core/key';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import { deliversReports, isHighLevel, nativeBinding } from './client';
 import type { HighLevelLike, NativeProducer } from './client';
@@ -292,9 +292,7 @@ export class DynamicProducer extends EventEmitter {
     // A HighLevelProducer's serializers may take other types: checked after them, in enqueue().
     if (!this.highLevel) {
       if (typeof value !== 'string' && value !== null && value !== undefined && !(value instanceof Uint8Array)) throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
-      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-        throw notAKey('key', key);
-      }
+      checkKey('key', key);
     }
     if (headers !== undefined && headers !== null) checkHeaders(headers);
     if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
@@ -358,9 +356,7 @@ export class DynamicProducer extends EventEmitter {
     else if (headers !== undefined) forwarded = checkHeaders(headers);
     if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
     if (info.partitions <= 0 || this.unplaced.size > 0) {
-      if (key !== null && key !== undefined && typeof key !== 'string' && !(key instanceof Uint8Array)) {
-        throw notAKey('key', key);
-      }
+      checkKey('key', key);
       if (this.unplaced.holds(topic) || (info.partitions <= 0 && !info.unassigned)) {
         // Its topic's count is not known yet: it waits here for it (unplaced.ts), behind the
         // topic's messages already waiting, and is placed when it comes. Taken.
