@@ -57,11 +57,17 @@ export interface HeldMessage {
   readonly after: Link | undefined;
 }
 
+/** A key's held messages: those from `head` on (the ones before are released). */
+interface Queue<M> {
+  items: M[];
+  head: number;
+}
+
 export class Handoff<M extends HeldMessage> {
   /** Per tracked-key entry: its chain's last marked message. */
   private readonly last: Array<Link | undefined>;
-  /** Per tracked-key entry: its held messages, oldest first. */
-  private readonly queues = new Map<number, M[]>();
+  /** Per tracked-key entry: its held messages, oldest first (from `head` on). */
+  private readonly queues = new Map<number, Queue<M>>();
   /** Messages held now. */
   held = 0;
   /** When set: whether a move with a delivered predecessor waits longer (see above). */
@@ -125,10 +131,10 @@ export class Handoff<M extends HeldMessage> {
   hold(entry: number, message: M): void {
     const queue = this.queues.get(entry);
     if (queue === undefined) {
-      this.queues.set(entry, [message]);
+      this.queues.set(entry, { items: [message], head: 0 });
       this.keep(entry, true);
     } else {
-      queue.push(message);
+      queue.items.push(message);
     }
     this.held++;
   }
@@ -154,24 +160,29 @@ export class Handoff<M extends HeldMessage> {
     const queue = this.queues.get(entry);
     if (queue === undefined) return;
     // Taken off the queue before it is produced: producing it may settle a link (a message
-    // refused at once), which comes back here for the same key.
-    while (queue.length > 0) {
-      const m = queue[0];
+    // refused at once), which comes back here for the same key. A head index, not shift():
+    // a key's queue can hold thousands, and shift() moves them all.
+    while (queue.head < queue.items.length) {
+      const m = queue.items[queue.head];
       if (m.after !== undefined) {
-        if (m.after.state === IN_FLIGHT) return;
+        if (m.after.state === IN_FLIGHT) break;
         if (m.after.state === DELIVERED) {
-          if (this.gate !== undefined && this.gateHolds(entry, m)) return;
+          if (this.gate !== undefined && this.gateHolds(entry, m)) break;
           complete(m.header!, m.after);
         }
       }
-      queue.shift();
+      queue.items[queue.head++] = undefined as unknown as M;
       if (this.gated.size > 0) this.gated.delete(entry);
       this.held--;
-      if (queue.length === 0) {
+      if (queue.head === queue.items.length) {
         this.queues.delete(entry);
         this.keep(entry, false);
       }
       this.release(m);
+    }
+    if (queue.head > 1024 && queue.head * 2 > queue.items.length && this.queues.get(entry) === queue) {
+      queue.items = queue.items.slice(queue.head);
+      queue.head = 0;
     }
   }
 
@@ -202,7 +213,7 @@ export class Handoff<M extends HeldMessage> {
   take(): M[] {
     const out: M[] = [];
     for (const [entry, queue] of this.queues) {
-      out.push(...queue);
+      for (let i = queue.head; i < queue.items.length; i++) out.push(queue.items[i]);
       this.keep(entry, false);
     }
     this.queues.clear();
