@@ -30,7 +30,7 @@ function slotsFor(count: i32): u32 {
   return slots;
 }
 
-/** The arena bytes of a pool of `count` entries: records, index and free list. */
+/** The arena bytes of a pool of `count` entries: records, index, free list and held flags. */
 export function hotkeysBytes(count: i32): usize {
   const n = <usize>count;
   return arenaSize(n << ENTRY_SHIFT) + arenaSize(<usize>slotsFor(count) << 3) + arenaSize(n << 2) + arenaSize(n);
