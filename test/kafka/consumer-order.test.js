@@ -10,8 +10,9 @@
 //   - each key's messages are handled in produce order; re-delivered messages after the
 //     restart (sequence <= the last one handled of that key) are counted and must be exactly
 //     the re-read range: messages the first consumer handled at or above the offset it had
-//     committed on their partition (it is stopped while partition 3 is held back, so that
-//     messages wait in its resequencer at the stop and there is such a range);
+//     committed on their partition (it is stopped while the partition of the hot key's last
+//     handled message is held back, so that the key's messages on its other partitions wait in
+//     its resequencer at the stop and there is such a range);
 //   - no message missing; the group's committed offsets = log end at the end;
 //   - outOfOrder flags: none before the restart (one consumer reads every partition, nothing
 //     capped); after it, only on messages whose predecessor was handled before the restart,
@@ -31,7 +32,8 @@ const PAUSE_MS = 2500; // partition 0 of the first consumer paused this long aft
 const WAIT_BEFORE_MS = 10000; // maxWaitMs of the first consumer: the pause never times out
 const WAIT_AFTER_MS = 2000; // maxWaitMs of the second one
 const RESTART_AT = 0.6; // the first consumer is stopped once it has handled this share
-const STOP_PAUSE_MS = 700; // partition 3 of the first consumer paused this long before its stop
+const STOP_PAUSE_MS = 700; // a partition of the hot key paused this long before the first consumer's stop
+const HOT_ID = 10000; // the hot key's id in H.produceHot's values (after its 10,000 background keys)
 // The hot key's share: hot, then cold for a quarter of the run (it cools within it), then hot.
 const hotShare = (id) => (id < MESSAGES * 0.25 || id >= MESSAGES * 0.5 ? 0.4 : 0.002);
 
@@ -94,10 +96,20 @@ t.test(`a spread key in produce order through a paused partition and a consumer 
   let stopped1At = 0;
   let committed1 = null;
   let heldAtStop = 0;
+  let stopPartition = -1;
   async function restartConsumer() {
-    // Partition 3 held back for a moment first, so that the stop comes with messages held
-    // (never handled, read again) and later ones of their partitions handled (read again too).
-    c1.client.pause([{ topic, partition: 3 }]);
+    // The partition of the hot key's last handled message held back for a moment first, so
+    // that the stop comes with messages held (never handled, read again) and later ones of
+    // their partitions handled (read again too). A fixed partition would hold nothing when it
+    // is not among the partitions the split key uses then (its allowed set, from its hash).
+    stopPartition = 3;
+    for (let i = log.keyId.length - 1; i >= 0; i--) {
+      if (log.keyId[i] === HOT_ID) {
+        stopPartition = log.partition[i];
+        break;
+      }
+    }
+    c1.client.pause([{ topic, partition: stopPartition }]);
     await K.sleep(STOP_PAUSE_MS);
     heldAtStop = c1.resequencer.held;
     await c1.stop();
@@ -124,6 +136,7 @@ t.test(`a spread key in produce order through a paused partition and a consumer 
     }, PAUSE_MS),
   });
   t.comment(`produced ${MESSAGES} in ${run.producedMs} ms, delivered in ${run.ms} ms; ${run.perKey[run.hotId]} of the hot key ${run.keys[run.hotId]}`);
+  t.equal(run.hotId, HOT_ID, 'the hot key\'s id is the one the stop looks for');
   // Every message handled, and the second consumer holding none: a re-read message it holds for
   // a predecessor (handled before the restart) goes after its maxWaitMs, and is handled again.
   const all = await H.until(() => c2 !== null && distinct === MESSAGES && c2.resequencer.held === 0, 120000);
@@ -132,7 +145,7 @@ t.test(`a spread key in produce order through a paused partition and a consumer 
   await c2.stop();
   await c2Done;
   const final = await H.offsetsOf(group, topic, PARTITIONS);
-  t.comment(`restart: first consumer stopped ${stopped1At - run.started} ms into the run with ${heldAtStop} messages held; committed then ${committed1.join(',')}; second consumer running ${c2Started - stopped1At} ms later`);
+  t.comment(`restart: first consumer stopped ${stopped1At - run.started} ms into the run, partition ${stopPartition} held back, with ${heldAtStop} messages held; committed then ${committed1.join(',')}; second consumer running ${c2Started - stopped1At} ms later`);
 
   const problems = {};
   const problem = (kind, text) => {
