@@ -63,7 +63,6 @@ export function timestampError(timestamp: unknown): InvalidArgTypeError | OutOfR
   return new OutOfRangeError('timestamp', 'ms since the epoch: a number from 0 to Number.MAX_SAFE_INTEGER', timestamp);
 }
 
-
 /** A HighLevelProducer serializer applied to one key or value; only synchronous ones can be. */
 export function serialize(serializer: HighLevelLike['keySerializer'], value: unknown, what: 'key' | 'value'): unknown {
   if (serializer === undefined || typeof serializer.apply !== 'function') return value;
