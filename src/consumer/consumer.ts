@@ -18,7 +18,7 @@ import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
 import { type Connectable, connectClient } from '../core/connect';
 import { hideSecrets } from '../core/secrets';
-import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, checkTimeout, toKafkaError } from '../core/errors';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, timeoutError, toKafkaError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;
@@ -367,11 +367,8 @@ export class DynamicConsumer extends EventEmitter {
    * has nothing to stop. The consumer may then connect() and run() again.
    */
   stop(timeoutMs = 30_000): Promise<void> {
-    try {
-      checkTimeout('timeoutMs', timeoutMs, true);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    const bad = timeoutError('timeoutMs', timeoutMs, true);
+    if (bad !== undefined) return Promise.reject(bad);
     switch (this.state) {
       case 'idle':
         return Promise.resolve();

@@ -26,7 +26,7 @@ import { EventEmitter } from 'node:events';
 import { Resequencer, type ResequencerOptions, type ConsumedMessage } from './resequencer';
 import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from './dispatch';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
-import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, checkTimeout, toKafkaError } from '../core/errors';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
 import { warnIfBothLoaded } from '../core/library';
 
 export interface KafkaJsConsumerOptions {
@@ -417,11 +417,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    * that final commit fails (after disconnecting). Nothing to do on a consumer never connected.
    */
   stop(timeoutMs = 30_000): Promise<void> {
-    try {
-      checkTimeout('timeoutMs', timeoutMs, true);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    const bad = timeoutError('timeoutMs', timeoutMs, true);
+    if (bad !== undefined) return Promise.reject(bad);
     switch (this.state) {
       case 'idle':
       case 'stopped':

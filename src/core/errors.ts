@@ -78,10 +78,17 @@ export function checkPartitionCount(n: unknown, argument = 'numPartitions'): voi
  * OutOfRangeError. The one check of every timeout argument the package takes.
  */
 export function checkTimeout(argument: string, ms: unknown, infinite = false): void {
-  if (typeof ms !== 'number') throw new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
+  const error = timeoutError(argument, ms, infinite);
+  if (error !== undefined) throw error;
+}
+
+/** checkTimeout()'s error for `ms`, or undefined: for a call that rejects rather than throws. */
+export function timeoutError(argument: string, ms: unknown, infinite = false): InvalidArgTypeError | OutOfRangeError | undefined {
+  if (typeof ms !== 'number') return new InvalidArgTypeError(argument, 'a number of milliseconds', ms);
   if (!(ms >= 0 && (infinite || ms < Infinity))) {
-    throw new OutOfRangeError(argument, infinite ? 'a number of milliseconds, 0 or more (Infinity: no limit)' : 'a finite number of milliseconds, 0 or more', ms);
+    return new OutOfRangeError(argument, infinite ? 'a number of milliseconds, 0 or more (Infinity: no limit)' : 'a finite number of milliseconds, 0 or more', ms);
   }
+  return undefined;
 }
 
 /** A value that is not one of a fixed set; the message lists the valid ones. */
