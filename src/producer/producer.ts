@@ -117,6 +117,8 @@ export class DynamicProducer extends EventEmitter {
   private readonly orders: OrderChains;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
   private readonly handoff: Handoff<Waiting> | undefined;
+  /** produce() said false because the handoffs held maxQueued messages: 'drain' is owed once half of that is left. */
+  private handoffFull = false;
   /** A consumer group's progress, from an attached LagMonitor: it gates the handoffs. */
   private readonly progress = new ConsumerProgress();
   /** Asks the gate again while it is set (it holds a move at most holdMs). */
@@ -214,7 +216,7 @@ export class DynamicProducer extends EventEmitter {
       handOver: (m) => this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link),
       refused: (code, m) => this.refused(code, m),
       held: () => this.held(),
-      drained: () => this.emit('drain'),
+      drained: () => this.drained(),
     });
     this.polling = new Polling(this.client, () => this.poll(), () => this.delivery.inflight);
     this.metrics$ = new Metrics();
@@ -265,9 +267,10 @@ export class DynamicProducer extends EventEmitter {
   }
 
   /**
-   * Produces one message; synchronous. Returns true when librdkafka took it, false when it
-   * was held here because librdkafka's queue is full: it is still sent, in order, and a
-   * 'drain' event follows once everything held is handed over (as Node streams do).
+   * Produces one message; synchronous. Returns true when librdkafka took it (or a handoff
+   * holds it), false when it was held here because librdkafka's queue is full, or because
+   * maxQueued messages wait for handoffs: it is still sent, in order, and a 'drain' event
+   * follows once there is room again (as Node streams do).
    */
   produce(topic: string, value: Value, key?: Key | null, headers?: Headers, timestamp?: number | null): boolean {
     if (this.backlog.waiting > 0) {
@@ -422,7 +425,10 @@ export class DynamicProducer extends EventEmitter {
       // An ordered handoff: it goes once its predecessor's offset is known (and behind the
       // key's messages already waiting). Taken: it is sent, or its caller told.
       this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
-      return true;
+      if (this.held() < this.options.maxQueued) return true;
+      // The memory bound: produce() says false as on a full queue, and 'drain' follows.
+      this.handoffFull = true;
+      return false;
     }
     if (this.backlog.holding) {
       this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
@@ -465,6 +471,8 @@ export class DynamicProducer extends EventEmitter {
   private refused(code: number, m: Queued): void {
     if (m.link !== undefined) this.handoff!.settled(m.link, -1, -1);
     this.failed(code, m.topic, m.partition, m.key, m.pending, false);
+    // No report follows it: an owed 'drain' is looked at once the release under way is done.
+    if (this.handoffFull) setImmediate(() => this.drained());
   }
 
   /**
@@ -544,6 +552,20 @@ export class DynamicProducer extends EventEmitter {
       if (this.backlog.waiting > 0) this.backlog.wake();
     }
     if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
+    else if (this.handoffFull) this.drained();
+  }
+
+  /**
+   * 'drain', owed to a produce() that said false, once it may say true again: the backlog is
+   * empty, and when the handoffs held maxQueued messages, no more than half of that is left.
+   */
+  private drained(): void {
+    if (this.backlog.holding) return;
+    if (this.handoffFull) {
+      if (this.held() > this.options.maxQueued / 2) return;
+      this.handoffFull = false;
+    }
+    this.emit('drain');
   }
 
   /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */

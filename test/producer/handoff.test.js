@@ -138,6 +138,44 @@ t.test('each move names the real offset of the message before it; nothing lost, 
   t.ok(movesOf.has(H.key) && movesOf.has(G.key), 'both hot keys were relocated');
 });
 
+// The memory bound: messages waiting for handoffs count toward maxQueued, and produce() says
+// false once maxQueued wait, as on a full queue; 'drain' follows once half of that is left.
+t.test("produce() says false once maxQueued messages wait for handoffs, and 'drain' follows", async (t) => {
+  const topic = 'handoff-bound';
+  const maxQueued = 300;
+  const { p, errors } = await producer(t, { maxQueued });
+  await knownPartitions(p, topic);
+  const log = recordHandOvers(p.client);
+  const { keys } = workload(0x5eed, 36_000);
+  let refused = 0;
+  let drains = 0;
+  let most = 0;
+  let heldAtDrain = 0;
+  p.on('drain', () => {
+    drains++;
+    heldAtDrain = Math.max(heldAtDrain, p.metrics().held);
+  });
+  // A loop that yields only when produce() says false, as a caller that honours it does.
+  for (let i = 0; i < keys.length; i++) {
+    if (p.produce(topic, String(i), keys[i])) continue;
+    refused++;
+    most = Math.max(most, p.metrics().held);
+    const before = drains;
+    for (const deadline = Date.now() + 10_000; drains === before;) {
+      if (Date.now() > deadline) throw new Error(`no 'drain' within 10 s of produce() saying false (message ${i}, ${p.metrics().held} held)`);
+      await sleep(1);
+    }
+  }
+  t.ok(refused > 0, `produce() said false ${refused} times`);
+  t.equal(most, maxQueued, 'it said false when maxQueued messages were held, not later');
+  t.ok(heldAtDrain <= maxQueued / 2, `'drain' came with at most half of maxQueued held (${heldAtDrain})`);
+  await p.flush(20_000);
+  t.equal(log.length, keys.length, 'every message handed to librdkafka once');
+  t.equal(outOfOrder(log), 0, 'per key, hand-over order = produce order');
+  t.ok(handoffsIn(log) >= 4, `premise: ${handoffsIn(log)} handoffs`);
+  t.same(errors, [], "no 'error' events");
+});
+
 t.test('send(): the promise of a held message resolves with its own report', async (t) => {
   const topic = 'handoff-send';
   const { p } = await producer(t);
