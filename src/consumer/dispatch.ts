@@ -8,6 +8,7 @@
 import type { Resequencer, Release, ConsumedMessage } from './resequencer';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
+import { delay } from '../core/time';
 
 /** What the handler gets besides the message (from the Resequencer's Release). */
 export interface HandledInfo {
@@ -81,7 +82,7 @@ export class Dispatcher<M extends ConsumedMessage> {
    */
   async finish(timeoutMs: number, gaveUp: () => boolean): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.busy && !gaveUp() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (this.busy && !gaveUp() && Date.now() < deadline) await delay(5);
   }
 
   /** Queues released messages for the handler (and starts handing them out). */
@@ -127,7 +128,7 @@ export class Dispatcher<M extends ConsumedMessage> {
               this.hooks.fail(error);
               return;
             }
-            if (this.retryBackoffMs > 0) await new Promise((resolve) => setTimeout(resolve, this.retryBackoffMs));
+            if (this.retryBackoffMs > 0) await delay(this.retryBackoffMs);
             if (generation !== this.generation || !this.hooks.owns(tp)) break;
           }
         }

@@ -27,6 +27,7 @@ import { Resequencer, type ResequencerOptions, type ConsumedMessage } from './re
 import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from './dispatch';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
+import { delay } from '../core/time';
 import { warnIfBothLoaded } from '../core/library';
 
 export interface KafkaJsConsumerOptions {
@@ -449,7 +450,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       // What is still queued stays in `unhandled`: the commit below stays under it.
       this.dispatch.halt();
       this.clearTimers();
-      while (this.committing) await new Promise((r) => setTimeout(r, 5));
+      while (this.committing) await delay(5);
       const offsets = this.dispatch.toCommit(this.assigned.values(), false);
       if (offsets.length > 0) {
         try {

@@ -11,6 +11,7 @@ import { kafkaLibrary } from '../core/library';
 import type { DynamicPartitioner } from '../partitioner/partitioner';
 import type { DynamicProducer } from '../producer/producer';
 import { InvalidArgTypeError, KafkaError, toKafkaError } from '../core/errors';
+import { delay } from '../core/time';
 import { configError, type Config } from '../core/config';
 import { type Connectable, connectClient } from '../core/connect';
 import { hideSecrets } from '../core/secrets';
@@ -167,7 +168,7 @@ export class LagMonitor extends EventEmitter {
       } catch (err) {
         const code = (err as KafkaError).librdkafkaCode;
         if (attempt >= 5 || code === undefined || !COORDINATOR_MOVING.has(code)) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+        await delay(200 * 2 ** attempt);
       }
     }
   }

@@ -22,20 +22,7 @@ import { warnIfBothLoaded } from '../core/library';
 import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 import { UNPLACED_WAIT_MS } from './unplaced';
-
-/** Resolves after `ms` (a send waiting on it keeps the process alive: at most UNPLACED_WAIT_MS). */
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Resolves when `promise` settles or after `ms`, whichever comes first (no timer is left behind). */
-function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  const expiry = new Promise((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
-}
+import { delay, within } from '../core/time';
 
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
 export interface KafkaJsMessage {

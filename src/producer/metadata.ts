@@ -5,6 +5,7 @@
 // connect() was told to read up front.
 
 import { InvalidArgTypeError, InvalidOptionError, KafkaError, describe, toKafkaError } from '../core/errors';
+import { delay } from '../core/time';
 import type { ProducerLike } from './types';
 import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter } from '../core/topic-table';
@@ -202,7 +203,7 @@ export class Metadata {
       if (Date.now() >= deadline || this.stopped) {
         throw new KafkaError(`connect: no partition count for topic '${topic}' in time${last ? ` (${(last as Error).message})` : ''}`, ERR__TIMED_OUT, last);
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(KNOWN_POLL_MS, Math.max(1, deadline - Date.now()))));
+      await delay(Math.min(KNOWN_POLL_MS, Math.max(1, deadline - Date.now())));
     }
   }
 

@@ -24,6 +24,7 @@ import { ConsumerProgress, type TopicProgress } from './progress';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
 import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout, toKafkaError } from '../core/errors';
+import { delay, within } from '../core/time';
 import { checkKey } from '../core/key';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
 import { deliversReports, isHighLevel, nativeBinding } from './client';
@@ -639,7 +640,7 @@ export class DynamicProducer extends EventEmitter {
       this.handoff?.recheck();
       while (this.held() > 0 || this.backlog.waiting > 0) {
         if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.held()} messages still held`, this.held() + delivery.inflight);
-        await new Promise((r) => setTimeout(r, 5));
+        await delay(5);
         if (this.backlog.holding || this.backlog.waiting > 0) this.backlog.drain();
         else this.poll();
       }
@@ -664,7 +665,7 @@ export class DynamicProducer extends EventEmitter {
     // Reports already queued by librdkafka are dispatched by poll().
     while (delivery.inflight > 0 && Date.now() < deadline) {
       this.poll();
-      await new Promise((r) => setTimeout(r, 2));
+      await delay(2);
     }
     if (delivery.inflight > 0) throw new UndeliveredError(`flush timed out with ${delivery.inflight} messages unconfirmed`, delivery.inflight);
   }
@@ -719,12 +720,7 @@ export class DynamicProducer extends EventEmitter {
       // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
       // requests in flight: past the deadline that goes on in the background.
       const left = Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now());
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, left);
-        (this.client as unknown as Kafka.Producer).disconnect(left, () => resolve());
-      });
-      clearTimeout(timer);
+      await within(new Promise<void>((resolve) => (this.client as unknown as Kafka.Producer).disconnect(left, () => resolve())), left);
     }
     this.connected = false;
     if (failure) throw failure;

@@ -15,6 +15,7 @@ import { DynamicConsumer } from '../consumer/consumer';
 import { LagMonitor } from '../consumer/lag';
 import { allowedPartitions } from '../partitioner/partitioner';
 import { partitionForKey } from '../core/hash';
+import { delay as sleep } from '../core/time';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
 import type { ConsumedMessage } from '../consumer/resequencer';
@@ -47,8 +48,6 @@ function settings(argv: string[]): Settings | null {
   if (!f) return null;
   return { brokers: f.brokers, partitions: f.partitions, rate: f.rate, seconds: f.seconds, hotShare: f['hot-share'] };
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Produces `rate` messages per second to `topic` until `stop()` is called: the hot key with `share`, else Zipf keys. */
 function traffic(producer: DynamicProducer, topic: string, s: Settings, hotKey: string, keys: string[], seed: number) {

@@ -6,6 +6,7 @@
 
 import { DynamicProducer } from '../producer/producer';
 import { partitionForKey } from '../core/hash';
+import { delay } from '../core/time';
 import { bar } from './chart';
 import { KeyStream, parseWorkload } from './workload';
 import { demoFlags, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
   // Let the topic exist and its partition count be known before the show starts.
   for (let i = 0; i < 100 && !(producer.metrics().topics[s.topic]?.partitions > 0); i++) {
     producer.produce(s.topic, 'warm-up', null);
-    await new Promise((r) => setTimeout(r, 50));
+    await delay(50);
     await producer.refreshMetadata(s.topic).catch(() => undefined);
   }
   const n = producer.metrics().topics[s.topic]?.partitions || s.partitions;
