@@ -39,6 +39,14 @@ const COORDINATOR_MOVING = new Set([14, 15, 16]);
 /** How often the consumer queue is read while committed offsets are awaited (ms). */
 const QUEUE_READ_MS = 200;
 
+/**
+ * The penalty's gain: a partition's lag above the least lagging one, over 1 / LAG_GAIN of what
+ * a partition receives from all producers over the load horizon. Tuned on `bench:e2e`'s
+ * slow-consumer scenario (three producers, where each producer's own messages were the
+ * divisor: a third of the topic's).
+ */
+const LAG_GAIN = 3;
+
 export class LagMonitor extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   private timer: NodeJS.Timeout | undefined;
@@ -48,6 +56,10 @@ export class LagMonitor extends EventEmitter {
   private readonly producers: DynamicProducer[] = [];
   /** Per topic: the committed offsets of the last read, and when they were read. */
   private readonly lastCommitted = new Map<string, { committed: number[]; at: number }>();
+  /** Per topic: the sum of its log-end offsets at the last read. */
+  private readonly lastEnds = new Map<string, number>();
+  /** Per attached partitioner and topic: its messages at the last read, and its share of the topic's writes since the read before. */
+  private readonly writers = new Map<DynamicPartitioner, Map<string, { messages: number; share: number }>>();
   private readonly intervalMs: number;
   private readonly holdHandoffsMs: number;
   private readonly topics: readonly string[];
@@ -90,8 +102,9 @@ export class LagMonitor extends EventEmitter {
 
   /**
    * Feeds lag into a DynamicPartitioner's (or a DynamicProducer's) penalties: a partition's
-   * lag above the least lagging one, as a share of what a partition receives over the load
-   * horizon.
+   * lag above the least lagging one, over a third (LAG_GAIN) of what a partition receives
+   * from all producers over the load horizon: the partitioner's own recent messages per
+   * partition over its share of the topic's writes between the last two reads.
    */
   attach(target: DynamicPartitioner | DynamicProducer): void {
     const partitioner = (target as DynamicProducer).partitioner ?? target;
@@ -115,31 +128,55 @@ export class LagMonitor extends EventEmitter {
       const committed = await this.committedRetried(topic, partitions);
       const readAt = Date.now();
       const lags = new Array(partitions.length).fill(0);
+      let ends = 0;
       // For the producers: NaN where the group never committed (nothing known of its consumers there).
       const dones = new Array(partitions.length).fill(NaN);
       for (const c of committed) {
         const high: number = await new Promise((resolve, reject) =>
           this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(toKafkaError(err, `watermarks of ${topic} [${c.partition}]`)) : resolve(w.highOffset))));
+        ends += high;
         const committedOnce = typeof c.offset === 'number' && c.offset >= 0;
         if (committedOnce) dones[c.partition] = c.offset;
         lags[c.partition] = Math.max(0, high - (committedOnce ? c.offset : 0));
       }
       next[topic] = lags;
       if (this.producers.length > 0) this.feedProgress(topic, dones, readAt);
+      const written = ends - (this.lastEnds.get(topic) ?? NaN);
+      this.lastEnds.set(topic, ends);
       for (const p of this.targets) {
+        const stats = p.stats().topics[topic];
+        const share = this.shareOf(p, topic, stats?.messages ?? 0, written);
         const perPartition = p.recentMessagesPerPartition(topic);
         if (perPartition <= 0) continue;
         const least = Math.min(...lags);
-        // The partitioner's own count (it may lag behind metadata), read once per topic.
-        const known = p.stats().topics[topic]?.partitions ?? 0;
+        // The partitioner's own count (it may lag behind metadata).
+        const known = stats?.partitions ?? 0;
+        // Its own recent messages per partition stand for share × the topic's: a gain that
+        // does not grow with the number of producers.
+        const gain = LAG_GAIN * share / perPartition;
         lags.forEach((lag, i) => {
-          if (i < known) p.setPartitionPenalty(topic, i, (lag - least) / perPartition);
+          if (i < known) p.setPartitionPenalty(topic, i, (lag - least) * gain);
         });
       }
     }
     this.lag = next;
     this.emit('lag', next);
     return next;
+  }
+
+  /**
+   * The share of `topic`'s writes that partitioner `p` decided (`messages`, its count so far)
+   * between this read and the one before (`written` messages landed meanwhile, NaN at the
+   * first read): the last share known when nothing was written, 1 (alone) until one is known.
+   */
+  private shareOf(p: DynamicPartitioner, topic: string, messages: number, written: number): number {
+    let topics = this.writers.get(p);
+    if (topics === undefined) this.writers.set(p, (topics = new Map()));
+    const last = topics.get(topic);
+    let share = last?.share ?? 1;
+    if (last !== undefined && written > 0) share = Math.min(1, Math.max(0, (messages - last.messages) / written));
+    topics.set(topic, { messages, share });
+    return share;
   }
 
   /** The group's progress on `topic` to the attached producers: committed offsets, and their pace since the last read. */

@@ -65,3 +65,44 @@ t.test('holdHandoffsMs 0: producers get no progress; a partitioner never does', 
   m.client.disconnect = (cb) => cb();
   await m.stop();
 });
+
+// Penalties: a partition's lag above the least lagging one, over a third of what a partition
+// receives from all producers over the load horizon. Each producer knows only its own recent
+// messages per partition; its share of the topic's writes between two reads (its decided
+// messages against the growth of the log ends) makes them the topic's, so that the gain does
+// not grow with the number of producers.
+t.test('penalties: each producer\'s own messages scaled by its share of the topic\'s writes', async (t) => {
+  const { m, state } = monitor({ holdHandoffsMs: 0 });
+  const writer = (decided) => {
+    const w = { decided, perPartition: 500, penalties: [] };
+    w.partitioner = partitioner({
+      setPartitionPenalty: (topic, i, x) => { w.penalties[i] = x; },
+      recentMessagesPerPartition: () => w.perPartition,
+      stats: () => ({ topics: { t: { partitions: 3, messages: w.decided } } }),
+    });
+    m.attach(w.partitioner);
+    return w;
+  };
+  const near = (got, want, message) => t.ok(got.length === want.length && got.every((x, i) => Math.abs(x - want[i]) < 1e-12), `${message} (${got})`);
+  const a = writer(1000);
+  const b = writer(5000);
+  state.committed = [0, 0, 0];
+  state.high = [300, 100, 200];
+  await m.read();
+  // No share known at the first read: each counts as alone.
+  t.same(a.penalties, [3 * 200 / 500, 0, 3 * 100 / 500], 'first read: 3 × (lag − least) / own messages per partition');
+  t.same(b.penalties, a.penalties);
+
+  // 4,000 messages land; a decided 3,000 of them, b 1,000.
+  a.decided += 3000;
+  b.decided += 1000;
+  state.high = [2300, 1100, 1200];
+  await m.read();
+  near(a.penalties, [3 * 0.75 * 1200 / 500, 0, 3 * 0.75 * 100 / 500], 'a wrote 3/4: its penalties × 3/4');
+  near(b.penalties, [3 * 0.25 * 1200 / 500, 0, 3 * 0.25 * 100 / 500], 'b wrote 1/4: its penalties × 1/4');
+
+  // Nothing written since: the shares stay.
+  await m.read();
+  near(a.penalties, [3 * 0.75 * 1200 / 500, 0, 3 * 0.75 * 100 / 500], 'no writes between two reads: the last share is kept');
+  await m.stop();
+});
