@@ -16,7 +16,7 @@ const CLASSES = [
   ['DynamicProducer', (o) => new DynamicProducer(MOCK, {}, o).disconnect(0), [...Object.keys(DEFAULTS), ...Object.keys(PRODUCER_DEFAULTS), 'prometheus', 'producerId', 'kafka']],
   ['DynamicConsumer', (o) => new DynamicConsumer(GROUP, {}, o), ['resequencer', ...Object.keys(CONSUMER_DEFAULTS), 'kafka']],
   ['Resequencer', (o) => new Resequencer(o), Object.keys(RESEQUENCER_DEFAULTS)],
-  ['LagMonitor', (o) => new LagMonitor(GROUP, { groupId: 'g', topics: ['t'], ...o }), ['groupId', 'topics', 'intervalMs', 'holdHandoffsMs', 'kafka']],
+  ['LagMonitor', (o) => new LagMonitor(GROUP, { groupId: 'g', topics: ['t'], ...o }), ['groupId', 'topics', 'intervalMs', 'holdHandoffsMs', 'penaltyGain', 'kafka']],
   ['createKafkaJsPartitioner', (o) => createKafkaJsPartitioner(o).partitioner.close(), [...Object.keys(DEFAULTS), 'orderHeaders']],
 ];
 

@@ -27,6 +27,13 @@ export interface LagMonitorOptions {
    * consumers of the partition it left are behind its last message there (ms); 0: never.
    */
   readonly holdHandoffsMs?: number;
+  /**
+   * How hard lag pushes hot keys away: a partition's penalty is its lag above the least lagging
+   * one × penaltyGain, over what a partition receives from all producers over the load horizon
+   * (default 3; 0: lag gives no penalty). More lowers lag and latency behind a slow consumer,
+   * and spreads more messages.
+   */
+  readonly penaltyGain?: number;
 }
 
 export type Lag = Record<string, number[]>;
@@ -38,14 +45,6 @@ const COORDINATOR_MOVING = new Set([14, 15, 16]);
 
 /** How often the consumer queue is read while committed offsets are awaited (ms). */
 const QUEUE_READ_MS = 200;
-
-/**
- * The penalty's gain: a partition's lag above the least lagging one, over 1 / LAG_GAIN of what
- * a partition receives from all producers over the load horizon. Tuned on `bench:e2e`'s
- * slow-consumer scenario (three producers, where each producer's own messages were the
- * divisor: a third of the topic's).
- */
-const LAG_GAIN = 3;
 
 export class LagMonitor extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
@@ -62,6 +61,7 @@ export class LagMonitor extends EventEmitter {
   private readonly writers = new Map<DynamicPartitioner, Map<string, { messages: number; share: number }>>();
   private readonly intervalMs: number;
   private readonly holdHandoffsMs: number;
+  private readonly penaltyGain: number;
   private readonly topics: readonly string[];
   private readonly groupId: string;
 
@@ -71,6 +71,7 @@ export class LagMonitor extends EventEmitter {
     const o = resolveLagMonitorOptions(options);
     this.intervalMs = o.intervalMs;
     this.holdHandoffsMs = o.holdHandoffsMs;
+    this.penaltyGain = o.penaltyGain;
     this.topics = o.topics;
     this.groupId = o.groupId;
     // A consumer of the group that never subscribes: it only reads committed offsets and watermarks.
@@ -102,9 +103,9 @@ export class LagMonitor extends EventEmitter {
 
   /**
    * Feeds lag into a DynamicPartitioner's (or a DynamicProducer's) penalties: a partition's
-   * lag above the least lagging one, over a third (LAG_GAIN) of what a partition receives
-   * from all producers over the load horizon: the partitioner's own recent messages per
-   * partition over its share of the topic's writes between the last two reads.
+   * lag above the least lagging one × penaltyGain, over what a partition receives from all
+   * producers over the load horizon: the partitioner's own recent messages per partition over
+   * its share of the topic's writes between the last two reads.
    */
   attach(target: DynamicPartitioner | DynamicProducer): void {
     const partitioner = (target as DynamicProducer).partitioner ?? target;
@@ -153,7 +154,7 @@ export class LagMonitor extends EventEmitter {
         const known = stats?.partitions ?? 0;
         // Its own recent messages per partition stand for share × the topic's: a gain that
         // does not grow with the number of producers.
-        const gain = LAG_GAIN * share / perPartition;
+        const gain = this.penaltyGain * share / perPartition;
         lags.forEach((lag, i) => {
           if (i < known) p.setPartitionPenalty(topic, i, (lag - least) * gain);
         });

@@ -20,7 +20,7 @@ t.test('unknown options are rejected with their path and the valid names', async
   }
 });
 
-t.test('groupId, topics, intervalMs and holdHandoffsMs of the wrong type or range are rejected', async (t) => {
+t.test('groupId, topics, intervalMs, holdHandoffsMs and penaltyGain of the wrong type or range are rejected', async (t) => {
   for (const [options, path] of [
     [{ topics: ['t'] }, 'options.groupId'],
     [{ ...valid, groupId: 42 }, 'options.groupId'],
@@ -39,6 +39,11 @@ t.test('groupId, topics, intervalMs and holdHandoffsMs of the wrong type or rang
     [{ ...valid, holdHandoffsMs: '1000' }, 'options.holdHandoffsMs'],
     [{ ...valid, holdHandoffsMs: 2 ** 31 }, 'options.holdHandoffsMs'],
     [{ ...valid, holdHandoffsMs: 0.5 }, 'options.holdHandoffsMs'],
+    [{ ...valid, penaltyGain: -0.1 }, 'options.penaltyGain'],
+    [{ ...valid, penaltyGain: '3' }, 'options.penaltyGain'],
+    [{ ...valid, penaltyGain: NaN }, 'options.penaltyGain'],
+    [{ ...valid, penaltyGain: Infinity }, 'options.penaltyGain'],
+    [{ ...valid, penaltyGain: 101 }, 'options.penaltyGain'],
   ]) {
     t.throws(() => new LagMonitor(config, options), { code: 'KDP_INVALID_OPTION', path }, JSON.stringify(options));
   }
@@ -51,4 +56,6 @@ t.test('valid options construct a monitor (not connected)', async (t) => {
   t.ok(new LagMonitor(config, { ...valid, intervalMs: 10 }));
   t.ok(new LagMonitor(config, { ...valid, intervalMs: undefined }));
   t.ok(new LagMonitor(config, { ...valid, holdHandoffsMs: 0 }), 'holdHandoffsMs 0: never hold');
+  t.ok(new LagMonitor(config, { ...valid, penaltyGain: 0 }), 'penaltyGain 0: lag gives no penalty');
+  t.ok(new LagMonitor(config, { ...valid, penaltyGain: 12.5 }), 'penaltyGain: any number in [0, 100]');
 });

@@ -66,8 +66,8 @@ t.test('holdHandoffsMs 0: producers get no progress; a partitioner never does', 
   await m.stop();
 });
 
-// Penalties: a partition's lag above the least lagging one, over a third of what a partition
-// receives from all producers over the load horizon. Each producer knows only its own recent
+// Penalties: a partition's lag above the least lagging one × penaltyGain (3 by default), over
+// what a partition receives from all producers over the load horizon. Each producer knows only its own recent
 // messages per partition; its share of the topic's writes between two reads (its decided
 // messages against the growth of the log ends) makes them the topic's, so that the gain does
 // not grow with the number of producers.
@@ -105,4 +105,21 @@ t.test('penalties: each producer\'s own messages scaled by its share of the topi
   await m.read();
   near(a.penalties, [3 * 0.75 * 1200 / 500, 0, 3 * 0.75 * 100 / 500], 'no writes between two reads: the last share is kept');
   await m.stop();
+});
+
+t.test('penaltyGain scales every penalty; 0 gives none', async (t) => {
+  for (const gain of [12, 0]) {
+    const { m, state } = monitor({ holdHandoffsMs: 0, penaltyGain: gain });
+    const penalties = [];
+    m.attach(partitioner({
+      setPartitionPenalty: (topic, i, x) => { penalties[i] = x; },
+      recentMessagesPerPartition: () => 400,
+      stats: () => ({ topics: { t: { partitions: 3, messages: 1000 } } }),
+    }));
+    state.committed = [0, 0, 0];
+    state.high = [500, 100, 300];
+    await m.read();
+    t.same(penalties, [gain * 400 / 400, 0, gain * 200 / 400], `penaltyGain ${gain}: ${gain} × (lag − least) / messages per partition (alone)`);
+    await m.stop();
+  }
 });
