@@ -53,6 +53,7 @@ const FLAGS = {
   'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
   'lag-interval': { type: 'string', default: '1000', help: 'slow-consumer, dynamic: the producers\' LagMonitor intervalMs' },
   'hold-handoffs': { type: 'string', default: '10000', help: 'slow-consumer, dynamic: the LagMonitor\'s holdHandoffsMs (0: moves never wait in the producer)' },
+  'penalty-gain': { type: 'string', default: '3', help: 'slow-consumer, dynamic: the LagMonitor\'s penaltyGain (0: lag gives no penalty)' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', help: 'static or dynamic: run one side' },
   'resequencer-cost': { type: 'boolean', help: 'a third run, "unordered": the dynamic run with orderHeaders \'none\' (nothing to resequence), for what order restoration adds to latency' },
@@ -88,10 +89,10 @@ function options() {
     process.exit(0);
   }
   const get = (name) => (values[name] !== undefined ? values[name] : FLAGS[name].default);
-  const num = (name, { integer = false, min = 0 } = {}) => {
+  const num = (name, { integer = false, min = 0, max = Infinity } = {}) => {
     const v = Number(get(name));
-    if (!Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) {
-      throw new RangeError(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}, got ${get(name)}`);
+    if (!Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
+      throw new RangeError(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}${max < Infinity ? ` and <= ${max}` : ''}, got ${get(name)}`);
     }
     return v;
   };
@@ -115,6 +116,7 @@ function options() {
     seed: num('seed', { integer: true }),
     lagIntervalMs: num('lag-interval', { integer: true, min: 100 }),
     holdHandoffsMs: num('hold-handoffs', { integer: true, min: 0 }),
+    penaltyGain: num('penalty-gain', { min: 0, max: 100 }),
     scenarios: get('scenario') === 'all' ? SCENARIOS.slice() : [get('scenario')],
     sides: (values.only ? [values.only] : ['static', 'dynamic']).concat(values['resequencer-cost'] ? ['unordered'] : []),
     json: Boolean(values.json),
@@ -256,7 +258,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
   for (let p = 0; p < o.producers; p++) {
     const pw = worker('producer.js', {});
     pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.warmup + o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs,
-      group, lagMonitor: slowing && side !== 'static', lagMonitorMs: o.lagIntervalMs, holdHandoffsMs: o.holdHandoffsMs });
+      group, lagMonitor: slowing && side !== 'static', lagMonitorMs: o.lagIntervalMs, holdHandoffsMs: o.holdHandoffsMs, penaltyGain: o.penaltyGain });
     producerWorkers.push(pw);
   }
   await Promise.all(producerWorkers.map((w) => w.next('ready')));

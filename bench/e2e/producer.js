@@ -81,7 +81,7 @@ async function start(msg) {
     await producer.connect();
     if (msg.lagMonitor) {
       // The group's lag becomes this producer's partition penalties (docs/consumer.md, LagMonitor).
-      monitor = new LagMonitor({ 'metadata.broker.list': msg.brokers, 'log_level': 3 }, { groupId: msg.group, topics: [msg.topic], intervalMs: msg.lagMonitorMs, holdHandoffsMs: msg.holdHandoffsMs });
+      monitor = new LagMonitor({ 'metadata.broker.list': msg.brokers, 'log_level': 3 }, { groupId: msg.group, topics: [msg.topic], intervalMs: msg.lagMonitorMs, holdHandoffsMs: msg.holdHandoffsMs, penaltyGain: msg.penaltyGain });
       monitor.on('error', () => { monitorErrors++; });
       await monitor.start();
       monitor.attach(producer);
