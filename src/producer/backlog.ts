@@ -1,6 +1,7 @@
 // Messages taken while librdkafka's queue is full, retried in order on the next turn of the
-// event loop (and as delivery reports free room); and the send() calls waiting for room while
-// more than maxQueued messages are held (the memory bound).
+// event loop (and as delivery reports free room); the send() calls waiting for room while
+// more than maxQueued messages are held (the memory bound); and when 'drain' is due to a
+// produce() that said false.
 
 import type { Queued } from './types';
 
@@ -16,7 +17,7 @@ export interface BacklogHooks<M extends Queued> {
   refused(code: number, m: M): void;
   /** Every message held by the producer (this backlog and the handoffs'), against maxQueued. */
   held(): number;
-  /** The backlog emptied ('drain'). */
+  /** 'drain' is due: the backlog emptied (and what is held elsewhere allows it, see drainedIfDue). */
   drained(): void;
 }
 
@@ -24,6 +25,8 @@ export class Backlog<M extends Queued> {
   private items: M[] = [];
   private head = 0;
   private scheduled = false;
+  /** produce() said false because maxQueued messages were held outside the backlog (handoffs): 'drain' is owed. */
+  private owed = false;
   /** send() calls (and produce() calls behind them) waiting for room, in call order. */
   private readonly waiters: Array<() => void> = [];
 
@@ -52,6 +55,29 @@ export class Backlog<M extends Queued> {
   hold(m: M): void {
     this.items.push(m);
     this.schedule();
+  }
+
+  /** produce() said false for a message held outside the backlog (maxQueued reached): 'drain' is owed. */
+  owe(): void {
+    this.owed = true;
+  }
+
+  /** Whether 'drain' is owed for messages held outside the backlog. */
+  get owing(): boolean {
+    return this.owed;
+  }
+
+  /**
+   * 'drain', once produce() may say true again: the backlog is empty, and when it is owed for
+   * messages held outside it, no more than half of maxQueued is left.
+   */
+  drainedIfDue(): void {
+    if (this.holding) return;
+    if (this.owed) {
+      if (this.hooks.held() > this.maxQueued / 2) return;
+      this.owed = false;
+    }
+    this.hooks.drained();
   }
 
   /** Queues a call until fewer than maxQueued messages are held. */
@@ -87,7 +113,7 @@ export class Backlog<M extends Queued> {
       this.items = [];
       this.head = 0;
       this.wake();
-      this.hooks.drained();
+      this.drainedIfDue();
     } else {
       if (this.head > 4096 && this.head * 2 > items.length) {
         this.items = items.slice(this.head);

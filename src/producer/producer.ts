@@ -118,8 +118,6 @@ export class DynamicProducer extends EventEmitter {
   private readonly orders: OrderChains;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
   private readonly handoff: Handoff<Waiting> | undefined;
-  /** produce() said false because the handoffs held maxQueued messages: 'drain' is owed once half of that is left. */
-  private handoffFull = false;
   /** A consumer group's progress, from an attached LagMonitor: it gates the handoffs. */
   private readonly progress = new ConsumerProgress();
   /** Asks the gate again while it is set (it holds a move at most holdMs). */
@@ -217,7 +215,7 @@ export class DynamicProducer extends EventEmitter {
       handOver: (m) => this.handOver(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link),
       refused: (code, m) => this.refused(code, m),
       held: () => this.held(),
-      drained: () => this.drained(),
+      drained: () => this.emit('drain'),
     });
     this.polling = new Polling(this.client, () => this.poll(), () => this.delivery.inflight);
     this.metrics$ = new Metrics();
@@ -428,7 +426,7 @@ export class DynamicProducer extends EventEmitter {
       this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
       if (this.held() < this.options.maxQueued) return true;
       // The memory bound: produce() says false as on a full queue, and 'drain' follows.
-      this.handoffFull = true;
+      this.backlog.owe();
       return false;
     }
     if (this.backlog.holding) {
@@ -473,7 +471,7 @@ export class DynamicProducer extends EventEmitter {
     if (m.link !== undefined) this.handoff!.settled(m.link, -1, -1);
     this.failed(code, m.topic, m.partition, m.key, m.pending, false);
     // No report follows it: an owed 'drain' is looked at once the release under way is done.
-    if (this.handoffFull) setImmediate(() => this.drained());
+    if (this.backlog.owing) setImmediate(() => this.backlog.drainedIfDue());
   }
 
   /**
@@ -553,20 +551,7 @@ export class DynamicProducer extends EventEmitter {
       if (this.backlog.waiting > 0) this.backlog.wake();
     }
     if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
-    else if (this.handoffFull) this.drained();
-  }
-
-  /**
-   * 'drain', owed to a produce() that said false, once it may say true again: the backlog is
-   * empty, and when the handoffs held maxQueued messages, no more than half of that is left.
-   */
-  private drained(): void {
-    if (this.backlog.holding) return;
-    if (this.handoffFull) {
-      if (this.held() > this.options.maxQueued / 2) return;
-      this.handoffFull = false;
-    }
-    this.emit('drain');
+    else if (this.backlog.owing) this.backlog.drainedIfDue();
   }
 
   /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */
