@@ -14,7 +14,7 @@ export type { DynamicProducerOptions, DeliveryReport, Value, Headers, ProducerLi
 export { ORDER_HEADER, decodeOrderHeader, encodeOrderHeader } from './partitioner/headers';
 export type { OrderHeader, OrderKind } from './partitioner/headers';
 export type { ProducerMetrics, TopicMetrics } from './producer/metrics';
-export { KafkaError, StateError, UndeliveredError, HandlerError, CallbackError, TopicCapacityError, InternalError } from './core/errors';
+export { KafkaError, StateError, UndeliveredError, BatchError, HandlerError, CallbackError, TopicCapacityError, InternalError } from './core/errors';
 export { createKafkaJsPartitioner } from './partitioner/kafkajs';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './partitioner/kafkajs';
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './core/abi';

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'KDP_KAFKA_ERROR'
   | 'KDP_STATE'
   | 'KDP_UNDELIVERED'
+  | 'KDP_BATCH_FAILED'
   | 'KDP_HANDLER_ERROR'
   | 'KDP_CALLBACK_ERROR'
   | 'KDP_TOPIC_CAPACITY'
@@ -165,6 +166,23 @@ export class UndeliveredError extends KdpError {
     this.name = 'UndeliveredError';
   }
 }
+
+/**
+ * A sendBatch() with at least one message not written: `outcomes[i]` is message i's outcome,
+ * its delivery report (`{ topic, partition, offset, ... }`) or the error that says why it was not
+ * written; `failed` counts the errors.
+ */
+export class BatchError extends KdpError {
+  readonly code = 'KDP_BATCH_FAILED' as const;
+  readonly failed: number;
+  constructor(readonly outcomes: ReadonlyArray<object>, failed: number) {
+    const first = outcomes.find((o) => o instanceof Error) as Error | undefined;
+    super(`${failed} of ${outcomes.length} messages were not written${first ? ` (first: ${first.message})` : ''}`);
+    this.name = 'BatchError';
+    this.failed = failed;
+  }
+}
+brand(BatchError);
 
 /**
  * A consumer's message handler threw or rejected (`cause`) on the message at `offset` of

@@ -189,7 +189,14 @@ export interface ProducerSettings {
   readonly prometheus?: unknown;
   readonly producerId?: Buffer;
   readonly kafka?: KafkaLibrary;
+  readonly engine: 'auto' | 'native' | 'client';
 }
+
+/**
+ * 'native': the batch engine (native/, over the librdkafka the client library loaded);
+ * 'client': the client library's own produce() and reports; 'auto': native when it is built.
+ */
+const ENGINE = oneOf(['auto', 'native', 'client'] as const).default('auto');
 
 const PRODUCER_FIELDS: Fields = {
   metadataRefreshMs: integer(100, MAX_TIMER_MS).default(30_000),
@@ -201,6 +208,7 @@ const PRODUCER_FIELDS: Fields = {
   prometheus: custom('a prom-client Registry', (v) => typeof v === 'object' && v !== null),
   producerId: custom('a Buffer of 8 bytes', (v) => Buffer.isBuffer(v) && v.length === 8),
   kafka: KAFKA,
+  engine: ENGINE,
 };
 
 export const PRODUCER_DEFAULTS: ProducerSettings = defaultsOf(PRODUCER_FIELDS);

@@ -87,6 +87,15 @@ export class Delivery {
     return settled;
   }
 
+  /** A report taken apart by the native engine: one less in flight, and a send()'s promise settled with `report`. */
+  confirmed(pending: Pending | undefined, failure: KafkaError | null, report: DeliveryReport | undefined): void {
+    this.inflight--;
+    if (pending === undefined || pending === this.mark || typeof pending.resolve !== 'function') return;
+    this.unconfirmed.delete(pending);
+    if (failure) pending.reject(failure);
+    else pending.resolve(report as DeliveryReport);
+  }
+
   /** Rejects every send() handed over and not confirmed (at disconnect). */
   rejectUnconfirmed(err: Error): void {
     for (const pending of this.unconfirmed) pending.reject(err);

@@ -33,6 +33,8 @@ export interface ProducerMetrics {
   readonly inflight: number;
   /** Held here while librdkafka's queue is full. */
   readonly held: number;
+  /** The engine under the producer: the native batch engine, or the client library's produce(). */
+  readonly engine?: 'native' | 'client';
   /** The table of exactly counted keys: how full, and how many keys it refused (raise maxTrackedKeys when that grows). */
   readonly trackedKeys: TrackedKeyStats;
 }

@@ -43,9 +43,14 @@ import { type Connectable, ERR__TIMED_OUT, connectClient } from '../core/connect
 import { hideSecrets } from '../core/secrets';
 import { writableOf } from './stream';
 import { SEND } from './types';
+import { nativeAddon, nativeFailure } from '../core/native';
+import { NativeClient } from './native-client';
+import { Batch, type BatchMessage, Member } from './batch';
+import { LINK } from './handoff';
 import type { DeliveryReport, DynamicProducerOptions, Headers, Pending, ProducerLike, Queued, Value, Waiting } from './types';
 
 export { PRODUCER_DEFAULTS };
+export type { BatchMessage };
 export type { ConnectOptions, DeliveryReport, DynamicProducerOptions, Headers, ProducerLike, Value };
 
 // librdkafka error codes (rdkafka.h) the producer reacts to.
@@ -100,8 +105,10 @@ export class DynamicProducer extends EventEmitter {
   private readonly reports: boolean;
   /** Messages in flight (handed over, report not yet taken) beyond which a message waits as on a full queue. */
   private readonly maxInflight: number;
-  /** The binding of a producer we own (calls skip node-rdkafka's JS wrapper and its exceptions). */
+  /** The binding of a producer we own (calls skip node-rdkafka's JS wrapper and its exceptions), or the native engine's client. */
   private native: NativeProducer | undefined;
+  /** The native engine's client, when this producer runs on it ('native' in metrics()). */
+  private readonly engine: NativeClient | undefined;
   private lastProduceError: unknown;
   private readonly metadata: Metadata;
   private readonly backlog: Backlog<Queued>;
@@ -174,10 +181,22 @@ export class DynamicProducer extends EventEmitter {
       const global: Config = { ...split.global };
       if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
       this.library = kafkaLibrary(this.options.kafka);
+      const addon = this.options.engine === 'client' ? undefined : nativeAddon(this.options.kafka);
       try {
-        this.client = new this.library.Producer(global as any, topic as any) as unknown as ProducerLike;
+        if (this.options.engine === 'native' && addon === undefined) {
+          throw new StateError(`engine 'native': the native engine is not built here (${String((nativeFailure() as Error)?.message ?? nativeFailure()).split('\n')[0]}); npm rebuild, or engine 'client'`);
+        }
+        if (addon !== undefined) {
+          // Without reports, librdkafka still reports the messages it could not deliver: they are told as 'delivery' errors.
+          if (!global.dr_cb && !global.dr_msg_cb && global['delivery.report.only.error'] === undefined) global['delivery.report.only.error'] = true;
+          this.engine = new NativeClient(addon, global, topic);
+          this.client = this.engine as unknown as ProducerLike;
+        } else {
+          this.client = new this.library.Producer(global as any, topic as any) as unknown as ProducerLike;
+        }
       } catch (err) {
         this.partitioner.close();
+        if (err instanceof StateError) throw err;
         throw configError(err, globalConfig, topicConfig);
       }
       hideSecrets(this.client);
@@ -221,7 +240,8 @@ export class DynamicProducer extends EventEmitter {
     this.metrics$ = new Metrics();
     this.onReport = (err, report) => this.delivered(err, report);
     this.onStats = (event) => this.statistics(event);
-    if (this.owned) this.client.on('delivery-report', this.onReport);
+    if (this.engine !== undefined) this.engine.deliverTo((opaque, code, topic, partition, offset, timestamp, size) => this.nativeReport(opaque, code, topic, partition, offset, timestamp, size));
+    else if (this.owned) this.client.on('delivery-report', this.onReport);
     else this.unintercept = interceptReports(this.client, this.delivery, this.onReport, () => this.closed);
     this.client.on('event.stats', this.onStats);
     this.client.on('event.error', (err: any) => this.emit('error', toKafkaError(err, 'librdkafka')));
@@ -251,7 +271,7 @@ export class DynamicProducer extends EventEmitter {
       const client = this.client as unknown as Kafka.Producer;
       await connectClient(client as unknown as Connectable, timeoutMs);
       this.connected = true;
-      this.native = nativeBinding(client);
+      this.native = this.engine ?? nativeBinding(client);
       this.started();
     }
     await this.refreshMetadata(undefined, timeoutMs).catch((err) => this.emit('error', err));
@@ -261,6 +281,8 @@ export class DynamicProducer extends EventEmitter {
 
   private started(): void {
     this.metadata.start();
+    // The native engine is woken by librdkafka when reports come: nothing to poll.
+    if (this.engine !== undefined) return;
     if (this.options.pollIntervalMs > 0) this.polling.every(this.options.pollIntervalMs);
     else if (this.reports) this.polling.watch();
   }
@@ -554,6 +576,90 @@ export class DynamicProducer extends EventEmitter {
     else if (this.backlog.owing) this.backlog.drainedIfDue();
   }
 
+  /**
+   * A delivery report from the native engine, as arguments (no report object unless a send()
+   * or a 'delivery' listener takes one): the same accounting as delivered().
+   */
+  private nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number): void {
+    let link: Link | undefined;
+    let pending = opaque as Pending | undefined;
+    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
+      link = opaque as Link;
+      pending = link.opaque as Pending | undefined;
+    }
+    const failure = code === 0 ? null : toKafkaError({ code, message: librdkafkaMessage(code, this.library) }, `delivery to ${topic} [${partition}]`);
+    if (!this.reports) {
+      // Reports off: librdkafka reports only what it could not deliver, and its caller is told.
+      if (failure) this.emit('delivery', failure, { topic, partition, offset, timestamp, size });
+      return;
+    }
+    const sent = pending !== undefined && pending[SEND] === true;
+    const report: DeliveryReport | undefined = sent || this.listenerCount('delivery') > 0
+      ? { topic, partition, offset, key: sent ? pending!.key : undefined, timestamp, size }
+      : undefined;
+    this.delivery.confirmed(pending, failure, report);
+    const metadata = this.metadata;
+    const info = topic === metadata.lastName ? metadata.last : metadata.topics.get(topic);
+    if (failure) {
+      if (info) info.failed++;
+      if (code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) this.metadata.request(topic, true);
+    } else if (info) info.delivered++;
+    if (report !== undefined) this.emit('delivery', failure, report);
+    if (link !== undefined) {
+      this.handoff!.settled(link, partition, failure ? -1 : offset);
+      if (this.backlog.waiting > 0) this.backlog.wake();
+    }
+    if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
+    else if (this.backlog.owing) this.backlog.drainedIfDue();
+  }
+
+  /**
+   * Produces `messages` to `topic`, each placed as send() places it, and resolves with their
+   * delivery reports in input order once all are in. Nothing is checked per message after the
+   * first is handed over: every message is checked first, and a bad one rejects the call with
+   * nothing sent. If any message is not written, rejects with a BatchError whose `outcomes`
+   * holds each message's report or error. Waits (as send() does) while maxQueued messages are held.
+   */
+  sendBatch(topic: string, messages: readonly BatchMessage[]): Promise<DeliveryReport[]> {
+    if (!this.reports) {
+      return Promise.reject(new StateError('sendBatch() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
+    }
+    try {
+      if (!Array.isArray(messages)) throw new InvalidArgTypeError('messages', 'an array of { value, key?, headers?, timestamp? }', messages);
+      for (let i = 0; i < messages.length; i++) {
+        const m = messages[i];
+        if (typeof m !== 'object' || m === null) throw new InvalidArgTypeError(`messages[${i}]`, 'an object { value, key?, headers?, timestamp? }', m);
+        this.checkMessage(topic, m.value, m.key, m.headers, m.timestamp);
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<DeliveryReport[]>((resolve, reject) => {
+      const batch = new Batch(messages.length, resolve, reject);
+      let i = 0;
+      const attempt = (): void => {
+        for (; i < messages.length; i++) {
+          const m = messages[i];
+          const member = new Member(batch, i, m.key ?? null);
+          if (this.closing || this.closed) {
+            member.reject(new StateError(this.closed ? 'this producer was disconnected' : 'this producer is disconnecting'));
+            continue;
+          }
+          if (this.held() >= this.options.maxQueued) {
+            this.backlog.waitForRoom(attempt);
+            return;
+          }
+          try {
+            this.enqueue(topic, m.value, m.key, m.headers, m.timestamp, member);
+          } catch (err) {
+            member.reject(err as Error);
+          }
+        }
+      };
+      attempt();
+    });
+  }
+
   /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */
   private orderHeaders(order: number, partitions: number, partition: number, headers: Headers | undefined, forwarded: number): Headers {
     const header = this.orders.header(order, partitions, partition);
@@ -720,9 +826,10 @@ export class DynamicProducer extends EventEmitter {
     return writableOf(this, topic, () => this.backlog.holding);
   }
 
-  /** Per-topic rates, per-partition load and imbalance, hot keys and queue depths. */
+  /** Per-topic rates, per-partition load and imbalance, hot keys and queue depths; `engine`: 'native' or 'client'. */
   metrics(): ProducerMetrics {
-    return this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.held());
+    const snapshot = this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.held());
+    return { ...snapshot, engine: this.engine !== undefined ? 'native' : 'client' };
   }
 
   /** Messages taken and not yet handed to librdkafka: the backlog, those waiting for a handoff or for their topic's count. */

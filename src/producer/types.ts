@@ -48,6 +48,8 @@ export interface DynamicProducerOptions extends DynamicPartitionerOptions {
   readonly prometheus?: unknown;
   /** 8 bytes naming this producer in order headers (default: random). */
   readonly producerId?: Buffer;
+  /** 'native': the batch engine; 'client': the client library's produce(); 'auto' (default): native when it is built. */
+  readonly engine?: 'auto' | 'native' | 'client';
 }
 
 /** Marks the opaque of a send() (to tell our reports from a wrapped producer's app's own). */

@@ -1,0 +1,23 @@
+# The native engine: N-API, compiled against the rdkafka.h that node-rdkafka ships and linked to
+# the librdkafka.so.1 it built (docs/native.md says why that library and not one of our own).
+{
+  "variables": {
+    "rdkafka_root": "<!(node -p \"require('path').dirname(require.resolve('node-rdkafka/package.json'))\")"
+  },
+  "targets": [
+    {
+      "target_name": "kdp_native",
+      "sources": ["src/addon.c", "src/handle.c", "src/produce.c"],
+      "include_dirs": ["<(rdkafka_root)/deps/librdkafka/src"],
+      "defines": ["NAPI_VERSION=8"],
+      "cflags": ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-ignored-qualifiers"],
+      "libraries": [
+        "-L<(rdkafka_root)/build/deps",
+        "-l:librdkafka.so.1",
+        "-Wl,-rpath,<(rdkafka_root)/build/deps",
+        "-Wl,-rpath,'$$ORIGIN/../../../node-rdkafka/build/deps'",
+        "-Wl,-rpath,'$$ORIGIN/../../../../node_modules/node-rdkafka/build/deps'"
+      ]
+    }
+  ]
+}

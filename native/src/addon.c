@@ -1,0 +1,26 @@
+// The module's exports. The engine's parts: handle.c (a client handle: configuration, wake-ups,
+// events, metadata, flush, close) and produce.c (many messages per call, delivery reports in bulk).
+#include "handle.h"
+
+static napi_value version(napi_env env, napi_callback_info info) {
+  napi_value out;
+  napi_create_string_utf8(env, rd_kafka_version_str(), NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+    {"version", NULL, version, NULL, NULL, NULL, napi_default, NULL},
+    {"create", NULL, kdp_create, NULL, NULL, NULL, napi_default, NULL},
+    {"metadata", NULL, kdp_metadata, NULL, NULL, NULL, napi_default, NULL},
+    {"flush", NULL, kdp_flush, NULL, NULL, NULL, napi_default, NULL},
+    {"close", NULL, kdp_close, NULL, NULL, NULL, napi_default, NULL},
+    {"poll", NULL, kdp_poll, NULL, NULL, NULL, napi_default, NULL},
+    {"produce", NULL, kdp_produce, NULL, NULL, NULL, napi_default, NULL},
+    {"outq", NULL, kdp_outq, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,45 @@
+// One librdkafka client handle as the addon keeps it, and what its parts share.
+#ifndef KDP_HANDLE_H
+#define KDP_HANDLE_H
+
+#include <node_api.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include "rdkafka.h"
+
+#define KDP_MAX_TOPICS 256
+
+typedef struct {
+  rd_kafka_t *rk;
+  rd_kafka_queue_t *mainq;
+  /* Wakes the JS thread when the main queue goes from empty to not empty (reports, stats, errors). */
+  napi_threadsafe_function wake;
+  /* Set by a wake-up sent and not yet answered by a poll: one wake-up per burst of events. */
+  atomic_int scheduled;
+  /* Called on the JS thread for each statistics, error and log event: (kind, a, b, c). */
+  napi_ref on_event;
+  /* A delivery-report event partly read by the last poll (its messages go on at the next). */
+  rd_kafka_event_t *partial;
+  /* rd_kafka_topic_t per topic name, kept until the handle is closed. */
+  int topics;
+  char *topic_names[KDP_MAX_TOPICS];
+  rd_kafka_topic_t *topic_handles[KDP_MAX_TOPICS];
+  int closed;
+} kdp_handle;
+
+/* Throws a JS Error with `message` (and a numeric `code` when code != 0); returns NULL for the caller to return. */
+napi_value kdp_throw(napi_env env, int code, const char *message);
+/* The handle of argument 0, or NULL with a JS exception pending. */
+kdp_handle *kdp_handle_of(napi_env env, napi_value value);
+/* The rd_kafka_topic_t of a topic name (made at first use), NULL if librdkafka refuses it. */
+rd_kafka_topic_t *kdp_topic(kdp_handle *h, const char *name);
+
+napi_value kdp_create(napi_env env, napi_callback_info info);
+napi_value kdp_metadata(napi_env env, napi_callback_info info);
+napi_value kdp_flush(napi_env env, napi_callback_info info);
+napi_value kdp_close(napi_env env, napi_callback_info info);
+napi_value kdp_poll(napi_env env, napi_callback_info info);
+napi_value kdp_produce(napi_env env, napi_callback_info info);
+napi_value kdp_outq(napi_env env, napi_callback_info info);
+
+#endif

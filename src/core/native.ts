@@ -1,0 +1,52 @@
+// The native engine (native/, an N-API addon built on install by node-gyp): loaded once, after
+// the client library, so that the librdkafka.so.1 it needs is the one already in the process
+// (docs/native.md). Absent when it was not built: callers fall back to the client library.
+
+import * as path from 'node:path';
+import type { KafkaLibrary } from './library';
+
+/** The addon's functions (native/src/addon.c). */
+export interface NativeAddon {
+  version(): string;
+  create(kind: 'producer', global: string[], topic: string[], wake: () => void,
+    onEvent: (kind: number, a: unknown, b: unknown, c: unknown) => void): object;
+  metadata(handle: object, timeoutMs: number, cb: (err: NativeError | null, metadata: any) => void, topic?: string): void;
+  flush(handle: object, timeoutMs: number, cb: (err: NativeError | null) => void): void;
+  close(handle: object, timeoutMs: number, cb: (err: NativeError | null) => void): void;
+  poll(handle: object, ids: Int32Array, partitions: Int32Array, offsets: Float64Array, errors: Int32Array, timestamps: Float64Array): number;
+  produce(handle: object, topic: string, start: number, end: number, partitions: Int32Array, ids: Int32Array, data: Uint8Array,
+    layout: Int32Array, timestamps: Float64Array, headers: Int32Array, results: Int32Array): number;
+  outq(handle: object, keepAlive?: boolean): number;
+}
+
+export interface NativeError extends Error {
+  code: number;
+}
+
+let loaded: NativeAddon | null | undefined;
+let failure: unknown;
+
+/** The folder holding binding.gyp, from build/core/ (compiled) or src/core/. */
+const NATIVE_DIR = path.join(__dirname, '..', '..', 'native');
+
+/**
+ * The addon, or undefined when it is not built (`nativeFailure()` says why). `library`: the
+ * client library whose librdkafka it must share, loaded first.
+ */
+export function nativeAddon(library?: KafkaLibrary): NativeAddon | undefined {
+  if (loaded !== undefined) return loaded ?? undefined;
+  try {
+    // Loading the client library loads its librdkafka.so.1: the addon's is then that one.
+    if (library === undefined) require('node-rdkafka');
+    loaded = require('node-gyp-build')(NATIVE_DIR) as NativeAddon;
+  } catch (err) {
+    failure = err;
+    loaded = null;
+  }
+  return loaded ?? undefined;
+}
+
+/** Why nativeAddon() gave nothing (undefined when it loaded, or was not asked yet). */
+export function nativeFailure(): unknown {
+  return failure;
+}

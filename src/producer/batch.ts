@@ -1,0 +1,51 @@
+// sendBatch()'s accounting: one Pending per message (what the producer's report path settles,
+// as a send()'s), all counting into one promise for the batch that settles once every message
+// has its outcome: the reports in input order, or a BatchError with every outcome.
+
+import { BatchError } from '../core/errors';
+import type { Key } from '../core/key';
+import { SEND } from './types';
+import type { DeliveryReport, Headers, Pending, Value } from './types';
+
+/** One message of sendBatch(). */
+export interface BatchMessage {
+  readonly value: Value;
+  readonly key?: Key | null;
+  readonly headers?: Headers;
+  readonly timestamp?: number | null;
+}
+
+export class Batch {
+  readonly outcomes: Array<DeliveryReport | Error>;
+  private left: number;
+  private failed = 0;
+
+  constructor(size: number, private readonly resolve: (reports: DeliveryReport[]) => void, private readonly reject: (err: BatchError) => void) {
+    this.outcomes = new Array(size);
+    this.left = size;
+    if (size === 0) resolve([]);
+  }
+
+  /** Message i's outcome. */
+  settle(i: number, outcome: DeliveryReport | Error, failed: boolean): void {
+    this.outcomes[i] = outcome;
+    if (failed) this.failed++;
+    if (--this.left > 0) return;
+    if (this.failed === 0) this.resolve(this.outcomes as DeliveryReport[]);
+    else this.reject(new BatchError(this.outcomes, this.failed));
+  }
+}
+
+/** Message i of a batch, as the opaque its report settles (no closure per message). */
+export class Member implements Pending {
+  readonly [SEND] = true as const;
+  constructor(private readonly batch: Batch, private readonly index: number, public key: Key | null) {}
+
+  resolve(report: DeliveryReport): void {
+    this.batch.settle(this.index, report, false);
+  }
+
+  reject(err: Error): void {
+    this.batch.settle(this.index, err, true);
+  }
+}

@@ -1,0 +1,403 @@
+// The native engine's producer, shaped as the node-rdkafka Producer DynamicProducer drives
+// (produce / poll / flush / getMetadata / connect / disconnect, the same events), with the two
+// things that make it fast:
+// - produce() copies a message into a batch (one buffer, typed-array tables) and returns;
+//   the batch goes to librdkafka in one native call at the end of the current turn (or when it
+//   is full), each message with its explicit partition and its slot id as librdkafka's opaque;
+// - delivery reports come back in bulk into typed arrays (a wake-up from librdkafka's thread
+//   when its queue fills, then poll()): one call of `onDelivery` per report, no object.
+// A message librdkafka refuses for good when its batch is handed over gets a failed report.
+// librdkafka's queue full: the rest of the batch stays here and goes at the next poll; a new
+// message finds no room and gets ERR_QUEUE_FULL, as from node-rdkafka.
+
+import { Buffer } from 'node:buffer';
+import { EventEmitter } from 'node:events';
+import type { Config } from '../core/config';
+import type { Key } from '../core/key';
+import type { NativeAddon, NativeError } from '../core/native';
+import { ERR_QUEUE_FULL } from './backlog';
+import type { Headers } from './types';
+
+/** Messages per batch handed over in one call. */
+const BATCH = 1024;
+/** Reports read per native poll() call. */
+const REPORTS = 4096;
+/** Bytes per message and per header in the layout tables (see native/src/produce.c). */
+const LAYOUT = 6;
+const HEADER = 4;
+/** Retry of a batch librdkafka's full queue stopped (ms). */
+const RETRY_MS = 1;
+/** node-rdkafka's settings that are JavaScript's, not librdkafka's (lib/client.js). */
+const JS_ONLY = new Set(['dr_cb', 'dr_msg_cb', 'event_cb', 'rebalance_cb', 'offset_commit_cb']);
+
+/** One delivery report, as arguments: the message's opaque, librdkafka's code (0: delivered), where it went. */
+export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number) => void;
+
+/** node-rdkafka-style configuration as the flat [name, value, ...] list the addon takes. */
+function pairs(config: Config): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(config)) {
+    if (JS_ONLY.has(name) || value === undefined || typeof value === 'function') continue;
+    out.push(name, String(value));
+  }
+  return out;
+}
+
+export class NativeClient extends EventEmitter {
+  readonly globalConfig: Config;
+  readonly topicConfig: Config;
+  private handle: object | undefined;
+  /** Calls to the thread pool in flight (metadata, flush): close waits for them. */
+  private jobs = 0;
+  private readonly jobsDone: Array<() => void> = [];
+  private onDelivery: OnDelivery = () => {};
+
+  // The batch being filled: messages [start, count) of `topic` not handed over yet.
+  private topic = '';
+  private start = 0;
+  private count = 0;
+  private pos = 0;
+  private data: Buffer = Buffer.allocUnsafeSlow(1 << 18);
+  private readonly partitions = new Int32Array(BATCH);
+  private readonly ids = new Int32Array(BATCH);
+  private readonly layout = new Int32Array(BATCH * LAYOUT);
+  private readonly timestamps = new Float64Array(BATCH);
+  private headerTable = new Int32Array(BATCH * HEADER);
+  private headerCount = 0;
+  private readonly results = new Int32Array(BATCH);
+  private submitQueued = false;
+  private polling = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  // Slots: a message's opaque, topic and size from produce() to its report.
+  private opaques: unknown[] = [];
+  private slotTopics: string[] = [];
+  private sizes = new Int32Array(1024);
+  private free = new Int32Array(1024);
+  private freeCount = 0;
+  private slots = 0;
+
+  // Delivery reports, read in bulk.
+  private readonly rIds = new Int32Array(REPORTS);
+  private readonly rPartitions = new Int32Array(REPORTS);
+  private readonly rOffsets = new Float64Array(REPORTS);
+  private readonly rErrors = new Int32Array(REPORTS);
+  private readonly rTimestamps = new Float64Array(REPORTS);
+
+  constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config) {
+    super();
+    this.globalConfig = globalConfig;
+    this.topicConfig = topicConfig;
+    // A bad setting throws here, as node-rdkafka's constructor does; until connect() the handle does not keep the process alive.
+    this.open();
+    this.addon.outq(this.handle!, false);
+  }
+
+  private open(): void {
+    this.handle = this.addon.create('producer', pairs(this.globalConfig), pairs(this.topicConfig), () => this.poll(), (k, a, b, c) => this.event(k, a, b, c));
+  }
+
+  /** Where delivery reports go (DynamicProducer's). */
+  deliverTo(onDelivery: OnDelivery): void {
+    this.onDelivery = onDelivery;
+  }
+
+  isConnected(): boolean {
+    return this.handle !== undefined && this.connected;
+  }
+
+  private connected = false;
+
+  /** Makes the librdkafka handle (a bad setting throws here), then reads metadata as node-rdkafka's connect() does. */
+  connect(options: { timeout?: number } | undefined, cb: (err: unknown) => void): void {
+    if (this.handle === undefined) {
+      try {
+        this.open();
+      } catch (err) {
+        cb(err);
+        return;
+      }
+    }
+    this.getMetadata({ timeout: options?.timeout ?? 30_000 }, (err) => {
+      if (!err && this.handle !== undefined) {
+        this.connected = true;
+        this.addon.outq(this.handle, true);
+        this.emit('ready', { name: 'kdp-native' });
+      }
+      cb(err);
+    });
+  }
+
+  private event(kind: number, a: unknown, b: unknown, c: unknown): void {
+    if (kind === 1) this.emit('event.stats', { message: a });
+    else if (kind === 2) {
+      const err = Object.assign(new Error(String(b)), { code: a as number, isFatal: c === true });
+      if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
+    } else if (kind === 3) this.emit('event.log', { severity: a, fac: b, message: c });
+  }
+
+  getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): void {
+    const handle = this.handle;
+    if (handle === undefined) {
+      cb(Object.assign(new Error('Producer is not connected'), { code: -172 }), undefined);
+      return;
+    }
+    this.job((done) => this.addon.metadata(handle, options.timeout ?? 30_000, done, options.topic), cb);
+  }
+
+  /** Hands over what is batched, then waits (on the thread pool) until librdkafka has no message left. */
+  flush(timeoutMs: number, cb: (err: any) => void): void {
+    const handle = this.handle;
+    if (handle === undefined) {
+      cb(null);
+      return;
+    }
+    this.submit();
+    const deadline = Date.now() + timeoutMs;
+    const wait = (): void => {
+      // A batch stopped by a full queue goes before librdkafka is asked to flush.
+      if (this.start < this.count) {
+        if (Date.now() > deadline) return cb(Object.assign(new Error('Local: Timed out'), { code: -185 }));
+        this.poll();
+        setTimeout(wait, RETRY_MS);
+        return;
+      }
+      this.job((done) => this.addon.flush(handle, Math.max(0, deadline - Date.now()), done), (err) => {
+        this.poll();
+        cb(err);
+      });
+    };
+    wait();
+  }
+
+  /** Reads the delivery reports (and statistics, errors, logs) librdkafka has, and retries a stopped batch. */
+  poll(): void {
+    const handle = this.handle;
+    // A report's handler may poll again (DynamicProducer's backlog does): the reports read are being gone through.
+    if (handle === undefined || this.polling) return;
+    if (this.start < this.count) this.submit();
+    this.polling = true;
+    try {
+      this.readReports(handle);
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private readReports(handle: object): void {
+    const { rIds, rPartitions, rOffsets, rErrors, rTimestamps } = this;
+    let n: number;
+    do {
+      n = this.addon.poll(handle, rIds, rPartitions, rOffsets, rErrors, rTimestamps);
+      for (let i = 0; i < n; i++) {
+        const id = rIds[i];
+        const opaque = this.opaques[id];
+        const topic = this.slotTopics[id];
+        this.opaques[id] = undefined;
+        this.free[this.freeCount++] = id;
+        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], this.sizes[id]);
+      }
+    } while (n === REPORTS);
+  }
+
+  /**
+   * Takes one message into the batch: 0, or ERR_QUEUE_FULL when librdkafka's queue stopped the
+   * batch and it has no room (the message is not taken). librdkafka refusing it for good later
+   * comes as its failed delivery report.
+   */
+  produce(topic: string, partition: number | null, value: Buffer | null, key?: Key | null, timestamp?: number | null, opaque?: unknown, headers?: Headers): number {
+    if (topic !== this.topic || this.count === BATCH) {
+      if (this.start < this.count) this.submit();
+      if (this.start < this.count) return ERR_QUEUE_FULL;
+      this.topic = topic;
+    }
+    let pos = this.pos;
+    let data = this.data;
+    const i = this.count;
+    const valueLength = value === null || value === undefined ? 0 : value.length;
+    // Room for the value, the key (a string: at most 3 bytes per UTF-16 unit) and the headers.
+    const need = pos + valueLength + (key == null ? 0 : typeof key === 'string' ? key.length * 3 : key.length) + (headers === undefined ? 0 : 4096);
+    if (need > data.length) data = this.grow(need);
+    const l = i * LAYOUT;
+    const layout = this.layout;
+    if (value === null || value === undefined) {
+      layout[l] = pos;
+      layout[l + 1] = -1;
+    } else {
+      layout[l] = pos;
+      layout[l + 1] = valueLength;
+      data.set(value, pos);
+      pos += valueLength;
+    }
+    if (key === null || key === undefined) {
+      layout[l + 2] = pos;
+      layout[l + 3] = -1;
+    } else if (typeof key === 'string') {
+      const n = data.write(key, pos);
+      layout[l + 2] = pos;
+      layout[l + 3] = n;
+      pos += n;
+    } else {
+      layout[l + 2] = pos;
+      layout[l + 3] = key.length;
+      data.set(key, pos);
+      pos += key.length;
+    }
+    layout[l + 4] = this.headerCount;
+    layout[l + 5] = 0;
+    if (headers !== undefined) {
+      this.pos = pos;
+      layout[l + 5] = this.writeHeaders(headers);
+      pos = this.pos;
+    }
+    this.pos = pos;
+    this.partitions[i] = partition ?? -1;
+    this.timestamps[i] = timestamp ?? 0;
+    this.ids[i] = this.slot(opaque, topic, valueLength);
+    this.count = i + 1;
+    if (this.count === BATCH) this.submit();
+    else if (!this.submitQueued) {
+      this.submitQueued = true;
+      queueMicrotask(this.submitLater);
+    }
+    return 0;
+  }
+
+  private readonly submitLater = (): void => {
+    this.submitQueued = false;
+    this.submit();
+  };
+
+  /** Writes a message's headers into the batch; returns how many. */
+  private writeHeaders(headers: Headers): number {
+    let count = 0;
+    for (const header of headers) {
+      for (const name in header) {
+        const value = header[name];
+        if (this.headerCount + 1 > this.headerTable.length / HEADER) {
+          const table = new Int32Array(this.headerTable.length * 2);
+          table.set(this.headerTable);
+          this.headerTable = table;
+        }
+        const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value == null ? 0 : value.length;
+        if (this.pos + name.length * 3 + bytes > this.data.length) this.grow(this.pos + name.length * 3 + bytes);
+        const h = this.headerCount++ * HEADER;
+        const table = this.headerTable;
+        const data = this.data;
+        table[h] = this.pos;
+        table[h + 1] = data.write(name, this.pos);
+        this.pos += table[h + 1];
+        table[h + 2] = this.pos;
+        if (value == null) table[h + 3] = -1;
+        else if (typeof value === 'string') {
+          table[h + 3] = data.write(value, this.pos);
+        } else {
+          data.set(value, this.pos);
+          table[h + 3] = value.length;
+        }
+        this.pos += Math.max(0, table[h + 3]);
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /** A bigger batch buffer, with what is written so far. */
+  private grow(need: number): Buffer {
+    const data = Buffer.allocUnsafeSlow(Math.max(need, this.data.length * 2));
+    this.data.copy(data, 0, 0, this.pos);
+    this.data = data;
+    return data;
+  }
+
+  private slot(opaque: unknown, topic: string, size: number): number {
+    let id: number;
+    if (this.freeCount > 0) id = this.free[--this.freeCount];
+    else {
+      id = this.slots++;
+      if (id === this.sizes.length) {
+        const sizes = new Int32Array(id * 2);
+        sizes.set(this.sizes);
+        this.sizes = sizes;
+        const free = new Int32Array(id * 2);
+        free.set(this.free.subarray(0, this.freeCount));
+        this.free = free;
+      }
+    }
+    this.opaques[id] = opaque;
+    this.slotTopics[id] = topic;
+    this.sizes[id] = size;
+    return id;
+  }
+
+  /** Hands the batch over; what librdkafka refuses for good gets a failed report, a full queue stops it until later. */
+  private submit(): void {
+    const handle = this.handle;
+    if (handle === undefined || this.start === this.count) return;
+    const start = this.start;
+    const topic = this.topic;
+    const end = this.addon.produce(handle, topic, start, this.count, this.partitions, this.ids, this.data, this.layout,
+      this.timestamps, this.headerTable, this.results);
+    // Refusals are reported after the batch's state is settled: a report's handler may produce again.
+    let refused: number[] | undefined;
+    for (let i = start; i < end; i++) {
+      if (this.results[i] !== 0) (refused ??= []).push(this.ids[i], this.results[i], this.partitions[i]);
+    }
+    this.start = end;
+    if (end === this.count) {
+      this.start = this.count = this.pos = this.headerCount = 0;
+    } else if (this.retryTimer === undefined) {
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.poll();
+      }, RETRY_MS);
+    }
+    if (refused === undefined) return;
+    for (let k = 0; k < refused.length; k += 3) {
+      const id = refused[k];
+      const opaque = this.opaques[id];
+      this.opaques[id] = undefined;
+      this.free[this.freeCount++] = id;
+      this.onDelivery(opaque, refused[k + 1], topic, refused[k + 2], -1, 0, this.sizes[id]);
+    }
+  }
+
+  /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */
+  get batched(): number {
+    return this.count - this.start;
+  }
+
+  private job(run: (done: (err: NativeError | null, value?: any) => void) => void, cb: (err: any, value?: any) => void): void {
+    this.jobs++;
+    run((err, value) => {
+      this.jobs--;
+      if (this.jobs === 0) for (const f of this.jobsDone.splice(0)) f();
+      cb(err, value);
+    });
+  }
+
+  /**
+   * Closes the handle once the calls on the thread pool are done (librdkafka's destroy on the
+   * pool too): what is still batched, or in librdkafka's queue, is dropped (DynamicProducer
+   * flushes first, and tells the callers of what did not make it).
+   */
+  disconnect(timeoutMs: number | ((err?: unknown) => void), cb?: (err?: unknown) => void): void {
+    const done = typeof timeoutMs === 'function' ? timeoutMs : cb ?? (() => {});
+    const handle = this.handle;
+    if (handle === undefined) {
+      done();
+      return;
+    }
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    const close = (): void => {
+      this.handle = undefined;
+      this.connected = false;
+      this.addon.close(handle, 0, () => {
+        this.emit('disconnected');
+        done();
+      });
+    };
+    if (this.jobs === 0) close();
+    else this.jobsDone.push(close);
+  }
+}
