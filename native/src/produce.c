@@ -20,11 +20,38 @@ static int typed(napi_env env, napi_value value, napi_typedarray_type want, void
   return 1;
 }
 
+/* One message to librdkafka, copied; its headers (if any) are librdkafka's once it takes it. */
+static rd_kafka_resp_err_t produce_one(rd_kafka_t *rk, rd_kafka_topic_t *rkt, int32_t partition, int32_t id, const uint8_t *data,
+                                       const int32_t *l, double timestamp, const int32_t *headers) {
+  const void *value = l[1] < 0 ? NULL : data + l[0];
+  size_t value_len = l[1] < 0 ? 0 : (size_t)l[1];
+  const void *key = l[3] < 0 ? NULL : data + l[2];
+  size_t key_len = l[3] < 0 ? 0 : (size_t)l[3];
+  if (l[5] <= 0) {
+    return rd_kafka_producev(rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(partition), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                             RD_KAFKA_V_VALUE((void *)value, value_len), RD_KAFKA_V_KEY(key, key_len),
+                             RD_KAFKA_V_OPAQUE((void *)(intptr_t)id), RD_KAFKA_V_TIMESTAMP((int64_t)timestamp), RD_KAFKA_V_END);
+  }
+  rd_kafka_headers_t *hdrs = rd_kafka_headers_new((size_t)l[5]);
+  for (int32_t j = 0; j < l[5]; j++) {
+    const int32_t *e = headers + (size_t)(l[4] + j) * HEADER;
+    rd_kafka_header_add(hdrs, (const char *)data + e[0], e[1], e[3] < 0 ? NULL : data + e[2], e[3] < 0 ? 0 : e[3]);
+  }
+  rd_kafka_resp_err_t err = rd_kafka_producev(rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(partition), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                              RD_KAFKA_V_VALUE((void *)value, value_len), RD_KAFKA_V_KEY(key, key_len),
+                                              RD_KAFKA_V_OPAQUE((void *)(intptr_t)id), RD_KAFKA_V_TIMESTAMP((int64_t)timestamp),
+                                              RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+  // Taken: librdkafka owns the headers. Refused: they are still ours.
+  if (err) rd_kafka_headers_destroy(hdrs);
+  return err;
+}
+
 /*
  * produce(handle, topic, start, end, partitions Int32Array, ids Int32Array, data Uint8Array,
  * layout Int32Array, timestamps Float64Array, headerTable Int32Array, results Int32Array):
  * hands messages start..end-1 over in order. results[i] is 0 for a message librdkafka took,
- * else its error code (refused for good: no report follows). Stops at the first message
+ * 1 for one it took without the partition given (unknown to it: placed by librdkafka's
+ * partitioner), else its error code (refused for good: no report follows). Stops at the first message
  * refused because librdkafka's queue is full, which stays with the caller with those after
  * it: returns the index it stopped at (end when all were handed over).
  */
@@ -62,32 +89,17 @@ napi_value kdp_produce(napi_env env, napi_callback_info info) {
   if (rkt == NULL) return kdp_throw(env, rd_kafka_last_error(), "produce: librdkafka refused the topic");
   int32_t i = start;
   for (; i < end; i++) {
-    const int32_t *l = layout + (size_t)i * LAYOUT;
-    const void *value = l[1] < 0 ? NULL : data + l[0];
-    size_t value_len = l[1] < 0 ? 0 : (size_t)l[1];
-    const void *key = l[3] < 0 ? NULL : data + l[2];
-    size_t key_len = l[3] < 0 ? 0 : (size_t)l[3];
-    rd_kafka_resp_err_t err;
-    if (l[5] > 0) {
-      rd_kafka_headers_t *hdrs = rd_kafka_headers_new((size_t)l[5]);
-      for (int32_t j = 0; j < l[5]; j++) {
-        const int32_t *e = headers + (size_t)(l[4] + j) * HEADER;
-        rd_kafka_header_add(hdrs, (const char *)data + e[0], e[1], e[3] < 0 ? NULL : data + e[2], e[3] < 0 ? 0 : e[3]);
-      }
-      err = rd_kafka_producev(h->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(partitions[i]),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE((void *)value, value_len),
-                              RD_KAFKA_V_KEY(key, key_len), RD_KAFKA_V_OPAQUE((void *)(intptr_t)ids[i]),
-                              RD_KAFKA_V_TIMESTAMP((int64_t)timestamps[i]), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
-      // Taken: librdkafka owns the headers. Refused: they are still ours.
-      if (err) rd_kafka_headers_destroy(hdrs);
-    } else {
-      err = rd_kafka_producev(h->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(partitions[i]),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE((void *)value, value_len),
-                              RD_KAFKA_V_KEY(key, key_len), RD_KAFKA_V_OPAQUE((void *)(intptr_t)ids[i]),
-                              RD_KAFKA_V_TIMESTAMP((int64_t)timestamps[i]), RD_KAFKA_V_END);
+    int unassigned = 0;
+    rd_kafka_resp_err_t err = produce_one(h->rk, rkt, partitions[i], ids[i], data, layout + (size_t)i * LAYOUT, timestamps[i], headers);
+    if (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION && partitions[i] != RD_KAFKA_PARTITION_UA) {
+      // A partition count gone stale (the topic shrank, or librdkafka's metadata is not in yet):
+      // librdkafka places the message with the topic's partitioner instead.
+      partitions[i] = RD_KAFKA_PARTITION_UA;
+      unassigned = 1;
+      err = produce_one(h->rk, rkt, partitions[i], ids[i], data, layout + (size_t)i * LAYOUT, timestamps[i], headers);
     }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
-    results[i] = err;
+    results[i] = err != RD_KAFKA_RESP_ERR_NO_ERROR ? (int32_t)err : unassigned;
   }
   napi_create_int32(env, i, &out);
   return out;

@@ -87,11 +87,15 @@ export class Delivery {
     return settled;
   }
 
-  /** A report taken apart by the native engine: one less in flight, and a send()'s promise settled with `report`. */
-  confirmed(pending: Pending | undefined, failure: KafkaError | null, report: DeliveryReport | undefined): void {
+  /**
+   * A report taken apart by the native engine: one less in flight, and a send()'s promise
+   * settled with `report` (`uncounted`: only forgotten, its caller is told elsewhere).
+   */
+  confirmed(pending: Pending | undefined, failure: KafkaError | null, report: DeliveryReport | undefined, uncounted = false): void {
     this.inflight--;
     if (pending === undefined || pending === this.mark || typeof pending.resolve !== 'function') return;
     this.unconfirmed.delete(pending);
+    if (uncounted) return;
     if (failure) pending.reject(failure);
     else pending.resolve(report as DeliveryReport);
   }

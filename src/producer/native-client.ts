@@ -31,7 +31,13 @@ const RETRY_MS = 1;
 const JS_ONLY = new Set(['dr_cb', 'dr_msg_cb', 'event_cb', 'rebalance_cb', 'offset_commit_cb']);
 
 /** One delivery report, as arguments: the message's opaque, librdkafka's code (0: delivered), where it went. */
-export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number) => void;
+export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown) => void;
+
+/** A message librdkafka refused for good as its batch was handed over (no report follows). */
+export type OnRefused = (opaque: unknown, code: number, topic: string, partition: number, key: unknown) => void;
+
+/** Bytes librdkafka adds to a message's key, value and headers in its size check (RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD, rdkafka_proto.h), with room for the headers' own varints. */
+const OVERHEAD = 36;
 
 /** node-rdkafka-style configuration as the flat [name, value, ...] list the addon takes. */
 function pairs(config: Config): string[] {
@@ -51,6 +57,10 @@ export class NativeClient extends EventEmitter {
   private jobs = 0;
   private readonly jobsDone: Array<() => void> = [];
   private onDelivery: OnDelivery = () => {};
+  private onRefused: OnRefused = () => {};
+  private onUnassigned: (topic: string) => void = () => {};
+  /** message.max.bytes: a message near it is handed over at once, so that a refusal is produce()'s answer. */
+  private readonly sizeLimit: number;
 
   // The batch being filled: messages [start, count) of `topic` not handed over yet.
   private topic = '';
@@ -72,6 +82,8 @@ export class NativeClient extends EventEmitter {
   // Slots: a message's opaque, topic and size from produce() to its report.
   private opaques: unknown[] = [];
   private slotTopics: string[] = [];
+  /** The key as produce() was given it, for the report. */
+  private slotKeys: unknown[] = [];
   private sizes = new Int32Array(1024);
   private free = new Int32Array(1024);
   private freeCount = 0;
@@ -88,6 +100,8 @@ export class NativeClient extends EventEmitter {
     super();
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
+    const limit = Number(globalConfig['message.max.bytes']);
+    this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
     // A bad setting throws here, as node-rdkafka's constructor does; until connect() the handle does not keep the process alive.
     this.open();
     this.addon.outq(this.handle!, false);
@@ -97,9 +111,15 @@ export class NativeClient extends EventEmitter {
     this.handle = this.addon.create('producer', pairs(this.globalConfig), pairs(this.topicConfig), () => this.poll(), (k, a, b, c) => this.event(k, a, b, c));
   }
 
-  /** Where delivery reports go (DynamicProducer's). */
-  deliverTo(onDelivery: OnDelivery): void {
+  /**
+   * Where delivery reports go (DynamicProducer's), messages refused for good when their batch
+   * was handed over, and the topics whose partition count librdkafka did not know (the
+   * message went to librdkafka's partitioner).
+   */
+  deliverTo(onDelivery: OnDelivery, onRefused: OnRefused, onUnassigned: (topic: string) => void): void {
     this.onDelivery = onDelivery;
+    this.onRefused = onRefused;
+    this.onUnassigned = onUnassigned;
   }
 
   isConnected(): boolean {
@@ -157,7 +177,10 @@ export class NativeClient extends EventEmitter {
     const wait = (): void => {
       // A batch stopped by a full queue goes before librdkafka is asked to flush.
       if (this.start < this.count) {
-        if (Date.now() > deadline) return cb(Object.assign(new Error('Local: Timed out'), { code: -185 }));
+        if (Date.now() > deadline) {
+          cb(Object.assign(new Error('Local: Timed out'), { code: -185 }));
+          return;
+        }
         this.poll();
         setTimeout(wait, RETRY_MS);
         return;
@@ -193,9 +216,9 @@ export class NativeClient extends EventEmitter {
         const id = rIds[i];
         const opaque = this.opaques[id];
         const topic = this.slotTopics[id];
-        this.opaques[id] = undefined;
-        this.free[this.freeCount++] = id;
-        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], this.sizes[id]);
+        const key = this.slotKeys[id];
+        this.release(id);
+        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], this.sizes[id], key);
       }
     } while (n === REPORTS);
   }
@@ -253,8 +276,9 @@ export class NativeClient extends EventEmitter {
     this.pos = pos;
     this.partitions[i] = partition ?? -1;
     this.timestamps[i] = timestamp ?? 0;
-    this.ids[i] = this.slot(opaque, topic, valueLength);
+    this.ids[i] = this.slot(opaque, topic, valueLength, key);
     this.count = i + 1;
+    if (pos - layout[l] + OVERHEAD * (1 + layout[l + 5]) > this.sizeLimit) return this.produceNow(i);
     if (this.count === BATCH) this.submit();
     else if (!this.submitQueued) {
       this.submitQueued = true;
@@ -262,6 +286,26 @@ export class NativeClient extends EventEmitter {
     }
     return 0;
   }
+
+  /**
+   * A message librdkafka may refuse for its size: the batch goes now, and a refusal of this
+   * message is produce()'s answer (as from node-rdkafka), not a report.
+   */
+  private produceNow(i: number): number {
+    this.answerAt = i;
+    this.answer = 0;
+    try {
+      this.submit();
+    } finally {
+      this.answerAt = -1;
+    }
+    // Stopped before it by a full queue, it waits in the batch like the rest: taken.
+    return this.answer;
+  }
+
+  /** The batch index whose refusal is produce()'s answer (produceNow), and that answer. */
+  private answerAt = -1;
+  private answer = 0;
 
   private readonly submitLater = (): void => {
     this.submitQueued = false;
@@ -310,7 +354,7 @@ export class NativeClient extends EventEmitter {
     return data;
   }
 
-  private slot(opaque: unknown, topic: string, size: number): number {
+  private slot(opaque: unknown, topic: string, size: number, key: unknown): number {
     let id: number;
     if (this.freeCount > 0) id = this.free[--this.freeCount];
     else {
@@ -326,6 +370,7 @@ export class NativeClient extends EventEmitter {
     }
     this.opaques[id] = opaque;
     this.slotTopics[id] = topic;
+    this.slotKeys[id] = key;
     this.sizes[id] = size;
     return id;
   }
@@ -340,8 +385,15 @@ export class NativeClient extends EventEmitter {
       this.timestamps, this.headerTable, this.results);
     // Refusals are reported after the batch's state is settled: a report's handler may produce again.
     let refused: number[] | undefined;
+    let unassigned = false;
     for (let i = start; i < end; i++) {
-      if (this.results[i] !== 0) (refused ??= []).push(this.ids[i], this.results[i], this.partitions[i]);
+      const result = this.results[i];
+      if (result === 0) continue;
+      if (result === 1) unassigned = true;
+      else if (i === this.answerAt) {
+        this.answer = result;
+        this.release(this.ids[i]);
+      } else (refused ??= []).push(this.ids[i], result, this.partitions[i]);
     }
     this.start = end;
     if (end === this.count) {
@@ -352,14 +404,21 @@ export class NativeClient extends EventEmitter {
         this.poll();
       }, RETRY_MS);
     }
+    if (unassigned) this.onUnassigned(topic);
     if (refused === undefined) return;
     for (let k = 0; k < refused.length; k += 3) {
       const id = refused[k];
       const opaque = this.opaques[id];
-      this.opaques[id] = undefined;
-      this.free[this.freeCount++] = id;
-      this.onDelivery(opaque, refused[k + 1], topic, refused[k + 2], -1, 0, this.sizes[id]);
+      const key = this.slotKeys[id];
+      this.release(id);
+      this.onRefused(opaque, refused[k + 1], topic, refused[k + 2], key);
     }
+  }
+
+  private release(id: number): void {
+    this.opaques[id] = undefined;
+    this.slotKeys[id] = undefined;
+    this.free[this.freeCount++] = id;
   }
 
   /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */

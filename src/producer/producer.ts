@@ -240,7 +240,13 @@ export class DynamicProducer extends EventEmitter {
     this.metrics$ = new Metrics();
     this.onReport = (err, report) => this.delivered(err, report);
     this.onStats = (event) => this.statistics(event);
-    if (this.engine !== undefined) this.engine.deliverTo((opaque, code, topic, partition, offset, timestamp, size) => this.nativeReport(opaque, code, topic, partition, offset, timestamp, size));
+    if (this.engine !== undefined) {
+      this.engine.deliverTo(
+        (opaque, code, topic, partition, offset, timestamp, size, key) => this.nativeReport(opaque, code, topic, partition, offset, timestamp, size, key),
+        (opaque, code, topic, partition, key) => this.nativeRefused(opaque, code, topic, partition, key),
+        (topic) => this.metadata.request(topic, true),
+      );
+    }
     else if (this.owned) this.client.on('delivery-report', this.onReport);
     else this.unintercept = interceptReports(this.client, this.delivery, this.onReport, () => this.closed);
     this.client.on('event.stats', this.onStats);
@@ -580,7 +586,7 @@ export class DynamicProducer extends EventEmitter {
    * A delivery report from the native engine, as arguments (no report object unless a send()
    * or a 'delivery' listener takes one): the same accounting as delivered().
    */
-  private nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number): void {
+  private nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown): void {
     let link: Link | undefined;
     let pending = opaque as Pending | undefined;
     if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
@@ -590,12 +596,12 @@ export class DynamicProducer extends EventEmitter {
     const failure = code === 0 ? null : toKafkaError({ code, message: librdkafkaMessage(code, this.library) }, `delivery to ${topic} [${partition}]`);
     if (!this.reports) {
       // Reports off: librdkafka reports only what it could not deliver, and its caller is told.
-      if (failure) this.emit('delivery', failure, { topic, partition, offset, timestamp, size });
+      if (failure) this.emit('delivery', failure, { topic, partition, offset, key: key as Key, timestamp, size });
       return;
     }
     const sent = pending !== undefined && pending[SEND] === true;
     const report: DeliveryReport | undefined = sent || this.listenerCount('delivery') > 0
-      ? { topic, partition, offset, key: sent ? pending!.key : undefined, timestamp, size }
+      ? { topic, partition, offset, key: sent ? pending!.key : (key as Key | null), timestamp, size }
       : undefined;
     this.delivery.confirmed(pending, failure, report);
     const metadata = this.metadata;
@@ -611,6 +617,23 @@ export class DynamicProducer extends EventEmitter {
     }
     if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
     else if (this.backlog.owing) this.backlog.drainedIfDue();
+  }
+
+  /**
+   * A message the native engine handed over with its batch and librdkafka refused for good (no
+   * report follows): as a refusal at produce(), its send() rejects or 'delivery' tells.
+   */
+  private nativeRefused(opaque: unknown, code: number, topic: string, partition: number, key: unknown): void {
+    let link: Link | undefined;
+    let pending = opaque as Pending | undefined;
+    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
+      link = opaque as Link;
+      pending = link.opaque as Pending | undefined;
+    }
+    if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
+    if (link !== undefined) this.handoff!.settled(link, -1, -1);
+    this.failed(code, topic, partition, key as Key, pending, false);
+    if (this.backlog.owing) setImmediate(() => this.backlog.drainedIfDue());
   }
 
   /**

@@ -39,8 +39,8 @@ t.test('a producer-like object of another shape: no binding, reports assumed, no
   t.equal(nativeBinding(null), undefined);
 });
 
-t.test('DynamicProducer on the mock cluster produces through the native binding', async (t) => {
-  const producer = new DynamicProducer({ 'test.mock.num.brokers': 1, 'log_level': 0 });
+t.test('DynamicProducer on the mock cluster, engine \'client\', produces through node-rdkafka\'s native binding', async (t) => {
+  const producer = new DynamicProducer({ 'test.mock.num.brokers': 1, 'log_level': 0 }, {}, { engine: 'client' });
   await producer.connect();
   t.teardown(() => producer.disconnect(5000));
   t.equal(producer.native, nativeBinding(producer.client), 'the binding found at connect()');

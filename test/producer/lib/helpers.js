@@ -123,11 +123,12 @@ module.exports = { zipf, sleep, metadataOf, brokersOf, knownPartitions, headerOf
 /**
  * Records what a DynamicProducer hands to librdkafka, in order: { topic, partition, key,
  * value, headers } of every produce call librdkafka accepted. The owned producer calls
- * node-rdkafka's binding (producer._client.produce, which returns an error code); a wrapped
- * one calls Producer.produce (which throws). Both are recorded at the binding, once.
+ * node-rdkafka's binding (producer._client.produce, which returns an error code), or on the
+ * native engine its client's produce() (same arguments, same codes); a wrapped one calls
+ * Producer.produce (which throws). All are recorded at the binding, once.
  */
 function recordHandOvers(client) {
-  const binding = client._client;
+  const binding = client._client ?? (client.constructor?.name === 'NativeClient' ? client : undefined);
   if (!binding || typeof binding.produce !== 'function') throw new Error('no node-rdkafka binding to record at');
   const original = binding.produce;
   const log = [];

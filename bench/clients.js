@@ -1,0 +1,261 @@
+'use strict';
+// npm run bench:clients — DynamicProducer against the Node.js Kafka clients a user would
+// otherwise pick, and librdkafka's own rdkafka_performance as the limit, on one workload:
+// --messages (200,000) messages of 100 bytes, 25% of them on one hot key and the rest on a
+// skewed tail of 20,000 keys, acks all, linger.ms 5. Each row runs in a child process of its
+// own (its own librdkafka mock cluster, or --brokers=LIST for a real cluster), rounds
+// interleaved so that machine noise hits every row alike; the table gives medians of msg/s,
+// each row's ratio to raw node-rdkafka with delivery reports and to the limit, the main
+// thread's CPU per message, and messages lost (delivered count short of sent: must be 0).
+//
+// Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --topic=NAME (with --brokers:
+// an existing topic), --only=ROW[,ROW] (rows by name), --json.
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { flags, number, median } = require('./common');
+
+const args = flags();
+const MESSAGES = number(args, 'messages', 200000, { min: 1000, integer: true });
+const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
+const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
+const TOPIC = typeof args.topic === 'string' ? args.topic : `bench-clients-${process.pid}`;
+const VALUE = Buffer.alloc(100, 'v');
+const BATCH = 500;
+const IN_FLIGHT = 4;
+const QUEUE_FULL = -184;
+
+/** The workload's keys: every fourth message on one hot key, the rest skewed over 20,000 (x³ of a uniform draw). */
+function keys(n) {
+  let seed = 7;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  return Array.from({ length: n }, (_, i) => (i % 4 === 0 ? 'hot-tenant' : `key-${Math.floor(20000 * random() ** 3)}`));
+}
+
+function config(extra = {}) {
+  const base = BROKERS ? { 'metadata.broker.list': BROKERS } : { 'test.mock.num.brokers': 3 };
+  return { ...base, 'linger.ms': 5, ...extra };
+}
+
+const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
+/** The main thread's CPU time so far (ns), or NaN where /proc does not say. */
+function mainCpu() {
+  try {
+    return Number(fs.readFileSync(SCHEDSTAT, 'utf8').split(' ')[0]);
+  } catch {
+    return NaN;
+  }
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+// Each row: connects, then (timed) produces the workload and waits until it is confirmed; returns the delivered count.
+const ROWS = {
+  /** DynamicProducer send(), one promise per message (native engine). */
+  async 'send()'(keyList) {
+    return dynamicRow(keyList, {}, async (p) => {
+      const all = keyList.map((key) => p.send(TOPIC, VALUE, key));
+      return (await Promise.all(all)).length;
+    });
+  },
+  /** DynamicProducer sendBatch() of 500 messages, 4 batches in flight (native engine). */
+  async 'sendBatch()'(keyList) {
+    return dynamicRow(keyList, {}, async (p) => batched(keyList, async (slice) => (await p.sendBatch(TOPIC, slice.map((key) => ({ value: VALUE, key })))).length));
+  },
+  /** DynamicProducer produce() fire and forget (dr_cb off) + flush() (native engine). */
+  async 'produce() + flush()'(keyList) {
+    return dynamicRow(keyList, { dr_cb: false }, async (p) => {
+      for (let i = 0; i < keyList.length; i++) {
+        if (!p.produce(TOPIC, VALUE, keyList[i])) await new Promise((resolve) => p.once('drain', resolve));
+      }
+      await p.flush(60000);
+      return keyList.length;
+    });
+  },
+  /** DynamicProducer send() on the client library's produce() (engine 'client'): the path without the addon. */
+  async 'send(), engine client'(keyList) {
+    return dynamicRow(keyList, {}, async (p) => (await Promise.all(keyList.map((key) => p.send(TOPIC, VALUE, key)))).length, 'client');
+  },
+  /** node-rdkafka's Producer, produce() with delivery reports, polled every 5 ms (and at a full queue). */
+  async 'node-rdkafka, reports'(keyList) {
+    return rawRow(keyList, true);
+  },
+  /** node-rdkafka's Producer, produce() without delivery reports, then flush(). */
+  async 'node-rdkafka, fire and forget'(keyList) {
+    return rawRow(keyList, false);
+  },
+  /** KafkaJS 2.2.4 send() of 500-message batches, 4 in flight, acks -1. */
+  async 'KafkaJS, batches'(keyList) {
+    const { Kafka, logLevel, Partitioners } = require('kafkajs');
+    const brokers = BROKERS ? BROKERS.split(',') : await mockBrokers();
+    const kafka = new Kafka({ brokers, logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    await producer.send({ topic: TOPIC, messages: [{ key: 'warm-up', value: VALUE }], acks: -1 });
+    return timed(async () => {
+      const n = await batched(keyList, async (slice) => {
+        await producer.send({ topic: TOPIC, acks: -1, messages: slice.map((key) => ({ key, value: VALUE })) });
+        return slice.length;
+      });
+      return n;
+    }, () => producer.disconnect());
+  },
+};
+
+let mock;
+/** The bootstrap list of a mock cluster held by a node-rdkafka client in this process (for KafkaJS). */
+async function mockBrokers() {
+  const Kafka = require('node-rdkafka');
+  mock = new Kafka.Producer({ 'test.mock.num.brokers': 3 });
+  await new Promise((resolve, reject) => mock.connect({}, (err) => (err ? reject(err) : resolve())));
+  const md = await new Promise((resolve, reject) => mock.getMetadata({ timeout: 5000 }, (err, m) => (err ? reject(err) : resolve(m))));
+  return md.brokers.map((b) => `${b.host}:${b.port}`);
+}
+
+/** Runs `work` over `keyList` in slices of BATCH, IN_FLIGHT at a time; the sum of what each returns. */
+async function batched(keyList, work) {
+  let next = 0;
+  let total = 0;
+  const lane = async () => {
+    while (next < keyList.length) {
+      const slice = keyList.slice(next, next + BATCH);
+      next += BATCH;
+      total += await work(slice);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  return total;
+}
+
+/** Times `run` (after a warm-up done by the caller): { seconds, cpuNs, delivered }. */
+async function timed(run, after) {
+  const cpu0 = mainCpu();
+  const t0 = process.hrtime.bigint();
+  const delivered = await run();
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpuNs = mainCpu() - cpu0;
+  await after();
+  return { seconds, cpuNs, delivered };
+}
+
+async function dynamicRow(keyList, extra, run, engine = 'native') {
+  const { DynamicProducer } = require('..');
+  const p = new DynamicProducer(config({ ...extra }), { acks: 'all' }, { engine });
+  await p.connect(30000, { topics: [TOPIC] });
+  await p.send(TOPIC, VALUE, 'warm-up').catch(() => {});
+  return timed(() => run(p), () => p.disconnect());
+}
+
+async function rawRow(keyList, reports) {
+  const Kafka = require('node-rdkafka');
+  const p = new Kafka.Producer(config({ dr_cb: reports }), { acks: 'all', partitioner: 'murmur2_random' });
+  await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
+  let delivered = 0;
+  p.on('delivery-report', () => delivered++);
+  if (reports) p.setPollInterval(5);
+  return timed(async () => {
+    for (let i = 0; i < keyList.length; i++) {
+      for (;;) {
+        try {
+          p.produce(TOPIC, null, VALUE, keyList[i]);
+          break;
+        } catch (err) {
+          if (err.code !== QUEUE_FULL) throw err;
+          p.poll();
+          await tick();
+        }
+      }
+    }
+    if (reports) {
+      while (delivered < keyList.length) {
+        p.poll();
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      return delivered;
+    }
+    await new Promise((resolve, reject) => p.flush(60000, (err) => (err ? reject(err) : resolve())));
+    return keyList.length;
+  }, () => new Promise((resolve) => p.disconnect(resolve)));
+}
+
+/** librdkafka's own producer on the same workload size (keyless: its -K option keys every message alike). */
+function limit() {
+  const bin = path.join(path.dirname(require.resolve('node-rdkafka/package.json')), 'deps/librdkafka/examples/rdkafka_performance');
+  if (!fs.existsSync(bin)) return undefined;
+  const target = BROKERS ? ['-b', BROKERS] : ['-X', 'test.mock.num.brokers=3'];
+  const run = spawnSync(bin, ['-P', '-t', TOPIC, '-s', '100', '-c', String(MESSAGES), '-a', '-1', ...target, '-X', 'linger.ms=5', '-u'], { encoding: 'utf8', timeout: 120000 });
+  const out = `${run.stdout}\n${run.stderr}`;
+  const all = [...out.matchAll(/(\d+) messages produced .*?in (\d+)ms/g)].pop();
+  if (!all) return undefined;
+  // Its summary counts from its first message to the last delivery report.
+  return { seconds: Number(all[2]) / 1000, cpuNs: NaN, delivered: Number(all[1]) };
+}
+
+async function child(name) {
+  const result = await ROWS[name](keys(MESSAGES));
+  if (mock) await new Promise((resolve) => mock.disconnect(resolve));
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
+
+function main() {
+  const names = ['rdkafka_performance (the limit)', ...Object.keys(ROWS)].filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)));
+  const results = Object.fromEntries(names.map((n) => [n, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) {
+      let r;
+      if (name.startsWith('rdkafka_performance')) r = limit();
+      else {
+        const run = spawnSync(process.execPath, [__filename, `--child=${name}`, ...process.argv.slice(2)], { encoding: 'utf8', timeout: 300000 });
+        try {
+          r = JSON.parse(run.stdout.trim().split('\n').pop());
+        } catch {
+          console.error(`${name}: failed\n${run.stderr.slice(-2000)}`);
+        }
+      }
+      if (r) results[name].push(r);
+      if (!args.json) process.stderr.write(`round ${round + 1}/${ROUNDS} ${name}: ${r ? Math.round(MESSAGES / r.seconds) : '-'} msg/s\n`);
+    }
+  }
+  const rate = (name) => median((results[name] ?? []).map((r) => MESSAGES / r.seconds));
+  const base = rate('node-rdkafka, reports');
+  const top = rate('rdkafka_performance (the limit)');
+  const baseCpu = median((results['node-rdkafka, reports'] ?? []).map((r) => r.cpuNs / MESSAGES));
+  const rows = names.map((name) => {
+    const rs = results[name];
+    const cpu = median(rs.map((r) => r.cpuNs / MESSAGES));
+    return {
+      name,
+      msgPerSec: Math.round(rate(name)),
+      vsRawReports: rate(name) / base,
+      vsLimit: rate(name) / top,
+      mainCpuUsPerMsg: cpu / 1000,
+      cpuVsRawReports: cpu / baseCpu,
+      lost: Math.max(0, ...rs.map((r) => MESSAGES - r.delivered)),
+    };
+  });
+  if (args.json) {
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: BROKERS ?? 'mock', rows }, null, 2));
+    return;
+  }
+  const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+  console.log(`\n${MESSAGES} messages of 100 bytes, 25% on one key, acks all, linger.ms 5, ${BROKERS ? `brokers ${BROKERS}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds`);
+  console.log('| client | msg/s | × raw node-rdkafka with reports | × the limit | main-thread µs/msg | CPU × raw with reports | lost |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsRawReports)} | ${f(r.vsLimit, 3)} | ${f(r.mainCpuUsPerMsg)} | ${f(r.cpuVsRawReports)} | ${r.lost} |`);
+  }
+}
+
+if (typeof args.child === 'string') {
+  child(args.child).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  main();
+}
