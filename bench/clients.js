@@ -124,7 +124,8 @@ async function batched(keyList, work) {
     while (next < keyList.length) {
       const slice = keyList.slice(next, next + BATCH);
       next += BATCH;
-      total += await work(slice);
+      const n = await work(slice);
+      total += n;
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
@@ -187,12 +188,12 @@ function limit() {
   const bin = path.join(path.dirname(require.resolve('node-rdkafka/package.json')), 'deps/librdkafka/examples/rdkafka_performance');
   if (!fs.existsSync(bin)) return undefined;
   const target = BROKERS ? ['-b', BROKERS] : ['-X', 'test.mock.num.brokers=3'];
-  const run = spawnSync(bin, ['-P', '-t', TOPIC, '-s', '100', '-c', String(MESSAGES), '-a', '-1', ...target, '-X', 'linger.ms=5', '-u'], { encoding: 'utf8', timeout: 120000 });
+  const run = spawnSync(bin, ['-P', '-t', TOPIC, '-s', '100', '-c', String(MESSAGES), '-a', '-1', ...target, '-X', 'linger.ms=5'], { encoding: 'utf8', timeout: 120000 });
   const out = `${run.stdout}\n${run.stderr}`;
-  const all = [...out.matchAll(/(\d+) messages produced .*?in (\d+)ms/g)].pop();
+  // Its summary, from its first message to the last delivery report: "% N messages produced (B bytes), D delivered (...) in T ms: ...".
+  const all = [...out.matchAll(/(\d+) messages produced \(\d+ bytes\), (\d+) delivered .*? in (\d+)ms/g)].pop();
   if (!all) return undefined;
-  // Its summary counts from its first message to the last delivery report.
-  return { seconds: Number(all[2]) / 1000, cpuNs: NaN, delivered: Number(all[1]) };
+  return { seconds: Math.max(1, Number(all[3])) / 1000, cpuNs: NaN, delivered: Number(all[2]) };
 }
 
 async function child(name) {

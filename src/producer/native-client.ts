@@ -421,6 +421,11 @@ export class NativeClient extends EventEmitter {
     this.free[this.freeCount++] = id;
   }
 
+  /** The opaques of the messages taken and not reported yet (for a disconnect to tell their callers). */
+  *inflightOpaques(): Iterable<unknown> {
+    for (let id = 0; id < this.slots; id++) if (this.opaques[id] !== undefined) yield this.opaques[id];
+  }
+
   /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */
   get batched(): number {
     return this.count - this.start;

@@ -60,6 +60,12 @@ const ERR_UNKNOWN_TOPIC = -188;
 const ERR_UNKNOWN_FAILURE = -1_000_000;
 /** How often a gated handoff is looked at again between a LagMonitor's reads (ms). */
 const GATE_CHECK_MS = 100;
+
+/** A send()'s promise handlers and key: the opaque its message goes with. */
+class SendPending implements Pending {
+  readonly [SEND] = true as const;
+  constructor(readonly resolve: (report: DeliveryReport) => void, readonly reject: (err: Error) => void, public key: Key | null) {}
+}
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
@@ -213,7 +219,8 @@ export class DynamicProducer extends EventEmitter {
     this.handoff = this.marking && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new Handoff<Waiting>(this.partitioner.trackedKeysBound, (m) => this.released(m), (entry, held) => this.partitioner.hold(entry, held))
       : undefined;
-    this.delivery = new Delivery(this.owned, mark, this.reports);
+    const engine = this.engine;
+    this.delivery = new Delivery(this.owned, mark, this.reports, engine !== undefined ? () => engine.inflightOpaques() : undefined);
     this.metadata = new Metadata({
       client: this.client,
       connected: () => this.connected,
@@ -333,29 +340,40 @@ export class DynamicProducer extends EventEmitter {
     if (!this.reports) {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
-    return new Promise<DeliveryReport>((resolve, reject) => {
-      const pending: Pending = { resolve, reject, key: key ?? null, [SEND]: true };
-      const attempt = (): void => {
-        if (this.closed) {
-          reject(new StateError('this producer was disconnected'));
-          return;
-        }
-        if (this.closing) {
-          reject(new StateError('this producer is disconnecting'));
-          return;
-        }
-        if (this.held() >= this.options.maxQueued) {
-          this.backlog.waitForRoom(attempt);
-          return;
-        }
-        try {
-          this.enqueue(topic, value, key, headers, timestamp, pending);
-        } catch (err) {
-          reject(err);
-        }
-      };
-      attempt();
+    let pending!: Pending;
+    const promise = new Promise<DeliveryReport>((resolve, reject) => {
+      pending = new SendPending(resolve, reject, key ?? null);
     });
+    if (!this.closing && this.held() < this.options.maxQueued) {
+      // The common case: room, no closure made.
+      try {
+        this.enqueue(topic, value, key, headers, timestamp, pending);
+      } catch (err) {
+        pending.reject(err as Error);
+      }
+      return promise;
+    }
+    const attempt = (): void => {
+      if (this.closed) {
+        pending.reject(new StateError('this producer was disconnected'));
+        return;
+      }
+      if (this.closing) {
+        pending.reject(new StateError('this producer is disconnecting'));
+        return;
+      }
+      if (this.held() >= this.options.maxQueued) {
+        this.backlog.waitForRoom(attempt);
+        return;
+      }
+      try {
+        this.enqueue(topic, value, key, headers, timestamp, pending);
+      } catch (err) {
+        pending.reject(err as Error);
+      }
+    };
+    attempt();
+    return promise;
   }
 
   private enqueue(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined, pending: Pending | undefined): boolean {
