@@ -131,14 +131,32 @@ static void release(kdp_handle *h) {
   h->rk = NULL;
 }
 
+/* A handle never closed: librdkafka's threads are stopped, and the wake-up released. */
+static void stop(kdp_handle *h) {
+  if (h->closed) return;
+  h->closed = 1;
+  rd_kafka_queue_cb_event_enable(h->mainq, NULL, NULL);
+  release(h);
+  napi_release_threadsafe_function(h->wake, napi_tsfn_abort);
+}
+
+/*
+ * The environment is being torn down (the process exits) with the handle open. This runs
+ * before Node finalizes the thread-safe function (the hook was added after it, and hooks run
+ * in reverse), which the finalizer below must then not touch.
+ */
+static void teardown(void *data) {
+  kdp_handle *h = data;
+  stop(h);
+  h->torn = 1;
+}
+
 static void finalize(napi_env env, void *data, void *hint) {
   kdp_handle *h = data;
-  // A handle the application never closed: librdkafka's own threads are stopped here.
-  if (!h->closed) {
-    rd_kafka_queue_cb_event_enable(h->mainq, NULL, NULL);
-    release(h);
-    napi_release_threadsafe_function(h->wake, napi_tsfn_abort);
-    napi_delete_reference(env, h->on_event);
+  if (!h->torn) {
+    napi_remove_env_cleanup_hook(env, teardown, h);
+    stop(h);
+    if (h->on_event != NULL) napi_delete_reference(env, h->on_event);
   }
   free(h);
 }
@@ -177,6 +195,7 @@ napi_value kdp_create(napi_env env, napi_callback_info info) {
     return kdp_throw(env, 0, "wake must be a function");
   }
   napi_create_reference(env, argv[4], 1, &h->on_event);
+  napi_add_env_cleanup_hook(env, teardown, h);
   rd_kafka_queue_cb_event_enable(h->mainq, on_queue, h);
   // librdkafka calls on_queue when its queue goes from empty to one event: what came before
   // (the first logs) needs a wake-up of its own.
@@ -401,6 +420,7 @@ static void job_complete(napi_env env, napi_status status, void *data) {
   if (job->kind == 2) {
     napi_release_threadsafe_function(job->h->wake, napi_tsfn_abort);
     napi_delete_reference(env, job->h->on_event);
+    job->h->on_event = NULL;
   }
   napi_delete_reference(env, job->cb);
   napi_delete_async_work(env, job->work);

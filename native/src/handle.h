@@ -25,6 +25,8 @@ typedef struct {
   char *topic_names[KDP_MAX_TOPICS];
   rd_kafka_topic_t *topic_handles[KDP_MAX_TOPICS];
   int closed;
+  /* The environment's teardown stopped it (teardown() in handle.c). */
+  int torn;
 } kdp_handle;
 
 /* Throws a JS Error with `message` (and a numeric `code` when code != 0); returns NULL for the caller to return. */

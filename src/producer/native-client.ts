@@ -122,6 +122,11 @@ export class NativeClient extends EventEmitter {
     this.onUnassigned = onUnassigned;
   }
 
+  /** The version of the librdkafka the addon runs on: the one the client library loaded. */
+  get librdkafkaVersion(): string {
+    return this.addon.version();
+  }
+
   isConnected(): boolean {
     return this.handle !== undefined && this.connected;
   }

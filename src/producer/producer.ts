@@ -848,7 +848,11 @@ export class DynamicProducer extends EventEmitter {
     this.client.removeListener('event.stats', this.onStats);
     this.unintercept?.();
     if (this.unregister !== undefined) this.unregister();
-    if (this.owned && this.connected) {
+    if (this.engine !== undefined) {
+      // The native handle exists from construction: closed even if it never connected.
+      const engine = this.engine;
+      await within(new Promise<void>((resolve) => engine.disconnect(0, () => resolve())), Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now()));
+    } else if (this.owned && this.connected) {
       // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
       // requests in flight: past the deadline that goes on in the background.
       const left = Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now());
