@@ -239,10 +239,17 @@ export class DynamicConsumer extends EventEmitter {
       this.pausedFor += Date.now() - this.pausedAt;
       this.pausedAt = 0;
     }
-    const partitions = [...this.assigned.values()].map(({ topic, partition }) => ({ topic, partition }));
+    // Only a running consumer's client is paused or resumed: a handler call that ends after
+    // stop() began (it was not waited for) must not touch a client that is disconnecting,
+    // whose pause/resume throw (-172, "Local: Erroneous state").
+    const partitions = this.state === 'running' ? [...this.assigned.values()].map(({ topic, partition }) => ({ topic, partition })) : [];
     if (partitions.length > 0) {
-      if (paused) this.client.pause(partitions);
-      else this.client.resume(partitions);
+      try {
+        if (paused) this.client.pause(partitions);
+        else this.client.resume(partitions);
+      } catch (err) {
+        this.emit('warning', toKafkaError(err, paused ? 'pause' : 'resume'));
+      }
     }
     this.paused = paused;
     this.emit(paused ? 'paused' : 'resumed');
