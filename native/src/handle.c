@@ -259,7 +259,7 @@ static int dispatch(napi_env env, kdp_handle *h, rd_kafka_event_t *ev) {
   return napi_call_function(env, undefined, fn, 4, args, NULL) == napi_ok;
 }
 
-static int typed(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
+int kdp_typed(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
   napi_typedarray_type type;
   napi_value buffer;
   size_t offset;
@@ -285,11 +285,11 @@ napi_value kdp_poll(napi_env env, napi_callback_info info) {
   int32_t *ids, *partitions, *errors;
   double *offsets, *timestamps;
   size_t cap, len;
-  if (!typed(env, argv[1], napi_int32_array, (void **)&ids, &cap) ||
-      !typed(env, argv[2], napi_int32_array, (void **)&partitions, &len) || len < cap ||
-      !typed(env, argv[3], napi_float64_array, (void **)&offsets, &len) || len < cap ||
-      !typed(env, argv[4], napi_int32_array, (void **)&errors, &len) || len < cap ||
-      !typed(env, argv[5], napi_float64_array, (void **)&timestamps, &len) || len < cap) {
+  if (!kdp_typed(env, argv[1], napi_int32_array, (void **)&ids, &cap) ||
+      !kdp_typed(env, argv[2], napi_int32_array, (void **)&partitions, &len) || len < cap ||
+      !kdp_typed(env, argv[3], napi_float64_array, (void **)&offsets, &len) || len < cap ||
+      !kdp_typed(env, argv[4], napi_int32_array, (void **)&errors, &len) || len < cap ||
+      !kdp_typed(env, argv[5], napi_float64_array, (void **)&timestamps, &len) || len < cap) {
     return NULL;
   }
   // Events that come from now on wake the JS thread again.

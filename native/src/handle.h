@@ -33,6 +33,8 @@ typedef struct {
 napi_value kdp_throw(napi_env env, int code, const char *message);
 /* The handle of argument 0, or NULL with a JS exception pending. */
 kdp_handle *kdp_handle_of(napi_env env, napi_value value);
+/* A typed array argument of type `want`: its data and length (0 with a JS exception pending on another type). */
+int kdp_typed(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length);
 /* The rd_kafka_topic_t of a topic name (made at first use), NULL if librdkafka refuses it. */
 rd_kafka_topic_t *kdp_topic(kdp_handle *h, const char *name);
 

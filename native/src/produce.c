@@ -9,16 +9,6 @@
 /* Per header in `headerTable`: name offset, name length, value offset, value length (-1: null). */
 #define HEADER 4
 
-static int typed(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
-  napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  if (napi_get_typedarray_info(env, value, &type, length, data, &buffer, &offset) != napi_ok || type != want) {
-    kdp_throw(env, 0, "produce: a typed array of the wrong type");
-    return 0;
-  }
-  return 1;
-}
 
 /* One message to librdkafka, copied; its headers (if any) are librdkafka's once it takes it. */
 static rd_kafka_resp_err_t produce_one(rd_kafka_t *rk, rd_kafka_topic_t *rkt, int32_t partition, int32_t id, const uint8_t *data,
@@ -72,13 +62,13 @@ napi_value kdp_produce(napi_env env, napi_callback_info info) {
   uint8_t *data;
   double *timestamps;
   size_t n_parts, n_ids, n_data, n_layout, n_ts, n_headers, n_results;
-  if (!typed(env, argv[4], napi_int32_array, (void **)&partitions, &n_parts) ||
-      !typed(env, argv[5], napi_int32_array, (void **)&ids, &n_ids) ||
-      !typed(env, argv[6], napi_uint8_array, (void **)&data, &n_data) ||
-      !typed(env, argv[7], napi_int32_array, (void **)&layout, &n_layout) ||
-      !typed(env, argv[8], napi_float64_array, (void **)&timestamps, &n_ts) ||
-      !typed(env, argv[9], napi_int32_array, (void **)&headers, &n_headers) ||
-      !typed(env, argv[10], napi_int32_array, (void **)&results, &n_results)) {
+  if (!kdp_typed(env, argv[4], napi_int32_array, (void **)&partitions, &n_parts) ||
+      !kdp_typed(env, argv[5], napi_int32_array, (void **)&ids, &n_ids) ||
+      !kdp_typed(env, argv[6], napi_uint8_array, (void **)&data, &n_data) ||
+      !kdp_typed(env, argv[7], napi_int32_array, (void **)&layout, &n_layout) ||
+      !kdp_typed(env, argv[8], napi_float64_array, (void **)&timestamps, &n_ts) ||
+      !kdp_typed(env, argv[9], napi_int32_array, (void **)&headers, &n_headers) ||
+      !kdp_typed(env, argv[10], napi_int32_array, (void **)&results, &n_results)) {
     return NULL;
   }
   if (start < 0 || end < start || (size_t)end > n_parts || (size_t)end > n_ids || (size_t)end * LAYOUT > n_layout ||
