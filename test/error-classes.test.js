@@ -16,6 +16,7 @@ const ROWS = {
   KafkaError: [['produce: Broker: Message size too large', 10, new Error('raw')], 'KDP_KAFKA_ERROR', Error],
   StateError: [['connect() first'], 'KDP_STATE', Error],
   UndeliveredError: [['flush timed out', 3], 'KDP_UNDELIVERED', Error],
+  BatchError: [[[{ topic: 't', partition: 0, offset: 7 }, new Error('too large')], 1], 'KDP_BATCH_FAILED', Error],
   HandlerError: [['t', 0, 5, 1, new Error('boom')], 'KDP_HANDLER_ERROR', Error],
   CallbackError: [['options.spreadable', new Error('boom')], 'KDP_CALLBACK_ERROR', Error],
   TopicCapacityError: [['orders', 64], 'KDP_TOPIC_CAPACITY', Error],

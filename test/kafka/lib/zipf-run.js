@@ -77,11 +77,11 @@ function bytesOf(v) {
 /**
  * Records, per message id, what the DynamicProducer handed to the client's native binding
  * (the producer it owns calls producer._client.produce, in node-rdkafka and in Confluent's
- * client alike): the explicit partition and the kdp-order header value (text or bytes),
+ * client alike; on the native engine, its client's produce(), with the same arguments): the explicit partition and the kdp-order header value (text or bytes),
  * before the client turns it into what goes on the wire.
  */
 function recordHandOvers(p, count) {
-  const binding = p.client._client;
+  const binding = p.client._client ?? (p.metrics().engine === 'native' ? p.client : undefined);
   if (!binding || typeof binding.produce !== 'function') throw new Error(`no ${K.clientName()} binding to record at`);
   const original = binding.produce;
   const partition = new Int16Array(count).fill(-2); // -2: never handed over; -1: librdkafka placed it
