@@ -31,7 +31,7 @@ const RETRY_MS = 1;
 const JS_ONLY = new Set(['dr_cb', 'dr_msg_cb', 'event_cb', 'rebalance_cb', 'offset_commit_cb']);
 
 /** One delivery report, as arguments: the message's opaque, librdkafka's code (0: delivered), where it went. */
-export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown) => void;
+export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined) => void;
 
 /** A message librdkafka refused for good as its batch was handed over (no report follows). */
 export type OnRefused = (opaque: unknown, code: number, topic: string, partition: number, key: unknown) => void;
@@ -84,6 +84,9 @@ export class NativeClient extends EventEmitter {
   private slotTopics: string[] = [];
   /** The key as produce() was given it, for the report. */
   private slotKeys: unknown[] = [];
+  /** With dr_msg_cb (node-rdkafka's reports then carry the value): the value, for the report. */
+  private slotValues: Array<Buffer | null | undefined> = [];
+  private readonly keepValues: boolean;
   private sizes = new Int32Array(1024);
   private free = new Int32Array(1024);
   private freeCount = 0;
@@ -102,6 +105,7 @@ export class NativeClient extends EventEmitter {
     this.topicConfig = topicConfig;
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
+    this.keepValues = Boolean(globalConfig.dr_msg_cb);
     // A bad setting throws here, as node-rdkafka's constructor does; until connect() the handle does not keep the process alive.
     this.open();
     this.addon.outq(this.handle!, false);
@@ -222,8 +226,9 @@ export class NativeClient extends EventEmitter {
         const opaque = this.opaques[id];
         const topic = this.slotTopics[id];
         const key = this.slotKeys[id];
+        const value = this.slotValues[id];
         this.release(id);
-        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], this.sizes[id], key);
+        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], this.sizes[id], key, value);
       }
     } while (n === REPORTS);
   }
@@ -282,6 +287,7 @@ export class NativeClient extends EventEmitter {
     this.partitions[i] = partition ?? -1;
     this.timestamps[i] = timestamp ?? 0;
     this.ids[i] = this.slot(opaque, topic, valueLength, key);
+    if (this.keepValues) this.slotValues[this.ids[i]] = value;
     this.count = i + 1;
     if (pos - layout[l] + OVERHEAD * (1 + layout[l + 5]) > this.sizeLimit) return this.produceNow(i);
     if (this.count === BATCH) this.submit();
@@ -423,6 +429,7 @@ export class NativeClient extends EventEmitter {
   private release(id: number): void {
     this.opaques[id] = undefined;
     this.slotKeys[id] = undefined;
+    if (this.keepValues) this.slotValues[id] = undefined;
     this.free[this.freeCount++] = id;
   }
 

@@ -249,7 +249,7 @@ export class DynamicProducer extends EventEmitter {
     this.onStats = (event) => this.statistics(event);
     if (this.engine !== undefined) {
       this.engine.deliverTo(
-        (opaque, code, topic, partition, offset, timestamp, size, key) => this.nativeReport(opaque, code, topic, partition, offset, timestamp, size, key),
+        (opaque, code, topic, partition, offset, timestamp, size, key, value) => this.nativeReport(opaque, code, topic, partition, offset, timestamp, size, key, value),
         (opaque, code, topic, partition, key) => this.nativeRefused(opaque, code, topic, partition, key),
         (topic) => this.metadata.request(topic, true),
       );
@@ -604,7 +604,7 @@ export class DynamicProducer extends EventEmitter {
    * A delivery report from the native engine, as arguments (no report object unless a send()
    * or a 'delivery' listener takes one): the same accounting as delivered().
    */
-  private nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown): void {
+  private nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value?: Buffer | null): void {
     let link: Link | undefined;
     let pending = opaque as Pending | undefined;
     if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
@@ -614,12 +614,15 @@ export class DynamicProducer extends EventEmitter {
     const failure = code === 0 ? null : toKafkaError({ code, message: librdkafkaMessage(code, this.library) }, `delivery to ${topic} [${partition}]`);
     if (!this.reports) {
       // Reports off: librdkafka reports only what it could not deliver, and its caller is told.
-      if (failure) this.emit('delivery', failure, { topic, partition, offset, key: key as Key, timestamp, size });
+      if (failure) this.emit('delivery', failure, { topic, partition, offset, key: key as Key, value, timestamp, size });
       return;
     }
     const sent = pending !== undefined && pending[SEND] === true;
     const report: DeliveryReport | undefined = sent || this.listenerCount('delivery') > 0
-      ? { topic, partition, offset, key: sent ? pending!.key : (key as Key | null), timestamp, size }
+      ? (sent || value === undefined
+        ? { topic, partition, offset, key: sent ? pending!.key : (key as Key | null), timestamp, size }
+        // dr_msg_cb: node-rdkafka's reports carry the value.
+        : { topic, partition, offset, key: key as Key | null, value, timestamp, size } as DeliveryReport)
       : undefined;
     this.delivery.confirmed(pending, failure, report);
     const metadata = this.metadata;
