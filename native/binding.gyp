@@ -7,13 +7,14 @@
   "targets": [
     {
       "target_name": "kdp_native",
-      "sources": ["src/addon.c", "src/handle.c", "src/produce.c"],
+      "sources": ["src/addon.c", "src/handle.c", "src/hurry.c", "src/produce.c"],
       "include_dirs": ["<(rdkafka_root)/deps/librdkafka/src"],
       "defines": ["NAPI_VERSION=8"],
-      "cflags": ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-ignored-qualifiers"],
+      "cflags": ["-pthread", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-ignored-qualifiers"],
       "libraries": [
         "-L<(rdkafka_root)/build/deps",
         "-l:librdkafka.so.1",
+        "-pthread",
         "-Wl,-rpath,<(rdkafka_root)/build/deps",
         "-Wl,-rpath,'$$ORIGIN/../../../node-rdkafka/build/deps'",
         "-Wl,-rpath,'$$ORIGIN/../../../../node_modules/node-rdkafka/build/deps'"

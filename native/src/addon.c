@@ -1,5 +1,5 @@
 // The module's exports. The engine's parts: handle.c (a client handle: configuration, wake-ups,
-// events, metadata, flush, close) and produce.c (many messages per call, delivery reports in bulk).
+// events, metadata, flush, close) and produce.c (many messages per call, delivery reports in bulk), hurry.c (sendBatch() without linger).
 #include "handle.h"
 
 static napi_value version(napi_env env, napi_callback_info info) {
@@ -18,6 +18,7 @@ static napi_value init(napi_env env, napi_value exports) {
     {"poll", NULL, kdp_poll, NULL, NULL, NULL, napi_default, NULL},
     {"produce", NULL, kdp_produce, NULL, NULL, NULL, napi_default, NULL},
     {"outq", NULL, kdp_outq, NULL, NULL, NULL, napi_default, NULL},
+    {"hurry", NULL, kdp_hurry, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

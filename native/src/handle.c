@@ -118,6 +118,7 @@ static void call_wake(napi_env env, napi_value fn, void *context, void *data) {
 }
 
 static void release(kdp_handle *h) {
+  kdp_hurry_stop(h);
   for (int i = 0; i < h->topics; i++) {
     rd_kafka_topic_destroy(h->topic_handles[i]);
     free(h->topic_names[i]);

@@ -4,6 +4,7 @@
 
 #include <node_api.h>
 #include <stdatomic.h>
+#include <pthread.h>
 #include <stdint.h>
 #include "rdkafka.h"
 
@@ -25,6 +26,16 @@ typedef struct {
   char *topic_names[KDP_MAX_TOPICS];
   rd_kafka_topic_t *topic_handles[KDP_MAX_TOPICS];
   int closed;
+  /*
+   * The hurry thread: while `urgent` > 0 (sendBatch() calls in flight) it keeps librdkafka
+   * flushing, so that their messages go without waiting linger.ms (hurry.c).
+   */
+  pthread_t hurry_thread;
+  pthread_mutex_t hurry_lock;
+  pthread_cond_t hurry_cond;
+  int urgent;
+  int hurry_started;
+  int hurry_stop;
   /* The environment's teardown stopped it (teardown() in handle.c). */
   int torn;
 } kdp_handle;
@@ -45,5 +56,8 @@ napi_value kdp_close(napi_env env, napi_callback_info info);
 napi_value kdp_poll(napi_env env, napi_callback_info info);
 napi_value kdp_produce(napi_env env, napi_callback_info info);
 napi_value kdp_outq(napi_env env, napi_callback_info info);
+napi_value kdp_hurry(napi_env env, napi_callback_info info);
+/* Stops the hurry thread (before the handle is destroyed). */
+void kdp_hurry_stop(kdp_handle *h);
 
 #endif

@@ -17,6 +17,7 @@ export interface NativeAddon {
   produce(handle: object, topic: string, start: number, end: number, partitions: Int32Array, ids: Int32Array, data: Uint8Array,
     layout: Int32Array, timestamps: Float64Array, headers: Int32Array, results: Int32Array): number;
   outq(handle: object, keepAlive?: boolean): number;
+  hurry(handle: object, delta: number): void;
 }
 
 export interface NativeError extends Error {

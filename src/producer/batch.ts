@@ -20,10 +20,15 @@ export class Batch {
   private left: number;
   private failed = 0;
 
-  constructor(size: number, private readonly resolve: (reports: DeliveryReport[]) => void, private readonly reject: (err: BatchError) => void) {
+  constructor(size: number, private readonly resolve: (reports: DeliveryReport[]) => void, private readonly reject: (err: BatchError) => void,
+    /** Called once every message has its outcome, before the promise settles. */
+    private readonly done: () => void = () => {}) {
     this.outcomes = new Array(size);
     this.left = size;
-    if (size === 0) resolve([]);
+    if (size === 0) {
+      done();
+      resolve([]);
+    }
   }
 
   /** Message i's outcome. */
@@ -31,6 +36,7 @@ export class Batch {
     this.outcomes[i] = outcome;
     if (failed) this.failed++;
     if (--this.left > 0) return;
+    this.done();
     if (this.failed === 0) this.resolve(this.outcomes as DeliveryReport[]);
     else this.reject(new BatchError(this.outcomes, this.failed));
   }

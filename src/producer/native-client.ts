@@ -433,6 +433,14 @@ export class NativeClient extends EventEmitter {
     this.free[this.freeCount++] = id;
   }
 
+  /**
+   * One more (1) or one less (-1) batch in flight whose messages should not wait linger.ms:
+   * while any is, librdkafka sends as if flushing (native/src/hurry.c).
+   */
+  hurry(delta: 1 | -1): void {
+    if (this.handle !== undefined) this.addon.hurry(this.handle, delta);
+  }
+
   /** The opaques of the messages taken and not reported yet (for a disconnect to tell their callers). */
   *inflightOpaques(): Iterable<unknown> {
     for (let id = 0; id < this.slots; id++) if (this.opaques[id] !== undefined) yield this.opaques[id];

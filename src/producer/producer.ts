@@ -679,7 +679,10 @@ export class DynamicProducer extends EventEmitter {
       return Promise.reject(err);
     }
     return new Promise<DeliveryReport[]>((resolve, reject) => {
-      const batch = new Batch(messages.length, resolve, reject);
+      // Its messages go without waiting linger.ms: the caller handed a whole batch (docs/native.md).
+      const engine = messages.length > 0 ? this.engine : undefined;
+      engine?.hurry(1);
+      const batch = new Batch(messages.length, resolve, reject, () => engine?.hurry(-1));
       let i = 0;
       const attempt = (): void => {
         for (; i < messages.length; i++) {
