@@ -15,7 +15,8 @@
 // this process (its Node cannot load node-rdkafka's addon).
 //
 // Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --topic=NAME (with --brokers:
-// an existing topic), --only=ROW[,ROW] (rows by name), --no-peers, --json.
+// an existing topic; without it one is made for the run with --partitions, default 12, and
+// --replication, default 1), --only=ROW[,ROW] (rows by name), --no-peers, --json.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -26,7 +27,9 @@ const args = flags();
 const MESSAGES = number(args, 'messages', 200000, { min: 1000, integer: true });
 const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
 const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
-const TOPIC = typeof args.topic === 'string' ? args.topic : `bench-clients-${process.pid}`;
+let TOPIC = typeof args.topic === 'string' ? args.topic : `bench-clients-${process.pid}`;
+const PARTITIONS = number(args, 'partitions', 12, { min: 1, integer: true });
+const REPLICATION = number(args, 'replication', 1, { min: 1, integer: true });
 const VALUE = Buffer.alloc(100, 'v');
 const BATCH = 500;
 const IN_FLIGHT = 4;
@@ -270,6 +273,14 @@ async function main() {
     .filter((n) => n !== 'Confluent, reports' || confluentInstalled())
     .filter((n) => n !== PLATFORMATIC_ROW || !args['no-peers']);
   const node22 = names.includes(PLATFORMATIC_ROW) ? peerNode() : undefined;
+  if (BROKERS && typeof args.topic !== 'string') {
+    const Kafka = require('node-rdkafka');
+    const admin = Kafka.AdminClient.create({ 'metadata.broker.list': BROKERS, log_level: 3 });
+    await new Promise((resolve, reject) => admin.createTopic({ topic: TOPIC, num_partitions: PARTITIONS, replication_factor: REPLICATION }, 30000,
+      (err) => (err ? reject(err) : resolve())));
+    admin.disconnect();
+    process.argv.push(`--topic=${TOPIC}`);
+  }
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) {
