@@ -63,9 +63,20 @@ const GATE_CHECK_MS = 100;
 
 /** A send()'s promise handlers and key: the opaque its message goes with. */
 class SendPending implements Pending {
-  readonly [SEND] = true as const;
-  constructor(readonly resolve: (report: DeliveryReport) => void, readonly reject: (err: Error) => void, public key: Key | null) {}
+  resolve!: (report: DeliveryReport) => void;
+  reject!: (err: Error) => void;
+  constructor(public key: Key | null) {}
 }
+// The mark on the prototype: one property fewer on each of them.
+Object.defineProperty(SendPending.prototype, SEND, { value: true });
+
+/** The SendPending a send()'s promise is being made for: its executor is one function, not a closure per call. */
+let making: SendPending;
+function takeHandlers(resolve: (report: DeliveryReport) => void, reject: (err: Error) => void): void {
+  making.resolve = resolve;
+  making.reject = reject;
+}
+
 /** What disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 const CLIENT_DISCONNECT_MS = 100;
 
@@ -340,10 +351,9 @@ export class DynamicProducer extends EventEmitter {
     if (!this.reports) {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
-    let pending!: Pending;
-    const promise = new Promise<DeliveryReport>((resolve, reject) => {
-      pending = new SendPending(resolve, reject, key ?? null);
-    });
+    const pending = new SendPending(key ?? null);
+    making = pending;
+    const promise = new Promise<DeliveryReport>(takeHandlers);
     if (!this.closing && this.held() < this.options.maxQueued) {
       // The common case: room, no closure made.
       try {
