@@ -8,9 +8,21 @@ static napi_value version(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* errstr(code): librdkafka's description of an error code (rd_kafka_err2str). */
+static napi_value errstr(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], out;
+  int32_t code = 0;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc > 0) napi_get_value_int32(env, argv[0], &code);
+  napi_create_string_utf8(env, rd_kafka_err2str((rd_kafka_resp_err_t)code), NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     {"version", NULL, version, NULL, NULL, NULL, napi_default, NULL},
+    {"errstr", NULL, errstr, NULL, NULL, NULL, napi_default, NULL},
     {"create", NULL, kdp_create, NULL, NULL, NULL, napi_default, NULL},
     {"metadata", NULL, kdp_metadata, NULL, NULL, NULL, napi_default, NULL},
     {"flush", NULL, kdp_flush, NULL, NULL, NULL, napi_default, NULL},

@@ -8,6 +8,7 @@ import type { KafkaLibrary } from './library';
 /** The addon's functions (native/src/addon.c). */
 export interface NativeAddon {
   version(): string;
+  errstr(code: number): string;
   create(kind: 'producer', global: string[], topic: string[], wake: () => void,
     onEvent: (kind: number, a: unknown, b: unknown, c: unknown) => void): object;
   metadata(handle: object, timeoutMs: number, cb: (err: NativeError | null, metadata: any) => void, topic?: string): void;

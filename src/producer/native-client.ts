@@ -160,7 +160,12 @@ export class NativeClient extends EventEmitter {
   private event(kind: number, a: unknown, b: unknown, c: unknown): void {
     if (kind === 1) this.emit('event.stats', { message: a });
     else if (kind === 2) {
-      const err = Object.assign(new Error(String(b)), { code: a as number, isFatal: c === true });
+      // As node-rdkafka words it (lib/error.js): librdkafka's text for the code, its origin
+      // ("local" or "broker") apart and the rest in lower case; librdkafka's detail as `reason`.
+      const text = this.addon.errstr(a as number);
+      const at = text.indexOf(': ');
+      const err = Object.assign(new Error(at === -1 ? text.toLowerCase() : text.slice(at + 2).toLowerCase()),
+        { code: a as number, origin: at === -1 ? undefined : text.slice(0, at).toLowerCase(), reason: String(b), isFatal: c === true });
       if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
     } else if (kind === 3) this.emit('event.log', { severity: a, fac: b, message: c });
   }
