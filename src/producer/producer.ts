@@ -628,7 +628,8 @@ export class DynamicProducer extends EventEmitter {
       return;
     }
     const sent = pending !== undefined && pending[SEND] === true;
-    const report: DeliveryReport | undefined = sent || this.listenerCount('delivery') > 0
+    const listening = this.listenerCount('delivery') > 0;
+    const report: DeliveryReport | undefined = sent || listening
       ? (sent || value === undefined
         ? { topic, partition, offset, key: sent ? pending!.key : (key as Key | null), timestamp, size }
         // dr_msg_cb: node-rdkafka's reports carry the value.
@@ -641,7 +642,7 @@ export class DynamicProducer extends EventEmitter {
       if (info) info.failed++;
       if (code === ERR_UNKNOWN_PARTITION || code === ERR_UNKNOWN_TOPIC) this.metadata.request(topic, true);
     } else if (info) info.delivered++;
-    if (report !== undefined) this.emit('delivery', failure, report);
+    if (listening) this.emit('delivery', failure, report);
     if (link !== undefined) {
       this.handoff!.settled(link, partition, failure ? -1 : offset);
       if (this.backlog.waiting > 0) this.backlog.wake();
