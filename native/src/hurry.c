@@ -40,7 +40,7 @@ void kdp_hurry_stop(kdp_handle *h) {
   h->hurry_started = 0;
 }
 
-/* hurry(handle, delta): one more (1) or one less (-1) batch in flight that should not linger. */
+/* hurry(handle, delta): one more (1) or one less (-1) batch in flight that should not linger; 0: its messages were just handed over. */
 napi_value kdp_hurry(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
@@ -49,6 +49,12 @@ napi_value kdp_hurry(napi_env env, napi_callback_info info) {
   if (h == NULL) return NULL;
   int32_t delta = 0;
   napi_get_value_int32(env, argv[1], &delta);
+  if (delta == 0) {
+    // Messages of such a batch were just handed over: wake the brokers now (a flush that does
+    // not wait), while the thread below keeps the flushing state up between its waits.
+    rd_kafka_flush(h->rk, 0);
+    return NULL;
+  }
   if (!h->hurry_started) {
     pthread_mutex_init(&h->hurry_lock, NULL);
     pthread_cond_init(&h->hurry_cond, NULL);

@@ -18,6 +18,7 @@ export interface NativeAddon {
   produce(handle: object, topic: string, start: number, end: number, partitions: Int32Array, ids: Int32Array, data: Uint8Array,
     layout: Int32Array, timestamps: Float64Array, headers: Int32Array, results: Int32Array): number;
   outq(handle: object, keepAlive?: boolean): number;
+  /** delta 1 / -1: a batch that should not linger starts / ends; 0: its messages were just handed over. */
   hurry(handle: object, delta: number): void;
 }
 

@@ -399,6 +399,8 @@ export class NativeClient extends EventEmitter {
     const topic = this.topic;
     const end = this.addon.produce(handle, topic, start, this.count, this.partitions, this.ids, this.data, this.layout,
       this.timestamps, this.headerTable, this.results);
+    // librdkafka's brokers are woken for them at once (a flush of none: native/src/hurry.c).
+    if (this.hurrying > 0 && end > start) this.addon.hurry(handle, 0);
     // Refusals are reported after the batch's state is settled: a report's handler may produce again.
     let refused: number[] | undefined;
     let unassigned = false;
@@ -443,8 +445,12 @@ export class NativeClient extends EventEmitter {
    * while any is, librdkafka sends as if flushing (native/src/hurry.c).
    */
   hurry(delta: 1 | -1): void {
+    this.hurrying += delta;
     if (this.handle !== undefined) this.addon.hurry(this.handle, delta);
   }
+
+  /** Batches in flight that should not linger (hurry()). */
+  private hurrying = 0;
 
   /** The opaques of the messages taken and not reported yet (for a disconnect to tell their callers). */
   *inflightOpaques(): Iterable<unknown> {
