@@ -23,7 +23,7 @@ import { Handoff, Link } from './handoff';
 import { ConsumerProgress, type TopicProgress } from './progress';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
-import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout, toKafkaError } from '../core/errors';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, checkTimeout, toKafkaError } from '../core/errors';
 import { delay, within } from '../core/time';
 import { checkKey } from '../core/key';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
@@ -87,6 +87,18 @@ const LIBRDKAFKA_QUEUE_MESSAGES = 100_000;
 function queueLimit(config: Config | undefined): number {
   const value = Number(config?.['queue.buffering.max.messages']);
   return Number.isInteger(value) && value > 0 ? value : LIBRDKAFKA_QUEUE_MESSAGES;
+}
+
+/**
+ * The engine asked for: the option, else KDP_ENGINE from the environment (a deployment can pin
+ * it without a code change; the test suite runs once on each), else the default ('auto').
+ */
+function engineOf(given: DynamicProducerOptions, resolved: 'auto' | 'native' | 'client'): 'auto' | 'native' | 'client' {
+  if (given?.engine !== undefined) return resolved;
+  const env = process.env.KDP_ENGINE;
+  if (env === undefined || env === '') return resolved;
+  if (env !== 'auto' && env !== 'native' && env !== 'client') throw new InvalidOptionError('KDP_ENGINE', "'auto', 'native' or 'client'", env);
+  return env;
 }
 
 function librdkafkaMessage(code: number, library: KafkaLibrary | undefined): string {
@@ -165,6 +177,7 @@ export class DynamicProducer extends EventEmitter {
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     const checked = resolveProducerOptions(options);
     this.options = checked.producer;
+    const engine = engineOf(options, this.options.engine);
     for (const names of [PARTITIONER_OPTION_NAMES, PRODUCER_OPTION_NAMES]) {
       checkNotOptions(globalConfig, 'globalConfig', names);
       checkNotOptions(topicConfig, 'topicConfig', names);
@@ -198,9 +211,9 @@ export class DynamicProducer extends EventEmitter {
       const global: Config = { ...split.global };
       if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
       this.library = kafkaLibrary(this.options.kafka);
-      const addon = this.options.engine === 'client' ? undefined : nativeAddon(this.options.kafka);
+      const addon = engine === 'client' ? undefined : nativeAddon(this.options.kafka);
       try {
-        if (this.options.engine === 'native' && addon === undefined) {
+        if (engine === 'native' && addon === undefined) {
           throw new StateError(`engine 'native': the native engine is not built here (${String((nativeFailure() as Error)?.message ?? nativeFailure()).split('\n')[0]}); npm rebuild, or engine 'client'`);
         }
         if (addon !== undefined) {
@@ -230,8 +243,8 @@ export class DynamicProducer extends EventEmitter {
     this.handoff = this.marking && this.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new Handoff<Waiting>(this.partitioner.trackedKeysBound, (m) => this.released(m), (entry, held) => this.partitioner.hold(entry, held))
       : undefined;
-    const engine = this.engine;
-    this.delivery = new Delivery(this.owned, mark, this.reports, engine !== undefined ? () => engine.inflightOpaques() : undefined);
+    const nativeClient = this.engine;
+    this.delivery = new Delivery(this.owned, mark, this.reports, nativeClient !== undefined ? () => nativeClient.inflightOpaques() : undefined);
     this.metadata = new Metadata({
       client: this.client,
       connected: () => this.connected,

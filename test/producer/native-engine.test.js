@@ -27,7 +27,7 @@ const opts = { skip: !native && 'the native engine is not built here' };
 const CONFIG = { 'test.mock.num.brokers': 3, log_level: 0, 'linger.ms': 2 };
 
 t.test('engine: auto picks the native engine, client the client library; metrics() says which', opts, async (t) => {
-  const auto = new DynamicProducer(CONFIG);
+  const auto = new DynamicProducer(CONFIG, {}, { engine: 'auto' });
   const client = new DynamicProducer(CONFIG, {}, { engine: 'client' });
   t.teardown(() => Promise.all([auto.disconnect(), client.disconnect()]));
   await Promise.all([auto.connect(), client.connect()]);
@@ -36,6 +36,17 @@ t.test('engine: auto picks the native engine, client the client library; metrics
   const [a, c] = await Promise.all([auto.send('native-engine-which', 'v', 'k'), client.send('native-engine-which', 'v', 'k')]);
   t.equal(a.partition, c.partition, 'both put a key on the same partition (their own clusters, same count)');
   t.throws(() => new DynamicProducer(CONFIG, {}, { engine: 'turbo' }), { code: 'KDP_INVALID_OPTION' }, 'an unknown engine is refused');
+});
+
+t.test('KDP_ENGINE in the environment sets the default engine; a bad one is refused naming it', opts, async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const run = (env) => spawnSync(process.execPath, ['-e', `
+    const { DynamicProducer } = require(${JSON.stringify(require('node:path').join(__dirname, '..', '..'))});
+    try { const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 0 }); console.log(p.metrics().engine); p.disconnect(); }
+    catch (e) { console.log(e.code + ' ' + e.message); }`], { env: { ...process.env, KDP_ENGINE: env }, encoding: 'utf8' }).stdout.trim();
+  t.equal(run('client'), 'client');
+  t.equal(run('native'), 'native');
+  t.match(run('fast'), /^KDP_INVALID_OPTION KDP_ENGINE must be/);
 });
 
 t.test('a bad librdkafka setting is refused at construction, naming it', opts, async (t) => {

@@ -30,7 +30,7 @@ function child(brokers, topic, id) {
   const script = `
     const { DynamicProducer } = require(${JSON.stringify(ROOT)});
     (async () => {
-      const p = new DynamicProducer({ 'metadata.broker.list': ${JSON.stringify(brokers)}, log_level: 0, 'linger.ms': 5 }, { partitioner: 'murmur2_random' });
+      const p = new DynamicProducer({ 'metadata.broker.list': ${JSON.stringify(brokers)}, log_level: 0, 'linger.ms': 5 }, { partitioner: 'murmur2_random' }, { engine: 'native' });
       await p.connect(15000, { topics: [${JSON.stringify(topic)}] });
       if (p.metrics().engine !== 'native') throw new Error('not on the native engine');
       const seq = new Map();
