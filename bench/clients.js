@@ -27,7 +27,7 @@ const args = flags();
 const MESSAGES = number(args, 'messages', 200000, { min: 1000, integer: true });
 const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
 const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
-let TOPIC = typeof args.topic === 'string' ? args.topic : `bench-clients-${process.pid}`;
+const TOPIC = typeof args.topic === 'string' ? args.topic : `bench-clients-${process.pid}`;
 const PARTITIONS = number(args, 'partitions', 12, { min: 1, integer: true });
 const REPLICATION = number(args, 'replication', 1, { min: 1, integer: true });
 const VALUE = Buffer.alloc(100, 'v');
