@@ -49,6 +49,9 @@ function pairs(config: Config): string[] {
   return out;
 }
 
+/** Each client's configuration as the addon takes it (secrets included), for a handle made again after a disconnect. */
+const CONFIGS = new WeakMap<object, [string[], string[]]>();
+
 export class NativeClient extends EventEmitter {
   readonly globalConfig: Config;
   readonly topicConfig: Config;
@@ -103,6 +106,9 @@ export class NativeClient extends EventEmitter {
     super();
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
+    // Taken now (globalConfig is replaced by a copy with its secrets hidden once this is made),
+    // and kept off the object, where inspecting or serialising it would show them.
+    CONFIGS.set(this, [pairs(globalConfig), pairs(topicConfig)]);
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
     this.keepValues = Boolean(globalConfig.dr_msg_cb);
@@ -112,7 +118,8 @@ export class NativeClient extends EventEmitter {
   }
 
   private open(): void {
-    this.handle = this.addon.create('producer', pairs(this.globalConfig), pairs(this.topicConfig), () => this.poll(), (k, a, b, c) => this.event(k, a, b, c));
+    const [global, topic] = CONFIGS.get(this)!;
+    this.handle = this.addon.create('producer', global, topic, () => this.poll(), (k, a, b, c) => this.event(k, a, b, c));
   }
 
   /**
