@@ -31,6 +31,13 @@ static napi_value init(napi_env env, napi_value exports) {
     {"produce", NULL, kdp_produce, NULL, NULL, NULL, napi_default, NULL},
     {"outq", NULL, kdp_outq, NULL, NULL, NULL, napi_default, NULL},
     {"hurry", NULL, kdp_hurry, NULL, NULL, NULL, napi_default, NULL},
+    {"consume", NULL, kdp_consume, NULL, NULL, NULL, napi_default, NULL},
+    {"subscribe", NULL, kdp_subscribe, NULL, NULL, NULL, napi_default, NULL},
+    {"assignment", NULL, kdp_assignment, NULL, NULL, NULL, napi_default, NULL},
+    {"pause", NULL, kdp_pause, NULL, NULL, NULL, napi_default, NULL},
+    {"commit", NULL, kdp_commit, NULL, NULL, NULL, napi_default, NULL},
+    {"committed", NULL, kdp_committed, NULL, NULL, NULL, napi_default, NULL},
+    {"protocol", NULL, kdp_protocol, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

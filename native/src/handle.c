@@ -126,6 +126,8 @@ static void release(kdp_handle *h) {
   h->topics = 0;
   if (h->partial != NULL) rd_kafka_event_destroy(h->partial);
   h->partial = NULL;
+  // A consumer leaves its group first (its revoke is served here, off the JS thread: consume.c).
+  if (h->consumer && h->rk != NULL) rd_kafka_consumer_close(h->rk);
   if (h->mainq != NULL) rd_kafka_queue_destroy(h->mainq);
   h->mainq = NULL;
   if (h->rk != NULL) rd_kafka_destroy(h->rk);
@@ -162,7 +164,7 @@ static void finalize(napi_env env, void *data, void *hint) {
   free(h);
 }
 
-/* create(kind, globalPairs, topicPairs, wake, onEvent): a producer handle ('producer' is the one kind yet). */
+/* create(kind, globalPairs, topicPairs, wake, onEvent): a 'producer' or 'consumer' handle. */
 napi_value kdp_create(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
@@ -175,19 +177,37 @@ napi_value kdp_create(napi_env env, napi_callback_info info) {
     rd_kafka_topic_conf_destroy(tconf);
     return NULL;
   }
+  char kind[16] = "";
+  size_t kind_len;
+  napi_get_value_string_utf8(env, argv[0], kind, sizeof kind, &kind_len);
+  int consumer = strcmp(kind, "consumer") == 0;
   char errstr[512];
   rd_kafka_conf_set(conf, "log.queue", "true", errstr, sizeof errstr);
   rd_kafka_conf_set_default_topic_conf(conf, tconf);
-  rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_STATS | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG);
-  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+  kdp_handle *h = calloc(1, sizeof *h);
+  h->consumer = consumer;
+  h->js_thread = pthread_self();
+  if (consumer) {
+    // A consumer's events are librdkafka's callbacks, served by the consume call on the JS thread.
+    kdp_consumer_conf(conf, h);
+  } else {
+    rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_STATS | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG);
+  }
+  rd_kafka_t *rk = rd_kafka_new(consumer ? RD_KAFKA_CONSUMER : RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
   if (rk == NULL) {
     rd_kafka_conf_destroy(conf);
+    free(h);
     return kdp_throw(env, RD_KAFKA_RESP_ERR__INVALID_ARG, errstr);
   }
-  kdp_handle *h = calloc(1, sizeof *h);
   h->rk = rk;
   rd_kafka_set_log_queue(rk, NULL);
-  h->mainq = rd_kafka_queue_get_main(rk);
+  if (consumer) {
+    // Everything for the application (logs, errors, rebalances, messages) on one queue.
+    rd_kafka_poll_set_consumer(rk);
+    h->mainq = rd_kafka_queue_get_consumer(rk);
+  } else {
+    h->mainq = rd_kafka_queue_get_main(rk);
+  }
   napi_value name;
   napi_create_string_utf8(env, "kdp-native-wake", NAPI_AUTO_LENGTH, &name);
   if (napi_create_threadsafe_function(env, argv[3], NULL, name, 0, 1, NULL, NULL, NULL, call_wake, &h->wake) != napi_ok) {

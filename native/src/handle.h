@@ -26,6 +26,11 @@ typedef struct {
   char *topic_names[KDP_MAX_TOPICS];
   rd_kafka_topic_t *topic_handles[KDP_MAX_TOPICS];
   int closed;
+  /* A consumer handle (consume.c): its queue is the consumer queue, and callbacks call JS. */
+  int consumer;
+  /* The JS thread, and its env while a call from it may serve librdkafka's callbacks. */
+  pthread_t js_thread;
+  napi_env env;
   /*
    * The hurry thread: while `urgent` > 0 (sendBatch() calls in flight) it keeps librdkafka
    * flushing, so that their messages go without waiting linger.ms (hurry.c).
@@ -57,6 +62,20 @@ napi_value kdp_poll(napi_env env, napi_callback_info info);
 napi_value kdp_produce(napi_env env, napi_callback_info info);
 napi_value kdp_outq(napi_env env, napi_callback_info info);
 napi_value kdp_hurry(napi_env env, napi_callback_info info);
+/* consume.c */
+void kdp_consumer_conf(rd_kafka_conf_t *conf, kdp_handle *h);
+napi_value kdp_consume(napi_env env, napi_callback_info info);
+napi_value kdp_subscribe(napi_env env, napi_callback_info info);
+napi_value kdp_assignment(napi_env env, napi_callback_info info);
+napi_value kdp_pause(napi_env env, napi_callback_info info);
+napi_value kdp_commit(napi_env env, napi_callback_info info);
+napi_value kdp_committed(napi_env env, napi_callback_info info);
+napi_value kdp_protocol(napi_env env, napi_callback_info info);
+/* A JS array of topic names and an Int32Array of partitions (and a Float64Array of offsets, or
+ * undefined) as a list; NULL with a JS exception pending. */
+rd_kafka_topic_partition_list_t *kdp_partitions(napi_env env, napi_value topics, napi_value partitions, napi_value offsets);
+/* A list as a JS array of { topic, partition, offset }. */
+napi_value kdp_partitions_value(napi_env env, const rd_kafka_topic_partition_list_t *list);
 /* Stops the hurry thread (before the handle is destroyed). */
 void kdp_hurry_stop(kdp_handle *h);
 

@@ -18,6 +18,8 @@ import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
 import { type Connectable, connectClient } from '../core/connect';
 import { hideSecrets } from '../core/secrets';
+import { chosenEngine, nativeAddon, nativeMissing } from '../core/native';
+import { NativeConsumer } from './native-consumer';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, timeoutError, toKafkaError } from '../core/errors';
 
 export interface DynamicConsumerOptions {
@@ -64,6 +66,8 @@ interface TopicPartitionOffset { topic: string; partition: number; offset?: numb
 
 export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
+  /** The engine under the consumer: the native batch engine, or the client library's KafkaConsumer. */
+  readonly engine: 'native' | 'client';
   /** The client library (options.kafka, or node-rdkafka). */
   private readonly library: KafkaLibrary;
   readonly resequencer: Resequencer<Kafka.Message & ConsumedMessage>;
@@ -120,11 +124,17 @@ export class DynamicConsumer extends EventEmitter {
       rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => this.rebalance(err, assignment),
     };
     this.library = kafkaLibrary(this.options.kafka);
+    const engine = chosenEngine(options as { engine?: unknown } | undefined, this.options.engine);
+    const addon = engine === 'client' ? undefined : nativeAddon(this.options.kafka);
+    if (engine === 'native' && addon === undefined) throw new StateError(`engine 'native': ${nativeMissing()}`);
     try {
-      this.client = new this.library.KafkaConsumer(global as any, split.topic as any);
+      this.client = addon !== undefined
+        ? new NativeConsumer(addon, global, split.topic) as unknown as Kafka.KafkaConsumer
+        : new this.library.KafkaConsumer(global as any, split.topic as any);
     } catch (err) {
       throw configError(err, globalConfig, topicConfig);
     }
+    this.engine = addon !== undefined ? 'native' : 'client';
     hideSecrets(this.client);
     // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
     // that long when no message comes, and a few idle consumers starve the pool (4 threads).

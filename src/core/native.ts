@@ -3,13 +3,14 @@
 // (docs/native.md). Absent when it was not built: callers fall back to the client library.
 
 import * as path from 'node:path';
+import { InvalidOptionError } from './errors';
 import type { KafkaLibrary } from './library';
 
 /** The addon's functions (native/src/addon.c). */
 export interface NativeAddon {
   version(): string;
   errstr(code: number): string;
-  create(kind: 'producer', global: string[], topic: string[], wake: () => void,
+  create(kind: 'producer' | 'consumer', global: string[], topic: string[], wake: () => void,
     onEvent: (kind: number, a: unknown, b: unknown, c: unknown) => void): object;
   metadata(handle: object, timeoutMs: number, cb: (err: NativeError | null, metadata: any) => void, topic?: string): void;
   flush(handle: object, timeoutMs: number, cb: (err: NativeError | null) => void): void;
@@ -20,6 +21,14 @@ export interface NativeAddon {
   outq(handle: object, keepAlive?: boolean): number;
   /** delta 1 / -1: a batch that should not linger starts / ends; 0: its messages were just handed over. */
   hurry(handle: object, delta: number): void;
+  // The consumer (native/src/consume.c).
+  consume(handle: object, max: number): unknown;
+  subscribe(handle: object, topics: string[]): void;
+  assignment(handle: object, mode: number, topics?: string[], partitions?: Int32Array, offsets?: Float64Array): void;
+  pause(handle: object, pause: boolean, topics: string[], partitions: Int32Array): void;
+  commit(handle: object, topics: string[], partitions: Int32Array, offsets: Float64Array, async: boolean): void;
+  committed(handle: object, topics: string[], partitions: Int32Array, timeoutMs: number, cb: (err: NativeError | null, offsets?: any) => void): void;
+  protocol(handle: object): string;
 }
 
 export interface NativeError extends Error {
@@ -52,4 +61,22 @@ export function nativeAddon(library?: KafkaLibrary): NativeAddon | undefined {
 /** Why nativeAddon() gave nothing (undefined when it loaded, or was not asked yet). */
 export function nativeFailure(): unknown {
   return failure;
+}
+
+/**
+ * The engine asked for: the option, else KDP_ENGINE from the environment (a deployment can pin
+ * it without a code change; the test suite runs on each), else the default ('auto').
+ */
+export function chosenEngine(given: { engine?: unknown } | undefined, resolved: 'auto' | 'native' | 'client'): 'auto' | 'native' | 'client' {
+  if (given?.engine !== undefined) return resolved;
+  const env = process.env.KDP_ENGINE;
+  if (env === undefined || env === '') return resolved;
+  if (env !== 'auto' && env !== 'native' && env !== 'client') throw new InvalidOptionError('KDP_ENGINE', "'auto', 'native' or 'client'", env);
+  return env;
+}
+
+/** Why a client was not made on the native engine asked for: its load failure, in one line. */
+export function nativeMissing(): string {
+  const failure = nativeFailure() as Error | undefined;
+  return `the native engine is not built here (${String(failure?.message ?? failure).split('\n')[0]}); npm rebuild, or engine 'client'`;
 }

@@ -316,6 +316,7 @@ export interface ResolvedConsumerOptions {
   /** The Resequencer's options, defaults filled in; absent when none were given. */
   readonly resequencer?: ResolvedResequencerOptions;
   readonly kafka?: KafkaLibrary;
+  readonly engine: 'auto' | 'native' | 'client';
 }
 
 // Every bound is setTimeout's (a larger delay fires at once); 0 allowed for the two that turn retries off.
@@ -330,7 +331,7 @@ const CONSUMER_FIELDS: Fields = {
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);
 
-const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA });
+const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA, engine: ENGINE });
 
 export function resolveConsumerOptions(options: unknown): ResolvedConsumerOptions {
   return resolve(CONSUMER_SCHEMA, options);

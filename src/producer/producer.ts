@@ -23,7 +23,7 @@ import { Handoff, Link } from './handoff';
 import { ConsumerProgress, type TopicProgress } from './progress';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, configError, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, UndeliveredError, checkTimeout, toKafkaError } from '../core/errors';
+import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout, toKafkaError } from '../core/errors';
 import { delay, within } from '../core/time';
 import { checkKey } from '../core/key';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
@@ -43,7 +43,7 @@ import { type Connectable, ERR__TIMED_OUT, connectClient } from '../core/connect
 import { hideSecrets } from '../core/secrets';
 import { writableOf } from './stream';
 import { SEND } from './types';
-import { nativeAddon, nativeFailure } from '../core/native';
+import { chosenEngine, nativeAddon, nativeMissing } from '../core/native';
 import { NativeClient } from './native-client';
 import { Batch, type BatchMessage, Member } from './batch';
 import { LINK } from './handoff';
@@ -87,18 +87,6 @@ const LIBRDKAFKA_QUEUE_MESSAGES = 100_000;
 function queueLimit(config: Config | undefined): number {
   const value = Number(config?.['queue.buffering.max.messages']);
   return Number.isInteger(value) && value > 0 ? value : LIBRDKAFKA_QUEUE_MESSAGES;
-}
-
-/**
- * The engine asked for: the option, else KDP_ENGINE from the environment (a deployment can pin
- * it without a code change; the test suite runs once on each), else the default ('auto').
- */
-function engineOf(given: DynamicProducerOptions, resolved: 'auto' | 'native' | 'client'): 'auto' | 'native' | 'client' {
-  if (given?.engine !== undefined) return resolved;
-  const env = process.env.KDP_ENGINE;
-  if (env === undefined || env === '') return resolved;
-  if (env !== 'auto' && env !== 'native' && env !== 'client') throw new InvalidOptionError('KDP_ENGINE', "'auto', 'native' or 'client'", env);
-  return env;
 }
 
 function librdkafkaMessage(code: number, library: KafkaLibrary | undefined): string {
@@ -177,7 +165,7 @@ export class DynamicProducer extends EventEmitter {
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     const checked = resolveProducerOptions(options);
     this.options = checked.producer;
-    const engine = engineOf(options, this.options.engine);
+    const engine = chosenEngine(options, this.options.engine);
     for (const names of [PARTITIONER_OPTION_NAMES, PRODUCER_OPTION_NAMES]) {
       checkNotOptions(globalConfig, 'globalConfig', names);
       checkNotOptions(topicConfig, 'topicConfig', names);
@@ -214,7 +202,7 @@ export class DynamicProducer extends EventEmitter {
       const addon = engine === 'client' ? undefined : nativeAddon(this.options.kafka);
       try {
         if (engine === 'native' && addon === undefined) {
-          throw new StateError(`engine 'native': the native engine is not built here (${String((nativeFailure() as Error)?.message ?? nativeFailure()).split('\n')[0]}); npm rebuild, or engine 'client'`);
+          throw new StateError(`engine 'native': ${nativeMissing()}`);
         }
         if (addon !== undefined) {
           // Without reports, librdkafka still reports the messages it could not deliver: they are told as 'delivery' errors.

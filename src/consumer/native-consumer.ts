@@ -1,0 +1,349 @@
+// The native engine's consumer, shaped as the node-rdkafka KafkaConsumer that DynamicConsumer
+// drives (connect, subscribe, consume(n, cb), pause / resume, commit / commitSync, committed,
+// assign / incrementalAssign / unassign / incrementalUnassign in its rebalance_cb,
+// rebalanceProtocol, disconnect; 'offset.commit', 'event.error', 'event.log', 'event.stats').
+// What makes it fast: consume() takes what librdkafka has in one native call into one new
+// buffer per batch, and each message's key and value are views of that buffer (never reused
+// while a view lives: the buffer is the batch's own). librdkafka's callbacks (rebalance, commit
+// results) are served by that call and reach JS within it, as node-rdkafka's reach it later.
+
+import type { Buffer } from 'node:buffer';
+import { EventEmitter } from 'node:events';
+import type { Config } from '../core/config';
+import type { NativeAddon } from '../core/native';
+
+/** Numbers per message in a batch's table (native/src/consume.c). */
+const FIELDS = 11;
+/** librdkafka's codes a rebalance comes with (rdkafka.h). */
+const ERR__ASSIGN_PARTITIONS = -175;
+const ERR__REVOKE_PARTITIONS = -174;
+/** node-rdkafka's settings that are JavaScript's, not librdkafka's. */
+const JS_ONLY = new Set(['dr_cb', 'dr_msg_cb', 'event_cb', 'rebalance_cb', 'offset_commit_cb']);
+
+interface TopicPartition {
+  topic: string;
+  partition: number;
+  offset?: number;
+}
+
+/** A consumed message, as node-rdkafka's: key and value are views of its batch's buffer. */
+export interface NativeMessage {
+  topic: string;
+  partition: number;
+  offset: number;
+  timestamp: number;
+  key: Buffer | null;
+  value: Buffer | null;
+  size: number;
+  headers?: Array<Record<string, Buffer>>;
+}
+
+function pairs(config: Config): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(config)) {
+    if (JS_ONLY.has(name) || value === undefined || typeof value === 'function') continue;
+    out.push(name, String(value));
+  }
+  return out;
+}
+
+/** A list of partitions as the addon takes it: names, partitions and (optionally) offsets. */
+function columns(list: readonly TopicPartition[], withOffsets: boolean): [string[], Int32Array, Float64Array | undefined] {
+  const topics = list.map((p) => p.topic);
+  const partitions = Int32Array.from(list, (p) => p.partition);
+  const offsets = withOffsets ? Float64Array.from(list, (p) => p.offset ?? -1001) : undefined;
+  return [topics, partitions, offsets];
+}
+
+/** Each consumer's configuration as the addon takes it (secrets included), off the object. */
+const CONFIGS = new WeakMap<object, [string[], string[]]>();
+
+export class NativeConsumer extends EventEmitter {
+  readonly globalConfig: Config;
+  readonly topicConfig: Config;
+  private handle: object | undefined;
+  private connected = false;
+  private timeoutMs = 1000;
+  private readonly rebalanceCb: ((err: { code: number; message: string }, assignment: TopicPartition[]) => void) | undefined;
+  /** A consume() waiting for messages: called at the next wake-up, or at its timeout. */
+  private waiting: (() => void) | undefined;
+  private jobs = 0;
+  private readonly jobsDone: Array<() => void> = [];
+
+  constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config) {
+    super();
+    this.globalConfig = globalConfig;
+    this.topicConfig = topicConfig;
+    this.rebalanceCb = typeof globalConfig.rebalance_cb === 'function' ? (globalConfig.rebalance_cb as NativeConsumer['rebalanceCb']) : undefined;
+    CONFIGS.set(this, [pairs(globalConfig), pairs(topicConfig)]);
+    // A bad setting throws here, as node-rdkafka's constructor does.
+    this.open();
+    this.addon.outq(this.handle!, false);
+  }
+
+  private open(): void {
+    const [global, topic] = CONFIGS.get(this)!;
+    this.handle = this.addon.create('consumer', global, topic, () => this.wake(), (k, a, b, c) => this.event(k, a, b, c));
+  }
+
+  private wake(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.();
+  }
+
+  private event(kind: number, a: unknown, b: unknown, c: unknown): void {
+    switch (kind) {
+      case 1:
+        this.emit('event.stats', { message: a });
+        break;
+      case 2: {
+        // As node-rdkafka words it (lib/error.js): its text for the code in lower case, the detail as reason.
+        const text = this.addon.errstr(a as number);
+        const at = text.indexOf(': ');
+        const err = Object.assign(new Error(at === -1 ? text.toLowerCase() : text.slice(at + 2).toLowerCase()),
+          { code: a as number, origin: at === -1 ? undefined : text.slice(0, at).toLowerCase(), reason: String(b), isFatal: c === true });
+        if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
+        break;
+      }
+      case 3:
+        this.emit('event.log', { severity: a, fac: b, message: c });
+        break;
+      case 4:
+        this.rebalance(a as number, b as TopicPartition[]);
+        break;
+      case 5: {
+        const code = a as number;
+        const err = code === 0 ? null : Object.assign(new Error(this.addon.errstr(code)), { code });
+        this.emit('offset.commit', err, b);
+        break;
+      }
+    }
+  }
+
+  /** A rebalance, within a consume call: the application's rebalance_cb assigns, or the default. */
+  private rebalance(code: number, partitions: TopicPartition[]): void {
+    const assignment = partitions.map(({ topic, partition }) => ({ topic, partition }));
+    if (this.rebalanceCb !== undefined) {
+      this.rebalanceCb.call(this, { code, message: this.addon.errstr(code) }, assignment);
+      return;
+    }
+    const cooperative = this.rebalanceProtocol() === 'COOPERATIVE';
+    if (code === ERR__ASSIGN_PARTITIONS) {
+      if (cooperative) this.incrementalAssign(assignment);
+      else this.assign(assignment);
+    } else if (code === ERR__REVOKE_PARTITIONS) {
+      if (cooperative) this.incrementalUnassign(assignment);
+      else this.unassign();
+    }
+  }
+
+  private get h(): object {
+    if (this.handle === undefined) throw Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 });
+    return this.handle;
+  }
+
+  isConnected(): boolean {
+    return this.handle !== undefined && this.connected;
+  }
+
+  connect(options: { timeout?: number } | undefined, cb: (err: unknown) => void): void {
+    if (this.handle === undefined) {
+      try {
+        this.open();
+      } catch (err) {
+        cb(err);
+        return;
+      }
+    }
+    this.getMetadata({ timeout: options?.timeout ?? 30_000 }, (err) => {
+      if (!err && this.handle !== undefined) {
+        this.connected = true;
+        this.addon.outq(this.handle, true);
+        this.emit('ready', { name: 'kdp-native-consumer' });
+      }
+      cb(err);
+    });
+  }
+
+  getMetadata(options: { topic?: string; timeout?: number }, cb: (err: any, metadata: any) => void): void {
+    const handle = this.handle;
+    if (handle === undefined) {
+      cb(Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 }), undefined);
+      return;
+    }
+    this.job((done) => this.addon.metadata(handle, options.timeout ?? 30_000, done, options.topic), cb);
+  }
+
+  subscribe(topics: string[]): void {
+    this.addon.subscribe(this.h, topics);
+  }
+
+  setDefaultConsumeTimeout(ms: number): void {
+    this.timeoutMs = ms;
+  }
+
+  /** The consume timeout (ms) setDefaultConsumeTimeout() set. */
+  get consumeTimeout(): number {
+    return this.timeoutMs;
+  }
+
+  /**
+   * Up to `n` messages: those librdkafka has now, or, when it has none, the first to come
+   * within the consume timeout (then none). Calls back on a later turn, as node-rdkafka does.
+   */
+  consume(n: number, cb: (err: unknown, messages: NativeMessage[]) => void): void {
+    let messages: NativeMessage[];
+    try {
+      messages = this.read(n);
+    } catch (err) {
+      setImmediate(() => cb(err, []));
+      return;
+    }
+    if (messages.length > 0 || this.timeoutMs <= 0) {
+      setImmediate(() => cb(null, messages));
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const again = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      this.waiting = undefined;
+      let later: NativeMessage[] = [];
+      let error: unknown = null;
+      try {
+        if (this.handle !== undefined) later = this.read(n);
+      } catch (err) {
+        error = err;
+      }
+      cb(error, later);
+    };
+    this.waiting = again;
+    timer = setTimeout(again, this.timeoutMs);
+  }
+
+  /** What librdkafka has now, as messages (a batch's keys and values are views of its one buffer). */
+  private read(n: number): NativeMessage[] {
+    const batch = this.addon.consume(this.h, n) as { data: Buffer; table: Float64Array; headers: Int32Array; topics: string[] } | undefined;
+    if (batch === undefined) return [];
+    const { data, table, headers, topics } = batch;
+    const count = table.length / FIELDS;
+    const out: NativeMessage[] = [];
+    for (let i = 0; i < count; i++) {
+      const r = i * FIELDS;
+      const code = table[r + 10];
+      if (code !== 0) {
+        // A consumer error (not a message): reported as node-rdkafka does, through 'event.error'.
+        this.event(2, code, this.addon.errstr(code), false);
+        continue;
+      }
+      const keyLength = table[r + 5];
+      const valueLength = table[r + 7];
+      const message: NativeMessage = {
+        topic: topics[table[r]],
+        partition: table[r + 1],
+        offset: table[r + 2],
+        timestamp: table[r + 3],
+        key: keyLength < 0 ? null : data.subarray(table[r + 4], table[r + 4] + keyLength),
+        value: valueLength < 0 ? null : data.subarray(table[r + 6], table[r + 6] + valueLength),
+        size: valueLength < 0 ? 0 : valueLength,
+      };
+      const headerCount = table[r + 9];
+      if (headerCount > 0) {
+        const list: Array<Record<string, Buffer>> = [];
+        for (let k = table[r + 8], end = k + headerCount; k < end; k++) {
+          const e = k * 4;
+          const name = data.toString('utf8', headers[e], headers[e] + headers[e + 1]);
+          list.push({ [name]: data.subarray(headers[e + 2], headers[e + 2] + Math.max(0, headers[e + 3])) });
+        }
+        message.headers = list;
+      }
+      out.push(message);
+    }
+    return out;
+  }
+
+  pause(list: TopicPartition[]): void {
+    const [topics, partitions] = columns(list, false);
+    this.addon.pause(this.h, true, topics, partitions);
+  }
+
+  resume(list: TopicPartition[]): void {
+    const [topics, partitions] = columns(list, false);
+    this.addon.pause(this.h, false, topics, partitions);
+  }
+
+  assign(list: TopicPartition[]): void {
+    const [topics, partitions, offsets] = columns(list, true);
+    this.addon.assignment(this.h, 0, topics, partitions, offsets);
+  }
+
+  unassign(): void {
+    this.addon.assignment(this.h, 1);
+  }
+
+  incrementalAssign(list: TopicPartition[]): void {
+    const [topics, partitions, offsets] = columns(list, true);
+    this.addon.assignment(this.h, 2, topics, partitions, offsets);
+  }
+
+  incrementalUnassign(list: TopicPartition[]): void {
+    const [topics, partitions] = columns(list, false);
+    this.addon.assignment(this.h, 3, topics, partitions, undefined);
+  }
+
+  rebalanceProtocol(): string {
+    return this.handle === undefined ? 'NONE' : this.addon.protocol(this.handle);
+  }
+
+  commit(list: TopicPartition[]): void {
+    const [topics, partitions, offsets] = columns(list, true);
+    this.addon.commit(this.h, topics, partitions, offsets!, true);
+  }
+
+  commitSync(list: TopicPartition[]): void {
+    const [topics, partitions, offsets] = columns(list, true);
+    this.addon.commit(this.h, topics, partitions, offsets!, false);
+  }
+
+  committed(list: TopicPartition[], timeoutMs: number, cb: (err: any, offsets?: TopicPartition[]) => void): void {
+    const handle = this.handle;
+    if (handle === undefined) {
+      setImmediate(() => cb(Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 })));
+      return;
+    }
+    const [topics, partitions] = columns(list, false);
+    this.job((done) => this.addon.committed(handle, topics, partitions, timeoutMs, done), cb);
+  }
+
+  private job(run: (done: (err: any, value?: any) => void) => void, cb: (err: any, value?: any) => void): void {
+    this.jobs++;
+    run((err, value) => {
+      this.jobs--;
+      if (this.jobs === 0) for (const f of this.jobsDone.splice(0)) f();
+      cb(err, value);
+    });
+  }
+
+  /** Leaves the group and closes the handle (on the thread pool), once the calls there are done. */
+  disconnect(cb?: (err?: unknown) => void): void {
+    const handle = this.handle;
+    if (handle === undefined) {
+      cb?.();
+      return;
+    }
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    const close = (): void => {
+      this.handle = undefined;
+      this.connected = false;
+      this.addon.close(handle, 0, () => {
+        this.emit('disconnected');
+        cb?.();
+      });
+      // A consume() waiting for messages gets none.
+      waiting?.();
+    };
+    if (this.jobs === 0) close();
+    else this.jobsDone.push(close);
+  }
+}
