@@ -38,6 +38,7 @@ static napi_value init(napi_env env, napi_value exports) {
     {"commit", NULL, kdp_commit, NULL, NULL, NULL, napi_default, NULL},
     {"committed", NULL, kdp_committed, NULL, NULL, NULL, napi_default, NULL},
     {"protocol", NULL, kdp_protocol, NULL, NULL, NULL, napi_default, NULL},
+    {"logs", NULL, kdp_logs, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

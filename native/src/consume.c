@@ -485,3 +485,20 @@ napi_value kdp_consume(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, out, "topics", topics);
   return out;
 }
+
+/* logs(handle): a consumer's log events (onEvent kind 3), read without waiting. */
+napi_value kdp_logs(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return NULL;
+  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  if (h == NULL || h->logq == NULL) return NULL;
+  atomic_store(&h->scheduled, 0);
+  rd_kafka_event_t *ev;
+  while ((ev = rd_kafka_queue_poll(h->logq, 0)) != NULL) {
+    int ok = kdp_dispatch(env, h, ev);
+    rd_kafka_event_destroy(ev);
+    if (!ok) return NULL;
+  }
+  return NULL;
+}

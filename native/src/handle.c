@@ -105,7 +105,7 @@ static int configure(napi_env env, napi_value pairs, rd_kafka_conf_t *conf, rd_k
 }
 
 /* librdkafka's thread: the main queue was empty and is not. One wake-up until the JS thread polls. */
-static void on_queue(rd_kafka_t *rk, void *opaque) {
+void kdp_on_queue(rd_kafka_t *rk, void *opaque) {
   kdp_handle *h = opaque;
   if (atomic_exchange(&h->scheduled, 1) == 0) napi_call_threadsafe_function(h->wake, NULL, napi_tsfn_nonblocking);
 }
@@ -128,6 +128,12 @@ static void release(kdp_handle *h) {
   h->partial = NULL;
   // A consumer leaves its group first (its revoke is served here, off the JS thread: consume.c).
   if (h->consumer && h->rk != NULL) rd_kafka_consumer_close(h->rk);
+  if (h->logq != NULL) {
+    rd_kafka_queue_cb_event_enable(h->logq, NULL, NULL);
+    rd_kafka_set_log_queue(h->rk, NULL);
+    rd_kafka_queue_destroy(h->logq);
+    h->logq = NULL;
+  }
   if (h->mainq != NULL) rd_kafka_queue_destroy(h->mainq);
   h->mainq = NULL;
   if (h->rk != NULL) rd_kafka_destroy(h->rk);
@@ -139,6 +145,7 @@ static void stop(kdp_handle *h) {
   if (h->closed) return;
   h->closed = 1;
   rd_kafka_queue_cb_event_enable(h->mainq, NULL, NULL);
+  if (h->logq != NULL) rd_kafka_queue_cb_event_enable(h->logq, NULL, NULL);
   release(h);
   napi_release_threadsafe_function(h->wake, napi_tsfn_abort);
 }
@@ -200,7 +207,14 @@ napi_value kdp_create(napi_env env, napi_callback_info info) {
     return kdp_throw(env, RD_KAFKA_RESP_ERR__INVALID_ARG, errstr);
   }
   h->rk = rk;
-  rd_kafka_set_log_queue(rk, NULL);
+  if (consumer) {
+    // Logs are read whether or not a consume call serves the consumer queue: connect() watches
+    // them for a refused login before anything is consumed.
+    h->logq = rd_kafka_queue_new(rk);
+    rd_kafka_set_log_queue(rk, h->logq);
+  } else {
+    rd_kafka_set_log_queue(rk, NULL);
+  }
   if (consumer) {
     // Everything for the application (logs, errors, rebalances, messages) on one queue.
     rd_kafka_poll_set_consumer(rk);
@@ -217,10 +231,11 @@ napi_value kdp_create(napi_env env, napi_callback_info info) {
   }
   napi_create_reference(env, argv[4], 1, &h->on_event);
   napi_add_env_cleanup_hook(env, teardown, h);
-  rd_kafka_queue_cb_event_enable(h->mainq, on_queue, h);
+  rd_kafka_queue_cb_event_enable(h->mainq, kdp_on_queue, h);
+  if (h->logq != NULL) rd_kafka_queue_cb_event_enable(h->logq, kdp_on_queue, h);
   // librdkafka calls on_queue when its queue goes from empty to one event: what came before
   // (the first logs) needs a wake-up of its own.
-  if (rd_kafka_queue_length(h->mainq) > 0) on_queue(rk, h);
+  if (rd_kafka_queue_length(h->mainq) > 0 || (h->logq != NULL && rd_kafka_queue_length(h->logq) > 0)) kdp_on_queue(rk, h);
   napi_value external;
   CHECK(napi_create_external(env, h, finalize, NULL, &external));
   return external;
@@ -248,7 +263,7 @@ napi_value kdp_outq(napi_env env, napi_callback_info info) {
 }
 
 /* Calls onEvent(kind, a, b, c) for a statistics (1), error (2) or log (3) event. */
-static int dispatch(napi_env env, kdp_handle *h, rd_kafka_event_t *ev) {
+int kdp_dispatch(napi_env env, kdp_handle *h, rd_kafka_event_t *ev) {
   napi_value fn, undefined, args[4];
   napi_get_reference_value(env, h->on_event, &fn);
   napi_get_undefined(env, &undefined);
@@ -338,7 +353,7 @@ napi_value kdp_poll(napi_env env, napi_callback_info info) {
       rd_kafka_event_destroy(ev);
       continue;
     }
-    int ok = dispatch(env, h, ev);
+    int ok = kdp_dispatch(env, h, ev);
     rd_kafka_event_destroy(ev);
     if (!ok) return NULL;
   }
@@ -478,6 +493,7 @@ static napi_value start_job(napi_env env, napi_callback_info info, int kind) {
     // No more wake-ups; what librdkafka still holds goes with rd_kafka_destroy().
     h->closed = 1;
     rd_kafka_queue_cb_event_enable(h->mainq, NULL, NULL);
+    if (h->logq != NULL) rd_kafka_queue_cb_event_enable(h->logq, NULL, NULL);
   }
   napi_value name;
   napi_create_string_utf8(env, "kdp-native-job", NAPI_AUTO_LENGTH, &name);

@@ -28,6 +28,8 @@ typedef struct {
   int closed;
   /* A consumer handle (consume.c): its queue is the consumer queue, and callbacks call JS. */
   int consumer;
+  /* A consumer's logs, on a queue of their own: read at every wake-up (kdp_logs), consuming or not. */
+  rd_kafka_queue_t *logq;
   /* The JS thread, and its env while a call from it may serve librdkafka's callbacks. */
   pthread_t js_thread;
   napi_env env;
@@ -71,6 +73,11 @@ napi_value kdp_pause(napi_env env, napi_callback_info info);
 napi_value kdp_commit(napi_env env, napi_callback_info info);
 napi_value kdp_committed(napi_env env, napi_callback_info info);
 napi_value kdp_protocol(napi_env env, napi_callback_info info);
+napi_value kdp_logs(napi_env env, napi_callback_info info);
+/* Calls onEvent for a statistics, error or log event; 0 when JS threw. */
+int kdp_dispatch(napi_env env, kdp_handle *h, rd_kafka_event_t *ev);
+/* Wakes the JS thread (one wake-up until it polls): librdkafka's queue callback. */
+void kdp_on_queue(rd_kafka_t *rk, void *opaque);
 /* A JS array of topic names and an Int32Array of partitions (and a Float64Array of offsets, or
  * undefined) as a list; NULL with a JS exception pending. */
 rd_kafka_topic_partition_list_t *kdp_partitions(napi_env env, napi_value topics, napi_value partitions, napi_value offsets);

@@ -67,6 +67,8 @@ export class NativeConsumer extends EventEmitter {
   private readonly rebalanceCb: ((err: { code: number; message: string }, assignment: TopicPartition[]) => void) | undefined;
   /** A consume() waiting for messages: called at the next wake-up, or at its timeout. */
   private waiting: (() => void) | undefined;
+  /** What assign / incrementalAssign gave and unassign / incrementalUnassign did not take back. */
+  private readonly owned = new Map<string, TopicPartition>();
   private jobs = 0;
   private readonly jobsDone: Array<() => void> = [];
 
@@ -87,6 +89,8 @@ export class NativeConsumer extends EventEmitter {
   }
 
   private wake(): void {
+    // Logs first: connect() reads a refused login from them before anything is consumed.
+    if (this.handle !== undefined) this.addon.logs(this.handle);
     const waiting = this.waiting;
     this.waiting = undefined;
     waiting?.();
@@ -275,20 +279,31 @@ export class NativeConsumer extends EventEmitter {
   assign(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
     this.addon.assignment(this.h, 0, topics, partitions, offsets);
+    this.owned.clear();
+    for (const { topic, partition } of list) this.owned.set(`${topic}\u0000${partition}`, { topic, partition });
   }
 
   unassign(): void {
     this.addon.assignment(this.h, 1);
+    this.owned.clear();
   }
 
   incrementalAssign(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
     this.addon.assignment(this.h, 2, topics, partitions, offsets);
+    for (const { topic, partition } of list) this.owned.set(`${topic}\u0000${partition}`, { topic, partition });
   }
 
   incrementalUnassign(list: TopicPartition[]): void {
     const [topics, partitions] = columns(list, false);
     this.addon.assignment(this.h, 3, topics, partitions, undefined);
+    for (const { topic, partition } of list) this.owned.delete(`${topic}\u0000${partition}`);
+  }
+
+  /** The partitions assigned (as node-rdkafka's assignments(): throws while not connected). */
+  assignments(): TopicPartition[] {
+    if (!this.isConnected()) throw Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 });
+    return [...this.owned.values()];
   }
 
   rebalanceProtocol(): string {
@@ -336,6 +351,7 @@ export class NativeConsumer extends EventEmitter {
     const close = (): void => {
       this.handle = undefined;
       this.connected = false;
+      this.owned.clear();
       this.addon.close(handle, 0, () => {
         this.emit('disconnected');
         cb?.();

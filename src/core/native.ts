@@ -29,6 +29,7 @@ export interface NativeAddon {
   commit(handle: object, topics: string[], partitions: Int32Array, offsets: Float64Array, async: boolean): void;
   committed(handle: object, topics: string[], partitions: Int32Array, timeoutMs: number, cb: (err: NativeError | null, offsets?: any) => void): void;
   protocol(handle: object): string;
+  logs(handle: object): void;
 }
 
 export interface NativeError extends Error {

@@ -1,0 +1,260 @@
+'use strict';
+// npm run bench:consume — DynamicConsumer against the consumers a Node.js user would otherwise
+// pick, and librdkafka's own rdkafka_performance -C as the limit. One topic is filled once with
+// --messages (200,000) messages of about 100 bytes, 25% of them on one hot key, the rest over a
+// skewed tail of 20,000 keys, placed by Kafka's partitioner (so that every consumer should see
+// each key in order); each row then reads it from the beginning in a new group, in a process of
+// its own, with a no-op handler, timed from its first message to the last. Rounds interleave
+// the rows; the table gives medians of msg/s, each row's ratio to the plain node-rdkafka loop,
+// and messages lost, duplicated and out of key order (all must be 0).
+//
+// On the mock cluster this process holds the cluster (and the topic) for its children; with
+// --brokers=LIST a topic of --partitions (12) is made on that cluster.
+//
+// Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --partitions=N, --only=ROW[,ROW], --json.
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { flags, number, median } = require('./common');
+
+const args = flags();
+const MESSAGES = number(args, 'messages', 200000, { min: 1000, integer: true });
+const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
+const PARTITIONS = number(args, 'partitions', 12, { min: 1, integer: true });
+const TOPIC = typeof args.topic === 'string' ? args.topic : `bench-consume-${process.pid}`;
+
+/** The workload's keys, as in bench:clients: every fourth message on one hot key, the rest skewed over 20,000. */
+function keys(n) {
+  let seed = 7;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  return Array.from({ length: n }, (_, i) => (i % 4 === 0 ? 'hot-tenant' : `key-${Math.floor(20000 * random() ** 3)}`));
+}
+
+/** Counts what a row read: values are `<key>:<sequence>|` and padding, each key's sequences 1, 2, 3, ... */
+class Check {
+  constructor() {
+    this.seen = new Set();
+    this.last = new Map();
+    this.duplicated = 0;
+    this.outOfOrder = 0;
+    this.count = 0;
+  }
+
+  add(value) {
+    const text = value.toString('latin1', 0, value.indexOf(124)); // up to '|'
+    this.count++;
+    if (this.seen.has(text)) {
+      this.duplicated++;
+      return;
+    }
+    this.seen.add(text);
+    const at = text.lastIndexOf(':');
+    const key = text.slice(0, at);
+    const seq = Number(text.slice(at + 1));
+    if (seq < (this.last.get(key) ?? 0)) this.outOfOrder++;
+    this.last.set(key, seq);
+  }
+}
+
+function brokers() {
+  return String(args.bootstrap ?? args.brokers);
+}
+
+const ROWS = {
+  /** DynamicConsumer, its defaults (native engine). */
+  async 'DynamicConsumer, native engine'() {
+    return dynamicRow('native');
+  },
+  /** DynamicConsumer on the client library's KafkaConsumer. */
+  async 'DynamicConsumer, engine client'() {
+    return dynamicRow('client');
+  },
+  /** A plain node-rdkafka KafkaConsumer consume(500) loop. */
+  async 'node-rdkafka consume(500) loop'() {
+    const Kafka = require('node-rdkafka');
+    const c = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers(), 'group.id': `plain-${process.pid}`, 'enable.auto.commit': false, log_level: 0 },
+      { 'auto.offset.reset': 'earliest' });
+    await new Promise((resolve, reject) => c.connect({}, (err) => (err ? reject(err) : resolve())));
+    c.subscribe([TOPIC]);
+    c.setDefaultConsumeTimeout(100);
+    const check = new Check();
+    let first = 0;
+    while (check.count < MESSAGES) {
+      const batch = await new Promise((resolve, reject) => c.consume(500, (err, m) => (err ? reject(err) : resolve(m))));
+      if (batch.length > 0 && first === 0) first = process.hrtime.bigint();
+      for (const m of batch) check.add(m.value);
+    }
+    const seconds = Number(process.hrtime.bigint() - first) / 1e9;
+    await new Promise((resolve) => c.disconnect(resolve));
+    return result(check, seconds);
+  },
+  /** KafkaJS 2.2.4 eachBatch, partitionsConsumedConcurrently 12. */
+  async 'KafkaJS eachBatch'() {
+    return kafkajsRow(true);
+  },
+  /** KafkaJS 2.2.4 eachMessage, partitionsConsumedConcurrently 12. */
+  async 'KafkaJS eachMessage'() {
+    return kafkajsRow(false);
+  },
+};
+
+function result(check, seconds) {
+  return { seconds, read: check.count, lost: MESSAGES - check.seen.size, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
+}
+
+async function dynamicRow(engine) {
+  const { DynamicConsumer } = require('..');
+  const c = new DynamicConsumer({ 'metadata.broker.list': brokers(), 'group.id': `dynamic-${engine}-${process.pid}`, 'auto.offset.reset': 'earliest', log_level: 0 }, {}, { engine });
+  await c.connect();
+  const check = new Check();
+  let first = 0;
+  await new Promise((resolve) => {
+    c.run([TOPIC], (m) => {
+      if (first === 0) first = process.hrtime.bigint();
+      check.add(m.value);
+      if (check.count === MESSAGES) resolve();
+    });
+  });
+  const seconds = Number(process.hrtime.bigint() - first) / 1e9;
+  await c.stop();
+  return result(check, seconds);
+}
+
+async function kafkajsRow(batches) {
+  const { Kafka, logLevel } = require('kafkajs');
+  const kafka = new Kafka({ brokers: brokers().split(','), logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `kafkajs-${batches ? 'batch' : 'message'}-${process.pid}` });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
+  const check = new Check();
+  let first = 0n;
+  let done;
+  const finished = new Promise((resolve) => {
+    done = resolve;
+  });
+  const mark = () => {
+    if (first === 0n) first = process.hrtime.bigint();
+  };
+  await consumer.run(batches
+    ? { partitionsConsumedConcurrently: 12, eachBatch: async ({ batch }) => { mark(); for (const m of batch.messages) check.add(m.value); if (check.count >= MESSAGES) done(); } }
+    : { partitionsConsumedConcurrently: 12, eachMessage: async ({ message }) => { mark(); check.add(message.value); if (check.count >= MESSAGES) done(); } });
+  await finished;
+  const seconds = Number(process.hrtime.bigint() - first) / 1e9;
+  await consumer.disconnect();
+  return result(check, seconds);
+}
+
+/** librdkafka's own consumer in a group of its own, from the beginning. */
+function limit() {
+  const bin = path.join(path.dirname(require.resolve('node-rdkafka/package.json')), 'deps/librdkafka/examples/rdkafka_performance');
+  if (!fs.existsSync(bin)) return undefined;
+  const run = spawnSync(bin, ['-C', '-G', `perf-${Date.now()}`, '-t', TOPIC, '-b', brokers(), '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
+    { encoding: 'utf8', timeout: 120000 });
+  // Its summary: "% N messages (B bytes) consumed in T ms: R msgs/s ...", timed from its first message.
+  const all = [...`${run.stdout}\n${run.stderr}`.matchAll(/(\d+) messages \(\d+ bytes\) consumed in (\d+)ms/g)].pop();
+  if (!all) return undefined;
+  return { seconds: Math.max(1, Number(all[2])) / 1000, read: Number(all[1]), lost: MESSAGES - Number(all[1]), duplicated: 0, outOfOrder: 0 };
+}
+
+/** Fills the topic: values `<key>:<sequence>`, placed by Kafka's partitioner (murmur2). Returns the bootstrap list and a close. */
+async function fill() {
+  const Kafka = require('node-rdkafka');
+  const config = args.brokers ? { 'metadata.broker.list': args.brokers } : { 'test.mock.num.brokers': 3 };
+  const p = new Kafka.Producer({ ...config, 'linger.ms': 5, dr_cb: true, log_level: 0 }, { partitioner: 'murmur2_random' });
+  await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
+  if (args.brokers) {
+    const admin = Kafka.AdminClient.create({ 'metadata.broker.list': args.brokers, log_level: 3 });
+    await new Promise((resolve, reject) => admin.createTopic({ topic: TOPIC, num_partitions: PARTITIONS, replication_factor: 1 }, 30000, (err) => (err ? reject(err) : resolve())));
+    admin.disconnect();
+  }
+  const md = await new Promise((resolve, reject) => p.getMetadata({ timeout: 5000 }, (err, m) => (err ? reject(err) : resolve(m))));
+  const seq = new Map();
+  let delivered = 0;
+  p.on('delivery-report', () => delivered++);
+  p.setPollInterval(5);
+  const value = (key) => {
+    const s = (seq.get(key) ?? 0) + 1;
+    seq.set(key, s);
+    return Buffer.from(`${key}:${s}|`.padEnd(100, '.'));
+  };
+  for (const key of keys(MESSAGES)) {
+    for (;;) {
+      try {
+        p.produce(TOPIC, null, value(key), key);
+        break;
+      } catch (err) {
+        if (err.code !== -184) throw err;
+        seq.set(key, seq.get(key) - 1);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    }
+  }
+  while (delivered < MESSAGES) await new Promise((resolve) => setTimeout(resolve, 10));
+  return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => p.disconnect(resolve)) };
+}
+
+async function main() {
+  const names = ['rdkafka_performance -C (the limit)', ...Object.keys(ROWS)].filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)));
+  const held = await fill();
+  const results = Object.fromEntries(names.map((n) => [n, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) {
+      let r;
+      if (name.startsWith('rdkafka_performance')) r = limit();
+      else {
+        // spawnSync blocks this thread, not librdkafka's, which serve the mock cluster meanwhile.
+        const run = spawnSync(process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPIC}`, ...process.argv.slice(2)],
+          { encoding: 'utf8', timeout: 300000 });
+        try {
+          r = JSON.parse(run.stdout.trim().split('\n').pop());
+        } catch {
+          console.error(`${name}: failed\n${run.stderr.slice(-2000)}`);
+        }
+      }
+      if (r) results[name].push(r);
+      if (!args.json) process.stderr.write(`round ${round + 1}/${ROUNDS} ${name}: ${r ? Math.round(MESSAGES / r.seconds) : '-'} msg/s\n`);
+    }
+  }
+  await held.close();
+  const rate = (name) => median((results[name] ?? []).map((r) => MESSAGES / r.seconds));
+  const base = rate('node-rdkafka consume(500) loop');
+  const rows = names.map((name) => ({
+    name,
+    msgPerSec: Math.round(rate(name)),
+    vsPlainLoop: rate(name) / base,
+    lost: Math.max(0, ...results[name].map((r) => r.lost)),
+    duplicated: Math.max(0, ...results[name].map((r) => r.duplicated)),
+    outOfOrder: Math.max(0, ...results[name].map((r) => r.outOfOrder)),
+  }));
+  if (args.json) {
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: args.brokers ?? 'mock', rows }, null, 2));
+    return;
+  }
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
+  console.log(`\n${MESSAGES} messages of ~100 bytes, 25% on one key, a no-op handler, from the first message; ${args.brokers ? `brokers ${args.brokers}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds`);
+  console.log('| consumer | msg/s | × the plain node-rdkafka loop | lost | duplicated | out of key order |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} |`);
+}
+
+async function child(name) {
+  const r = await ROWS[name]();
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+  process.exit(0);
+}
+
+if (typeof args.child === 'string') {
+  child(args.child).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
