@@ -10,16 +10,13 @@
 import type { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
-import type { NativeAddon } from '../core/native';
+import { configPairs, librdkafkaEventError, type NativeAddon } from '../core/native';
 
 /** Numbers per message in a batch's table (native/src/consume.c). */
 const FIELDS = 11;
 /** librdkafka's codes a rebalance comes with (rdkafka.h). */
 const ERR__ASSIGN_PARTITIONS = -175;
 const ERR__REVOKE_PARTITIONS = -174;
-/** node-rdkafka's settings that are JavaScript's, not librdkafka's. */
-const JS_ONLY = new Set(['dr_cb', 'dr_msg_cb', 'event_cb', 'rebalance_cb', 'offset_commit_cb']);
-
 interface TopicPartition {
   topic: string;
   partition: number;
@@ -36,15 +33,6 @@ export interface NativeMessage {
   value: Buffer | null;
   size: number;
   headers?: Array<Record<string, Buffer>>;
-}
-
-function pairs(config: Config): string[] {
-  const out: string[] = [];
-  for (const [name, value] of Object.entries(config)) {
-    if (JS_ONLY.has(name) || value === undefined || typeof value === 'function') continue;
-    out.push(name, String(value));
-  }
-  return out;
 }
 
 /** A list of partitions as the addon takes it: names, partitions and (optionally) offsets. */
@@ -77,7 +65,7 @@ export class NativeConsumer extends EventEmitter {
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
     this.rebalanceCb = typeof globalConfig.rebalance_cb === 'function' ? (globalConfig.rebalance_cb as NativeConsumer['rebalanceCb']) : undefined;
-    CONFIGS.set(this, [pairs(globalConfig), pairs(topicConfig)]);
+    CONFIGS.set(this, [configPairs(globalConfig), configPairs(topicConfig)]);
     // A bad setting throws here, as node-rdkafka's constructor does.
     this.open();
     this.addon.outq(this.handle!, false);
@@ -102,11 +90,7 @@ export class NativeConsumer extends EventEmitter {
         this.emit('event.stats', { message: a });
         break;
       case 2: {
-        // As node-rdkafka words it (lib/error.js): its text for the code in lower case, the detail as reason.
-        const text = this.addon.errstr(a as number);
-        const at = text.indexOf(': ');
-        const err = Object.assign(new Error(at === -1 ? text.toLowerCase() : text.slice(at + 2).toLowerCase()),
-          { code: a as number, origin: at === -1 ? undefined : text.slice(0, at).toLowerCase(), reason: String(b), isFatal: c === true });
+        const err = librdkafkaEventError(this.addon, a as number, b, c);
         if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
         break;
       }

@@ -4,6 +4,7 @@
 
 import * as path from 'node:path';
 import { InvalidOptionError } from './errors';
+import type { Config } from './config';
 import type { KafkaLibrary } from './library';
 
 /** The addon's functions (native/src/addon.c). */
@@ -80,4 +81,28 @@ export function chosenEngine(given: { engine?: unknown } | undefined, resolved: 
 export function nativeMissing(): string {
   const failure = nativeFailure() as Error | undefined;
   return `the native engine is not built here (${String(failure?.message ?? failure).split('\n')[0]}); npm rebuild, or engine 'client'`;
+}
+
+/** node-rdkafka's settings that are JavaScript's, not librdkafka's (lib/client.js). */
+const JS_ONLY = new Set(['dr_cb', 'dr_msg_cb', 'event_cb', 'rebalance_cb', 'offset_commit_cb']);
+
+/** node-rdkafka-style configuration as the flat [name, value, ...] list the addon takes. */
+export function configPairs(config: Config): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(config)) {
+    if (JS_ONLY.has(name) || value === undefined || typeof value === 'function') continue;
+    out.push(name, String(value));
+  }
+  return out;
+}
+
+/**
+ * A librdkafka error event as node-rdkafka words it (lib/error.js): librdkafka's text for the
+ * code, its origin ("local" or "broker") apart and the rest in lower case; the detail as `reason`.
+ */
+export function librdkafkaEventError(addon: NativeAddon, code: number, reason: unknown, fatal: unknown): Error {
+  const text = addon.errstr(code);
+  const at = text.indexOf(': ');
+  return Object.assign(new Error(at === -1 ? text.toLowerCase() : text.slice(at + 2).toLowerCase()),
+    { code, origin: at === -1 ? undefined : text.slice(0, at).toLowerCase(), reason: String(reason), isFatal: fatal === true });
 }

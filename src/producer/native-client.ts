@@ -14,7 +14,7 @@ import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import type { Key } from '../core/key';
-import type { NativeAddon, NativeError } from '../core/native';
+import { configPairs, librdkafkaEventError, type NativeAddon, type NativeError } from '../core/native';
 import { ERR_QUEUE_FULL } from './backlog';
 import type { Headers } from './types';
 
@@ -27,9 +27,6 @@ const LAYOUT = 6;
 const HEADER = 4;
 /** Retry of a batch librdkafka's full queue stopped (ms). */
 const RETRY_MS = 1;
-/** node-rdkafka's settings that are JavaScript's, not librdkafka's (lib/client.js). */
-const JS_ONLY = new Set(['dr_cb', 'dr_msg_cb', 'event_cb', 'rebalance_cb', 'offset_commit_cb']);
-
 /** One delivery report, as arguments: the message's opaque, librdkafka's code (0: delivered), where it went. */
 export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined) => void;
 
@@ -38,16 +35,6 @@ export type OnRefused = (opaque: unknown, code: number, topic: string, partition
 
 /** Bytes librdkafka adds to a message's key, value and headers in its size check (RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD, rdkafka_proto.h), with room for the headers' own varints. */
 const OVERHEAD = 36;
-
-/** node-rdkafka-style configuration as the flat [name, value, ...] list the addon takes. */
-function pairs(config: Config): string[] {
-  const out: string[] = [];
-  for (const [name, value] of Object.entries(config)) {
-    if (JS_ONLY.has(name) || value === undefined || typeof value === 'function') continue;
-    out.push(name, String(value));
-  }
-  return out;
-}
 
 /** Each client's configuration as the addon takes it (secrets included), for a handle made again after a disconnect. */
 const CONFIGS = new WeakMap<object, [string[], string[]]>();
@@ -108,7 +95,7 @@ export class NativeClient extends EventEmitter {
     this.topicConfig = topicConfig;
     // Taken now (globalConfig is replaced by a copy with its secrets hidden once this is made),
     // and kept off the object, where inspecting or serialising it would show them.
-    CONFIGS.set(this, [pairs(globalConfig), pairs(topicConfig)]);
+    CONFIGS.set(this, [configPairs(globalConfig), configPairs(topicConfig)]);
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
     this.keepValues = Boolean(globalConfig.dr_msg_cb);
@@ -167,12 +154,7 @@ export class NativeClient extends EventEmitter {
   private event(kind: number, a: unknown, b: unknown, c: unknown): void {
     if (kind === 1) this.emit('event.stats', { message: a });
     else if (kind === 2) {
-      // As node-rdkafka words it (lib/error.js): librdkafka's text for the code, its origin
-      // ("local" or "broker") apart and the rest in lower case; librdkafka's detail as `reason`.
-      const text = this.addon.errstr(a as number);
-      const at = text.indexOf(': ');
-      const err = Object.assign(new Error(at === -1 ? text.toLowerCase() : text.slice(at + 2).toLowerCase()),
-        { code: a as number, origin: at === -1 ? undefined : text.slice(0, at).toLowerCase(), reason: String(b), isFatal: c === true });
+      const err = librdkafkaEventError(this.addon, a as number, b, c);
       if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
     } else if (kind === 3) this.emit('event.log', { severity: a, fac: b, message: c });
   }
