@@ -43,6 +43,24 @@ export interface DynamicConsumerOptions {
   readonly handlerRetries?: number;
   /** Wait before each new attempt (ms). */
   readonly retryBackoffMs?: number;
+  /**
+   * Handler calls under way at once (default 1: one message at a time). Above 1, `ordering`
+   * says which calls may overlap; commits stay below the lowest offset of each partition not
+   * yet handled, whatever was handled above it.
+   */
+  readonly concurrency?: number;
+  /**
+   * 'key' (the default): one call at a time per key, in the order the resequencer releases its
+   * messages (a spread key's across its partitions), different keys at once; messages without
+   * a key are independent. 'partition': one call at a time per partition (KafkaJS's model).
+   * 'none': any messages at once, in no order at all.
+   */
+  readonly ordering?: 'key' | 'partition' | 'none';
+  /**
+   * On revoke, how long handler calls under way for the partitions leaving may take before
+   * they are given up (ms): the commit and the hand-over to the next owner wait for them.
+   */
+  readonly revokeTimeoutMs?: number;
 }
 
 export { CONSUMER_DEFAULTS };
@@ -75,6 +93,8 @@ export class DynamicConsumer extends EventEmitter {
   /** The released messages on their way to the handler, and the offsets that may be committed. */
   private readonly dispatch: Dispatcher<Kafka.Message & ConsumedMessage>;
   private readonly assigned = new Map<string, TopicPartitionOffset>();
+  /** Partitions revoked whose handler calls under way are being waited for, before they go. */
+  private readonly revoking = new Map<string, TopicPartitionOffset>();
   private handler: MessageHandler | undefined;
   private state: ConsumerState = 'idle';
   private paused = false;
@@ -108,9 +128,11 @@ export class DynamicConsumer extends EventEmitter {
       handlerError: (error, message) => this.emit('handlerError', error, message),
       fail: (error) => this.fail(error),
       progress: () => {
-        if (this.paused && this.dispatch.queue.length <= this.options.maxPending / 2) this.setPaused(false);
+        if (this.paused && this.dispatch.waiting <= this.options.maxPending / 2) this.setPaused(false);
       },
     });
+    this.dispatch.concurrency = this.options.concurrency;
+    this.dispatch.ordering = this.options.ordering;
     const split = splitConfig(globalConfig, topicConfig);
     if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
       throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
@@ -220,7 +242,7 @@ export class DynamicConsumer extends EventEmitter {
 
   private accept(released: Parameters<Dispatcher<Kafka.Message & ConsumedMessage>['accept']>[0]): void {
     this.dispatch.accept(released);
-    if (this.dispatch.queue.length >= this.options.maxPending && !this.paused) this.setPaused(true);
+    if (this.dispatch.waiting >= this.options.maxPending && !this.paused) this.setPaused(true);
   }
 
   /**
@@ -287,7 +309,7 @@ export class DynamicConsumer extends EventEmitter {
         return;
       }
       this.dispatch.committedRead(offsets ?? []);
-      if (this.dispatch.queue.length >= this.options.maxPending && !this.paused) this.setPaused(true);
+      if (this.dispatch.waiting >= this.options.maxPending && !this.paused) this.setPaused(true);
     });
   }
 
@@ -365,13 +387,32 @@ export class DynamicConsumer extends EventEmitter {
       if (this.paused) this.client.pause(assignment.map(({ topic, partition }) => ({ topic, partition })));
       this.emit('assigned', assignment);
     } else if (err.code === this.library.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
-      // Commit what is safe for the partitions leaving (stop() already did, if stopping); what
-      // is held or unhandled for them is read again by their next owner (at-least-once).
-      if (this.state === 'running') this.commitHandled(assignment, true);
-      this.forget(assignment);
-      if (cooperative) this.client.incrementalUnassign(assignment);
-      else this.client.unassign();
-      this.emit('revoked', assignment);
+      // Nothing more of the partitions leaving is handed out; handler calls of theirs under way
+      // may end (up to revokeTimeoutMs), then what is safe is committed (stop() already did,
+      // if stopping) and the partitions go. What was not handled is read again by their next
+      // owner (at-least-once), which starts after this consumer's calls of them ended.
+      for (const tp of assignment) {
+        const name = partitionKey(tp.topic, tp.partition);
+        this.assigned.delete(name);
+        this.revoking.set(name, { topic: tp.topic, partition: tp.partition });
+      }
+      this.dispatch.drop(assignment);
+      const generation = this.generation;
+      const handOver = (): void => {
+        if (this.state === 'running' && generation === this.generation) this.commitHandled(assignment, true);
+        for (const { topic, partition } of assignment) this.revoking.delete(partitionKey(topic, partition));
+        this.forget(assignment);
+        try {
+          if (cooperative) this.client.incrementalUnassign(assignment);
+          else this.client.unassign();
+        } catch (e) {
+          // The client is disconnecting (stop() under way): the partitions go with it.
+          if (this.state === 'running') this.emit('warning', toKafkaError(e, 'unassign'));
+        }
+        this.emit('revoked', assignment);
+      };
+      if (this.dispatch.inFlight === 0) handOver();
+      else void this.dispatch.settled(assignment, this.options.revokeTimeoutMs).then(handOver);
     } else {
       this.emit('error', toKafkaError(err, 'rebalance'));
     }
@@ -414,7 +455,8 @@ export class DynamicConsumer extends EventEmitter {
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
       try {
-        this.commitHandled(undefined, true);
+        // With the partitions revoked whose calls were still waited for: they are still ours.
+        this.commitHandled([...this.assigned.values(), ...this.revoking.values()], true);
       } catch (err) {
         // Thrown by an 'error' event without a listener: the consumer still disconnects, and
         // what this commit would have covered is read again by the next owner.
@@ -424,7 +466,8 @@ export class DynamicConsumer extends EventEmitter {
     // node-rdkafka (3.6, lib/client.js) never calls back a disconnect() made while one is under way.
     await new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
     // The next run starts from the committed offsets, with nothing remembered of this one's partitions.
-    this.forget([...this.assigned.values()]);
+    this.forget([...this.assigned.values(), ...this.revoking.values()]);
+    this.revoking.clear();
     this.dispatch.clear();
     this.paused = false;
     this.state = 'idle';

@@ -1,11 +1,13 @@
 // What every consumer of this package puts between the Resequencer and the application's
 // handler (DynamicConsumer for node-rdkafka's API, KafkaJsDynamicConsumer for the KafkaJS API
-// of Confluent's client): the queue of released messages, handed to the handler one at a time
-// (a failed one retried in place, nothing behind it going first); per partition, the offsets
-// released but not handled yet; and from both, the offset that may be committed (below every
-// message held or not handled yet: at least once).
+// of Confluent's client): the released messages, handed to the handler up to `concurrency` at
+// a time, in release order within a lane — a key (ordering 'key'), a partition ('partition'),
+// or none ('none') — so that two calls of one lane never overlap (a failed message is retried
+// in place, nothing of its lane going first); per partition, the offsets released but not
+// handled yet; and from both, the offset that may be committed (below every message held or
+// not handled yet, whatever was handled above it: at least once).
 
-import type { Resequencer, Release, ConsumedMessage } from './resequencer';
+import { type Resequencer, type Release, type ConsumedMessage, keyText } from './resequencer';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
@@ -38,6 +40,13 @@ export function partitionKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
 
+/**
+ * Which handler calls may overlap: 'key' — never two of one key (its messages in release order,
+ * a spread key's across its partitions; messages without a key are independent); 'partition' —
+ * never two of one partition (KafkaJS's partitionsConsumedConcurrently); 'none' — any.
+ */
+export type Ordering = 'key' | 'partition' | 'none';
+
 /** What the dispatcher asks of the consumer that owns it. */
 export interface DispatchHooks<M> {
   /** Calls the application's handler. */
@@ -52,16 +61,110 @@ export interface DispatchHooks<M> {
   progress(): void;
 }
 
+/** A released message waiting for, or in, a handler call. */
+interface Task<M extends ConsumedMessage> {
+  readonly release: Release<M>;
+  /** Release order. */
+  readonly seq: number;
+  /** Its topic-partition (partitionKey). */
+  readonly tp: string;
+  /** Its partition's set of unhandled offsets when it was released (a later set: it was forgotten). */
+  readonly pending: Set<number>;
+  /** The calls that may not overlap with its own; undefined: none. */
+  readonly lane: Lane<M> | undefined;
+}
+
+/** The tasks of one key or partition: one of them in a handler call at a time, in release order. */
+interface Lane<M extends ConsumedMessage> {
+  readonly name: string;
+  readonly tasks: Task<M>[];
+  /** Index of the first task still waiting in `tasks`. */
+  head: number;
+  busy: boolean;
+}
+
+/** A min-heap of tasks by release order: the first task of each lane that may start. */
+class ReadyHeap<M extends ConsumedMessage> {
+  private items: Task<M>[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): Task<M> | undefined {
+    return this.items[0];
+  }
+
+  push(task: Task<M>): void {
+    const a = this.items;
+    let i = a.push(task) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (a[parent].seq <= task.seq) break;
+      a[i] = a[parent];
+      i = parent;
+    }
+    a[i] = task;
+  }
+
+  pop(): Task<M> | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last !== undefined) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= a.length) break;
+        const c = l + 1 < a.length && a[l + 1].seq < a[l].seq ? l + 1 : l;
+        if (a[c].seq >= last.seq) break;
+        a[i] = a[c];
+        i = c;
+      }
+      a[i] = last;
+    }
+    return top;
+  }
+
+  /** Keeps the tasks `keep` says yes to. */
+  filter(keep: (task: Task<M>) => boolean): void {
+    const kept = this.items.filter(keep);
+    this.items = [];
+    for (const task of kept) this.push(task);
+  }
+
+  clear(): void {
+    this.items = [];
+  }
+}
+
 export class Dispatcher<M extends ConsumedMessage> {
-  /** Released messages waiting for the handler, in release order. */
-  readonly queue: Release<M>[] = [];
-  /** Per topic-partition: offsets released to the queue but not yet handled. */
+  /** Handler calls at once (at least 1). */
+  concurrency = 1;
+  /** Which calls may overlap. */
+  ordering: Ordering = 'key';
+  /** Per topic-partition: offsets released but not yet handled (waiting, or in a call). */
   private readonly unhandled = new Map<string, Set<number>>();
   /** Per topic-partition: the offset last committed (or being committed). */
   private readonly lastCommitted = new Map<string, number>();
-  private working = false;
-  /** Bumped by halt(): a handler loop started before stops at its next step. */
+  /** Lanes with a task waiting or in a call, by name. */
+  private readonly lanes = new Map<string, Lane<M>>();
+  /** Tasks that may start now (each the first waiting of its lane, or of no lane), by release order. */
+  private readonly ready = new ReadyHeap<M>();
+  /** Handler calls under way, in all and per topic-partition. */
+  private running = 0;
+  private readonly runningIn = new Map<string, number>();
+  /** Released messages not yet handed to the handler. */
+  private waitingCount = 0;
+  private seq = 0;
+  /** Set while starting calls: a call that ends at once does not start more from inside. */
+  private pumping = false;
+  /** Bumped by halt(): no call started before it changes anything but its partition's unhandled offsets. */
   private generation = 0;
+  /** Partitions leaving (drop()) until forgotten: what is released of them is marked unhandled, never handed out. */
+  private readonly leaving = new Set<string>();
+  /** Called whenever the last call of a partition ends (settled() waits for it). */
+  private readonly idleWatchers = new Set<() => void>();
 
   constructor(
     readonly resequencer: Resequencer<M>,
@@ -70,9 +173,19 @@ export class Dispatcher<M extends ConsumedMessage> {
     private readonly hooks: DispatchHooks<M>,
   ) {}
 
+  /** Released messages waiting for a handler call. */
+  get waiting(): number {
+    return this.waitingCount;
+  }
+
+  /** Handler calls under way. */
+  get inFlight(): number {
+    return this.running;
+  }
+
   /** The handler is working, or messages wait for it. */
   get busy(): boolean {
-    return this.working || this.queue.length > 0;
+    return this.running > 0 || this.waitingCount > 0;
   }
 
   /**
@@ -85,58 +198,145 @@ export class Dispatcher<M extends ConsumedMessage> {
     while (this.busy && !gaveUp() && Date.now() < deadline) await delay(5);
   }
 
+  /** Resolves once no handler call of `partitions` is under way, or after `timeoutMs`. */
+  async settled(partitions: Iterable<{ topic: string; partition: number }>, timeoutMs: number): Promise<void> {
+    const tps = [...partitions].map(({ topic, partition }) => partitionKey(topic, partition));
+    const busy = (): boolean => tps.some((tp) => this.runningIn.has(tp));
+    if (!busy()) return;
+    await new Promise<void>((resolve) => {
+      const watch = (): void => {
+        if (busy()) return;
+        clearTimeout(timer);
+        this.idleWatchers.delete(watch);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.idleWatchers.delete(watch);
+        resolve();
+      }, timeoutMs);
+      this.idleWatchers.add(watch);
+    });
+  }
+
   /** Queues released messages for the handler (and starts handing them out). */
   accept(released: Release<M>[]): void {
+    if (released.length === 0) return;
+    const byKey = this.ordering === 'key';
+    const byPartition = this.ordering === 'partition';
     for (const r of released) {
-      const tp = partitionKey(r.message.topic, r.message.partition);
-      let set = this.unhandled.get(tp);
-      if (!set) this.unhandled.set(tp, (set = new Set()));
-      set.add(r.message.offset);
-      this.queue.push(r);
+      const m = r.message;
+      const tp = partitionKey(m.topic, m.partition);
+      let pending = this.unhandled.get(tp);
+      if (!pending) this.unhandled.set(tp, (pending = new Set()));
+      pending.add(m.offset);
+      if (this.leaving.size > 0 && this.leaving.has(tp)) continue;
+      let lane: Lane<M> | undefined;
+      if (byPartition || (byKey && m.key !== null && m.key !== undefined)) {
+        const name = byPartition ? tp : `${m.topic}\u0000${keyText(m.key)}`;
+        lane = this.lanes.get(name);
+        if (lane === undefined) this.lanes.set(name, (lane = { name, tasks: [], head: 0, busy: false }));
+      }
+      const task: Task<M> = { release: r, seq: this.seq++, tp, pending, lane };
+      this.waitingCount++;
+      if (lane === undefined) this.ready.push(task);
+      else {
+        lane.tasks.push(task);
+        if (!lane.busy && lane.tasks.length - lane.head === 1) this.ready.push(task);
+      }
     }
-    if (!this.working && this.queue.length > 0) void this.work();
+    this.pump();
+  }
+
+  /** Starts handler calls while fewer than `concurrency` are under way and a task may start. */
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.running < this.concurrency && this.ready.size > 0) {
+        const task = this.ready.pop()!;
+        const lane = task.lane;
+        if (lane !== undefined) {
+          lane.busy = true;
+          lane.tasks[lane.head] = undefined as unknown as Task<M>;
+          lane.head++;
+        }
+        this.waitingCount--;
+        this.running++;
+        this.runningIn.set(task.tp, (this.runningIn.get(task.tp) ?? 0) + 1);
+        this.call(task, 1, this.generation);
+      }
+    } finally {
+      this.pumping = false;
+    }
   }
 
   /**
-   * Hands the queue to the handler, one message at a time. A failed message is retried in
-   * place (nothing queued behind it goes first); it stays in `unhandled` until it succeeds,
-   * so no commit passes it.
+   * One handler call of a task: a handler that returns no promise ends it at once (no promise
+   * made). A failed call is made again in place (its lane waits), up to `retries` times; then
+   * nothing more is started and the consumer is told to stop.
    */
-  private async work(): Promise<void> {
-    const generation = this.generation;
-    this.working = true;
+  private call(task: Task<M>, attempts: number, generation: number): void {
+    const r = task.release;
+    const info: HandledInfo = r.ordered
+      ? { ordered: true, outOfOrder: false, order: r.order }
+      : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
+    let result: void | Promise<void>;
     try {
-      while (this.queue.length > 0 && generation === this.generation) {
-        const r = this.queue.shift()!;
-        const { topic, partition, offset } = r.message;
-        const tp = partitionKey(topic, partition);
-        const pending = this.unhandled.get(tp);
-        const info: HandledInfo = r.ordered
-          ? { ordered: true, outOfOrder: false, order: r.order }
-          : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
-        for (let attempts = 1; ; attempts++) {
-          try {
-            await this.hooks.handle(r.message, info);
-            if (this.unhandled.get(tp) === pending) pending?.delete(offset);
-            break;
-          } catch (cause) {
-            const error = new HandlerError(topic, partition, offset, attempts, cause);
-            this.hooks.handlerError(error, r.message);
-            if (generation !== this.generation || !this.hooks.owns(tp)) break; // stopped, or revoked: read again by its next owner
-            if (attempts > this.retries) {
-              this.queue.length = 0;
-              this.hooks.fail(error);
-              return;
-            }
-            if (this.retryBackoffMs > 0) await delay(this.retryBackoffMs);
-            if (generation !== this.generation || !this.hooks.owns(tp)) break;
-          }
-        }
-        this.hooks.progress();
-      }
-    } finally {
-      if (generation === this.generation) this.working = false;
+      result = this.hooks.handle(r.message, info);
+    } catch (cause) {
+      this.failed(task, attempts, generation, cause);
+      return;
     }
+    if (result !== null && typeof result === 'object' && typeof (result as Promise<void>).then === 'function') {
+      (result as Promise<void>).then(() => this.done(task, generation, true), (cause) => this.failed(task, attempts, generation, cause));
+    } else this.done(task, generation, true);
+  }
+
+  private failed(task: Task<M>, attempts: number, generation: number, cause: unknown): void {
+    const { topic, partition, offset } = task.release.message;
+    const error = new HandlerError(topic, partition, offset, attempts, cause);
+    this.hooks.handlerError(error, task.release.message);
+    // Stopped, or revoked: read again by its next owner.
+    if (generation !== this.generation || !this.hooks.owns(task.tp)) {
+      this.done(task, generation, false);
+      return;
+    }
+    if (attempts > this.retries) {
+      this.halt();
+      this.end(task);
+      this.hooks.fail(error);
+      return;
+    }
+    const again = (): void => {
+      if (generation !== this.generation || !this.hooks.owns(task.tp)) this.done(task, generation, false);
+      else this.call(task, attempts + 1, generation);
+    };
+    if (this.retryBackoffMs > 0) setTimeout(again, this.retryBackoffMs);
+    else queueMicrotask(again);
+  }
+
+  /** A call is over: `handled`, its offset leaves the unhandled ones; its lane's next task may start. */
+  private done(task: Task<M>, generation: number, handled: boolean): void {
+    if (handled && this.unhandled.get(task.tp) === task.pending) task.pending.delete(task.release.message.offset);
+    this.end(task);
+    if (generation !== this.generation) return;
+    const lane = task.lane;
+    if (lane !== undefined) {
+      lane.busy = false;
+      if (lane.head < lane.tasks.length) this.ready.push(lane.tasks[lane.head]);
+      else this.lanes.delete(lane.name);
+    }
+    this.hooks.progress();
+    this.pump();
+  }
+
+  /** The call's count goes. */
+  private end(task: Task<M>): void {
+    this.running--;
+    const n = (this.runningIn.get(task.tp) ?? 1) - 1;
+    if (n > 0) this.runningIn.set(task.tp, n);
+    else this.runningIn.delete(task.tp);
+    if (n === 0) for (const watch of this.idleWatchers) watch();
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
@@ -173,7 +373,7 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /**
    * The group's committed offsets of partitions the resequencer awaits: what waited for them
-   * goes to the queue. A negative offset (nothing committed yet) or an entry with an error is skipped.
+   * goes to the handler. A negative offset (nothing committed yet) or an entry with an error is skipped.
    */
   committedRead(offsets: ReadonlyArray<{ topic: string; partition: number; offset?: unknown; error?: unknown }>): void {
     for (const tp of offsets) {
@@ -183,39 +383,66 @@ export class Dispatcher<M extends ConsumedMessage> {
   }
 
   /**
-   * Forgets partitions that leave: what is held or queued of them is dropped (their next
-   * owner reads it again from the committed offset), and nothing remembered of them is
-   * committed if they come back.
+   * Drops what waits of partitions that leave (their next owner reads it again from the
+   * committed offset); a call of theirs under way goes on (see settled()).
    */
-  forget(partitions: Iterable<{ topic: string; partition: number }>): void {
+  drop(partitions: Iterable<{ topic: string; partition: number }>): void {
     const gone = new Set<string>();
-    for (const { topic, partition } of partitions) {
-      const tp = partitionKey(topic, partition);
-      gone.add(tp);
-      this.unhandled.delete(tp);
-      this.lastCommitted.delete(tp);
-      this.resequencer.forget(topic, partition);
-    }
+    for (const { topic, partition } of partitions) gone.add(partitionKey(topic, partition));
     if (gone.size === 0) return;
-    let kept = 0;
-    for (const r of this.queue) if (!gone.has(partitionKey(r.message.topic, r.message.partition))) this.queue[kept++] = r;
-    this.queue.length = kept;
+    for (const tp of gone) this.leaving.add(tp);
+    const keep = (task: Task<M>): boolean => !gone.has(task.tp);
+    for (const lane of this.lanes.values()) {
+      const kept = lane.tasks.slice(lane.head).filter(keep);
+      lane.tasks.length = 0;
+      lane.tasks.push(...kept);
+      lane.head = 0;
+      if (!lane.busy && kept.length === 0) this.lanes.delete(lane.name);
+    }
+    // Ready: the tasks of no lane that stay, and the first task of each idle lane.
+    this.ready.filter((task) => task.lane === undefined && keep(task));
+    let waiting = this.ready.size;
+    for (const lane of this.lanes.values()) {
+      waiting += lane.tasks.length;
+      if (!lane.busy && lane.tasks.length > 0) this.ready.push(lane.tasks[0]);
+    }
+    this.waitingCount = waiting;
     this.hooks.progress();
   }
 
   /**
-   * Nothing more is handed out: the queue is dropped (it stays in `unhandled`, so a commit
-   * made after this stays below it) and a handler loop under way stops at its next step.
+   * Forgets partitions that leave: what is held or waits of them is dropped (their next owner
+   * reads it again from the committed offset), and nothing remembered of them is committed if
+   * they come back.
+   */
+  forget(partitions: Iterable<{ topic: string; partition: number }>): void {
+    const list = [...partitions];
+    this.drop(list);
+    for (const { topic, partition } of list) {
+      const tp = partitionKey(topic, partition);
+      this.unhandled.delete(tp);
+      this.lastCommitted.delete(tp);
+      this.leaving.delete(tp);
+      this.resequencer.forget(topic, partition);
+    }
+  }
+
+  /**
+   * Nothing more is handed out: what waits is dropped (it stays in `unhandled`, so a commit
+   * made after this stays below it); a call under way is not waited for, and its end changes
+   * nothing but its offset's unhandled mark.
    */
   halt(): void {
-    this.queue.length = 0;
     this.generation++;
-    this.working = false;
+    this.lanes.clear();
+    this.ready.clear();
+    this.waitingCount = 0;
   }
 
   /** Forgets every offset (after a stop: the next run starts from the committed offsets). */
   clear(): void {
     this.unhandled.clear();
     this.lastCommitted.clear();
+    this.leaving.clear();
   }
 }

@@ -40,6 +40,12 @@ export interface KafkaJsConsumerOptions {
   readonly handlerRetries?: number;
   /** Wait before each new attempt (ms; default 100). */
   readonly retryBackoffMs?: number;
+  /**
+   * Which eachMessage calls may overlap when run() is given partitionsConsumedConcurrently
+   * above 1: 'key' (the default: one call at a time per key, keys at once), 'partition' (one
+   * per partition, KafkaJS's own model) or 'none' (DynamicConsumer's `ordering`).
+   */
+  readonly ordering?: 'key' | 'partition' | 'none';
 }
 
 /** A message as the KafkaJS API hands it over (the fields read here; the others are passed on). */
@@ -68,6 +74,8 @@ export type KafkaJsEachMessage = (payload: KafkaJsEachMessagePayload, info: Hand
 
 export interface KafkaJsRunConfig {
   eachMessage: KafkaJsEachMessage;
+  /** eachMessage calls under way at once (default 1), ordered by the `ordering` option. */
+  partitionsConsumedConcurrently?: number;
 }
 
 export interface KafkaJsSubscription {
@@ -182,9 +190,10 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
         this.stop(0).catch(() => undefined); // a failed final commit was emitted as 'error' already
       },
       progress: () => {
-        if (this.drained !== undefined && this.dispatch.queue.length <= this.options.maxPending / 2) this.wake();
+        if (this.drained !== undefined && this.dispatch.waiting <= this.options.maxPending / 2) this.wake();
       },
     });
+    this.dispatch.ordering = this.options.ordering;
     warnIfBothLoaded();
   }
 
@@ -239,7 +248,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
 
   /**
    * Starts the consumer's run(): each message goes through the Resequencer to `eachMessage`,
-   * one at a time, spread keys in produce order. Resolves once started (as the consumer's own
+   * one at a time (up to partitionsConsumedConcurrently at once, one per key by default),
+   * spread keys in produce order. Resolves once started (as the consumer's own
    * run()); the run ends with stop(), or when eachMessage keeps failing on a message (the
    * 'stopped' event then carries the HandlerError). Only `eachMessage` is taken: see
    * docs/consumer.md for why not eachBatch.
@@ -247,16 +257,21 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   async run(config: KafkaJsRunConfig): Promise<void> {
     if (typeof config !== 'object' || config === null) throw new InvalidArgTypeError('config', 'an object with eachMessage', config);
     for (const key of Object.keys(config)) {
-      if (key === 'eachMessage') continue;
+      if (key === 'eachMessage' || key === 'partitionsConsumedConcurrently') continue;
       if (key === 'eachBatch') {
         throw new InvalidOptionError('config.eachBatch', 'absent', (config as unknown as Record<string, unknown>)[key],
           'config.eachBatch is not supported: restored order interleaves partitions, a batch holds one; use eachMessage');
       }
-      throw InvalidOptionError.unknown(`config.${key}`, ['eachMessage']);
+      throw InvalidOptionError.unknown(`config.${key}`, ['eachMessage', 'partitionsConsumedConcurrently']);
     }
     if (typeof config.eachMessage !== 'function') throw new InvalidArgTypeError('config.eachMessage', 'a function', config.eachMessage);
+    const concurrency = config.partitionsConsumedConcurrently ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 65_536) {
+      throw new InvalidOptionError('config.partitionsConsumedConcurrently', 'an integer from 1 to 65536', concurrency);
+    }
     if (this.state !== 'connected') throw new StateError(`run() while ${this.state}`);
     this.eachMessage = config.eachMessage;
+    this.dispatch.concurrency = concurrency;
     this.state = 'running';
     this.timers.push(setInterval(() => this.commitHandled(), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
@@ -282,7 +297,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       const m: Consumed = { topic, partition, offset: Number(message.offset), key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
       this.dispatch.accept(this.resequencer.push(m));
     }
-    if (this.dispatch.queue.length >= this.options.maxPending) {
+    if (this.dispatch.waiting >= this.options.maxPending) {
       this.waitingSince = Date.now();
       await new Promise<void>((resolve) => {
         this.drained = resolve;

@@ -147,7 +147,7 @@ interface Held<M extends ConsumedMessage> {
 
 type Key = Buffer | string | null | undefined;
 
-function keyText(key: Key): string {
+export function keyText(key: Key): string {
   if (key === null || key === undefined) return '\u0000null';
   return typeof key === 'string' ? `s${key}` : `b${Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1')}`;
 }

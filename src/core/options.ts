@@ -313,6 +313,9 @@ export interface ResolvedConsumerOptions {
   readonly fetchTimeoutMs: number;
   readonly handlerRetries: number;
   readonly retryBackoffMs: number;
+  readonly concurrency: number;
+  readonly ordering: 'key' | 'partition' | 'none';
+  readonly revokeTimeoutMs: number;
   /** The Resequencer's options, defaults filled in; absent when none were given. */
   readonly resequencer?: ResolvedResequencerOptions;
   readonly kafka?: KafkaLibrary;
@@ -327,6 +330,9 @@ const CONSUMER_FIELDS: Fields = {
   fetchTimeoutMs: integer(1, MAX_TIMER_MS).default(100),
   handlerRetries: integer(0, MAX_TIMER_MS).default(2),
   retryBackoffMs: integer(0, MAX_TIMER_MS).default(100),
+  concurrency: integer(1, 65_536).default(1),
+  ordering: oneOf(['key', 'partition', 'none'] as const).default('key'),
+  revokeTimeoutMs: integer(0, MAX_TIMER_MS).default(10_000),
 };
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);
@@ -340,7 +346,7 @@ export function resolveConsumerOptions(options: unknown): ResolvedConsumerOption
 // wrapKafkaJsConsumer -----------------------------------------------------------------------
 
 /** wrapKafkaJsConsumer's options, resolved: DynamicConsumer's, less those of its own fetching. */
-export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer'>;
+export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering'>;
 
 const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   resequencer: RESEQUENCER_SCHEMA,
@@ -348,6 +354,7 @@ const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   maxPending: CONSUMER_FIELDS.maxPending,
   handlerRetries: CONSUMER_FIELDS.handlerRetries,
   retryBackoffMs: CONSUMER_FIELDS.retryBackoffMs,
+  ordering: CONSUMER_FIELDS.ordering,
 });
 
 export function resolveKafkaJsConsumerOptions(options: unknown): ResolvedKafkaJsConsumerOptions {

@@ -10,6 +10,7 @@ t.test('defaults', async (t) => {
   // The values the README's DynamicConsumer section states.
   t.same({ ...CONSUMER_DEFAULTS }, {
     commitIntervalMs: 250, batchSize: 500, maxPending: 5000, fetchTimeoutMs: 100, handlerRetries: 2, retryBackoffMs: 100,
+    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000,
   });
 });
 
@@ -42,6 +43,13 @@ t.test('bad values name the option', async (t) => {
     ['commitIntervalMs', 0],
     ['batchSize', 0],
     ['maxPending', 2.5],
+    ['concurrency', 0],
+    ['concurrency', 1.5],
+    ['concurrency', 65537],
+    ['concurrency', '8'],
+    ['ordering', 'keys'],
+    ['ordering', null],
+    ['revokeTimeoutMs', -1],
   ];
   for (const [name, value] of rows) {
     t.throws(() => make({ [name]: value }), { code: 'KDP_INVALID_OPTION', name: 'InvalidOptionError', path: `options.${name}` }, `${name}: ${String(value)}`);
@@ -51,6 +59,7 @@ t.test('bad values name the option', async (t) => {
 t.test('the edges of each range are accepted', async (t) => {
   t.doesNotThrow(() => make({ handlerRetries: 0, retryBackoffMs: 0, fetchTimeoutMs: 1 }), 'retries off, no backoff, 1 ms');
   t.doesNotThrow(() => make({ fetchTimeoutMs: 2 ** 31 - 1, retryBackoffMs: 2 ** 31 - 1, handlerRetries: 2 ** 31 - 1 }));
+  for (const ordering of ['key', 'partition', 'none']) t.doesNotThrow(() => make({ concurrency: 65536, ordering, revokeTimeoutMs: 0 }), `concurrency 65536, ordering '${ordering}'`);
 });
 
 t.test('unknown options are named, nested ones with their full path', async (t) => {
