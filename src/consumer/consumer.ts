@@ -205,7 +205,10 @@ export class DynamicConsumer extends EventEmitter {
     this.state = 'running';
     this.timers.push(setInterval(() => this.commitHandled(undefined, false), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
-    this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
+    this.timers.push(setInterval(() => {
+      this.accept(this.resequencer.expire());
+      this.dispatch.expire(this.resequencer.options.maxWaitMs);
+    }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
     const done = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
     });
@@ -296,7 +299,7 @@ export class DynamicConsumer extends EventEmitter {
    */
   private readCommitted(): void {
     if (this.readingCommitted) return;
-    const awaited = this.resequencer.awaited();
+    const awaited = this.dispatch.awaited();
     if (awaited.length === 0) return;
     this.readingCommitted = true;
     const generation = this.generation;
