@@ -11,7 +11,13 @@
 // On the mock cluster this process holds the cluster (and the topic) for its children; with
 // --brokers=LIST a topic of --partitions (12) is made on that cluster.
 //
-// Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --partitions=N, --only=ROW[,ROW], --json.
+// With --handler-ms=N every row's handler awaits N ms per message (I/O), and DynamicConsumer
+// runs --concurrency=C (default 64) calls at once in key order; --keys=K spreads the messages
+// evenly over K keys instead (no hot key: one hot key's calls, one at a time, would bound every row).
+// A row that reads nothing new for STALL_MS stops there and counts what it missed as lost.
+//
+// Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --partitions=N, --only=ROW[,ROW],
+// --handler-ms=N, --concurrency=C, --keys=K, --json.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -25,9 +31,16 @@ const MESSAGES = number(args, 'messages', args.brokers || args.bootstrap ? 10000
 const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
 const PARTITIONS = number(args, 'partitions', 12, { min: 1, integer: true });
 const TOPIC = typeof args.topic === 'string' ? args.topic : `bench-consume-${process.pid}`;
+const HANDLER_MS = number(args, 'handler-ms', 0, { min: 0, max: 10000 });
+const CONCURRENCY = number(args, 'concurrency', HANDLER_MS > 0 ? 64 : 1, { min: 1, max: 65536, integer: true });
+const KEYS = number(args, 'keys', 0, { min: 0, integer: true });
+/** A row that reads nothing new this long (ms) stops, what it missed counted as lost. */
+const STALL_MS = 15000;
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The workload's keys, as in bench:clients: every fourth message on one hot key, the rest skewed over 20,000. */
+/** The workload's keys, as in bench:clients: every fourth message on one hot key, the rest skewed over 20,000 (--keys=K: K keys in turn). */
 function keys(n) {
+  if (KEYS > 0) return Array.from({ length: n }, (_, i) => `key-${i % KEYS}`);
   let seed = 7;
   const random = () => {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
@@ -44,11 +57,25 @@ class Check {
     this.duplicated = 0;
     this.outOfOrder = 0;
     this.count = 0;
+    this.at = Date.now();
+  }
+
+  /** Resolves once `done()` says so, or once nothing new was read for STALL_MS. */
+  until(done) {
+    return new Promise((resolve) => {
+      const timer = setInterval(() => {
+        if (done() || Date.now() - this.at > STALL_MS) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 5);
+    });
   }
 
   add(value) {
     const text = value.toString('latin1', 0, value.indexOf(124)); // up to '|'
     this.count++;
+    this.at = Date.now();
     if (this.seen.has(text)) {
       this.duplicated++;
       return;
@@ -85,10 +112,13 @@ const ROWS = {
     c.setDefaultConsumeTimeout(100);
     const check = new Check();
     let first = 0;
-    while (check.count < MESSAGES) {
+    while (check.count < MESSAGES && Date.now() - check.at < STALL_MS) {
       const batch = await new Promise((resolve, reject) => c.consume(500, (err, m) => (err ? reject(err) : resolve(m))));
       if (batch.length > 0 && first === 0) first = process.hrtime.bigint();
-      for (const m of batch) check.add(m.value);
+      for (const m of batch) {
+        check.add(m.value);
+        if (HANDLER_MS > 0) await delay(HANDLER_MS); // one message at a time, as such a loop is written
+      }
     }
     const seconds = Number(process.hrtime.bigint() - first) / 1e9;
     await new Promise((resolve) => c.disconnect(resolve));
@@ -110,18 +140,24 @@ function result(check, seconds) {
 
 async function dynamicRow(engine) {
   const { DynamicConsumer } = require('..');
-  const c = new DynamicConsumer({ 'metadata.broker.list': brokers(), 'group.id': `dynamic-${engine}-${process.pid}`, 'auto.offset.reset': 'earliest', log_level: 0 }, {}, { engine });
+  const c = new DynamicConsumer({ 'metadata.broker.list': brokers(), 'group.id': `dynamic-${engine}-${process.pid}`, 'auto.offset.reset': 'earliest', log_level: 0 }, {},
+    { engine, concurrency: CONCURRENCY });
   await c.connect();
   const check = new Check();
   let first = 0;
-  await new Promise((resolve) => {
-    c.run([TOPIC], (m) => {
-      if (first === 0) first = process.hrtime.bigint();
-      check.add(m.value);
-      if (check.count === MESSAGES) resolve();
-    });
+  let ended = 0;
+  let last = 0;
+  const end = () => {
+    if (++ended === MESSAGES) last = process.hrtime.bigint();
+  };
+  void c.run([TOPIC], (m) => {
+    if (first === 0) first = process.hrtime.bigint();
+    check.add(m.value);
+    if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
+    end();
   });
-  const seconds = Number(process.hrtime.bigint() - first) / 1e9;
+  await check.until(() => ended === MESSAGES);
+  const seconds = Number((last || process.hrtime.bigint()) - first) / 1e9;
   await c.stop();
   return result(check, seconds);
 }
@@ -134,17 +170,18 @@ async function kafkajsRow(batches) {
   await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
   const check = new Check();
   let first = 0n;
-  let done;
-  const finished = new Promise((resolve) => {
-    done = resolve;
-  });
+  let complete = false;
+  const done = () => {
+    complete = true;
+  };
   const mark = () => {
     if (first === 0n) first = process.hrtime.bigint();
   };
+  const work = HANDLER_MS > 0 ? () => delay(HANDLER_MS) : () => undefined;
   await consumer.run(batches
-    ? { partitionsConsumedConcurrently: 12, eachBatch: async ({ batch }) => { mark(); for (const m of batch.messages) check.add(m.value); if (check.count >= MESSAGES) done(); } }
-    : { partitionsConsumedConcurrently: 12, eachMessage: async ({ message }) => { mark(); check.add(message.value); if (check.count >= MESSAGES) done(); } });
-  await finished;
+    ? { partitionsConsumedConcurrently: 12, eachBatch: async ({ batch }) => { mark(); for (const m of batch.messages) { check.add(m.value); await work(); } if (check.count >= MESSAGES) done(); } }
+    : { partitionsConsumedConcurrently: 12, eachMessage: async ({ message }) => { mark(); check.add(message.value); await work(); if (check.count >= MESSAGES) done(); } });
+  await check.until(() => complete);
   const seconds = Number(process.hrtime.bigint() - first) / 1e9;
   await consumer.disconnect();
   return result(check, seconds);
@@ -237,7 +274,9 @@ async function main() {
     return;
   }
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
-  console.log(`\n${MESSAGES} messages of ~100 bytes, 25% on one key, a no-op handler, from the first message; ${args.brokers ? `brokers ${args.brokers}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds`);
+  const workload = KEYS > 0 ? `${KEYS} keys in turn` : '25% on one key';
+  const handler = HANDLER_MS > 0 ? `a handler awaiting ${HANDLER_MS} ms (DynamicConsumer: concurrency ${CONCURRENCY}, in key order; KafkaJS: 12 partitions at once)` : 'a no-op handler';
+  console.log(`\n${MESSAGES} messages of ~100 bytes, ${workload}, ${handler}, from the first message; ${args.brokers ? `brokers ${args.brokers}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds`);
   console.log('| consumer | msg/s | × the plain node-rdkafka loop | lost | duplicated | out of key order |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} |`);
