@@ -5,7 +5,8 @@
 //     committed offsets of the others it waits for (a key's handoff to another consumer);
 //   - offsets committed only up to the lowest message not yet handled on each partition, so a
 //     crash loses nothing (at-least-once);
-//   - partitions paused while the application is behind, resumed when it catches up;
+//   - fetching held while the application is behind (and the partitions paused in librdkafka
+//     when that lasts), resumed when it catches up;
 //   - a handler that fails is called again on the same message, in place; when it keeps
 //     failing the consumer stops there and run() rejects (nothing skipped, at-least-once).
 
@@ -65,6 +66,8 @@ export interface DynamicConsumerOptions {
 
 export { CONSUMER_DEFAULTS };
 
+/** How long fetching is held while the handler is behind before the partitions are paused in librdkafka (ms). */
+const HOLD_MS = 1000;
 /** How often the group's committed offsets are read while the resequencer awaits some (ms). */
 const COMMITTED_READ_MS = 200;
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
@@ -100,9 +103,11 @@ export class DynamicConsumer extends EventEmitter {
   private paused = false;
   /** The last consume call found nothing: the next one waits for a message (fetchTimeoutMs). */
   private fetchedNothing = true;
-  /** When fetching was paused for back-pressure (0: it is not), and how long it was before (ms). */
+  /** Since when the handler has been behind (maxPending waiting; 0: it is not), and how long it was before (ms). */
   private pausedAt = 0;
   private pausedFor = 0;
+  /** Fetching held (no consume call) because the handler is behind: the timer that looks again. */
+  private holdTimer: NodeJS.Timeout | undefined;
   /** Bumped when a run ends: a read of committed offsets of an earlier run is ignored. */
   private generation = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -128,7 +133,7 @@ export class DynamicConsumer extends EventEmitter {
       handlerError: (error, message) => this.emit('handlerError', error, message),
       fail: (error) => this.fail(error),
       progress: () => {
-        if (this.paused && this.dispatch.waiting <= this.options.maxPending / 2) this.setPaused(false);
+        if (this.pausedAt > 0 && this.dispatch.waiting <= this.options.maxPending / 2) this.caughtUp();
       },
     });
     this.dispatch.concurrency = this.options.concurrency;
@@ -218,6 +223,24 @@ export class DynamicConsumer extends EventEmitter {
 
   private fetch(): void {
     if (this.state !== 'running') return;
+    // The handler is behind: maxPending released messages wait. Fetching is held (no consume
+    // call) until they are down to half, for up to HOLD_MS at a time: librdkafka keeps
+    // fetching into its own bounded queue meanwhile. Pausing the partitions in librdkafka
+    // would throw away what it has fetched, and after the resume the next fetch waits for the
+    // one in flight (up to fetch.wait.max.ms, 500 ms): at a few 10,000 messages a second that
+    // left the handler idle most of the time. Held longer than HOLD_MS, the partitions are
+    // paused, and consume calls go on (they serve rebalances and keep max.poll.interval.ms).
+    if (this.dispatch.waiting >= this.options.maxPending) {
+      if (this.pausedAt === 0) this.pausedAt = Date.now();
+      if (!this.paused && Date.now() - this.pausedAt >= HOLD_MS) this.setPaused(true);
+      if (!this.paused) {
+        this.holdTimer = setTimeout(() => {
+          this.holdTimer = undefined;
+          this.fetch();
+        }, HOLD_MS);
+        return;
+      }
+    }
     // Also while paused (the partitions are paused in librdkafka, so nothing new comes): a
     // consume call is what serves rebalance callbacks, and keeps max.poll.interval.ms.
     // node-rdkafka's consume(n) (3.6, src/workers.cc) waits up to its timeout for EACH message
@@ -245,7 +268,21 @@ export class DynamicConsumer extends EventEmitter {
 
   private accept(released: Parameters<Dispatcher<Kafka.Message & ConsumedMessage>['accept']>[0]): void {
     this.dispatch.accept(released);
-    if (this.dispatch.waiting >= this.options.maxPending && !this.paused) this.setPaused(true);
+    if (this.dispatch.waiting >= this.options.maxPending && this.pausedAt === 0) this.pausedAt = Date.now();
+  }
+
+  /** The handler caught up (maxPending / 2 waiting): fetching goes on, the partitions resumed if they were paused. */
+  private caughtUp(): void {
+    if (this.paused) this.setPaused(false);
+    else if (this.pausedAt > 0) {
+      this.pausedFor += Date.now() - this.pausedAt;
+      this.pausedAt = 0;
+    }
+    if (this.holdTimer !== undefined) {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
+      setImmediate(() => this.fetch());
+    }
   }
 
   /**
@@ -312,7 +349,7 @@ export class DynamicConsumer extends EventEmitter {
         return;
       }
       this.dispatch.committedRead(offsets ?? []);
-      if (this.dispatch.waiting >= this.options.maxPending && !this.paused) this.setPaused(true);
+      if (this.dispatch.waiting >= this.options.maxPending && this.pausedAt === 0) this.pausedAt = Date.now();
     });
   }
 
@@ -457,6 +494,8 @@ export class DynamicConsumer extends EventEmitter {
       this.readingCommitted = false;
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
+      if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
       try {
         // With the partitions revoked whose calls were still waited for: they are still ours.
         this.commitHandled([...this.assigned.values(), ...this.revoking.values()], true);
