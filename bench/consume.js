@@ -188,10 +188,10 @@ async function kafkajsRow(batches) {
 }
 
 /** librdkafka's own consumer in a group of its own, from the beginning. */
-function limit() {
+function limit(bootstrap) {
   const bin = path.join(path.dirname(require.resolve('node-rdkafka/package.json')), 'deps/librdkafka/examples/rdkafka_performance');
   if (!fs.existsSync(bin)) return undefined;
-  const run = spawnSync(bin, ['-C', '-G', `perf-${Date.now()}`, '-t', TOPIC, '-b', brokers(), '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
+  const run = spawnSync(bin, ['-C', '-G', `perf-${Date.now()}`, '-t', TOPIC, '-b', bootstrap, '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
     { encoding: 'utf8', timeout: 120000 });
   // Its summary: "% N messages (B bytes) consumed in T ms: R msgs/s ...", timed from its first message.
   const all = [...`${run.stdout}\n${run.stderr}`.matchAll(/(\d+) messages \(\d+ bytes\) consumed in (\d+)ms/g)].pop();
@@ -243,10 +243,10 @@ async function main() {
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) {
       let r;
-      if (name.startsWith('rdkafka_performance')) r = limit();
+      if (name.startsWith('rdkafka_performance')) r = limit(held.bootstrap);
       else {
         // spawnSync blocks this thread, not librdkafka's, which serve the mock cluster meanwhile.
-        const run = spawnSync(process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPIC}`, ...process.argv.slice(2)],
+        const run = spawnSync(process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPIC}`, ...process.argv.slice(2), `--messages=${MESSAGES}`],
           { encoding: 'utf8', timeout: 300000 });
         try {
           r = JSON.parse(run.stdout.trim().split('\n').pop());

@@ -21,7 +21,7 @@ export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } fro
 export { Resequencer, RESEQUENCER_DEFAULTS } from './consumer/resequencer';
 export type { ResequencerOptions, Release, ConsumedMessage } from './consumer/resequencer';
 export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer/consumer';
-export type { DynamicConsumerOptions, MessageHandler, HandledInfo } from './consumer/consumer';
+export type { DynamicConsumerOptions, MessageHandler, BatchHandler, HandledInfo } from './consumer/consumer';
 export { LagMonitor } from './consumer/lag';
 export type { LagMonitorOptions, Lag } from './consumer/lag';
 export { wrapKafkaJsProducer, KafkaJsDynamicProducer } from './producer/kafkajs-producer';

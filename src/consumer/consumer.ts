@@ -62,6 +62,8 @@ export interface DynamicConsumerOptions {
    * they are given up (ms): the commit and the hand-over to the next owner wait for them.
    */
   readonly revokeTimeoutMs?: number;
+  /** At most this many messages per runBatches() handler call (default 100). */
+  readonly handlerBatchSize?: number;
 }
 
 export { CONSUMER_DEFAULTS };
@@ -82,6 +84,8 @@ type ConsumerState = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping
 export type { HandledInfo };
 
 export type MessageHandler = (message: Kafka.Message, info: HandledInfo) => void | Promise<void>;
+/** runBatches()' handler: consecutive released messages of one key (or partition), in order, each with its info. */
+export type BatchHandler = (messages: Kafka.Message[], infos: HandledInfo[]) => void | Promise<void>;
 
 interface TopicPartitionOffset { topic: string; partition: number; offset?: number }
 
@@ -99,6 +103,7 @@ export class DynamicConsumer extends EventEmitter {
   /** Partitions revoked whose handler calls under way are being waited for, before they go. */
   private readonly revoking = new Map<string, TopicPartitionOffset>();
   private handler: MessageHandler | undefined;
+  private batchHandler: BatchHandler | undefined;
   private state: ConsumerState = 'idle';
   private paused = false;
   /** The last consume call found nothing: the next one waits for a message (fetchTimeoutMs). */
@@ -128,6 +133,7 @@ export class DynamicConsumer extends EventEmitter {
     this.resequencer = new Resequencer(this.options.resequencer ?? {}, () => this.clock());
     this.dispatch = new Dispatcher(this.resequencer, this.options.handlerRetries, this.options.retryBackoffMs, {
       handle: (message, info) => this.handler!(message, info),
+      handleBatch: (messages, infos) => this.batchHandler!(messages, infos),
       owns: (tp) => this.assigned.has(tp),
       // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
       handlerError: (error, message) => this.emit('handlerError', error, message),
@@ -184,18 +190,34 @@ export class DynamicConsumer extends EventEmitter {
   }
 
   /**
-   * Subscribes to `topics` and hands every message to `handler`, one at a time: spread keys in
+   * Subscribes to `topics` and hands every message to `handler`, one at a time (or up to
+   * `concurrency` at once, as `ordering` allows): spread keys in
    * produce order, everything else as it comes. A handler that throws or rejects gets the same
-   * message again, up to `handlerRetries` times, before anything else; then the consumer
+   * message again, up to `handlerRetries` times, before anything else of its key (or partition); then the consumer
    * stops (committing only below that message) and the promise rejects with a HandlerError.
    * Resolves when stop() has stopped it. Throws a StateError unless connect() has resolved and
    * the consumer is not running.
    */
   run(topics: string[], handler: MessageHandler): Promise<void> {
+    if (typeof handler !== 'function') throw new InvalidArgTypeError('handler', 'a function', handler);
+    return this.start(topics, handler, undefined);
+  }
+
+  /**
+   * As run(), but each handler call gets consecutive released messages of one lane together
+   * — of one key with ordering 'key' (messages without a key one at a time), of one partition
+   * with 'partition', one message with 'none' — up to `handlerBatchSize`, with their infos: for
+   * one database call per key. A call that throws or rejects gets the same messages again.
+   */
+  runBatches(topics: string[], handler: BatchHandler): Promise<void> {
+    if (typeof handler !== 'function') throw new InvalidArgTypeError('handler', 'a function', handler);
+    return this.start(topics, undefined, handler);
+  }
+
+  private start(topics: string[], handler: MessageHandler | undefined, batchHandler: BatchHandler | undefined): Promise<void> {
     if (!Array.isArray(topics) || topics.length === 0 || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
       throw new InvalidArgTypeError('topics', 'a non-empty array of topic names', topics);
     }
-    if (typeof handler !== 'function') throw new InvalidArgTypeError('handler', 'a function', handler);
     if (this.state === 'idle') throw new StateError('run() before connect()');
     if (this.state === 'connecting') throw new StateError('run() before connect() resolved');
     if (this.state !== 'connected') throw new StateError(`run() while ${this.state}`);
@@ -206,6 +228,8 @@ export class DynamicConsumer extends EventEmitter {
       throw toKafkaError(err, 'subscribe');
     }
     this.handler = handler;
+    this.batchHandler = batchHandler;
+    this.dispatch.batchLimit = batchHandler === undefined ? 0 : this.options.handlerBatchSize;
     this.failure = undefined;
     this.state = 'running';
     this.timers.push(setInterval(() => this.commitHandled(undefined, false), this.options.commitIntervalMs));
@@ -518,6 +542,7 @@ export class DynamicConsumer extends EventEmitter {
     const failure = this.failure;
     this.settle = undefined;
     this.handler = undefined;
+    this.batchHandler = undefined;
     this.emit('stopped');
     if (failure) settle?.reject(failure);
     else if (commitError !== undefined) settle?.reject(commitError as Error);

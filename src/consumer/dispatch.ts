@@ -51,6 +51,8 @@ export type Ordering = 'key' | 'partition' | 'none';
 export interface DispatchHooks<M> {
   /** Calls the application's handler. */
   handle(message: M, info: HandledInfo): void | Promise<void>;
+  /** Calls the application's batch handler (Dispatcher.batchLimit above 0): consecutive messages of one lane. */
+  handleBatch?(messages: M[], infos: HandledInfo[]): void | Promise<void>;
   /** Whether a partition (partitionKey) is still this consumer's: a failed message of a revoked one is left to its next owner. */
   owns(key: string): boolean;
   /** One failed call of the handler (the message is handed to it again unless the retries are used up). */
@@ -59,6 +61,11 @@ export interface DispatchHooks<M> {
   fail(error: HandlerError): void;
   /** The queue got shorter. */
   progress(): void;
+}
+
+/** What the handler gets with a message. */
+function infoOf<M extends ConsumedMessage>(r: Release<M>): HandledInfo {
+  return r.ordered ? { ordered: true, outOfOrder: false, order: r.order } : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
 }
 
 /** A released message waiting for, or in, a handler call. */
@@ -79,6 +86,8 @@ interface Task<M extends ConsumedMessage> {
    */
   after?: Map<string, PartitionOffset>;
   gatedAt?: number;
+  /** The tasks after it in its lane handed to the same batch handler call (batchLimit above 1). */
+  group?: Task<M>[];
 }
 
 /** The tasks of one key or partition: one of them in a handler call at a time, in release order. */
@@ -150,6 +159,8 @@ export class Dispatcher<M extends ConsumedMessage> {
   concurrency = 1;
   /** Which calls may overlap. */
   ordering: Ordering = 'key';
+  /** Above 0: a call takes up to this many consecutive waiting messages of its lane, to hooks.handleBatch. */
+  batchLimit = 0;
   /** Per topic-partition: offsets released but not yet handled (waiting, or in a call). */
   private readonly unhandled = new Map<string, Set<number>>();
   /** Per topic-partition: the offset last committed (or being committed). */
@@ -268,11 +279,15 @@ export class Dispatcher<M extends ConsumedMessage> {
           lane.busy = true;
           lane.tasks[lane.head] = undefined as unknown as Task<M>;
           lane.head++;
+          if (this.batchLimit > 0) this.gather(task, lane);
         }
         this.waitingCount--;
         this.running++;
         this.runningIn.set(task.tp, (this.runningIn.get(task.tp) ?? 0) + 1);
-        this.call(task, 1, this.generation);
+        if (this.batchLimit > 0) {
+          task.group ??= [];
+          this.callBatch(task, 1, this.generation);
+        } else this.call(task, 1, this.generation);
       }
     } finally {
       this.pumping = false;
@@ -286,12 +301,38 @@ export class Dispatcher<M extends ConsumedMessage> {
    */
   private call(task: Task<M>, attempts: number, generation: number): void {
     const r = task.release;
-    const info: HandledInfo = r.ordered
-      ? { ordered: true, outOfOrder: false, order: r.order }
-      : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
     let result: void | Promise<void>;
     try {
-      result = this.hooks.handle(r.message, info);
+      result = this.hooks.handle(r.message, infoOf(r));
+    } catch (cause) {
+      this.failed(task, attempts, generation, cause);
+      return;
+    }
+    if (result !== null && typeof result === 'object' && typeof (result as Promise<void>).then === 'function') {
+      (result as Promise<void>).then(() => this.done(task, generation, true), (cause) => this.failed(task, attempts, generation, cause));
+    } else this.done(task, generation, true);
+  }
+
+  /** The lane's next waiting tasks (none gated), up to batchLimit with `task`, go with it. */
+  private gather(task: Task<M>, lane: Lane<M>): void {
+    task.group = [];
+    while (lane.head < lane.tasks.length && task.group.length + 1 < this.batchLimit) {
+      const next = lane.tasks[lane.head];
+      if (next.after !== undefined && next.after.size > 0) break;
+      task.group.push(next);
+      lane.tasks[lane.head] = undefined as unknown as Task<M>;
+      lane.head++;
+      this.waitingCount--;
+      this.runningIn.set(next.tp, (this.runningIn.get(next.tp) ?? 0) + 1);
+    }
+  }
+
+  /** One batch handler call: `task` and its group, failed and retried as one. */
+  private callBatch(task: Task<M>, attempts: number, generation: number): void {
+    const tasks = [task, ...task.group!];
+    let result: void | Promise<void>;
+    try {
+      result = this.hooks.handleBatch!(tasks.map((t) => t.release.message), tasks.map((t) => infoOf(t.release)));
     } catch (cause) {
       this.failed(task, attempts, generation, cause);
       return;
@@ -312,12 +353,14 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
     if (attempts > this.retries) {
       this.halt();
+      if (task.group !== undefined) for (const t of task.group) this.endIn(t.tp);
       this.end(task);
       this.hooks.fail(error);
       return;
     }
     const again = (): void => {
       if (generation !== this.generation || !this.hooks.owns(task.tp)) this.done(task, generation, false);
+      else if (task.group !== undefined) this.callBatch(task, attempts + 1, generation);
       else this.call(task, attempts + 1, generation);
     };
     if (this.retryBackoffMs > 0) setTimeout(again, this.retryBackoffMs);
@@ -327,6 +370,12 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** A call is over: `handled`, its offset leaves the unhandled ones; its lane's next task may start. */
   private done(task: Task<M>, generation: number, handled: boolean): void {
     if (handled && this.unhandled.get(task.tp) === task.pending) task.pending.delete(task.release.message.offset);
+    if (task.group !== undefined) {
+      for (const t of task.group) {
+        if (handled && this.unhandled.get(t.tp) === t.pending) t.pending.delete(t.release.message.offset);
+        this.endIn(t.tp);
+      }
+    }
     this.end(task);
     if (generation !== this.generation) return;
     const lane = task.lane;
@@ -342,9 +391,13 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** The call's count goes. */
   private end(task: Task<M>): void {
     this.running--;
-    const n = (this.runningIn.get(task.tp) ?? 1) - 1;
-    if (n > 0) this.runningIn.set(task.tp, n);
-    else this.runningIn.delete(task.tp);
+    this.endIn(task.tp);
+  }
+
+  private endIn(tp: string): void {
+    const n = (this.runningIn.get(tp) ?? 1) - 1;
+    if (n > 0) this.runningIn.set(tp, n);
+    else this.runningIn.delete(tp);
     if (n === 0) for (const watch of this.idleWatchers) watch();
   }
 

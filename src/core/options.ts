@@ -316,6 +316,7 @@ export interface ResolvedConsumerOptions {
   readonly concurrency: number;
   readonly ordering: 'key' | 'partition' | 'none';
   readonly revokeTimeoutMs: number;
+  readonly handlerBatchSize: number;
   /** The Resequencer's options, defaults filled in; absent when none were given. */
   readonly resequencer?: ResolvedResequencerOptions;
   readonly kafka?: KafkaLibrary;
@@ -333,6 +334,7 @@ const CONSUMER_FIELDS: Fields = {
   concurrency: integer(1, 65_536).default(1),
   ordering: oneOf(['key', 'partition', 'none'] as const).default('key'),
   revokeTimeoutMs: integer(0, MAX_TIMER_MS).default(10_000),
+  handlerBatchSize: integer(1, 65_536).default(100),
 };
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);

@@ -179,3 +179,37 @@ t.test('a member joins in the middle of slow handlers: no key overlaps across me
   t.comment(`handled again after the rebalance: ${o.repeats} (at least once); released out of order, flagged: ${o.flagged}`);
   await committedEqualsEnds(t, brokers, 'concurrent-rebalance', topic);
 });
+
+t.test("runBatches(): each call one key's consecutive messages, in produce order, at most handlerBatchSize; nothing lost", async (t) => {
+  const { p, brokers } = await cluster(t);
+  const topic = 'concurrent-batches';
+  const N = 6000;
+  const { sequence } = await produce(p, topic, N, 300);
+  const o = observer();
+  let calls = 0;
+  let mixed = 0;
+  let largest = 0;
+  const c = consumer(brokers, 'concurrent-batches', { concurrency: 16, handlerBatchSize: 50 });
+  await c.connect();
+  const done = c.runBatches([topic], async (messages, infos) => {
+    const keyed = messages.filter((m) => m.key !== null);
+    if (keyed.length === 0) return;
+    calls++;
+    largest = Math.max(largest, messages.length);
+    if (new Set(keyed.map((m) => m.key.toString())).size > 1 || keyed.length !== messages.length) mixed++;
+    const keys = keyed.map((m, i) => o.start(m, infos[i]));
+    await delay(2 + Math.floor(Math.random() * 3));
+    for (const key of keys.reverse()) o.end(key);
+    if (o.handled === N) setImmediate(() => c.stop());
+  });
+  const timer = setTimeout(() => c.stop(), 90000);
+  await done;
+  clearTimeout(timer);
+  t.equal(mixed, 0, 'one key per call');
+  t.ok(largest > 1 && largest <= 50, `several messages a call, at most 50 (largest ${largest}, ${calls} calls for ${N} messages)`);
+  t.equal(o.breaks + o.flagged, 0, 'each key in produce order');
+  t.equal(o.repeats, 0, 'none handled twice');
+  t.equal(o.handled, N, 'every message handled');
+  t.same([...o.top.entries()].sort(), [...sequence.entries()].sort(), "each key's last message reached");
+  await committedEqualsEnds(t, brokers, 'concurrent-batches', topic);
+});

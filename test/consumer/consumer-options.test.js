@@ -10,7 +10,7 @@ t.test('defaults', async (t) => {
   // The values the README's DynamicConsumer section states.
   t.same({ ...CONSUMER_DEFAULTS }, {
     commitIntervalMs: 250, batchSize: 500, maxPending: 5000, fetchTimeoutMs: 100, handlerRetries: 2, retryBackoffMs: 100,
-    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000,
+    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000, handlerBatchSize: 100,
   });
 });
 
@@ -50,6 +50,7 @@ t.test('bad values name the option', async (t) => {
     ['ordering', 'keys'],
     ['ordering', null],
     ['revokeTimeoutMs', -1],
+    ['handlerBatchSize', 0],
   ];
   for (const [name, value] of rows) {
     t.throws(() => make({ [name]: value }), { code: 'KDP_INVALID_OPTION', name: 'InvalidOptionError', path: `options.${name}` }, `${name}: ${String(value)}`);

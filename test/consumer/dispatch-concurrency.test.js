@@ -238,3 +238,37 @@ t.test('halt(): nothing more starts; a call under way that ends still marks its 
   t.equal(d.safeOffset('t', 0), 2, 'the commit stays below what never started');
 });
 
+
+t.test("batches (batchLimit): a call takes its lane's consecutive waiting messages, up to the limit, in order; a failed batch is retried whole", async (t) => {
+  const calls = [];
+  let failOnce = true;
+  const d = new Dispatcher(NO_HELD, 1, 0, {
+    handle: () => t.fail('the single-message handler is not called in batch mode'),
+    handleBatch: async (messages, infos) => {
+      calls.push(messages.map((m) => `${m.key}:${m.offset}`));
+      t.equal(infos.length, messages.length, 'one info per message');
+      await tick(2);
+      if (failOnce && messages.some((m) => m.offset === 7)) {
+        failOnce = false;
+        throw new Error('once');
+      }
+    },
+    owns: () => true,
+    handlerError: () => {},
+    fail: () => t.fail('no batch fails twice'),
+    progress: () => {},
+  });
+  d.concurrency = 4;
+  d.ordering = 'key';
+  d.batchLimit = 3;
+  // Key a: offsets 0, 2, 4, 6, 8, 10, 12 (7 messages); key b: 1, 3, 5, 7, 9, 11 (6 messages).
+  d.accept([...Array(12).keys()].map((o) => release('t', 0, o, o % 2 === 0 ? 'a' : 'b')).concat([release('t', 0, 12, 'a')]));
+  await idle(d);
+  const ofKey = (k) => calls.filter((c) => c[0].startsWith(`${k}:`));
+  for (const c of calls) t.equal(new Set(c.map((x) => x.split(':')[0])).size, 1, `one key per call (${c.join(' ')})`);
+  t.ok(calls.every((c) => c.length <= 3), 'at most 3 messages a call');
+  t.same(ofKey('a').map((c) => c.join(' ')), ['a:0 a:2 a:4', 'a:6 a:8 a:10', 'a:12'], 'key a: in release order, in threes');
+  const b = ofKey('b').map((c) => c.join(' '));
+  t.same(b, ['b:1 b:3 b:5', 'b:7 b:9 b:11', 'b:7 b:9 b:11'], 'key b: the failed batch retried whole, nothing of b overtaking it');
+  t.equal(d.safeOffset('t', 0), undefined, 'everything handled');
+});
