@@ -104,25 +104,11 @@ const ROWS = {
   },
   /** A plain node-rdkafka KafkaConsumer consume(500) loop. */
   async 'node-rdkafka consume(500) loop'() {
-    const Kafka = require('node-rdkafka');
-    const c = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers(), 'group.id': `plain-${process.pid}`, 'enable.auto.commit': false, log_level: 0 },
-      { 'auto.offset.reset': 'earliest' });
-    await new Promise((resolve, reject) => c.connect({}, (err) => (err ? reject(err) : resolve())));
-    c.subscribe([TOPIC]);
-    c.setDefaultConsumeTimeout(100);
-    const check = new Check();
-    let first = 0;
-    while (check.count < MESSAGES && Date.now() - check.at < STALL_MS) {
-      const batch = await new Promise((resolve, reject) => c.consume(500, (err, m) => (err ? reject(err) : resolve(m))));
-      if (batch.length > 0 && first === 0) first = process.hrtime.bigint();
-      for (const m of batch) {
-        check.add(m.value);
-        if (HANDLER_MS > 0) await delay(HANDLER_MS); // one message at a time, as such a loop is written
-      }
-    }
-    const seconds = Number(process.hrtime.bigint() - first) / 1e9;
-    await new Promise((resolve) => c.disconnect(resolve));
-    return result(check, seconds);
+    return plainRow({});
+  },
+  /** The same, with DynamicConsumer's fetch.queue.backoff.ms (10 ms; librdkafka's default is 1000). */
+  async 'node-rdkafka loop, fetch.queue.backoff.ms 10'() {
+    return plainRow({ 'fetch.queue.backoff.ms': 10 });
   },
   /** KafkaJS 2.2.4 eachBatch, partitionsConsumedConcurrently 12. */
   async 'KafkaJS eachBatch'() {
@@ -133,6 +119,28 @@ const ROWS = {
     return kafkajsRow(false);
   },
 };
+
+async function plainRow(extra) {
+  const Kafka = require('node-rdkafka');
+  const c = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers(), 'group.id': `plain-${process.pid}`, 'enable.auto.commit': false, log_level: 0, ...extra },
+    { 'auto.offset.reset': 'earliest' });
+  await new Promise((resolve, reject) => c.connect({}, (err) => (err ? reject(err) : resolve())));
+  c.subscribe([TOPIC]);
+  c.setDefaultConsumeTimeout(100);
+  const check = new Check();
+  let first = 0;
+  while (check.count < MESSAGES && Date.now() - check.at < STALL_MS) {
+    const batch = await new Promise((resolve, reject) => c.consume(500, (err, m) => (err ? reject(err) : resolve(m))));
+    if (batch.length > 0 && first === 0) first = process.hrtime.bigint();
+    for (const m of batch) {
+      check.add(m.value);
+      if (HANDLER_MS > 0) await delay(HANDLER_MS); // one message at a time, as such a loop is written
+    }
+  }
+  const seconds = Number(process.hrtime.bigint() - first) / 1e9;
+  await new Promise((resolve) => c.disconnect(resolve));
+  return result(check, seconds);
+}
 
 function result(check, seconds) {
   return { seconds, read: check.count, lost: MESSAGES - check.seen.size, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
@@ -193,10 +201,10 @@ function limit(bootstrap) {
   if (!fs.existsSync(bin)) return undefined;
   const run = spawnSync(bin, ['-C', '-G', `perf-${Date.now()}`, '-t', TOPIC, '-b', bootstrap, '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
     { encoding: 'utf8', timeout: 120000 });
-  // Its summary: "% N messages (B bytes) consumed in T ms: R msgs/s ...", timed from its first message.
-  const all = [...`${run.stdout}\n${run.stderr}`.matchAll(/(\d+) messages \(\d+ bytes\) consumed in (\d+)ms/g)].pop();
+  // With -u its last table row: "| elapsed ms | msgs | bytes | ...", timed from its first message.
+  const all = [...`${run.stdout}\n${run.stderr}`.matchAll(/^\|\s*(\d+) \|\s*(\d+) \|/gm)].pop();
   if (!all) return undefined;
-  return { seconds: Math.max(1, Number(all[2])) / 1000, read: Number(all[1]), lost: MESSAGES - Number(all[1]), duplicated: 0, outOfOrder: 0 };
+  return { seconds: Math.max(1, Number(all[1])) / 1000, read: Number(all[2]), lost: MESSAGES - Number(all[2]), duplicated: 0, outOfOrder: 0 };
 }
 
 /** Fills the topic: values `<key>:<sequence>`, placed by Kafka's partitioner (murmur2). Returns the bootstrap list and a close. */

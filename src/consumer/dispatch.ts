@@ -77,8 +77,8 @@ interface Task<M extends ConsumedMessage> {
   readonly tp: string;
   /** Its partition's set of unhandled offsets when it was released (a later set: it was forgotten). */
   readonly pending: Set<number>;
-  /** The calls that may not overlap with its own; undefined: none. */
-  readonly lane: Lane<M> | undefined;
+  /** The calls that may not overlap with its own; undefined: none (or, with concurrency 1, a queue that keeps their order anyway). */
+  lane: Lane<M> | undefined;
   /**
    * Messages of its lane released before it and dropped with their partition (revoked): it
    * waits until the group's committed offset of each of those partitions passes the offset
@@ -142,13 +142,6 @@ class ReadyHeap<M extends ConsumedMessage> {
     return top;
   }
 
-  /** Keeps the tasks `keep` says yes to. */
-  filter(keep: (task: Task<M>) => boolean): void {
-    const kept = this.items.filter(keep);
-    this.items = [];
-    for (const task of kept) this.push(task);
-  }
-
   clear(): void {
     this.items = [];
   }
@@ -167,8 +160,13 @@ export class Dispatcher<M extends ConsumedMessage> {
   private readonly lastCommitted = new Map<string, number>();
   /** Lanes with a task waiting or in a call, by name. */
   private readonly lanes = new Map<string, Lane<M>>();
-  /** Tasks that may start now (each the first waiting of its lane, or of no lane), by release order. */
+  /** Tasks that may start now: the first waiting task of each idle lane, by release order... */
   private readonly ready = new ReadyHeap<M>();
+  /** ...and the tasks of no lane, in release order (from `looseHead` on). */
+  private loose: Task<M>[] = [];
+  private looseHead = 0;
+  /** partitionKey()s made once per topic and partition. */
+  private readonly tpNames = new Map<string, string[]>();
   /** Handler calls under way, in all and per topic-partition. */
   private running = 0;
   private readonly runningIn = new Map<string, number>();
@@ -220,7 +218,7 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** Resolves once no handler call of `partitions` is under way, or after `timeoutMs`. */
   async settled(partitions: Iterable<{ topic: string; partition: number }>, timeoutMs: number): Promise<void> {
-    const tps = [...partitions].map(({ topic, partition }) => partitionKey(topic, partition));
+    const tps = [...partitions].map(({ topic, partition }) => this.tpName(topic, partition));
     const busy = (): boolean => tps.some((tp) => this.runningIn.has(tp));
     if (!busy()) return;
     await new Promise<void>((resolve) => {
@@ -241,24 +239,22 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Queues released messages for the handler (and starts handing them out). */
   accept(released: Release<M>[]): void {
     if (released.length === 0) return;
-    const byKey = this.ordering === 'key';
+    // Lanes keep calls of one key (or partition) apart. With one call at a time, release order
+    // alone keeps them apart: no lane is made, unless some are (drop() made them for messages
+    // waiting for predecessors that left), which a message of theirs must then join.
+    const laned = this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.lanes.size > 0);
     const byPartition = this.ordering === 'partition';
     for (const r of released) {
       const m = r.message;
-      const tp = partitionKey(m.topic, m.partition);
+      const tp = this.tpName(m.topic, m.partition);
       let pending = this.unhandled.get(tp);
       if (!pending) this.unhandled.set(tp, (pending = new Set()));
       pending.add(m.offset);
       if (this.leaving.size > 0 && this.leaving.has(tp)) continue;
-      let lane: Lane<M> | undefined;
-      if (byPartition || (byKey && m.key !== null && m.key !== undefined)) {
-        const name = byPartition ? tp : `${m.topic}\u0000${keyText(m.key)}`;
-        lane = this.lanes.get(name);
-        if (lane === undefined) this.lanes.set(name, (lane = { name, tasks: [], head: 0, busy: false }));
-      }
+      const lane = laned ? this.laneOf(m, tp, byPartition) : undefined;
       const task: Task<M> = { release: r, seq: this.seq++, tp, pending, lane };
       this.waitingCount++;
-      if (lane === undefined) this.ready.push(task);
+      if (lane === undefined) this.loose.push(task);
       else {
         lane.tasks.push(task);
         if (!lane.busy && lane.tasks.length - lane.head === 1) this.ready.push(task);
@@ -267,13 +263,48 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.pump();
   }
 
+  /** partitionKey(topic, partition), made once. */
+  private tpName(topic: string, partition: number): string {
+    let names = this.tpNames.get(topic);
+    if (names === undefined) this.tpNames.set(topic, (names = []));
+    return names[partition] ??= partitionKey(topic, partition);
+  }
+
+  /** A message's lane (made when it has none): its partition's, its key's, or none (no key). */
+  private laneOf(m: M, tp: string, byPartition: boolean): Lane<M> | undefined {
+    if (!byPartition && (m.key === null || m.key === undefined)) return undefined;
+    const name = byPartition ? tp : `${m.topic}\u0000${keyText(m.key)}`;
+    let lane = this.lanes.get(name);
+    if (lane === undefined) this.lanes.set(name, (lane = { name, tasks: [], head: 0, busy: false }));
+    return lane;
+  }
+
+  /** The task to start next: the first released of the loose ones and the ready lanes' first. */
+  private next(): Task<M> | undefined {
+    const loose = this.looseHead < this.loose.length ? this.loose[this.looseHead] : undefined;
+    const laned = this.ready.peek();
+    if (loose !== undefined && (laned === undefined || loose.seq < laned.seq)) {
+      this.loose[this.looseHead++] = undefined as unknown as Task<M>;
+      if (this.looseHead === this.loose.length) {
+        this.loose.length = 0;
+        this.looseHead = 0;
+      } else if (this.looseHead > 1024 && this.looseHead * 2 > this.loose.length) {
+        this.loose = this.loose.slice(this.looseHead);
+        this.looseHead = 0;
+      }
+      return loose;
+    }
+    return laned === undefined ? undefined : this.ready.pop();
+  }
+
   /** Starts handler calls while fewer than `concurrency` are under way and a task may start. */
   private pump(): void {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.running < this.concurrency && this.ready.size > 0) {
-        const task = this.ready.pop()!;
+      while (this.running < this.concurrency) {
+        const task = this.next();
+        if (task === undefined) break;
         const lane = task.lane;
         if (lane !== undefined) {
           lane.busy = true;
@@ -398,7 +429,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     const n = (this.runningIn.get(tp) ?? 1) - 1;
     if (n > 0) this.runningIn.set(tp, n);
     else this.runningIn.delete(tp);
-    if (n === 0) for (const watch of this.idleWatchers) watch();
+    if (n === 0 && this.idleWatchers.size > 0) for (const watch of this.idleWatchers) watch();
   }
 
   /** An idle lane's first task: ready, unless it waits for messages gone to another member. */
@@ -515,11 +546,34 @@ export class Dispatcher<M extends ConsumedMessage> {
    */
   drop(partitions: Iterable<{ topic: string; partition: number }>): void {
     const gone = new Set<string>();
-    for (const { topic, partition } of partitions) gone.add(partitionKey(topic, partition));
+    for (const { topic, partition } of partitions) gone.add(this.tpName(topic, partition));
     if (gone.size === 0) return;
     for (const tp of gone) this.leaving.add(tp);
     const keep = (task: Task<M>): boolean => !gone.has(task.tp);
     const now = Date.now();
+    if (this.ordering === 'key') {
+      // With one call at a time no lane was made: the waiting messages with a key go into
+      // their key's lane now, so that one behind a dropped message of its key can wait (below).
+      const touched = new Set<Lane<M>>();
+      const loose = this.loose.slice(this.looseHead);
+      this.loose = [];
+      this.looseHead = 0;
+      for (const task of loose) {
+        const lane = this.laneOf(task.release.message, task.tp, false);
+        if (lane === undefined) this.loose.push(task);
+        else {
+          task.lane = lane;
+          lane.tasks.push(task);
+          touched.add(lane);
+        }
+      }
+      for (const lane of touched) {
+        const waiting = lane.tasks.slice(lane.head).sort((a, b) => a.seq - b.seq);
+        lane.tasks.length = 0;
+        lane.tasks.push(...waiting);
+        lane.head = 0;
+      }
+    }
     for (const lane of this.lanes.values()) {
       // A key's messages may span partitions: one kept behind a dropped one waits for it to be
       // handled by the partition's next owner (the group's committed offset passing it).
@@ -551,8 +605,10 @@ export class Dispatcher<M extends ConsumedMessage> {
       if (!lane.busy && kept.length === 0) this.lanes.delete(lane.name);
     }
     // Ready: the tasks of no lane that stay, and the first task of each idle lane.
-    this.ready.filter((task) => task.lane === undefined && keep(task));
-    let waiting = this.ready.size;
+    this.loose = this.loose.slice(this.looseHead).filter(keep);
+    this.looseHead = 0;
+    this.ready.clear();
+    let waiting = this.loose.length;
     this.gated.clear();
     for (const lane of this.lanes.values()) {
       waiting += lane.tasks.length;
@@ -588,6 +644,8 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.generation++;
     this.lanes.clear();
     this.ready.clear();
+    this.loose = [];
+    this.looseHead = 0;
     this.gated.clear();
     this.waitingCount = 0;
   }

@@ -272,3 +272,32 @@ t.test("batches (batchLimit): a call takes its lane's consecutive waiting messag
   t.same(b, ['b:1 b:3 b:5', 'b:7 b:9 b:11', 'b:7 b:9 b:11'], 'key b: the failed batch retried whole, nothing of b overtaking it');
   t.equal(d.safeOffset('t', 0), undefined, 'everything handled');
 });
+
+t.test("concurrency 1, ordering 'key': a message behind one of its key that left with a partition waits for that partition's commit; other keys go on", async (t) => {
+  const { d, log } = harness({ concurrency: 1, ordering: 'key', wait: () => 5 });
+  const NO = { ...NO_HELD, awaited: () => [] };
+  Object.defineProperty(d, 'resequencer', { value: NO });
+  // k's second message (p1:0) leaves with partition 1; its third (p0:1) must not overtake it.
+  d.accept([release('t', 0, 0, 'x'), release('t', 1, 0, 'k'), release('t', 0, 1, 'k'), release('t', 0, 2, 'j')]);
+  d.drop([{ topic: 't', partition: 1 }]);
+  t.same(d.awaited(), [{ topic: 't', partition: 1 }], "partition 1's committed offset is awaited");
+  await tick(40);
+  t.same(log.ends.map((m) => `${m.key}:${m.partition}:${m.offset}`), ['x:0:0', 'j:0:2'], 'x and j handled; k waits');
+  d.committedRead([{ topic: 't', partition: 1, offset: 1 }]);
+  await idle(d);
+  t.same(log.ends.map((m) => `${m.key}:${m.partition}:${m.offset}`), ['x:0:0', 'j:0:2', 'k:0:1'], "k's message goes once its predecessor was committed by its next owner");
+});
+
+t.test('a message waiting for a predecessor that left goes flagged after maxWaitMs', async (t) => {
+  const { d, log } = harness({ concurrency: 4, ordering: 'key', wait: () => 1 });
+  d.accept([release('t', 0, 0, 'k'), release('t', 1, 1, 'k'), release('t', 0, 2, 'k')]);
+  d.drop([{ topic: 't', partition: 1 }]);
+  await tick(10);
+  t.same(log.ends.map((m) => `${m.partition}:${m.offset}`), ['0:0'], 'p0:0 (under way) handled; p1:1 dropped; p0:2 waits');
+  d.expire(1000, Date.now() + 500);
+  await tick(10);
+  t.equal(log.ends.length, 1, 'still waiting before maxWaitMs');
+  d.expire(1000, Date.now() + 2000);
+  await idle(d);
+  t.same(log.ends.map((m) => `${m.partition}:${m.offset}`), ['0:0', '0:2'], 'then it goes');
+});
