@@ -199,6 +199,50 @@ t.test('one consumer, two producers spreading the hot key: every message once, e
   t.same(events, ['one assigned'], 'no error or handlerError');
 });
 
+t.test('partitionsConsumedConcurrently 16: calls at once, never two of one key, each (producer, key) in send order, nothing lost', async (t) => {
+  const producers = [await producer(1)];
+  const brokers = await brokersOf(producers[0].raw._getInternalClient());
+  producers.push(await producer(2, brokers));
+  t.teardown(() => Promise.all(producers.map(({ p }) => p.disconnect())));
+  const topic = 'kjs-consume-concurrent';
+  await createTopic(producers, topic);
+  const sent = (await Promise.all(producers.map((p, i) => sendMany(p, i + 1, topic, 3000, 0xc0c0 + i, new Map())))).flat();
+  const r = recorder();
+  const record = r.eachMessage('concurrent');
+  const underway = new Map();
+  let overlaps = 0;
+  let now = 0;
+  let most = 0;
+  const eachMessage = async (payload, info) => {
+    const key = String(payload.message.value).split('|')[1] ?? 'warm-up';
+    if (underway.get(key)) overlaps++;
+    underway.set(key, true);
+    most = Math.max(most, ++now);
+    await record(payload, info);
+    await sleep(Math.floor(Math.random() * 3));
+    underway.set(key, false);
+    now--;
+  };
+  const c = wrapKafkaJsConsumer(consumerOf(brokers, 'kjs-concurrent'), { commitIntervalMs: 100 });
+  c.on('committed', r.onCommitted);
+  const events = [];
+  for (const e of ['error', 'handlerError']) c.on(e, (err) => events.push(`${e}: ${err.message}`));
+  await c.connect();
+  await c.subscribe({ topics: [topic] });
+  await c.run({ eachMessage, partitionsConsumedConcurrently: 16 });
+  await until(() => r.firstTime.size === sent.length + 1, 90_000, 'every message handled');
+  await until(() => [...r.maxOffset].every(([p, o]) => r.committed.get(p) === o + 1), 10_000, 'the ends committed');
+  await c.stop();
+  t.equal(overlaps, 0, 'never two calls of one key at once');
+  t.ok(most > 4, `calls at once: up to ${most} of 16`);
+  t.equal(r.handled, sent.length + 1, 'every message handled once (and the warm-up)');
+  t.equal(r.violations, 0, 'each (producer, key) handled in send order');
+  t.equal(r.commitsPastUnhandled, 0, 'no commit passed a message not handled');
+  t.same(events, [], 'no error or handlerError');
+  await t.rejects(() => wrapKafkaJsConsumer(consumerOf(brokers, 'kjs-bad')).run({ eachMessage, partitionsConsumedConcurrently: 0 }),
+    { code: 'KDP_INVALID_OPTION', path: 'config.partitionsConsumedConcurrently' }, 'partitionsConsumedConcurrently 0 refused');
+});
+
 t.test('a group of two, one restarted part-way while two producers send: nothing lost, no member re-handles what it committed, every violation flagged', async (t) => {
   const producers = [await producer(3)];
   const brokers = await brokersOf(producers[0].raw._getInternalClient());
