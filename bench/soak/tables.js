@@ -69,7 +69,7 @@ function consumerTables(c) {
   let partitionStates = 0;
   for (const t of field(r, 'topics', 'Resequencer').values()) partitionStates += t.partitions.size;
   let unhandled = 0;
-  // The queue, the offsets not yet handled and the last commits are the Dispatcher's (src/consumer/dispatch.ts).
+  // The messages waiting for or in a handler call, their lanes, the offsets not yet handled and the last commits are the Dispatcher's (src/consumer/dispatch.ts).
   const dispatch = field(c, 'dispatch', 'DynamicConsumer');
   const perPartition = field(dispatch, 'unhandled', 'Dispatcher');
   for (const s of perPartition.values()) unhandled += s.size;
@@ -83,7 +83,9 @@ function consumerTables(c) {
     heldOrder: heldOrder.length - field(r, 'heldHead', 'Resequencer'),
     partitionStates,
     awaited: r.awaited().length,
-    queue: field(dispatch, 'queue', 'Dispatcher').length,
+    queue: dispatch.waiting + dispatch.inFlight,
+    dispatchLanes: field(dispatch, 'lanes', 'Dispatcher').size,
+    gated: field(dispatch, 'gated', 'Dispatcher').size,
     unhandled,
     unhandledPartitions: perPartition.size,
     assigned: field(c, 'assigned', 'DynamicConsumer').size,
@@ -112,8 +114,10 @@ function consumerBounds(c, partitions) {
     heldOrder: null,
     partitionStates: partitions,
     awaited: partitions,
-    queue: pending,
-    unhandled: pending,
+    queue: pending + o.concurrency,
+    dispatchLanes: pending + o.concurrency,
+    gated: pending,
+    unhandled: pending + o.concurrency,
     unhandledPartitions: partitions,
     assigned: partitions,
     lastCommitted: partitions,
