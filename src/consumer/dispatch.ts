@@ -315,10 +315,8 @@ export class Dispatcher<M extends ConsumedMessage> {
         this.waitingCount--;
         this.running++;
         this.runningIn.set(task.tp, (this.runningIn.get(task.tp) ?? 0) + 1);
-        if (this.batchLimit > 0) {
-          task.group ??= [];
-          this.callBatch(task, 1, this.generation);
-        } else this.call(task, 1, this.generation);
+        if (this.batchLimit > 0) task.group ??= [];
+        this.call(task, 1, this.generation);
       }
     } finally {
       this.pumping = false;
@@ -331,10 +329,15 @@ export class Dispatcher<M extends ConsumedMessage> {
    * nothing more is started and the consumer is told to stop.
    */
   private call(task: Task<M>, attempts: number, generation: number): void {
-    const r = task.release;
+    const group = task.group;
     let result: void | Promise<void>;
     try {
-      result = this.hooks.handle(r.message, infoOf(r));
+      if (group === undefined) result = this.hooks.handle(task.release.message, infoOf(task.release));
+      else {
+        // A batch handler call: `task` and its group, failed and retried as one.
+        const tasks = [task, ...group];
+        result = this.hooks.handleBatch!(tasks.map((t) => t.release.message), tasks.map((t) => infoOf(t.release)));
+      }
     } catch (cause) {
       this.failed(task, attempts, generation, cause);
       return;
@@ -358,21 +361,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
   }
 
-  /** One batch handler call: `task` and its group, failed and retried as one. */
-  private callBatch(task: Task<M>, attempts: number, generation: number): void {
-    const tasks = [task, ...task.group!];
-    let result: void | Promise<void>;
-    try {
-      result = this.hooks.handleBatch!(tasks.map((t) => t.release.message), tasks.map((t) => infoOf(t.release)));
-    } catch (cause) {
-      this.failed(task, attempts, generation, cause);
-      return;
-    }
-    if (result !== null && typeof result === 'object' && typeof (result as Promise<void>).then === 'function') {
-      (result as Promise<void>).then(() => this.done(task, generation, true), (cause) => this.failed(task, attempts, generation, cause));
-    } else this.done(task, generation, true);
-  }
-
   private failed(task: Task<M>, attempts: number, generation: number, cause: unknown): void {
     const { topic, partition, offset } = task.release.message;
     const error = new HandlerError(topic, partition, offset, attempts, cause);
@@ -391,7 +379,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
     const again = (): void => {
       if (generation !== this.generation || !this.hooks.owns(task.tp)) this.done(task, generation, false);
-      else if (task.group !== undefined) this.callBatch(task, attempts + 1, generation);
       else this.call(task, attempts + 1, generation);
     };
     if (this.retryBackoffMs > 0) setTimeout(again, this.retryBackoffMs);

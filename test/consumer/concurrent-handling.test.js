@@ -6,6 +6,7 @@
 // handlers (a rebalance: the calls of the partitions leaving end before their next owner starts).
 const t = require('tap');
 const { clientOptions } = require('../lib/clients');
+const { committedAtEnds } = require('../lib/mock-cluster');
 const { DynamicProducer, DynamicConsumer } = require('../..');
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,18 +87,6 @@ function consumer(brokers, group, options) {
     { commitIntervalMs: 100, ...options, ...clientOptions() });
 }
 
-async function committedEqualsEnds(t, brokers, group, topic) {
-  const Kafka = require('node-rdkafka');
-  const check = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers, 'group.id': group, log_level: 3 }, {});
-  await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
-  const partitions = [0, 1, 2, 3].map((partition) => ({ topic, partition }));
-  const committed = await new Promise((r, j) => check.committed(partitions, 5000, (e, x) => (e ? j(e) : r(x))));
-  const ends = await Promise.all(partitions.map(({ partition }) => new Promise((r, j) =>
-    check.queryWatermarkOffsets(topic, partition, 5000, (e, w) => (e ? j(e) : r(w.highOffset))))));
-  t.same(committed.map((x) => x.offset), ends, 'committed = log end on every partition');
-  await new Promise((r) => check.disconnect(r));
-}
-
 t.test("concurrency 64, ordering 'key', handlers awaiting 0–3 ms: keys at once, each in produce order, nothing lost", async (t) => {
   const { p, brokers } = await cluster(t);
   const topic = 'concurrent-key';
@@ -123,7 +112,7 @@ t.test("concurrency 64, ordering 'key', handlers awaiting 0–3 ms: keys at once
   t.equal(o.handled, N, 'every message handled');
   t.same([...o.top.entries()].sort(), [...sequence.entries()].sort(), "each key's last message reached");
   t.ok(o.most > 32, `calls at once: up to ${o.most} of 64`);
-  await committedEqualsEnds(t, brokers, 'concurrent-key', topic);
+  await committedAtEnds(t, brokers, 'concurrent-key', topic);
 });
 
 t.test('a member joins in the middle of slow handlers: no key overlaps across members, none out of order, nothing lost', async (t) => {
@@ -177,7 +166,7 @@ t.test('a member joins in the middle of slow handlers: no key overlaps across me
   at.end = Date.now() - t0;
   t.comment(`ms from A's start: B joins ${at.join}, A's partitions revoked ${at.revoked}, B's assigned ${at.assignedB}, all handled ${at.end}`);
   t.comment(`handled again after the rebalance: ${o.repeats} (at least once); released out of order, flagged: ${o.flagged}`);
-  await committedEqualsEnds(t, brokers, 'concurrent-rebalance', topic);
+  await committedAtEnds(t, brokers, 'concurrent-rebalance', topic);
 });
 
 t.test("runBatches(): each call one key's consecutive messages, in produce order, at most handlerBatchSize; nothing lost", async (t) => {
@@ -211,5 +200,5 @@ t.test("runBatches(): each call one key's consecutive messages, in produce order
   t.equal(o.repeats, 0, 'none handled twice');
   t.equal(o.handled, N, 'every message handled');
   t.same([...o.top.entries()].sort(), [...sequence.entries()].sort(), "each key's last message reached");
-  await committedEqualsEnds(t, brokers, 'concurrent-batches', topic);
+  await committedAtEnds(t, brokers, 'concurrent-batches', topic);
 });

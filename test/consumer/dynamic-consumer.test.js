@@ -4,7 +4,8 @@
 // The client library is test/lib/clients.js's (test/confluent/matrix.test.js runs this file
 // with Confluent's).
 const t = require('tap');
-const { kafka, clientOptions } = require('../lib/clients');
+const { clientOptions } = require('../lib/clients');
+const { committedAtEnds } = require('../lib/mock-cluster');
 const { DynamicProducer, DynamicConsumer, LagMonitor, decodeOrderHeader, ORDER_HEADER } = require('../..');
 
 async function producerWithBrokers() {
@@ -68,14 +69,7 @@ t.test('a hot key spread over several partitions is handed over in produce order
   t.ok(marked > 1000, `${marked} messages carried an order header`);
 
   // The committed offsets are the end of each partition: everything was handled.
-  const check = new (kafka().KafkaConsumer)({ 'metadata.broker.list': brokers, 'group.id': 'e2e', log_level: 3 }, {});
-  await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
-  const partitions = [0, 1, 2, 3].map((partition) => ({ topic, partition }));
-  const committed = await new Promise((r, j) => check.committed(partitions, 5000, (e, x) => (e ? j(e) : r(x))));
-  const ends = await Promise.all(partitions.map(({ partition }) => new Promise((r, j) =>
-    check.queryWatermarkOffsets(topic, partition, 5000, (e, w) => (e ? j(e) : r(w.highOffset))))));
-  t.same(committed.map((x) => x.offset), ends, 'committed = log end on every partition');
-  await new Promise((r) => check.disconnect(r));
+  await committedAtEnds(t, brokers, 'e2e', topic);
 });
 
 t.test('LagMonitor reads a group\'s lag and turns it into penalties', async (t) => {

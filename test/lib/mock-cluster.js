@@ -58,4 +58,19 @@ function disconnect(producer) {
   return new Promise((resolve) => producer.disconnect(5000, () => resolve()));
 }
 
-module.exports = { mockProducer, partitionCount, collectReports, disconnect };
+/**
+ * Asserts (on tap test `t`) that `group`'s committed offsets of `topic`'s partitions 0..count-1
+ * are the ends of their logs: everything consumed was handled and committed.
+ */
+async function committedAtEnds(t, brokers, group, topic, count = 4) {
+  const check = new (kafka().KafkaConsumer)({ 'metadata.broker.list': brokers, 'group.id': group, log_level: 3 }, {});
+  await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
+  const partitions = Array.from({ length: count }, (_, partition) => ({ topic, partition }));
+  const committed = await new Promise((r, j) => check.committed(partitions, 5000, (e, x) => (e ? j(e) : r(x))));
+  const ends = await Promise.all(partitions.map(({ partition }) => new Promise((r, j) =>
+    check.queryWatermarkOffsets(topic, partition, 5000, (e, w) => (e ? j(e) : r(w.highOffset))))));
+  t.same(committed.map((x) => x.offset), ends, 'committed = log end on every partition');
+  await new Promise((r) => check.disconnect(r));
+}
+
+module.exports = { mockProducer, partitionCount, collectReports, disconnect, committedAtEnds };
