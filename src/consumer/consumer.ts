@@ -243,7 +243,6 @@ export class DynamicConsumer extends EventEmitter {
     this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.accept(this.resequencer.expire());
-      this.dispatch.expire(this.resequencer.options.maxWaitMs);
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
     const done = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
@@ -367,7 +366,7 @@ export class DynamicConsumer extends EventEmitter {
    */
   private readCommitted(): void {
     if (this.readingCommitted) return;
-    const awaited = this.dispatch.awaited();
+    const awaited = this.resequencer.awaited();
     if (awaited.length === 0) return;
     this.readingCommitted = true;
     const generation = this.generation;

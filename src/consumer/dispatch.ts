@@ -79,13 +79,6 @@ interface Task<M extends ConsumedMessage> {
   readonly pending: Set<number>;
   /** The calls that may not overlap with its own; undefined: none (or, with concurrency 1, a queue that keeps their order anyway). */
   lane: Lane<M> | undefined;
-  /**
-   * Messages of its lane released before it and dropped with their partition (revoked): it
-   * waits until the group's committed offset of each of those partitions passes the offset
-   * (their next owner handled them), or until `gatedAt` + the resequencer's maxWaitMs.
-   */
-  after?: Map<string, PartitionOffset>;
-  gatedAt?: number;
   /** The tasks after it in its lane handed to the same batch handler call (batchLimit above 1). */
   group?: Task<M>[];
 }
@@ -177,8 +170,6 @@ export class Dispatcher<M extends ConsumedMessage> {
   private pumping = false;
   /** Bumped by halt(): no call started before it changes anything but its partition's unhandled offsets. */
   private generation = 0;
-  /** Lanes whose first task waits for messages of its lane that went to another member (Task.after). */
-  private readonly gated = new Set<Lane<M>>();
   /** Partitions leaving (drop()) until forgotten: what is released of them is marked unhandled, never handed out. */
   private readonly leaving = new Set<string>();
   /** Called whenever the last call of a partition ends (settled() waits for it). */
@@ -347,12 +338,11 @@ export class Dispatcher<M extends ConsumedMessage> {
     } else this.done(task, generation, true);
   }
 
-  /** The lane's next waiting tasks (none gated), up to batchLimit with `task`, go with it. */
+  /** The lane's next waiting tasks, up to batchLimit with `task`, go with it. */
   private gather(task: Task<M>, lane: Lane<M>): void {
     task.group = [];
     while (lane.head < lane.tasks.length && task.group.length + 1 < this.batchLimit) {
       const next = lane.tasks[lane.head];
-      if (next.after !== undefined && next.after.size > 0) break;
       task.group.push(next);
       lane.tasks[lane.head] = undefined as unknown as Task<M>;
       lane.head++;
@@ -399,7 +389,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     const lane = task.lane;
     if (lane !== undefined) {
       lane.busy = false;
-      if (lane.head < lane.tasks.length) this.offer(lane);
+      if (lane.head < lane.tasks.length) this.ready.push(lane.tasks[lane.head]);
       else this.lanes.delete(lane.name);
     }
     this.hooks.progress();
@@ -417,68 +407,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (n > 0) this.runningIn.set(tp, n);
     else this.runningIn.delete(tp);
     if (n === 0 && this.idleWatchers.size > 0) for (const watch of this.idleWatchers) watch();
-  }
-
-  /** An idle lane's first task: ready, unless it waits for messages gone to another member. */
-  private offer(lane: Lane<M>): void {
-    const task = lane.tasks[lane.head];
-    if (task.after !== undefined && task.after.size > 0) this.gated.add(lane);
-    else this.ready.push(task);
-  }
-
-  /**
-   * Partitions of other members whose group-committed offsets something here waits for: the
-   * resequencer's held messages, and lanes waiting for messages that left with a partition.
-   */
-  awaited(): Array<{ topic: string; partition: number }> {
-    const out = this.resequencer.awaited();
-    if (this.gated.size === 0) return out;
-    const seen = new Set(out.map(({ topic, partition }) => partitionKey(topic, partition)));
-    for (const lane of this.gated) {
-      for (const [tp, { topic, partition }] of lane.tasks[lane.head].after!) {
-        if (!seen.has(tp)) {
-          seen.add(tp);
-          out.push({ topic, partition });
-        }
-      }
-    }
-    return out;
-  }
-
-  /** Group-committed offsets read: gated lanes whose messages that left were handled go on. */
-  private opened(committed: ReadonlyMap<string, number>): void {
-    let opened = false;
-    for (const lane of this.gated) {
-      const after = lane.tasks[lane.head].after!;
-      for (const [tp, at] of after) {
-        const offset = committed.get(tp);
-        if (offset !== undefined && offset > at.offset) after.delete(tp);
-      }
-      if (after.size === 0) {
-        this.gated.delete(lane);
-        this.ready.push(lane.tasks[lane.head]);
-        opened = true;
-      }
-    }
-    if (opened) this.pump();
-  }
-
-  /**
-   * Lanes that waited `maxWaitMs` for messages that left with a partition go on: the first
-   * task is handed out flagged (ordered false, reason 'timeout').
-   */
-  expire(maxWaitMs: number, now = Date.now()): void {
-    let opened = false;
-    for (const lane of this.gated) {
-      const task = lane.tasks[lane.head];
-      if (now - (task.gatedAt ?? now) < maxWaitMs) continue;
-      task.after = undefined;
-      task.release = { ...task.release, ordered: false, reason: 'timeout' };
-      this.gated.delete(lane);
-      this.ready.push(task);
-      opened = true;
-    }
-    if (opened) this.pump();
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
@@ -518,13 +446,10 @@ export class Dispatcher<M extends ConsumedMessage> {
    * goes to the handler. A negative offset (nothing committed yet) or an entry with an error is skipped.
    */
   committedRead(offsets: ReadonlyArray<{ topic: string; partition: number; offset?: unknown; error?: unknown }>): void {
-    const committed = new Map<string, number>();
     for (const tp of offsets) {
       if (tp.error || !(typeof tp.offset === 'number' && Number.isInteger(tp.offset) && tp.offset >= 0)) continue;
-      committed.set(partitionKey(tp.topic, tp.partition), tp.offset);
       this.accept(this.resequencer.setCommitted(tp.topic, tp.partition, tp.offset));
     }
-    if (this.gated.size > 0 && committed.size > 0) this.opened(committed);
   }
 
   /**
@@ -537,10 +462,9 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (gone.size === 0) return;
     for (const tp of gone) this.leaving.add(tp);
     const keep = (task: Task<M>): boolean => !gone.has(task.tp);
-    const now = Date.now();
     if (this.ordering === 'key') {
       // With one call at a time no lane was made: the waiting messages with a key go into
-      // their key's lane now, so that one behind a dropped message of its key can wait (below).
+      // their key's lane now, so that one behind a dropped message of its key is seen (below).
       const touched = new Set<Lane<M>>();
       const loose = this.loose.slice(this.looseHead);
       this.loose = [];
@@ -562,28 +486,21 @@ export class Dispatcher<M extends ConsumedMessage> {
       }
     }
     for (const lane of this.lanes.values()) {
-      // A key's messages may span partitions: one kept behind a dropped one waits for it to be
-      // handled by the partition's next owner (the group's committed offset passing it).
+      // A key's messages may span partitions: the first one kept behind a dropped one (its
+      // predecessor, now another member's) is handed out flagged, as the resequencer hands out
+      // a message whose predecessor another member owns: never held waiting for that member.
+      // (Waiting for the group's committed offset to pass it let two members wait for each
+      // other's commits: minutes, on a real cluster.) What follows it is in order after it.
       const kept: Task<M>[] = [];
-      let dropped: Map<string, PartitionOffset> | undefined;
+      let dropped = false;
       for (let i = lane.head; i < lane.tasks.length; i++) {
         const task = lane.tasks[i];
         if (!keep(task)) {
-          if (this.ordering !== 'key') continue;
-          dropped ??= new Map();
-          const m = task.release.message;
-          const before = dropped.get(task.tp);
-          if (before === undefined || before.offset < m.offset) dropped.set(task.tp, { topic: m.topic, partition: m.partition, offset: m.offset });
+          dropped = this.ordering === 'key';
           continue;
         }
-        if (dropped !== undefined) {
-          task.after ??= new Map();
-          for (const [tp, at] of dropped) {
-            const before = task.after.get(tp);
-            if (before === undefined || before.offset < at.offset) task.after.set(tp, at);
-          }
-          task.gatedAt ??= now;
-        }
+        if (dropped && task.release.ordered) task.release = { ...task.release, ordered: false, reason: 'unowned' };
+        dropped = false;
         kept.push(task);
       }
       lane.tasks.length = 0;
@@ -596,10 +513,9 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.looseHead = 0;
     this.ready.clear();
     let waiting = this.loose.length;
-    this.gated.clear();
     for (const lane of this.lanes.values()) {
       waiting += lane.tasks.length;
-      if (!lane.busy && lane.tasks.length > 0) this.offer(lane);
+      if (!lane.busy && lane.tasks.length > 0) this.ready.push(lane.tasks[0]);
     }
     this.waitingCount = waiting;
     this.hooks.progress();
@@ -633,7 +549,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.ready.clear();
     this.loose = [];
     this.looseHead = 0;
-    this.gated.clear();
     this.waitingCount = 0;
   }
 

@@ -277,7 +277,6 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.dispatch.accept(this.resequencer.expire());
-      this.dispatch.expire(this.resequencer.options.maxWaitMs);
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
     try {
       await this.consumer.run({ eachBatch: (payload) => this.batch(payload), eachBatchAutoResolve: false });
@@ -376,7 +375,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    */
   private readCommitted(): void {
     if (this.readingCommitted || this.state !== 'running') return;
-    const awaited = this.dispatch.awaited();
+    const awaited = this.resequencer.awaited();
     if (awaited.length === 0) return;
     this.readingCommitted = true;
     this.consumer.committed(awaited, COMMITTED_READ_TIMEOUT_MS).then((offsets) => {

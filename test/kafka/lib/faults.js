@@ -46,8 +46,7 @@ function needsProxy() {
 class Scenario {
   /**
    * o: name, partitions (6), proxy (clients through the fault proxy), maxWaitMs (consumers'),
-   * sessionTimeoutMs (45,000), concurrency and handlerMs (consumers': calls at once, and how
-   * long each waits, 0 to twice that), flagRule(record, ctx) → allowed (default: none allowed).
+   * sessionTimeoutMs (45,000), flagRule(record, ctx) → allowed (default: none allowed).
    */
   constructor(t, o) {
     this.t = t;
@@ -150,7 +149,7 @@ class Scenario {
     });
     child.send({
       type: 'start', topic: this.topic, group: this.group, bootstrap: this.bootstrap, maxWaitMs: this.o.maxWaitMs,
-      sessionTimeoutMs: this.o.sessionTimeoutMs, logFile, concurrency: this.o.concurrency, handlerMs: this.o.handlerMs,
+      sessionTimeoutMs: this.o.sessionTimeoutMs, logFile,
     });
     this.consumers.push(c);
     await isAssigned;
