@@ -356,7 +356,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     const error = new HandlerError(topic, partition, offset, attempts, cause);
     this.hooks.handlerError(error, task.release.message);
     // Stopped, or revoked: read again by its next owner.
-    if (generation !== this.generation || !this.hooks.owns(task.tp)) {
+    if (generation !== this.generation || !this.owned(task)) {
       this.done(task, generation, false);
       return;
     }
@@ -368,11 +368,22 @@ export class Dispatcher<M extends ConsumedMessage> {
       return;
     }
     const again = (): void => {
-      if (generation !== this.generation || !this.hooks.owns(task.tp)) this.done(task, generation, false);
+      if (generation !== this.generation || !this.owned(task)) this.done(task, generation, false);
       else this.call(task, attempts + 1, generation);
     };
     if (this.retryBackoffMs > 0) setTimeout(again, this.retryBackoffMs);
     else queueMicrotask(again);
+  }
+
+  /**
+   * Whether a partition of the call's messages is still this consumer's: a batch of a key's
+   * messages may span partitions, and is retried whole while one of them stays (no one else
+   * reads that one again), left to the next owners once none does.
+   */
+  private owned(task: Task<M>): boolean {
+    if (this.hooks.owns(task.tp)) return true;
+    if (task.group !== undefined) for (const t of task.group) if (this.hooks.owns(t.tp)) return true;
+    return false;
   }
 
   /** A call is over: `handled`, its offset leaves the unhandled ones; its lane's next task may start. */
@@ -386,6 +397,8 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
     this.end(task);
     if (generation !== this.generation) return;
+    // Not handled in this generation: its partition left, its next owner handles it.
+    if (!handled) this.unownedNext(task);
     const lane = task.lane;
     if (lane !== undefined) {
       lane.busy = false;
@@ -394,6 +407,28 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
     this.hooks.progress();
     this.pump();
+  }
+
+  /**
+   * 'key': the next waiting message of the key of a call that ended unhandled because its
+   * partition left (its next owner handles it, later) is not in order after it: it goes
+   * flagged 'unowned', as drop() flags one kept behind a message that left waiting.
+   */
+  private unownedNext(task: Task<M>): void {
+    const m = task.release.message;
+    if (this.ordering !== 'key' || m.key === null || m.key === undefined) return;
+    let next: Task<M> | undefined;
+    const lane = task.lane ?? this.lanes.get(`${m.topic}\u0000${keyText(m.key)}`);
+    if (lane !== undefined) next = lane.head < lane.tasks.length ? lane.tasks[lane.head] : undefined;
+    else {
+      // One call at a time, no lanes: the key's next message is among the loose ones.
+      const text = keyText(m.key);
+      for (let i = this.looseHead; i < this.loose.length && next === undefined; i++) {
+        const other = this.loose[i].release.message;
+        if (other.topic === m.topic && other.key !== null && other.key !== undefined && keyText(other.key) === text) next = this.loose[i];
+      }
+    }
+    if (next !== undefined && next.release.ordered) next.release = { ...next.release, ordered: false, reason: 'unowned' };
   }
 
   /** The call's count goes. */

@@ -303,3 +303,72 @@ for (const concurrency of [1, 4]) {
     t.equal(d.safeOffset('t', 1), 2, "the dropped message's partition: its commit stays below it");
   });
 }
+
+for (const [concurrency, when] of [[4, 'waiting'], [1, 'waiting'], [1, 'released after the revoke']]) {
+  t.test(`concurrency ${concurrency}, ordering 'key': a call of a revoked partition that fails is left to the next owner; the next message of its key (${when}) goes flagged 'unowned'`, async (t) => {
+    let owned = new Set([0, 1]);
+    let fail;
+    const infos = new Map();
+    const calls = [];
+    const d = new Dispatcher(NO_HELD, 3, 0, {
+      handle: (m, info) => {
+        calls.push(`${m.partition}:${m.offset}`);
+        infos.set(`${m.partition}:${m.offset}`, info);
+        if (m.partition === 1) return new Promise((resolve, reject) => { fail = reject; });
+        return tick(1);
+      },
+      owns: (tp) => owned.has(Number(tp.split('\u0000')[1])),
+      handlerError: () => {},
+      fail: () => t.fail('nothing gives up'),
+      progress: () => {},
+    });
+    d.concurrency = concurrency;
+    d.ordering = 'key';
+    // k's message on partition 1 is under way when partition 1 leaves; k's next ones are on partition 0.
+    const next = [release('t', 0, 0, 'k'), release('t', 0, 1, 'k')];
+    d.accept([release('t', 1, 0, 'k'), ...(when === 'waiting' ? next : [])]);
+    owned = new Set([0]);
+    d.drop([{ topic: 't', partition: 1 }]);
+    if (when !== 'waiting') d.accept(next);
+    t.same(calls, ['1:0'], "k's first message under way, the next ones wait for it");
+    fail(new Error('down'));
+    await idle(d);
+    t.same(calls, ['1:0', '0:0', '0:1'], 'not called again (its partition left); the next ones after it');
+    t.match(infos.get('0:0'), { ordered: false, outOfOrder: true, reason: 'unowned' }, 'the next: flagged, its predecessor not handled');
+    t.match(infos.get('0:1'), { ordered: true }, 'the one after it: in order after it');
+    t.equal(d.safeOffset('t', 1), 0, "the revoked partition's commit stays below the message");
+  });
+}
+
+t.test('batches: a failed call of one key spanning partitions is retried whole while one of its partitions stays', async (t) => {
+  let owned = new Set([0, 1]);
+  const calls = [];
+  let first = true;
+  let gate;
+  const d = new Dispatcher(NO_HELD, 2, 0, {
+    handle: () => t.fail('batch mode'),
+    handleBatch: async (messages) => {
+      calls.push(messages.map((m) => `${m.partition}:${m.offset}`).join(' '));
+      if (first) {
+        first = false;
+        await new Promise((resolve) => { gate = resolve; });
+        throw new Error('down');
+      }
+    },
+    owns: (tp) => owned.has(Number(tp.split('\u0000')[1])),
+    handlerError: () => {},
+    fail: () => t.fail('nothing gives up'),
+    progress: () => {},
+  });
+  d.concurrency = 2;
+  d.ordering = 'key';
+  d.batchLimit = 3;
+  d.accept([release('t', 1, 0, 'k'), release('t', 0, 0, 'k'), release('t', 0, 1, 'k')]);
+  // The batch's first message leaves with partition 1 while the call is under way; the others stay.
+  owned = new Set([0]);
+  d.drop([{ topic: 't', partition: 1 }]);
+  gate();
+  await idle(d);
+  t.same(calls, ['1:0 0:0 0:1', '1:0 0:0 0:1'], 'retried whole');
+  t.equal(d.safeOffset('t', 0), undefined, "partition 0's messages handled: nothing held back");
+});
