@@ -5,7 +5,7 @@
 // skewed tail of 20,000 keys, placed by Kafka's partitioner (so that every consumer should see
 // each key in order); each row then reads it from the beginning in a new group, in a process of
 // its own, with a no-op handler, timed from its partitions' assignment (where the client says when:
-// rdkafka_performance and @platformatic/kafka from their first message) to the last. Rounds interleave
+// rdkafka_performance from its first message) to the last. Rounds interleave
 // the rows; the table gives medians of msg/s, each row's ratio to the plain node-rdkafka loop,
 // and messages lost, duplicated and out of key order (all must be 0).
 //
@@ -33,12 +33,18 @@ const { peerNode, platformatic } = require('./node22');
 const PLATFORMATIC_ROW = '@platformatic/kafka stream (Node 22)';
 
 const args = flags();
-// librdkafka's mock cluster keeps a bounded log per partition (here about 180,000 such messages
-// in all were read back of 200,000): 100,000 by default there, 1,000,000 on a real cluster.
-const MESSAGES = number(args, 'messages', args.brokers || args.bootstrap ? 1000000 : 100000, { min: 1000, integer: true });
+const MESSAGES = number(args, 'messages', args.brokers ? 1000000 : 500000, { min: 1000, integer: true });
 const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
 const PARTITIONS = number(args, 'partitions', 12, { min: 1, integer: true });
-const TOPIC = typeof args.topic === 'string' ? args.topic : `bench-consume-${process.pid}`;
+/**
+ * librdkafka's mock cluster makes 4 partitions per topic and keeps at most 5 MB of each (about
+ * 40,000 such messages): there the messages go round over one topic per PER_MOCK_TOPIC of them,
+ * each topic with a hot key of its own. A real cluster gets one topic of --partitions.
+ */
+const PER_MOCK_TOPIC = 50000;
+const TOPICS = typeof args.topic === 'string'
+  ? args.topic.split(',')
+  : Array.from({ length: args.brokers ? 1 : Math.ceil(MESSAGES / PER_MOCK_TOPIC) }, (_, i) => `bench-consume-${process.pid}-${i}`);
 const HANDLER_MS = number(args, 'handler-ms', 0, { min: 0, max: 10000 });
 const CONCURRENCY = number(args, 'concurrency', HANDLER_MS > 0 ? 64 : 1, { min: 1, max: 65536, integer: true });
 const KEYS = number(args, 'keys', 0, { min: 0, integer: true });
@@ -57,22 +63,37 @@ function keys(n) {
   return Array.from({ length: n }, (_, i) => (i % 4 === 0 ? 'hot-tenant' : `key-${Math.floor(20000 * random() ** 3)}`));
 }
 
-/** Counts what a row read: values are `<key>:<sequence>|` and padding, each key's sequences 1, 2, 3, ... */
+/**
+ * Counts what a row read, at a few tens of ns per message (the rows are timed with it): values are
+ * `<index>:<key id>:<sequence>|` and padding, index 0..messages-1 over the topic, each key's
+ * sequences 1, 2, 3, ... Parsed from the bytes, no string made.
+ */
 class Check {
   constructor() {
-    this.seen = new Set();
-    this.last = new Map();
+    this.seen = new Uint8Array(MESSAGES);
+    this.last = new Int32Array(MESSAGES); // key ids are below the message count
+    this.distinct = 0;
     this.duplicated = 0;
     this.outOfOrder = 0;
     this.count = 0;
+    this.counted = 0;
     this.at = Date.now();
+  }
+
+  /** True once nothing new was read for STALL_MS (checked by the caller now and then, not per message). */
+  stalled() {
+    if (this.count !== this.counted) {
+      this.counted = this.count;
+      this.at = Date.now();
+    }
+    return Date.now() - this.at > STALL_MS;
   }
 
   /** Resolves once `done()` says so, or once nothing new was read for STALL_MS. */
   until(done) {
     return new Promise((resolve) => {
       const timer = setInterval(() => {
-        if (done() || Date.now() - this.at > STALL_MS) {
+        if (done() || this.stalled()) {
           clearInterval(timer);
           resolve();
         }
@@ -81,19 +102,22 @@ class Check {
   }
 
   add(value) {
-    const text = value.toString('latin1', 0, value.indexOf(124)); // up to '|'
     this.count++;
-    this.at = Date.now();
-    if (this.seen.has(text)) {
+    let i = 0;
+    let index = 0;
+    let key = 0;
+    let seq = 0;
+    for (let b = value[i++]; b !== 58 && b !== undefined; b = value[i++]) index = index * 10 + b - 48; // up to ':'
+    for (let b = value[i++]; b !== 58 && b !== undefined; b = value[i++]) key = key * 10 + b - 48;
+    for (let b = value[i++]; b !== 124 && b !== undefined; b = value[i++]) seq = seq * 10 + b - 48; // up to '|'
+    if (this.seen[index] === 1) {
       this.duplicated++;
       return;
     }
-    this.seen.add(text);
-    const at = text.lastIndexOf(':');
-    const key = text.slice(0, at);
-    const seq = Number(text.slice(at + 1));
-    if (seq < (this.last.get(key) ?? 0)) this.outOfOrder++;
-    this.last.set(key, seq);
+    this.seen[index] = 1;
+    this.distinct++;
+    if (seq < this.last[key]) this.outOfOrder++;
+    this.last[key] = seq;
   }
 }
 
@@ -141,6 +165,14 @@ const ROWS = {
   async 'node-rdkafka loop, fetch.queue.backoff.ms 10'() {
     return plainRow({ 'fetch.queue.backoff.ms': 10 });
   },
+  /** Confluent's node-rdkafka-style KafkaConsumer, the same consume(500) loop (when it is installed). */
+  async "Confluent's consume(500) loop"() {
+    return plainRow({}, require('@confluentinc/kafka-javascript'));
+  },
+  /** Confluent's KafkaJS-style consumer, eachBatch, partitionsConsumedConcurrently 12 (when it is installed). */
+  async "Confluent's KafkaJS API, eachBatch"() {
+    return confluentRow();
+  },
   /** KafkaJS 2.2.4 eachBatch, partitionsConsumedConcurrently 12. */
   async 'KafkaJS eachBatch'() {
     return kafkajsRow(true);
@@ -151,8 +183,7 @@ const ROWS = {
   },
 };
 
-async function plainRow(extra) {
-  const Kafka = require('node-rdkafka');
+async function plainRow(extra, Kafka = require('node-rdkafka')) {
   const c = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers(), 'group.id': `plain-${process.pid}`, 'enable.auto.commit': false, log_level: 0, rebalance_cb: true, ...extra },
     { 'auto.offset.reset': 'earliest' });
   await new Promise((resolve, reject) => c.connect({}, (err) => (err ? reject(err) : resolve())));
@@ -160,10 +191,10 @@ async function plainRow(extra) {
   c.on('rebalance', (err, assignment) => {
     if (err.code === Kafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS && assignment.length > 0) clock.assigned();
   });
-  c.subscribe([TOPIC]);
+  c.subscribe(TOPICS);
   c.setDefaultConsumeTimeout(100);
   const check = new Check();
-  while (check.count < MESSAGES && Date.now() - check.at < STALL_MS) {
+  while (check.count < MESSAGES && !check.stalled()) {
     const batch = await new Promise((resolve, reject) => c.consume(500, (err, m) => (err ? reject(err) : resolve(m))));
     if (batch.length > 0) clock.message();
     for (const m of batch) {
@@ -180,9 +211,13 @@ async function plainRow(extra) {
 ROWS[PLATFORMATIC_ROW] = async function platformaticRow() {
   const { Consumer } = await platformatic();
   const consumer = new Consumer({ groupId: `platformatic-${process.pid}`, clientId: 'bench', bootstrapBrokers: brokers().split(',') });
-  const stream = await consumer.consume({ topics: [TOPIC], mode: 'earliest', autocommit: false });
-  const check = new Check();
   const clock = new Clock();
+  // Emitted once its group's assignment is in (SyncGroup), with it.
+  consumer.on('consumer:group:join', (event) => {
+    if (event?.assignments?.length > 0) clock.assigned();
+  });
+  const stream = await consumer.consume({ topics: TOPICS, mode: 'earliest', autocommit: false });
+  const check = new Check();
   let complete = false;
   stream.on('data', (m) => {
     clock.message();
@@ -201,7 +236,7 @@ ROWS[PLATFORMATIC_ROW] = async function platformaticRow() {
 };
 
 function result(check, seconds, clock) {
-  return { seconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.seen.size, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
+  return { seconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
 }
 
 async function dynamicRow(engine) {
@@ -219,7 +254,7 @@ async function dynamicRow(engine) {
   const end = () => {
     if (++ended === MESSAGES) last = process.hrtime.bigint();
   };
-  void c.run([TOPIC], (m) => {
+  void c.run(TOPICS, (m) => {
     clock.message();
     check.add(m.value);
     if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
@@ -236,7 +271,7 @@ async function kafkajsRow(batches) {
   const kafka = new Kafka({ brokers: brokers().split(','), logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: `kafkajs-${batches ? 'batch' : 'message'}-${process.pid}` });
   await consumer.connect();
-  await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
+  await consumer.subscribe({ topics: TOPICS, fromBeginning: true });
   const clock = new Clock();
   consumer.on(consumer.events.GROUP_JOIN, () => clock.assigned());
   const check = new Check();
@@ -255,11 +290,44 @@ async function kafkajsRow(batches) {
   return result(check, seconds, clock);
 }
 
+/** Confluent's KafkaJS-style consumer (its promoted API), eachBatch over 12 partitions at once, as the KafkaJS row. */
+async function confluentRow() {
+  const { KafkaJS } = require('@confluentinc/kafka-javascript');
+  const kafka = new KafkaJS.Kafka({ kafkaJS: { brokers: brokers().split(','), logLevel: KafkaJS.logLevel.NOTHING } });
+  const clock = new Clock();
+  const consumer = kafka.consumer({
+    kafkaJS: { groupId: `confluent-${process.pid}`, fromBeginning: true, autoCommit: false },
+    rebalance_cb: (err, assignment) => {
+      if (err.code === -175 && assignment.length > 0) clock.assigned(); // ERR__ASSIGN_PARTITIONS
+    },
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: TOPICS });
+  const check = new Check();
+  let complete = false;
+  const work = HANDLER_MS > 0 ? () => delay(HANDLER_MS) : () => undefined;
+  await consumer.run({
+    partitionsConsumedConcurrently: 12,
+    eachBatch: async ({ batch }) => {
+      clock.message();
+      for (const m of batch.messages) {
+        check.add(m.value);
+        await work();
+      }
+      if (check.count >= MESSAGES) complete = true;
+    },
+  });
+  await check.until(() => complete);
+  const seconds = clock.seconds();
+  await consumer.disconnect();
+  return result(check, seconds, clock);
+}
+
 /** librdkafka's own consumer in a group of its own, from the beginning. */
 function limit(bootstrap) {
   const bin = path.join(path.dirname(require.resolve('node-rdkafka/package.json')), 'deps/librdkafka/examples/rdkafka_performance');
   if (!fs.existsSync(bin)) return undefined;
-  const run = spawnSync(bin, ['-C', '-G', `perf-${Date.now()}`, '-t', TOPIC, '-b', bootstrap, '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
+  const run = spawnSync(bin, ['-C', '-G', `perf-${Date.now()}`, ...TOPICS.flatMap((t) => ['-t', t]), '-b', bootstrap, '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
     { encoding: 'utf8', timeout: 120000 });
   // With -u its last table row: "| elapsed ms | msgs | bytes | ...", timed from its first message.
   const all = [...`${run.stdout}\n${run.stderr}`.matchAll(/^\|\s*(\d+) \|\s*(\d+) \|/gm)].pop();
@@ -267,7 +335,7 @@ function limit(bootstrap) {
   return { seconds: Math.max(1, Number(all[1])) / 1000, read: Number(all[2]), lost: MESSAGES - Number(all[2]), duplicated: 0, outOfOrder: 0 };
 }
 
-/** Fills the topic: values `<key>:<sequence>`, placed by Kafka's partitioner (murmur2). Returns the bootstrap list and a close. */
+/** Fills the topic: values `<index>:<key id>:<sequence>|`, placed by Kafka's partitioner (murmur2). Returns the bootstrap list and a close. */
 async function fill() {
   const Kafka = require('node-rdkafka');
   const config = args.brokers ? { 'metadata.broker.list': args.brokers } : { 'test.mock.num.brokers': 3 };
@@ -275,27 +343,32 @@ async function fill() {
   await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
   if (args.brokers) {
     const admin = Kafka.AdminClient.create({ 'metadata.broker.list': args.brokers, log_level: 3 });
-    await new Promise((resolve, reject) => admin.createTopic({ topic: TOPIC, num_partitions: PARTITIONS, replication_factor: 1 }, 30000, (err) => (err ? reject(err) : resolve())));
+    await new Promise((resolve, reject) => admin.createTopic({ topic: TOPICS[0], num_partitions: PARTITIONS, replication_factor: 1 }, 30000, (err) => (err ? reject(err) : resolve())));
     admin.disconnect();
   }
   const md = await new Promise((resolve, reject) => p.getMetadata({ timeout: 5000 }, (err, m) => (err ? reject(err) : resolve(m))));
   const seq = new Map();
+  const ids = new Map();
   let delivered = 0;
   p.on('delivery-report', () => delivered++);
   p.setPollInterval(5);
-  const value = (key) => {
-    const s = (seq.get(key) ?? 0) + 1;
-    seq.set(key, s);
-    return Buffer.from(`${key}:${s}|`.padEnd(100, '.'));
+  // A key's sequence and id are its topic's (each mock topic has a hot key of its own).
+  const value = (index, topic, key) => {
+    const name = `${topic}/${key}`;
+    const s = (seq.get(name) ?? 0) + 1;
+    seq.set(name, s);
+    if (!ids.has(name)) ids.set(name, ids.size);
+    return Buffer.from(`${index}:${ids.get(name)}:${s}|`.padEnd(100, '.'));
   };
-  for (const key of keys(MESSAGES)) {
+  for (const [index, key] of keys(MESSAGES).entries()) {
+    const topic = TOPICS[index % TOPICS.length];
+    const message = value(index, topic, key);
     for (;;) {
       try {
-        p.produce(TOPIC, null, value(key), key);
+        p.produce(topic, null, message, key);
         break;
       } catch (err) {
         if (err.code !== -184) throw err;
-        seq.set(key, seq.get(key) - 1);
         await new Promise((resolve) => setTimeout(resolve, 2));
       }
     }
@@ -304,11 +377,21 @@ async function fill() {
   return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => p.disconnect(resolve)) };
 }
 
+function confluentInstalled() {
+  try {
+    require.resolve('@confluentinc/kafka-javascript');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main() {
   const names = ['rdkafka_performance -C (the limit)', ...Object.keys(ROWS)]
     .filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)))
     // Its consumer does not work with librdkafka's mock cluster (its connections are closed): real clusters only.
-    .filter((n) => n !== PLATFORMATIC_ROW || (!args['no-peers'] && args.brokers));
+    .filter((n) => n !== PLATFORMATIC_ROW || (!args['no-peers'] && args.brokers))
+    .filter((n) => !n.startsWith('Confluent') || confluentInstalled());
   const node22 = names.includes(PLATFORMATIC_ROW) ? peerNode() : undefined;
   const held = await fill();
   const results = Object.fromEntries(names.map((n) => [n, []]));
@@ -319,7 +402,7 @@ async function main() {
       else {
         // spawnSync blocks this thread, not librdkafka's, which serve the mock cluster meanwhile.
         if (name === PLATFORMATIC_ROW && node22 === undefined) continue;
-        const run = spawnSync(name === PLATFORMATIC_ROW ? node22 : process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPIC}`, ...process.argv.slice(2), `--messages=${MESSAGES}`],
+        const run = spawnSync(name === PLATFORMATIC_ROW ? node22 : process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPICS.join(',')}`, ...process.argv.slice(2), `--messages=${MESSAGES}`],
           { encoding: 'utf8', timeout: 300000 });
         try {
           r = JSON.parse(run.stdout.trim().split('\n').pop());

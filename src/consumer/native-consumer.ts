@@ -7,10 +7,13 @@
 // while a view lives: the buffer is the batch's own). librdkafka's callbacks (rebalance, commit
 // results) are served by that call and reach JS within it, as node-rdkafka's reach it later.
 
-import type { Buffer } from 'node:buffer';
+import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
+import { inspect } from 'node:util';
 import type { Config } from '../core/config';
 import { configPairs, librdkafkaEventError, type NativeAddon } from '../core/native';
+import { ORDER_HEADER } from '../partitioner/headers';
+import { ORDER_VALUE } from './resequencer';
 
 /** Numbers per message in a batch's table (native/src/consume.c). */
 const FIELDS = 11;
@@ -33,6 +36,72 @@ export interface NativeMessage {
   value: Buffer | null;
   size: number;
   headers?: Array<Record<string, Buffer>>;
+}
+
+/** A header's four numbers in a batch's header table: name start, name length, value start, value length (-1: null). */
+const HEADER_FIELDS = 4;
+/** The order header's name (src/partitioner/headers.ts), as bytes to find it by without making a string. */
+const ORDER_NAME = Buffer.from(ORDER_HEADER, 'latin1');
+
+/** Whether the header at `e` in a batch's header table is the order header. */
+function isOrderHeader(data: Buffer, table: Int32Array, e: number): boolean {
+  if (table[e + 1] !== ORDER_NAME.length) return false;
+  const at = table[e];
+  for (let i = 0; i < ORDER_NAME.length; i++) if (data[at + i] !== ORDER_NAME[i]) return false;
+  return true;
+}
+
+/**
+ * A message of a native batch. Its headers stay in the batch until read: `headers` is an
+ * accessor on the prototype that makes node-rdkafka's array (`[{ name: Buffer }, ...]`) on first
+ * read, so that a message whose headers nobody reads costs no header objects (`{ ...message }`
+ * does not copy them: read `message.headers`). The order header's value is found without it
+ * (ORDER_VALUE), for the resequencer.
+ */
+class BatchMessage implements NativeMessage {
+  [ORDER_VALUE]: Buffer | null = null;
+  private list: Array<Record<string, Buffer>> | undefined = undefined;
+  constructor(
+    public topic: string,
+    public partition: number,
+    public offset: number,
+    public timestamp: number,
+    public key: Buffer | null,
+    public value: Buffer | null,
+    public size: number,
+    private readonly data: Buffer,
+    private readonly table: Int32Array,
+    private readonly first: number,
+    private readonly count: number,
+  ) {}
+
+  get headers(): Array<Record<string, Buffer>> | undefined {
+    if (this.list === undefined && this.count > 0) {
+      const list: Array<Record<string, Buffer>> = [];
+      const { data, table } = this;
+      for (let k = this.first, end = k + this.count; k < end; k++) {
+        const e = k * HEADER_FIELDS;
+        const name = data.toString('utf8', table[e], table[e] + table[e + 1]);
+        list.push({ [name]: data.subarray(table[e + 2], table[e + 2] + Math.max(0, table[e + 3])) });
+      }
+      this.list = list;
+    }
+    return this.list;
+  }
+
+  set headers(list: Array<Record<string, Buffer>> | undefined) {
+    this.list = list;
+  }
+
+  /** The message as node-rdkafka's would be: its fields, and `headers` when it has some. */
+  toJSON(): object {
+    const { topic, partition, offset, timestamp, key, value, size, headers } = this;
+    return headers === undefined ? { topic, partition, offset, timestamp, key, value, size } : { topic, partition, offset, timestamp, key, value, size, headers };
+  }
+
+  [inspect.custom](): object {
+    return this.toJSON();
+  }
 }
 
 /** A list of partitions as the addon takes it: names, partitions and (optionally) offsets. */
@@ -215,7 +284,7 @@ export class NativeConsumer extends EventEmitter {
     if (batch === undefined) return [];
     const { data, table, headers, topics } = batch;
     const count = table.length / FIELDS;
-    const out: NativeMessage[] = [];
+    const out: BatchMessage[] = [];
     for (let i = 0; i < count; i++) {
       const r = i * FIELDS;
       const code = table[r + 10];
@@ -226,24 +295,27 @@ export class NativeConsumer extends EventEmitter {
       }
       const keyLength = table[r + 5];
       const valueLength = table[r + 7];
-      const message: NativeMessage = {
-        topic: topics[table[r]],
-        partition: table[r + 1],
-        offset: table[r + 2],
-        timestamp: table[r + 3],
-        key: keyLength < 0 ? null : data.subarray(table[r + 4], table[r + 4] + keyLength),
-        value: valueLength < 0 ? null : data.subarray(table[r + 6], table[r + 6] + valueLength),
-        size: valueLength < 0 ? 0 : valueLength,
-      };
+      const first = table[r + 8];
       const headerCount = table[r + 9];
-      if (headerCount > 0) {
-        const list: Array<Record<string, Buffer>> = [];
-        for (let k = table[r + 8], end = k + headerCount; k < end; k++) {
-          const e = k * 4;
-          const name = data.toString('utf8', headers[e], headers[e] + headers[e + 1]);
-          list.push({ [name]: data.subarray(headers[e + 2], headers[e + 2] + Math.max(0, headers[e + 3])) });
+      const message = new BatchMessage(
+        topics[table[r]],
+        table[r + 1],
+        table[r + 2],
+        table[r + 3],
+        keyLength < 0 ? null : data.subarray(table[r + 4], table[r + 4] + keyLength),
+        valueLength < 0 ? null : data.subarray(table[r + 6], table[r + 6] + valueLength),
+        valueLength < 0 ? 0 : valueLength,
+        data,
+        headers,
+        first,
+        headerCount,
+      );
+      for (let k = first, end = first + headerCount; k < end; k++) {
+        const e = k * HEADER_FIELDS;
+        if (isOrderHeader(data, headers, e)) {
+          message[ORDER_VALUE] = data.subarray(headers[e + 2], headers[e + 2] + Math.max(0, headers[e + 3]));
+          break;
         }
-        message.headers = list;
       }
       out.push(message);
     }

@@ -152,8 +152,16 @@ export function keyText(key: Key): string {
   return typeof key === 'string' ? `s${key}` : `b${Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1')}`;
 }
 
+/**
+ * Where a message that keeps its headers unread (a native batch's) holds its order header's
+ * value: a Buffer, or null when it has none. Other messages have no such property.
+ */
+export const ORDER_VALUE: unique symbol = Symbol('kdp.orderValue');
+
 /** The order header among a message's headers (node-rdkafka's array, or a KafkaJS-style object); null when none reads. */
 function orderOf(message: ConsumedMessage): OrderHeader | null {
+  const found = (message as { [ORDER_VALUE]?: Buffer | null })[ORDER_VALUE];
+  if (found !== undefined) return found === null ? null : decodeOrderHeader(found);
   const headers = message.headers as unknown;
   if (headers === undefined || headers === null || typeof headers !== 'object') return null;
   if (Array.isArray(headers)) {

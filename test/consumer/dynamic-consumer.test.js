@@ -98,3 +98,39 @@ t.test('LagMonitor reads a group\'s lag and turns it into penalties', async (t) 
   t.throws(() => monitor.attach({}), { code: 'KDP_INVALID_ARG_TYPE' });
   t.throws(() => new LagMonitor({}, { topics: [topic] }), { code: 'KDP_INVALID_OPTION' });
 });
+
+t.test("a message's headers come as node-rdkafka gives them: read, in JSON and in util.inspect", async (t) => {
+  const { p, brokers } = await producerWithBrokers();
+  t.teardown(() => p.disconnect());
+  const topic = 'e2e-headers';
+  await knownPartitions(p, topic);
+  // Headers as the caller gave them (name and bytes, repeated names kept, in order); none at all on the second.
+  // Any bytes on the native engine; node-rdkafka's produce() (the client engine's) sends a header
+  // value as UTF-8 text, cut at its first NUL byte, so there the bytes are text.
+  const bytes = p.metrics().engine === 'native' ? Buffer.from([0, 255, 1]) : Buffer.from('é☃');
+  await p.send(topic, 'with', 'k', [{ trace: 'abc' }, { empty: Buffer.alloc(0) }, { trace: bytes }]);
+  await p.send(topic, 'without', 'k');
+  const c = new DynamicConsumer({ 'metadata.broker.list': brokers, 'group.id': 'e2e-headers', 'auto.offset.reset': 'earliest', log_level: 3 }, {}, clientOptions());
+  await c.connect();
+  const seen = [];
+  const done = c.run([topic], (m) => {
+    if (m.key === null) return; // the warm-up message
+    seen.push(m);
+    if (seen.length === 2) setImmediate(() => c.stop());
+  });
+  const timer = setTimeout(() => c.stop(), 30000);
+  await done;
+  clearTimeout(timer);
+  t.equal(seen.length, 2);
+  const [withHeaders, without] = seen;
+  const asText = (list) => list.map((h) => Object.entries(h).map(([name, v]) => [name, Buffer.from(v).toString('hex')])[0]);
+  t.same(asText(withHeaders.headers), [['trace', Buffer.from('abc').toString('hex')], ['empty', ''], ['trace', bytes.toString('hex')]], 'every header, in order');
+  t.ok(withHeaders.headers.every((h) => Buffer.isBuffer(Object.values(h)[0])), 'values are Buffers');
+  t.equal(withHeaders.headers, withHeaders.headers, 'the same array on every read');
+  t.equal(without.headers, undefined, 'no headers: undefined, as node-rdkafka');
+  const json = JSON.parse(JSON.stringify(withHeaders));
+  t.equal(json.headers.length, 3, 'JSON carries the headers');
+  t.equal(Buffer.from(json.value.data).toString(), 'with');
+  t.match(require('node:util').inspect(withHeaders), /trace/, 'util.inspect shows them');
+  t.notOk('headers' in JSON.parse(JSON.stringify(without)), 'no headers key in JSON without headers');
+});
