@@ -11,6 +11,13 @@
 // the sending, and the dynamic run's producers each have a LagMonitor of the group attached
 // (the lag becomes partition penalties, so hot keys move off the slow consumer's partitions).
 //
+// With --handler-ms=N every consumer's handler awaits a timer of N ms per message (a handler
+// that waits on I/O) instead of the capacity delay, with --concurrency=C calls at once per
+// consumer, one at a time per key in consume order: DynamicConsumer { concurrency: C } (ordering
+// 'key'), and the static peer's plain KafkaConsumer through a per-key queue of its own
+// (bench/e2e/key-queue.js). A closing line per scenario then gives each run's max lag, p99
+// latency and unexplained order violations side by side.
+//
 // Producers and consumers are child processes (bench/e2e/producer.js, bench/e2e/consumer.js);
 // this process creates the topics, paces the run, samples lag and prints the figures. The
 // cluster is scripts/kafka.sh's (started if needed and left running: others use it) unless
@@ -23,7 +30,7 @@ const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
 const { summarizeRun, concatRecords, unhandledAt, quantile, unexplainedOrderViolations, lagSlope } = require('./e2e/stats');
-const { fmt, drainText, lastLine, resequencerLine, svgFile } = require('./e2e/format');
+const { fmt, drainText, lastLine, resequencerLine, handlersLine, svgFile } = require('./e2e/format');
 const { lagChart } = require('./e2e/svg');
 
 const ROOT = path.join(__dirname, '..');
@@ -56,6 +63,8 @@ const FLAGS = {
   'penalty-gain': { type: 'string', default: '3', help: 'slow-consumer, dynamic: the LagMonitor\'s penaltyGain (0: lag gives no penalty)' },
   seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', help: 'static or dynamic: run one side' },
+  'handler-ms': { type: 'string', help: 'each consumer\'s handler awaits a timer of N ms per message (I/O-like) instead of the capacity delay (--capacity is then not used; slow-consumer: consumer 0\'s N doubles), with --concurrency calls at once' },
+  concurrency: { type: 'string', default: '1', help: 'with --handler-ms: calls at once per consumer, one at a time per key in consume order (dynamic: DynamicConsumer { concurrency, ordering: \'key\' }; static: the same model in a per-key queue of the plain KafkaConsumer\'s own)' },
   'resequencer-cost': { type: 'boolean', help: 'a third run, "unordered": the dynamic run with orderHeaders \'none\' (nothing to resequence), for what order restoration adds to latency' },
   quick: { type: 'boolean', help: '20 s at 1000 msg/s after a 5 s warm-up (unless --seconds / --rate / --warmup say otherwise)' },
   json: { type: 'boolean', help: 'print all figures as JSON instead of the table (the summary lines go to stderr too)' },
@@ -77,7 +86,10 @@ function usage() {
     'producers\' last send until the lag is 0. Order violations, lost and dup are the dynamic run\'s;',
     'the violations are those no flag explains: every violation of a key never split (cold or',
     'relocated whole) plus the split keys\' violations with no ordered: false / outOfOrder message',
-    'of that producer and key between the late message and the one that overtook it (must be 0).');
+    'of that producer and key between the late message and the one that overtook it (must be 0).',
+    'With --handler-ms, a line per scenario before it gives every run\'s figures side by side, the',
+    'unexplained order violations of each (static\'s: all of them, for it has no flags):',
+    '  e2e handlers (steady): N ms per message, C calls at once | static max-lag N p99 X ms order violations N | dynamic ...');
   return lines.join('\n');
 }
 
@@ -122,7 +134,10 @@ function options() {
     json: Boolean(values.json),
     svg: values.svg,
     dump: values.dump,
+    handlerMs: values['handler-ms'] !== undefined ? num('handler-ms', { min: 0.001, max: 60000 }) : null,
+    concurrency: num('concurrency', { integer: true, min: 1, max: 65536 }),
   };
+  if (o.handlerMs === null && values.concurrency !== undefined) throw new RangeError('--concurrency: only with --handler-ms (without it each consumer handles one message at a time at its capacity)');
   if (values.quick) {
     if (values.seconds === undefined) o.seconds = 20;
     if (values.warmup === undefined) o.warmup = 5;
@@ -246,13 +261,14 @@ async function runSide(side, scenario, o, brokers, stamp) {
   for (let w = 0; w < o.consumerProcs; w++) {
     const count = Math.floor(o.consumers / o.consumerProcs) + (w < o.consumers % o.consumerProcs ? 1 : 0);
     const cw = worker('consumer.js', { UV_THREADPOOL_SIZE: '16' });
-    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs, commitMs: o.commitMs });
+    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs, commitMs: o.commitMs, handlerMs: o.handlerMs, concurrency: o.concurrency });
     consumerWorkers.push(cw);
     first += count;
   }
   await Promise.all(consumerWorkers.map((w) => w.next('started')));
   const assignment = await groupSettled(consumerWorkers, o);
-  log(`${scenario} ${side}: group settled, partitions per consumer ${assignment.join(' ')}; delay ${delayMs.toFixed(2)} ms per message`);
+  const handling = o.handlerMs !== null ? `handler awaiting ${o.handlerMs} ms, ${o.concurrency} calls at once per consumer` : `delay ${delayMs.toFixed(2)} ms per message`;
+  log(`${scenario} ${side}: group settled, partitions per consumer ${assignment.join(' ')}; ${handling}`);
 
   const producerWorkers = [];
   for (let p = 0; p < o.producers; p++) {
@@ -327,7 +343,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
   delete figures.firstHandledAt;
   const ackMs = Float64Array.from(results.flatMap((d) => Array.from(d.ackMs.filter((_, j) => d.ackedMask[j])))).sort();
   return {
-    scenario, side, topic, group, delayMs, assignment,
+    scenario, side, topic, group, delayMs, handlerMs: o.handlerMs, concurrency: o.concurrency, assignment,
     slowSeconds: slowedAt !== null ? (slowedAt - startAt) / 1000 : null,
     warmupSeconds: o.warmup,
     lagMonitorErrors: slowing && side !== 'static' ? results.reduce((s, d) => s + (d.lagMonitorErrors || 0), 0) : null,
@@ -382,6 +398,7 @@ function table(runs) {
     ['with an order header', (r) => (r.side !== 'static' ? fmt(r.withOrderHeader) : '-')],
     ['handled per consumer', (r) => r.perConsumer.join(' ')],
     ['partitions per consumer', (r) => r.assignment.join(' ')],
+    ...(runs[0].handlerMs !== null ? [['handler ms per message, calls at once', (r) => `${r.handlerMs} ms, ${r.concurrency}`]] : []),
     ...(runs.some((r) => r.scenario === 'slow-consumer') ? [
       [`consumer ${SLOW_CONSUMER} slowed at s`, (r) => fmt(r.slowSeconds, 1)],
       ['LagMonitor read errors', (r) => (r.side !== 'static' ? fmt(r.lagMonitorErrors) : '-')],
@@ -398,7 +415,8 @@ async function main() {
   const brokers = clusterBrokers(o);
   const stamp = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
   log(`brokers ${brokers}; scenarios ${o.scenarios.join(', ')}; ${o.producers} producers, ${o.consumers} consumers in ${o.consumerProcs} processes, ` +
-    `${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf} over ${o.keys} keys, ${o.partitions} partitions, replication ${o.replication}, capacity ${o.capacity}× the rate`);
+    `${o.rate} msg/s for ${o.seconds} s, Zipf ${o.zipf} over ${o.keys} keys, ${o.partitions} partitions, replication ${o.replication}, ` +
+    (o.handlerMs !== null ? `handlers awaiting ${o.handlerMs} ms, ${o.concurrency} calls at once per consumer` : `capacity ${o.capacity}× the rate`));
   const scenarios = [];
   for (const scenario of o.scenarios) {
     const runs = [];
@@ -407,7 +425,7 @@ async function main() {
       r.drainCap = o.drainCap;
       runs.push(r);
     }
-    scenarios.push({ scenario, runs, summary: lastLine(runs), resequencer: resequencerLine(runs) });
+    scenarios.push({ scenario, runs, summary: lastLine(runs), resequencer: resequencerLine(runs), handlers: handlersLine(runs) });
     if (o.svg) {
       const series = runs.map((r) => ({
         name: r.side, points: r.lag.map((s) => [s.t, s.total]), unhandled: r.lag.map((s) => [s.t, s.unhandled]), stopAt: r.producersStopSeconds,
@@ -419,7 +437,7 @@ async function main() {
       log(`${scenario}: lag chart in ${file}`);
     }
   }
-  const summary = scenarios.flatMap((s) => (s.resequencer ? [s.resequencer, s.summary] : [s.summary]));
+  const summary = scenarios.flatMap((s) => [s.resequencer, s.handlers, s.summary].filter(Boolean));
   if (o.json) {
     // stdout stays one JSON document; the summary lines go to stderr as well.
     console.log(JSON.stringify({ options: { ...o, brokers }, scenarios, summary }, null, 1));

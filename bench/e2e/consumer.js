@@ -7,11 +7,18 @@
 // the handler was told) and the records go to the driver every second, so that a crash of
 // this process loses none that were made before its last report.
 //
+// With handlerMs (bench:e2e --handler-ms, --concurrency), each call instead awaits a timer of
+// handlerMs (I/O-like), up to `concurrency` calls at once per consumer, one at a time per key in
+// consume order: DynamicConsumer with { concurrency, ordering: 'key' }, the static peer through
+// a per-key queue of its own (bench/e2e/key-queue.js), storing offsets below the lowest message
+// not handled.
+//
 // Messages from the driver: { cmd: 'start', ... }, { cmd: 'slow', consumer, factor } (that
 // consumer's delay per message times factor from now on), { cmd: 'stop' }.
 
 const Kafka = require('node-rdkafka');
 const { DynamicConsumer } = require('../../build');
+const { KeyQueue } = require('./key-queue');
 const { OUT_OF_ORDER, HAS_ORDERED, NOT_ORDERED, MARKED, REASONS, REASON_SHIFT, kindCode } = require('./stats');
 
 const MIN_SLEEP_MS = 2;
@@ -19,6 +26,8 @@ const MIN_SLEEP_MS = 2;
 // a long stall of the event loop is not turned into a burst of free capacity.
 const MAX_CREDIT_MS = 20;
 const IDLE_MS = 5;
+// With handlerMs: consuming waits while this many messages wait for a call (DynamicConsumer's maxPending), until half.
+const MAX_PENDING = 5000;
 
 const { COLUMNS } = require('./stats');
 
@@ -101,6 +110,14 @@ function pacer(delayMs) {
   return pace;
 }
 
+/** With handlerMs: each call awaits its own timer (calls at once do not share a capacity); slow(factor) lengthens it. */
+function waiter(handlerMs) {
+  let ms = handlerMs;
+  const wait = () => sleep(ms);
+  wait.slow = (factor) => { ms = handlerMs * factor; };
+  return wait;
+}
+
 // A crash is reported to the driver (which prints it with the figures) before the process ends.
 // The driver gone (it failed or was stopped), nothing is left to report to.
 process.on('disconnect', () => process.exit(1));
@@ -133,7 +150,7 @@ async function start(msg) {
   };
   for (let c = 0; c < msg.count; c++) {
     const index = msg.first + c;
-    const pace = pacer(msg.delayMs);
+    const pace = msg.handlerMs ? waiter(msg.handlerMs) : pacer(msg.delayMs);
     const clientId = { 'client.id': `e2e-${msg.side}-c${index}` };
     const made = msg.side === 'static' ? await startStatic({ ...base, ...clientId }, index, pace) : await startDynamic({ ...base, ...clientId }, index, pace);
     consumers.push({ ...made, index, pace });
@@ -145,7 +162,10 @@ async function start(msg) {
   process.send({ type: 'started' });
 }
 
-/** A plain KafkaConsumer: consume what is ready, handle it one message at a time, store its offset for auto commit. */
+/**
+ * A plain KafkaConsumer: consume what is ready, handle it one message at a time, store its offset
+ * for auto commit (with handlerMs: staticConcurrent).
+ */
 async function startStatic(config, index, pace) {
   const consumer = new Kafka.KafkaConsumer({
     ...config,
@@ -157,6 +177,7 @@ async function startStatic(config, index, pace) {
   consumer.setDefaultConsumeTimeout(0);
   consumer.subscribe([job.topic]);
   let running = true;
+  if (job.handlerMs) return staticConcurrent(consumer, index, pace, () => running, () => { running = false; });
   const loop = (async () => {
     while (running) {
       const batch = await new Promise((resolve) => consumer.consume(100, (err, m) => resolve(err ? [] : m)));
@@ -182,8 +203,52 @@ async function startStatic(config, index, pace) {
   };
 }
 
+/**
+ * The static peer with handlerMs: up to job.concurrency calls at once, one at a time per key, in
+ * consume order (KeyQueue); each handled message's partition stores the offset below its lowest
+ * message not handled (a partition revoked meanwhile refuses it: its next owner reads again).
+ */
+function staticConcurrent(consumer, index, pace, running, halt) {
+  const queue = new KeyQueue(job.concurrency, async (m) => {
+    records.push(index, m.value, now(), 0, 0, m.partition);
+    await pace();
+  }, (m, offset) => {
+    if (offset === undefined) return;
+    try {
+      consumer.offsetsStore([{ topic: m.topic, partition: m.partition, offset }]);
+    } catch {
+      // Revoked: not this consumer's to store any more.
+    }
+  });
+  const loop = (async () => {
+    while (running()) {
+      if (queue.size >= MAX_PENDING) {
+        await queue.below(MAX_PENDING / 2);
+        continue;
+      }
+      const batch = await new Promise((resolve) => consumer.consume(100, (err, m) => resolve(err ? [] : m)));
+      if (batch.length === 0) {
+        await sleep(IDLE_MS);
+        continue;
+      }
+      for (const m of batch) queue.add(m);
+    }
+  })();
+  return {
+    assigned: () => assignedCount(consumer),
+    stop: async () => {
+      halt();
+      await loop;
+      // What was consumed is handled (the lag is 0 by then: little or nothing), its offsets stored, then auto-committed on disconnect.
+      await Promise.race([queue.below(0), sleep(30000)]);
+      await new Promise((resolve) => consumer.disconnect(() => resolve()));
+    },
+  };
+}
+
 async function startDynamic(config, index, pace) {
-  const consumer = new DynamicConsumer(config, { 'auto.offset.reset': 'earliest' }, { commitIntervalMs: job.commitMs });
+  const options = { commitIntervalMs: job.commitMs, ...(job.handlerMs ? { concurrency: job.concurrency, ordering: 'key' } : {}) };
+  const consumer = new DynamicConsumer(config, { 'auto.offset.reset': 'earliest' }, options);
   consumer.on('error', (err) => process.send({ type: 'warn', message: `consumer ${index}: ${err && err.message || err}` }));
   await consumer.connect();
   const done = consumer.run([job.topic], async (message, info) => {

@@ -39,6 +39,19 @@ function resequencerLine(runs) {
 }
 
 /**
+ * With --handler-ms (runs with handlerMs): every run's max lag, p99 latency and unexplained order
+ * violations side by side, static's among them (it has no flags: every violation counts), as
+ * `e2e handlers (steady): 2 ms per message, 64 calls at once | static max-lag N p99 X ms order violations N | dynamic ...`;
+ * undefined otherwise.
+ */
+function handlersLine(runs) {
+  const first = runs[0];
+  if (!first || first.handlerMs === null || first.handlerMs === undefined) return undefined;
+  const part = (r) => `${r.side} max-lag ${fmt(r.maxLag)} p99 ${fmt(r.latencyMs.p99, 1)} ms order violations ${fmt(unexplainedOrderViolations(r))}`;
+  return `e2e handlers (${first.scenario}): ${first.handlerMs} ms per message, ${first.concurrency} call${first.concurrency === 1 ? '' : 's'} at once | ${runs.map(part).join(' | ')}`;
+}
+
+/**
  * The SVG file of a scenario: `file` itself when only one scenario runs (or for the first,
  * 'steady'), else the scenario's name before the extension (lag.svg → lag-slow-consumer.svg).
  */
@@ -49,4 +62,4 @@ function svgFile(file, scenario, scenarios) {
   return dot > slash + 1 ? `${file.slice(0, dot)}-${scenario}${file.slice(dot)}` : `${file}-${scenario}`;
 }
 
-module.exports = { fmt, drainText, lastLine, resequencerLine, svgFile };
+module.exports = { fmt, drainText, lastLine, resequencerLine, handlersLine, svgFile };

@@ -4,7 +4,7 @@
 
 const t = require('tap');
 const { unexplainedOrderViolations, OUT_OF_ORDER, NOT_ORDERED, HAS_ORDERED } = require('../../bench/e2e/stats');
-const { lastLine, resequencerLine, svgFile } = require('../../bench/e2e/format');
+const { lastLine, resequencerLine, handlersLine, svgFile } = require('../../bench/e2e/format');
 const { lagChart } = require('../../bench/e2e/svg');
 const { MOVED, SPREAD, SPLIT, run } = require('./lib/records');
 const FLAGGED = OUT_OF_ORDER | HAS_ORDERED | NOT_ORDERED;
@@ -79,4 +79,18 @@ t.test('the resequencer line: the dynamic run\'s latency beside the unordered ru
   t.equal(resequencerLine([dynamic, unordered]),
     'e2e resequencer (steady): latency p50 201.3 ms p99 812.3 ms with order headers, p50 180.0 ms p99 640.0 ms with orderHeaders \'none\'');
   t.equal(resequencerLine([dynamic]), undefined);
+});
+
+t.test('the handlers line (--handler-ms): every run\'s max lag, p99 and unexplained violations, static\'s all of them; none without --handler-ms', async (t) => {
+  const clean = { violationsByKeyClass: { cold: 0, relocated: 0, split: 5 }, unexplainedViolations: 0, unexplainedViolationsNotSplit: 0 };
+  // Static has no flags: its violations are all of a never-split (cold) key.
+  const broken = { violationsByKeyClass: { cold: 3, relocated: 0, split: 0 }, unexplainedViolations: 3, unexplainedViolationsNotSplit: 3 };
+  const runs = [
+    { ...side('static', { maxLag: 812, p99: 140.26, drain: 1 }), ...broken, scenario: 'steady', handlerMs: 2, concurrency: 64 },
+    { ...side('dynamic', { maxLag: 95, p99: 21.04, drain: 1, violations: clean }), scenario: 'steady', handlerMs: 2, concurrency: 64 },
+  ];
+  t.equal(handlersLine(runs),
+    'e2e handlers (steady): 2 ms per message, 64 calls at once | static max-lag 812 p99 140.3 ms order violations 3 | dynamic max-lag 95 p99 21.0 ms order violations 0');
+  t.equal(handlersLine([{ ...runs[1], concurrency: 1 }]), 'e2e handlers (steady): 2 ms per message, 1 call at once | dynamic max-lag 95 p99 21.0 ms order violations 0');
+  t.equal(handlersLine(runs.map((r) => ({ ...r, handlerMs: null }))), undefined);
 });
