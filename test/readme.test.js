@@ -1,22 +1,26 @@
 'use strict';
-// The README's code runs as pasted, and every relative link of the README and docs/ leads to a
-// file (and, for a `#fragment` into a Markdown file, to one of its headings).
+// The code of the README and docs/ runs as pasted, the README stays the user's page, and every
+// relative link of the README, docs/ and the CHANGELOG leads to a file (and, for a `#fragment`
+// into a Markdown file, to one of its headings).
 //
-// Convention: a fenced ```js, ```javascript or ```ts block whose previous non-blank line is
-// `<!-- runnable -->` is run; `<!-- runnable: with <package> -->` is run when that optional
-// package is installed (skipped, saying so, otherwise). Each runs alone in a fresh `node` process (its own temporary
-// directory, NODE_PATH at this package's node_modules so `node-rdkafka` and `kafkajs`
-// resolve), after two rewrites:
+// Convention, in README.md and docs/*.md alike: a fenced ```js, ```javascript or ```ts block whose
+// previous non-blank line is `<!-- runnable -->` is run; `<!-- runnable: with <package> -->` is run
+// when that optional package is installed (skipped, saying so, otherwise). Each runs alone in a
+// fresh `node` process (its own temporary directory, NODE_PATH at this package's node_modules so
+// `node-rdkafka` and `kafkajs` resolve), after two rewrites:
 //   - require('kafka-dynamic-partitioner') / from 'kafka-dynamic-partitioner' → the local build
 //     (build/index.js), as an installed package would resolve it;
 //   - a librdkafka bootstrap entry, 'metadata.broker.list' or 'bootstrap.servers' with any
-//     value, → 'test.mock.num.brokers': 3, librdkafka's in-process mock cluster. The README
-//     shows the addresses a user types; the mock cluster creates topics on first use.
+//     value, → 'test.mock.num.brokers': 3, librdkafka's in-process mock cluster. The pages
+//     show the addresses a user types; the mock cluster creates topics on first use.
 // A block fails when its process exits with a non-zero code or has not exited after
 // RUN_LIMIT_MS (a hang guard, not a performance limit: it is then killed).
 // ```ts blocks are type-checked with tsc against build/index.d.ts (all of them), and the
-// runnable ones are transpiled to CommonJS and run like the JS ones. Every JS block, runnable
-// or not, must compile as a CommonJS script (so no top-level await in a require example).
+// runnable ones are transpiled to CommonJS and run like the JS ones. Every JS block of the
+// README, runnable or not, must compile as a CommonJS script (so no top-level await in a require
+// example); a JS block of docs/ may also be a fragment that compiles as the body of an async
+// function (`await producer.connect(...)`).
+// Parsing (blocks, GitHub's heading anchors, links) is in test/lib/markdown.js.
 
 const { test } = require('tap');
 const fs = require('node:fs');
@@ -24,36 +28,15 @@ const os = require('node:os');
 const path = require('node:path');
 const vm = require('node:vm');
 const { spawnSync } = require('node:child_process');
+const { codeBlocks, anchors, relativeLinks, brokenLinks } = require('./lib/markdown');
 
 const ROOT = path.join(__dirname, '..');
 const BUILD = path.join(ROOT, 'build', 'index.js');
 const RUN_LIMIT_MS = 120_000;
 const PACKAGE = 'kafka-dynamic-partitioner';
-
-/** Fenced code blocks of a Markdown text: { lang, code, line, runnable }. */
-function codeBlocks(markdown) {
-  const lines = markdown.split('\n');
-  const blocks = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)\s*$/.exec(lines[i]);
-    if (!open) continue;
-    const start = i;
-    let end = i + 1;
-    while (end < lines.length && !/^```\s*$/.test(lines[end])) end++;
-    let prev = start - 1;
-    while (prev >= 0 && lines[prev].trim() === '') prev--;
-    blocks.push({
-      lang: open[1],
-      code: lines.slice(start + 1, end).join('\n'),
-      line: start + 1,
-      runnable: prev >= 0 && /^<!-- runnable(: with [@\w/.-]+)? -->$/.test(lines[prev].trim()),
-      // `<!-- runnable: with <package> -->`: run when that optional package is installed.
-      needs: prev >= 0 ? (/^<!-- runnable: with ([@\w/.-]+) -->$/.exec(lines[prev].trim()) || [])[1] : undefined,
-    });
-    i = end;
-  }
-  return blocks;
-}
+// The issue "one house, second pass": pitch, install, quick start, compatibility, an options
+// overview, errors and headline performance; the rest belongs in docs/.
+const README_MAX_LINES = 400;
 
 const isJs = (b) => b.lang === 'js' || b.lang === 'javascript';
 const isTs = (b) => b.lang === 'ts' || b.lang === 'typescript';
@@ -84,8 +67,18 @@ function runNode(code, limitMs = RUN_LIMIT_MS) {
   }
 }
 
-const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const blocks = codeBlocks(readme);
+// README.md first, then docs/*.md in name order; each block knows its page.
+const PAGES = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+const texts = new Map(PAGES.map((page) => [page, fs.readFileSync(path.join(ROOT, page), 'utf8')]));
+const blocks = PAGES.flatMap((page) => codeBlocks(texts.get(page)).map((b) => ({ ...b, page, where: `${page}:${b.line}` })));
+const readme = texts.get('README.md');
 const runnable = blocks.filter((b) => b.runnable);
 
 test('the runner fails a block that throws, rejects or hangs, and passes one that ends', (t) => {
@@ -102,7 +95,25 @@ test('the rewrites: the local build, and the mock cluster for a bootstrap list',
   const code = forTest(
     "const k = require('kafka-dynamic-partitioner');\nnew P({ 'metadata.broker.list': 'localhost:9092', x: 1 }, { \"bootstrap.servers\": \"a:1,b:2\" });",
   );
-  t.equal(code, `const k = require(${JSON.stringify(BUILD)});\nnew P({ 'test.mock.num.brokers': 3, x: 1 }, { 'test.mock.num.brokers': 3 });`);
+  t.equal(
+    code,
+    `const k = require(${JSON.stringify(BUILD)});\nnew P({ 'test.mock.num.brokers': 3, x: 1 }, { 'test.mock.num.brokers': 3 });`,
+  );
+  t.end();
+});
+
+test('code blocks: the runnable markers, with and without an optional package', (t) => {
+  const found = codeBlocks(
+    '<!-- runnable -->\n\n```js\na();\n```\n\n<!-- runnable: with @scope/pkg -->\n```ts\nb();\n```\ntext\n```js\nc();\n```\n',
+  );
+  t.same(
+    found.map(({ lang, code, line, runnable, needs }) => ({ lang, code, line, runnable, needs })),
+    [
+      { lang: 'js', code: 'a();', line: 3, runnable: true, needs: undefined },
+      { lang: 'ts', code: 'b();', line: 8, runnable: true, needs: '@scope/pkg' },
+      { lang: 'js', code: 'c();', line: 12, runnable: false, needs: undefined },
+    ],
+  );
   t.end();
 });
 
@@ -111,21 +122,60 @@ test('the README marks its Quick start blocks runnable', (t) => {
   const next = readme.indexOf('\n## ', quickStart + 1);
   const startLine = readme.slice(0, quickStart).split('\n').length;
   const endLine = readme.slice(0, next).split('\n').length;
-  const inQuickStart = runnable.filter((b) => b.line > startLine && b.line < endLine);
+  const inQuickStart = runnable.filter((b) => b.page === 'README.md' && b.line > startLine && b.line < endLine);
   t.ok(inQuickStart.length >= 4, `${inQuickStart.length} runnable blocks under Quick start`);
   t.ok(
     inQuickStart.some((b) => b.code.includes('new DynamicProducer(')),
     'the DynamicProducer example is among them',
   );
-  t.ok(runnable.some(isTs), 'a TypeScript block is among them');
+  t.ok(inQuickStart.some(isTs), 'a TypeScript block is among them');
   t.end();
 });
 
-test('every JS block of the README compiles as a CommonJS script', (t) => {
+test('the runnable blocks of docs/ are run too', (t) => {
+  const inDocs = runnable.filter((b) => b.page !== 'README.md');
+  t.ok(inDocs.length >= 1, `${inDocs.length} runnable blocks in docs/: ${inDocs.map((b) => b.where).join(', ')}`);
+  t.ok(
+    inDocs.some((b) => b.page === 'docs/options.md' && b.needs === '@confluentinc/kafka-javascript'),
+    "docs/options.md's DynamicProducer on Confluent's client is among them",
+  );
+  t.end();
+});
+
+test("the README stays the user's page: the two commands, and the rest in docs/", (t) => {
+  const lines = readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0);
+  t.ok(lines <= README_MAX_LINES, `README.md has ${lines} lines (at most ${README_MAX_LINES}; move details to docs/)`);
+  t.match(readme, /^npm install\s+#.*$/m, 'npm install in a clone');
+  t.match(readme, /^npm run demo\s+#.*mock cluster.*$/m, 'npm run demo: the mock cluster, no broker');
+  t.match(readme, /^npm test\s+#.*$/m, 'npm test');
+  t.end();
+});
+
+/** Whether `code` compiles as the body of an async function (a docs fragment that awaits). */
+const compilesAsAsyncBody = (code, filename) => {
+  try {
+    new vm.Script(`(async () => {\n${code}\n})`, { filename });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('every JS block compiles: as a CommonJS script (README), or as an async function body (docs/)', (t) => {
   const js = blocks.filter(isJs);
-  t.ok(js.length > 0);
+  t.ok(js.some((b) => b.page === 'README.md'));
   for (const b of js) {
-    t.doesNotThrow(() => new vm.Script(b.code, { filename: `README.md:${b.line}` }), `README.md:${b.line}`);
+    if (b.page === 'README.md') {
+      t.doesNotThrow(() => new vm.Script(b.code, { filename: b.where }), b.where);
+      continue;
+    }
+    let script = true;
+    try {
+      new vm.Script(b.code, { filename: b.where });
+    } catch {
+      script = false;
+    }
+    t.ok(script || compilesAsAsyncBody(b.code, b.where), b.where);
   }
   t.end();
 });
@@ -142,7 +192,7 @@ const installed = (name) => {
 
 for (const b of runnable.filter(isJs)) {
   const skip = b.needs && !installed(b.needs) ? `${b.needs} is not installed (see the README's install section)` : false;
-  test(`README.md:${b.line} runs (js)`, { skip }, (t) => {
+  test(`${b.where} runs (js)`, { skip }, (t) => {
     const code = forTest(b.code);
     t.notMatch(code, /metadata\.broker\.list|bootstrap\.servers|require\(['"]kafka-dynamic-partitioner/, 'rewritten');
     const r = runNode(code);
@@ -155,7 +205,7 @@ for (const b of runnable.filter(isJs)) {
 const tsBlocks = blocks.filter(isTs);
 const ts = require('typescript');
 
-test('the README\'s TypeScript blocks type-check against build/index.d.ts', (t) => {
+test('the TypeScript blocks type-check against build/index.d.ts', (t) => {
   t.ok(tsBlocks.length > 0);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kdp-readme-ts-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -179,7 +229,7 @@ test('the README\'s TypeScript blocks type-check against build/index.d.ts', (t) 
     paths: { [PACKAGE]: [path.join(ROOT, 'build', 'index.d.ts')] },
   });
   const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file ? `block${files.indexOf(d.file.fileName)}` : '';
+    const where = d.file ? tsBlocks[files.indexOf(d.file.fileName)]?.where : '';
     return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
   });
   t.same(diagnostics, [], 'no type errors');
@@ -187,7 +237,8 @@ test('the README\'s TypeScript blocks type-check against build/index.d.ts', (t) 
 });
 
 for (const b of runnable.filter(isTs)) {
-  test(`README.md:${b.line} runs (ts, transpiled to CommonJS)`, (t) => {
+  const skip = b.needs && !installed(b.needs) ? `${b.needs} is not installed (see the README's install section)` : false;
+  test(`${b.where} runs (ts, transpiled to CommonJS)`, { skip }, (t) => {
     const js = ts.transpileModule(b.code, {
       compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
     }).outputText;
@@ -198,59 +249,11 @@ for (const b of runnable.filter(isTs)) {
   });
 }
 
-// GitHub's heading anchors: lower case, punctuation other than '-' and '_' dropped, spaces to '-'.
-function anchors(markdown) {
-  const out = new Set();
-  let fenced = false;
-  for (const line of markdown.split('\n')) {
-    if (/^```/.test(line)) fenced = !fenced;
-    const h = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
-    if (h) out.add(h[1].trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-'));
-  }
-  return out;
-}
-
-/** Relative link targets of a Markdown text, outside code fences and code spans. */
-function relativeLinks(markdown) {
-  const out = [];
-  let fenced = false;
-  for (const line of markdown.split('\n')) {
-    if (/^```/.test(line)) {
-      fenced = !fenced;
-      continue;
-    }
-    if (fenced) continue;
-    const text = line.replace(/`[^`]*`/g, '');
-    for (const m of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
-      const target = m[1];
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:, ...
-      out.push(target);
-    }
-  }
-  return out;
-}
-
-/** The relative links of `text` (the page at `page`, relative to ROOT) that lead nowhere, and how many were checked. */
-function brokenLinks(page, text) {
-  const broken = [];
-  const links = relativeLinks(text);
-  for (const link of links) {
-    const [file, fragment] = link.split('#');
-    const target = file === '' ? path.join(ROOT, page) : path.resolve(ROOT, path.dirname(page), file);
-    if (!fs.existsSync(target)) broken.push(`${page}: ${link} (no file ${path.relative(ROOT, target)})`);
-    else if (fragment && target.endsWith('.md') && !anchors(fs.readFileSync(target, 'utf8')).has(fragment)) {
-      broken.push(`${page}: ${link} (no such heading)`);
-    }
-  }
-  return { broken, checked: links.length };
-}
-
-test('every relative link in README.md and docs/*.md resolves', (t) => {
-  const docs = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f));
+test('every relative link in README.md, docs/*.md and CHANGELOG.md resolves', (t) => {
   let checked = 0;
-  for (const page of ['README.md', ...docs]) {
-    const r = brokenLinks(page, fs.readFileSync(path.join(ROOT, page), 'utf8'));
-    t.same(r.broken, [], `${page}: ${r.checked} relative links lead to files`);
+  for (const page of [...PAGES, 'CHANGELOG.md']) {
+    const r = brokenLinks(ROOT, page, texts.get(page) ?? fs.readFileSync(path.join(ROOT, page), 'utf8'));
+    t.same(r.broken, [], `${page}: ${r.checked} relative links lead to files (and headings)`);
     checked += r.checked;
   }
   t.ok(checked >= 10, `${checked} links checked`);
@@ -258,9 +261,46 @@ test('every relative link in README.md and docs/*.md resolves', (t) => {
 });
 
 test('the link checker skips code and absolute links, and reports a missing file or heading', (t) => {
-  t.same(relativeLinks('see [a](docs/x.md#y) and [b](https://e.org) `[c](no.md)`\n```\n[d](e.md)\n```'), ['docs/x.md#y']);
-  t.ok(anchors('## Wrapping an existing producer\n').has('wrapping-an-existing-producer'));
-  const r = brokenLinks('docs/ordering.md', '[a](ordering.md) [b](no-such-page.md) [c](../README.md#no-such-heading) [d](#guarantee)');
-  t.same(r.broken, ['docs/ordering.md: no-such-page.md (no file docs/no-such-page.md)', 'docs/ordering.md: ../README.md#no-such-heading (no such heading)']);
+  t.same(relativeLinks('see [a](docs/x.md#y) and [b](https://e.org) `[c](no.md)` ![d](e.svg)\n```\n[f](g.md)\n```'), [
+    'docs/x.md#y',
+    'e.svg',
+  ]);
+  const r = brokenLinks(
+    ROOT,
+    'docs/ordering.md',
+    '[a](ordering.md) [b](no-such-page.md) [c](../README.md#no-such-heading) [d](#guarantee)',
+  );
+  t.same(r.broken, [
+    'docs/ordering.md: no-such-page.md (no file docs/no-such-page.md)',
+    'docs/ordering.md: ../README.md#no-such-heading (no such heading)',
+  ]);
+  t.end();
+});
+
+test("GitHub's heading anchors: punctuation dropped, spaces to '-', repeated headings numbered", (t) => {
+  const a = anchors(
+    [
+      '## Wrapping an existing producer',
+      "## Confluent's KafkaJS API: wrapKafkaJsConsumer",
+      '## Concurrent handling: `concurrency` and `ordering`',
+      '## A secure cluster: SASL_SSL and ACLs',
+      '### Soak ##',
+      '## Soak',
+      '```sh',
+      '# not a heading',
+      '```',
+    ].join('\n'),
+  );
+  t.same(
+    [...a],
+    [
+      'wrapping-an-existing-producer',
+      'confluents-kafkajs-api-wrapkafkajsconsumer',
+      'concurrent-handling-concurrency-and-ordering',
+      'a-secure-cluster-sasl_ssl-and-acls',
+      'soak',
+      'soak-1',
+    ],
+  );
   t.end();
 });
