@@ -1,53 +1,53 @@
 #!/usr/bin/env node
 // kdp: the package's command line. `kdp simulate` compares static and dynamic placement.
 
-import { parseArgs } from 'node:util';
 import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { simulate, minWindow, SIMULATION_DEFAULTS, SIMULATION_LIMITS } from './simulate';
 import { terminalReport, svgReport } from './chart';
 import { DEFAULTS, resolveOptions } from '../core/options';
 import { WORKLOAD_FORMS } from './workload';
+import { type Command, UsageError, helpText, parseFlags, usageErrorText } from './args';
 
-const USAGE = `usage: kdp simulate [options]
+const L = SIMULATION_LIMITS;
+const d = SIMULATION_DEFAULTS;
 
-Runs a synthetic key stream through Kafka's static placement and through
-DynamicPartitioner, and prints both per partition, side by side.
-
-  --workload W      ${WORKLOAD_FORMS.join(' | ')}   (default ${SIMULATION_DEFAULTS.workload})
-                    shift:<s>:<every> moves the hot set every <every> messages
-  --keys N          distinct keys, 1 to ${SIMULATION_LIMITS.keys}          (default ${SIMULATION_DEFAULTS.keys})
-  --messages N      messages, 1 to ${SIMULATION_LIMITS.messages}          (default ${SIMULATION_DEFAULTS.messages})
-  --partitions N    partitions, 1 to maxPartitions     (default ${SIMULATION_DEFAULTS.partitions})
-  --window N        messages per window, at most ${SIMULATION_LIMITS.windows} windows a run
-                                                       (default ${SIMULATION_DEFAULTS.window})
-  --seed N          random seed, 0 to ${SIMULATION_LIMITS.seed}         (default ${SIMULATION_DEFAULTS.seed})
-  --topics N        topics written, each with as many messages; figures are the first's
-                    (default ${SIMULATION_DEFAULTS.topics}, at most ${SIMULATION_LIMITS.topics})
-  --set PATH=VALUE  a DynamicPartitioner option, e.g. --set hotThreshold=0.2
-                    --set horizon.messages=50000 --set spread=false (repeatable)
-  --json            print the result as JSON
-  --svg FILE        also draw the comparison as an SVG chart
-  -h, --help        this text
-
-Partitioner options and their defaults:
-${Object.entries(DEFAULTS).map(([k, v]) => `  ${k} = ${JSON.stringify(v)}`).join('\n')}
-`;
-
-/** A bad command line: exit code 2, with the usage. */
-class UsageError extends Error {}
+const SIMULATE = {
+  name: 'kdp',
+  usage: 'kdp simulate',
+  description: `Runs a synthetic key stream through Kafka's static placement and through
+DynamicPartitioner, and prints both per partition, side by side.`,
+  flags: {
+    workload: {
+      type: 'string', arg: 'W', default: d.workload,
+      help: `${WORKLOAD_FORMS.join(' | ')}: the keys' distribution; shift:<s>:<every> moves the hot set every <every> messages`,
+    },
+    keys: { type: 'number', integer: true, min: 1, max: L.keys, default: d.keys, help: 'distinct keys' },
+    messages: { type: 'number', integer: true, min: 1, max: L.messages, default: d.messages, help: 'messages' },
+    partitions: {
+      type: 'number', integer: true, min: 1, max: (v) => maxPartitions(v.set as string[]), default: d.partitions,
+      accepts: 'an integer in [1, maxPartitions]', why: ' (the partitioner\'s maxPartitions; --set maxPartitions=N raises it)', help: 'partitions',
+    },
+    window: {
+      type: 'number', integer: true, min: (v) => minWindow(v.messages as number), max: L.messages, default: d.window,
+      accepts: `an integer in [messages / ${L.windows}, ${L.messages}]`, why: (v) => ` (at most ${L.windows} windows of ${v.messages} messages)`,
+      help: 'messages per window, for the worst-window figure',
+    },
+    seed: { type: 'number', integer: true, min: 0, max: L.seed, default: d.seed, help: 'random seed' },
+    topics: { type: 'number', integer: true, min: 1, max: L.topics, default: d.topics, help: 'topics written, each with as many messages; the figures are the first\'s' },
+    set: {
+      type: 'string', multiple: true, arg: 'PATH=VALUE',
+      help: 'a DynamicPartitioner option (VALUE as JSON, else text), e.g. --set hotThreshold=0.2 --set horizon.messages=50000 --set spread=false',
+    },
+    json: { type: 'boolean', help: 'print the result as JSON' },
+    svg: { type: 'string', arg: 'FILE', help: 'also draw the comparison as an SVG chart into FILE' },
+  },
+  notes: `Partitioner options and their defaults:
+${Object.entries(DEFAULTS).map(([k, v]) => `  ${k} = ${JSON.stringify(v)}`).join('\n')}`,
+} as const satisfies Command;
 
 /** Something the command could not do (exit code 1). */
 class CommandError extends Error {}
-
-function integer(name: string, text: string | undefined, fallback: number, min: number, max: number, why = ''): number {
-  if (text === undefined) return fallback;
-  const v = Number(text);
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw new UsageError(`--${name} must be an integer in [${min}, ${max}]${why}, got ${JSON.stringify(text)}`);
-  }
-  return v;
-}
 
 /** Fails before the simulation, not after it, when `file` cannot be written. */
 function checkWritable(file: string): void {
@@ -97,43 +97,27 @@ function optionsFrom(pairs: string[]): Record<string, unknown> {
   return options;
 }
 
+/** The partitioner's maxPartitions with the --set options. */
+function maxPartitions(set: string[]): number {
+  return resolveOptions(optionsFrom(set)).maxPartitions;
+}
+
 function simulateCommand(args: string[]): void {
-  const { values } = parseArgs({
-    args,
-    options: {
-      workload: { type: 'string' },
-      keys: { type: 'string' },
-      messages: { type: 'string' },
-      partitions: { type: 'string' },
-      window: { type: 'string' },
-      seed: { type: 'string' },
-      topics: { type: 'string' },
-      set: { type: 'string', multiple: true },
-      json: { type: 'boolean' },
-      svg: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
+  // Every flag is checked before any work: a run that cannot finish or cannot be written fails at once.
+  const values = parseFlags(SIMULATE, args);
+  if (values === null) {
+    process.stdout.write(helpText(SIMULATE));
     return;
   }
-  const d = SIMULATION_DEFAULTS;
-  const L = SIMULATION_LIMITS;
-  const options = optionsFrom(values.set ?? []);
-  // Every flag is checked before any work: a run that cannot finish or cannot be written fails at once.
-  const { maxPartitions } = resolveOptions(options);
-  const messages = integer('messages', values.messages, d.messages, 1, L.messages);
   const settings = {
-    workload: values.workload ?? d.workload,
-    keys: integer('keys', values.keys, d.keys, 1, L.keys),
-    messages,
-    partitions: integer('partitions', values.partitions, d.partitions, 1, maxPartitions, ' (the partitioner\'s maxPartitions; --set maxPartitions=N raises it)'),
-    window: integer('window', values.window, d.window, minWindow(messages), L.messages, ` (at most ${L.windows} windows of ${messages} messages)`),
-    seed: integer('seed', values.seed, d.seed, 0, L.seed),
-    topics: integer('topics', values.topics, d.topics, 1, L.topics),
-    options,
+    workload: values.workload,
+    keys: values.keys,
+    messages: values.messages,
+    partitions: values.partitions,
+    window: values.window,
+    seed: values.seed,
+    topics: values.topics,
+    options: optionsFrom(values.set),
   };
   if (values.svg) checkWritable(values.svg);
   const result = simulate(settings);
@@ -151,7 +135,7 @@ function main(argv: string[]): number {
   const [command, ...rest] = argv;
   try {
     if (command === 'simulate') simulateCommand(rest);
-    else if (command === undefined || command === '-h' || command === '--help' || command === 'help') process.stdout.write(USAGE);
+    else if (command === undefined || command === '-h' || command === '--help' || command === 'help') process.stdout.write(helpText(SIMULATE));
     else throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     return 0;
   } catch (err) {
@@ -160,9 +144,9 @@ function main(argv: string[]): number {
       process.stderr.write(`kdp: ${e.message}\n`);
       return 1;
     }
-    // Bad flags (UsageError, parseArgs' ERR_PARSE_ARGS_*) and bad option values (KDP_*) are the user's to fix.
-    if (e instanceof UsageError || e.code?.startsWith('ERR_PARSE_ARGS') || e.code?.startsWith('KDP_')) {
-      process.stderr.write(`kdp: ${e.message}\n\n${USAGE}`);
+    // Bad flags (UsageError) and bad option values (KDP_*) are the user's to fix.
+    if (e instanceof UsageError || e.code?.startsWith('KDP_')) {
+      process.stderr.write(usageErrorText(SIMULATE, e instanceof UsageError ? e : new UsageError(e.message)));
       return 2;
     }
     throw err;

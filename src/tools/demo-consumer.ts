@@ -19,16 +19,26 @@ import { delay as sleep } from '../core/time';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
 import type { ConsumedMessage } from '../consumer/resequencer';
-import { demoFlags, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
+import { BROKERS_FLAG, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
+import { type Command, type FlagValues, fileHeader } from './args';
 
-const USAGE = `usage: npm run demo:consumer -- [--brokers host:port] [--partitions N] [--rate MSG_PER_S]
-                               [--seconds S] [--hot-share X]
-
-Without --brokers it runs against librdkafka's in-process mock cluster, which creates the
-topics with 4 partitions (so --partitions needs --brokers). With --brokers it creates two
-topics with --partitions partitions (default 6).
-On a terminal it prints a line every second; piped, every ${PROGRESS_EVERY_S} s.
-`;
+const DEMO_CONSUMER = {
+  name: 'demo',
+  usage: 'npm run demo:consumer --',
+  description: fileHeader(__filename),
+  flags: {
+    brokers: BROKERS_FLAG,
+    partitions: {
+      type: 'number', integer: true, min: 2, max: 1024, default: 6,
+      needs: { flag: 'brokers', why: 'the mock cluster auto-creates the topics with 4 partitions' },
+      help: 'partitions of the two topics made for the run',
+    },
+    rate: { type: 'number', arg: 'MSG_PER_S', min: 100, max: 100_000, default: 4000, help: 'messages per second' },
+    seconds: { type: 'number', arg: 'S', min: 12, max: 3600, default: 24, help: 'how long it runs: 40% the order part, the rest (at least 8 s) the steering part' },
+    'hot-share': { type: 'number', min: 0.05, max: 0.95, default: 0.4, help: "the hot key's share of the messages" },
+  },
+  notes: `On a terminal it prints a line every second; piped, every ${PROGRESS_EVERY_S} s.`,
+} as const satisfies Command;
 
 interface Settings {
   brokers?: string;
@@ -36,17 +46,6 @@ interface Settings {
   rate: number;
   seconds: number;
   hotShare: number;
-}
-
-function settings(argv: string[]): Settings | null {
-  const f = demoFlags(argv, {
-    partitions: { fallback: 6, min: 2, max: 1024, integer: true, needsBrokers: 'the mock cluster auto-creates the topics with 4 partitions' },
-    rate: { fallback: 4000, min: 100, max: 100_000 },
-    seconds: { fallback: 24, min: 12, max: 3600 },
-    'hot-share': { fallback: 0.4, min: 0.05, max: 0.95 },
-  });
-  if (!f) return null;
-  return { brokers: f.brokers, partitions: f.partitions, rate: f.rate, seconds: f.seconds, hotShare: f['hot-share'] };
 }
 
 /** Produces `rate` messages per second to `topic` until `stop()` is called: the hot key with `share`, else Zipf keys. */
@@ -80,12 +79,8 @@ async function ready(producer: DynamicProducer, topic: string): Promise<number> 
   return producer.metrics().topics[topic]?.partitions ?? 0;
 }
 
-async function main(): Promise<void> {
-  const s = settings(process.argv.slice(2));
-  if (!s) {
-    process.stdout.write(USAGE);
-    return;
-  }
+async function main(f: FlagValues<typeof DEMO_CONSUMER.flags>): Promise<void> {
+  const s: Settings = { brokers: f.brokers, partitions: f.partitions, rate: f.rate, seconds: f.seconds, hotShare: f['hot-share'] };
   const stamp = Date.now().toString(36);
   const orderTopic = `kdp-demo-order-${stamp}`;
   const lagTopic = `kdp-demo-lag-${stamp}`;
@@ -285,4 +280,4 @@ async function main(): Promise<void> {
   await producer.disconnect();
 }
 
-runDemo(USAGE, main);
+runDemo(DEMO_CONSUMER, main);

@@ -9,50 +9,30 @@ import { partitionForKey } from '../core/hash';
 import { delay } from '../core/time';
 import { bar } from './chart';
 import { KeyStream, parseWorkload } from './workload';
-import { demoFlags, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
+import { BROKERS_FLAG, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
+import { type Command, type FlagValues, fileHeader } from './args';
 
-const USAGE = `usage: npm run demo -- [--brokers host:port] [--partitions N] [--topic NAME]
-                      [--rate MSG_PER_S] [--seconds S] [--campaign-share X]
+const DEMO = {
+  name: 'demo',
+  usage: 'npm run demo --',
+  description: fileHeader(__filename),
+  flags: {
+    brokers: BROKERS_FLAG,
+    partitions: {
+      type: 'number', integer: true, min: 1, max: 100_000, default: 12,
+      needs: { flag: 'brokers', why: 'the mock cluster auto-creates the topic with 4 partitions' },
+      help: 'partitions of --topic, made with them if missing',
+    },
+    topic: { type: 'string', arg: 'NAME', default: () => `kdp-demo-${Date.now()}`, defaultText: 'kdp-demo-<now in ms>', help: 'the topic' },
+    rate: { type: 'number', arg: 'MSG_PER_S', min: 10, max: 1_000_000, default: 20_000, help: 'messages per second' },
+    seconds: { type: 'number', arg: 'S', min: 3, max: 86_400, default: 24, help: 'how long it runs; the campaign takes the middle third' },
+    'campaign-share': { type: 'number', min: 0, max: 0.99, default: 0.4, help: "the campaign key's share of the messages during the campaign" },
+  },
+  notes: `On a terminal it redraws every second; piped, it prints a progress line every ${PROGRESS_EVERY_S} s.`,
+} as const satisfies Command;
 
-Without --brokers it runs against librdkafka's in-process mock cluster, which creates the
-topic with 4 partitions (so --partitions needs --brokers). With --brokers it creates --topic
-with --partitions partitions (default 12) if missing.
-On a terminal it redraws every second; piped, it prints a progress line every ${PROGRESS_EVERY_S} s.
-`;
-
-interface Settings {
-  brokers?: string;
-  partitions: number;
-  topic: string;
-  rate: number;
-  seconds: number;
-  campaignShare: number;
-}
-
-function settings(argv: string[]): Settings | null {
-  const f = demoFlags(argv, {
-    partitions: { fallback: 12, min: 1, max: 100_000, integer: true, needsBrokers: 'the mock cluster auto-creates the topic with 4 partitions' },
-    rate: { fallback: 20_000, min: 10, max: 1_000_000 },
-    seconds: { fallback: 24, min: 3, max: 86_400 },
-    'campaign-share': { fallback: 0.4, min: 0, max: 0.99 },
-  }, ['topic']);
-  if (!f) return null;
-  return {
-    brokers: f.brokers,
-    partitions: f.partitions,
-    topic: f.topic ?? `kdp-demo-${Date.now()}`,
-    rate: f.rate,
-    seconds: f.seconds,
-    campaignShare: f['campaign-share'],
-  };
-}
-
-async function main(): Promise<void> {
-  const s = settings(process.argv.slice(2));
-  if (!s) {
-    process.stdout.write(USAGE);
-    return;
-  }
+async function main(f: FlagValues<typeof DEMO.flags>): Promise<void> {
+  const s = { brokers: f.brokers, partitions: f.partitions, topic: f.topic, rate: f.rate, seconds: f.seconds, campaignShare: f['campaign-share'] };
   if (s.brokers) await createTopic(s.brokers, s.topic, s.partitions);
   const config = s.brokers ? { 'metadata.broker.list': s.brokers } : { 'test.mock.num.brokers': 3 };
   const producer = new DynamicProducer(
@@ -177,4 +157,4 @@ async function main(): Promise<void> {
   await producer.disconnect();
 }
 
-runDemo(USAGE, main);
+runDemo(DEMO, main);
