@@ -14,23 +14,38 @@
 // (gitignored; --no-peers skips the row). On the mock cluster its child is given a cluster held by
 // this process (its Node cannot load node-rdkafka's addon).
 //
-// Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --topic=NAME (with --brokers:
-// an existing topic; without it one is made for the run with --partitions, default 12, and
-// --replication, default 1), --only=ROW[,ROW] (rows by name), --no-peers, --json.
+// --help lists the flags.
+
+const { flags, median } = require('./common');
+
+const args = flags(__filename, {
+  messages: { type: 'number', integer: true, min: 1000, default: 200000, help: 'messages per row and round' },
+  rounds: { type: 'number', integer: true, min: 1, default: 3, help: 'rounds, the rows interleaved' },
+  brokers: { type: 'string', arg: 'LIST', help: "a real cluster (default: each row's own librdkafka mock cluster)" },
+  topic: {
+    type: 'string', arg: 'NAME', defaultText: 'bench-clients-<pid>, with --brokers made for the run',
+    help: 'with --brokers: an existing topic (else one is made with --partitions and --replication)',
+  },
+  partitions: { type: 'number', integer: true, min: 1, default: 12, help: 'with --brokers: partitions of the topic made for the run' },
+  replication: { type: 'number', integer: true, min: 1, default: 1, help: 'with --brokers: replication factor of the topic made for the run' },
+  only: { type: 'string', arg: 'ROW[,ROW]', help: 'only the rows whose names hold one of these' },
+  'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
+  json: { type: 'boolean', help: 'print the figures as JSON' },
+  child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
+  bootstrap: { type: 'string', arg: 'LIST', internal: true, help: "the @platformatic/kafka row's cluster: the mock cluster this process holds for it" },
+}, { usage: 'npm run bench:clients --' });
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { flags, number, median } = require('./common');
 const { peerNode, platformatic } = require('./node22');
 
-const args = flags();
-const MESSAGES = number(args, 'messages', 200000, { min: 1000, integer: true });
-const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
-const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
-const TOPIC = typeof args.topic === 'string' ? args.topic : `bench-clients-${process.pid}`;
-const PARTITIONS = number(args, 'partitions', 12, { min: 1, integer: true });
-const REPLICATION = number(args, 'replication', 1, { min: 1, integer: true });
+const MESSAGES = args.messages;
+const ROUNDS = args.rounds;
+const BROKERS = args.brokers;
+const TOPIC = args.topic ?? `bench-clients-${process.pid}`;
+const PARTITIONS = args.partitions;
+const REPLICATION = args.replication;
 const VALUE = Buffer.alloc(100, 'v');
 const BATCH = 500;
 const IN_FLIGHT = 4;
@@ -252,11 +267,11 @@ function confluentInstalled() {
 
 async function main() {
   const names = ['rdkafka_performance (the limit)', ...Object.keys(ROWS)]
-    .filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)))
+    .filter((n) => args.only === undefined || args.only.split(',').some((o) => n.includes(o)))
     .filter((n) => n !== 'Confluent, reports' || confluentInstalled())
     .filter((n) => n !== PLATFORMATIC_ROW || !args['no-peers']);
   const node22 = names.includes(PLATFORMATIC_ROW) ? peerNode() : undefined;
-  if (BROKERS && typeof args.topic !== 'string') {
+  if (BROKERS && args.topic === undefined) {
     const Kafka = require('node-rdkafka');
     const admin = Kafka.AdminClient.create({ 'metadata.broker.list': BROKERS, log_level: 3 });
     await new Promise((resolve, reject) => admin.createTopic({ topic: TOPIC, num_partitions: PARTITIONS, replication_factor: REPLICATION }, 30000,
@@ -317,7 +332,7 @@ async function main() {
   }
 }
 
-if (typeof args.child === 'string') {
+if (args.child !== undefined) {
   child(args.child).catch((err) => {
     console.error(err);
     process.exit(1);

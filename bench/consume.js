@@ -1,11 +1,12 @@
 'use strict';
 // npm run bench:consume — DynamicConsumer against the consumers a Node.js user would otherwise
-// pick, and librdkafka's own rdkafka_performance -C as the limit. One topic is filled once with
-// --messages (100,000 on the mock cluster, 1,000,000 on a real one) messages of about 100 bytes, 25% of them on one hot key, the rest over a
-// skewed tail of 20,000 keys, placed by Kafka's partitioner (so that every consumer should see
-// each key in order); each row then reads it from the beginning in a new group, in a process of
-// its own, with a no-op handler, timed from its partitions' assignment (where the client says when:
-// rdkafka_performance from its first message) to the last. Rounds interleave
+// pick, and librdkafka's own rdkafka_performance -C as the limit. One topic (on the mock cluster
+// one per 50,000 messages) is filled once with --messages (500,000 on the mock cluster,
+// 1,000,000 on a real one) messages of about 100 bytes, 25% of them on one hot key, the rest
+// over a skewed tail of 20,000 keys, placed by Kafka's partitioner (so that every consumer
+// should see each key in order); each row then reads it from the beginning in a new group, in a
+// process of its own, with a no-op handler, timed from its partitions' assignment (where the
+// client says when: rdkafka_performance from its first message) to the last. Rounds interleave
 // the rows; the table gives medians of msg/s, each row's ratio to the plain node-rdkafka loop,
 // and messages lost, duplicated and out of key order (all must be 0).
 //
@@ -21,33 +22,54 @@
 // (bench/node22.js; --no-peers skips the row), with --brokers only: its consumer's connections
 // to librdkafka's mock cluster are closed.
 //
-// Options: --messages=N, --rounds=N (default 3), --brokers=LIST, --partitions=N, --only=ROW[,ROW],
-// --handler-ms=N, --concurrency=C, --keys=K, --no-peers, --json.
+// --help lists the flags.
+
+const { flags, median } = require('./common');
+
+const args = flags(__filename, {
+  messages: {
+    type: 'number', integer: true, min: 1000, default: (v) => (v.brokers ? 1000000 : 500000), defaultText: '500000, 1000000 with --brokers',
+    help: 'messages in the topic, read by every row',
+  },
+  rounds: { type: 'number', integer: true, min: 1, default: 3, help: 'rounds, the rows interleaved' },
+  brokers: { type: 'string', arg: 'LIST', help: "a real cluster, a topic of --partitions made for the run (default: librdkafka's mock cluster)" },
+  partitions: { type: 'number', integer: true, min: 1, default: 12, help: 'with --brokers: partitions of the topic' },
+  only: { type: 'string', arg: 'ROW[,ROW]', help: 'only the rows whose names hold one of these' },
+  'handler-ms': { type: 'number', arg: 'MS', min: 0, max: 10000, default: 0, help: "every row's handler awaits this long per message (I/O); 0: a no-op handler" },
+  concurrency: {
+    type: 'number', integer: true, min: 1, max: 65536, default: (v) => (v['handler-ms'] > 0 ? 64 : 1), defaultText: '64 with --handler-ms, else 1',
+    help: "DynamicConsumer's calls at once, in key order",
+  },
+  keys: { type: 'number', integer: true, min: 0, default: 0, help: 'the messages spread evenly over this many keys in turn, no hot key (0: 25% on one key, the rest skewed over 20,000)' },
+  'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
+  json: { type: 'boolean', help: 'print the figures as JSON' },
+  child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
+  bootstrap: { type: 'string', arg: 'LIST', internal: true, help: 'the cluster the parent process filled (the mock cluster it holds)' },
+  topic: { type: 'string', arg: 'NAME[,NAME]', internal: true, help: 'the topics the parent process filled' },
+}, { usage: 'npm run bench:consume --' });
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { flags, number, median } = require('./common');
 const { peerNode, platformatic } = require('./node22');
 
 const PLATFORMATIC_ROW = '@platformatic/kafka stream (Node 22)';
 
-const args = flags();
-const MESSAGES = number(args, 'messages', args.brokers ? 1000000 : 500000, { min: 1000, integer: true });
-const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
-const PARTITIONS = number(args, 'partitions', 12, { min: 1, integer: true });
+const MESSAGES = args.messages;
+const ROUNDS = args.rounds;
+const PARTITIONS = args.partitions;
 /**
  * librdkafka's mock cluster makes 4 partitions per topic and keeps at most 5 MB of each (about
  * 40,000 such messages): there the messages go round over one topic per PER_MOCK_TOPIC of them,
  * each topic with a hot key of its own. A real cluster gets one topic of --partitions.
  */
 const PER_MOCK_TOPIC = 50000;
-const TOPICS = typeof args.topic === 'string'
+const TOPICS = args.topic !== undefined
   ? args.topic.split(',')
   : Array.from({ length: args.brokers ? 1 : Math.ceil(MESSAGES / PER_MOCK_TOPIC) }, (_, i) => `bench-consume-${process.pid}-${i}`);
-const HANDLER_MS = number(args, 'handler-ms', 0, { min: 0, max: 10000 });
-const CONCURRENCY = number(args, 'concurrency', HANDLER_MS > 0 ? 64 : 1, { min: 1, max: 65536, integer: true });
-const KEYS = number(args, 'keys', 0, { min: 0, integer: true });
+const HANDLER_MS = args['handler-ms'];
+const CONCURRENCY = args.concurrency;
+const KEYS = args.keys;
 /** A row that reads nothing new this long (ms) stops, what it missed counted as lost. */
 const STALL_MS = 15000;
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -388,7 +410,7 @@ function confluentInstalled() {
 
 async function main() {
   const names = ['rdkafka_performance -C (the limit)', ...Object.keys(ROWS)]
-    .filter((n) => !args.only || String(args.only).split(',').some((o) => n.includes(o)))
+    .filter((n) => args.only === undefined || args.only.split(',').some((o) => n.includes(o)))
     // Its consumer does not work with librdkafka's mock cluster (its connections are closed): real clusters only.
     .filter((n) => n !== PLATFORMATIC_ROW || (!args['no-peers'] && args.brokers))
     .filter((n) => !n.startsWith('Confluent') || confluentInstalled());
@@ -444,7 +466,7 @@ async function child(name) {
   process.exit(0);
 }
 
-if (typeof args.child === 'string') {
+if (args.child !== undefined) {
   child(args.child).catch((err) => {
     console.error(err);
     process.exit(1);

@@ -8,20 +8,25 @@
 // partitionForKey in the same round. The raw client's produce() costs ~2 µs per message on the
 // mock cluster (npm run bench:produce's CPU column): these are what DynamicProducer adds to it.
 //
-// Options: --rounds=N (default 15), --messages=N per round (default 200000),
-//          --against=DIR: another checkout of the package, built (e.g. a worktree of the commit
-//          before a change). This checkout and DIR each run in a process of their own, round by
-//          round in turn (the same keys, the same moments of the machine's other work); the
-//          table gives both and, per call, the median over rounds of this one's time over DIR's.
-//          (Each process is this script with --serve --root=<its package>.)
+// --help lists the flags.
 
 const { fork } = require('node:child_process');
 const path = require('node:path');
-const { flags, number, median } = require('./common');
+const { flags, median } = require('./common');
 
-const args = flags();
-const M = number(args, 'messages', 200000, { min: 1, integer: true });
-const ROUNDS = number(args, 'rounds', 15, { min: 1, integer: true });
+const args = flags(__filename, {
+  rounds: { type: 'number', integer: true, min: 1, default: 15, help: 'rounds, the four calls interleaved' },
+  messages: { type: 'number', integer: true, min: 1, default: 200000, help: 'calls per round' },
+  against: {
+    type: 'string', arg: 'DIR',
+    help: "another checkout of the package, built (e.g. a worktree of the commit before a change). This checkout and DIR each run in a process of their own, round by round in turn (the same keys, the same moments of the machine's other work); the table gives both and, per call, the median over rounds of this one's time over DIR's",
+  },
+  serve: { type: 'boolean', internal: true, help: 'run the calls the parent process asks for (with --against, each side is this script with --serve --root)' },
+  root: { type: 'string', arg: 'DIR', internal: true, defaultText: 'this checkout', help: 'the package whose calls are measured' },
+}, { usage: 'npm run bench:facade --' });
+
+const M = args.messages;
+const ROUNDS = args.rounds;
 const ROOT = path.resolve(args.root ?? path.join(__dirname, '..'));
 const CALLS = ['partitionForKey', 'decide()', "produce(), orderHeaders 'none'", 'produce(), order headers'];
 

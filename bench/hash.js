@@ -20,9 +20,21 @@
 // Each row takes several rounds of its five measurements, interleaved, and reports for each
 // measurement the round with the lowest benchmark.js mean (see runRow).
 //
-// Options: --json (print the figures as JSON on stdout, progress on stderr),
-//          --max-time=SECONDS (benchmark.js maxTime per measurement and round, default 0.25),
-//          --rounds=N (default 4), --same-process.
+// --help lists the flags.
+
+const { flags } = require('./common');
+
+const FLAGS = {
+  json: { type: 'boolean', help: 'print the figures as JSON on stdout, progress on stderr' },
+  'max-time': { type: 'number', arg: 'SECONDS', min: 0.001, default: 0.25, help: 'benchmark.js maxTime per measurement and round' },
+  rounds: { type: 'number', integer: true, min: 1, default: 4, help: 'rounds of each row' },
+  'same-process': { type: 'boolean', help: 'run every row in this process (call sites then see both strings and Buffers)' },
+  child: {
+    type: 'string', arg: 'SIZE:KIND', internal: true, help: 'run this one row (e.g. 16:string) and print its figures as JSON',
+    parse: (text) => ({ size: Number(text.split(':')[0]), kind: text.split(':')[1] }),
+  },
+};
+const args = flags(__filename, FLAGS);
 
 const { spawnSync } = require('node:child_process');
 const os = require('node:os');
@@ -42,21 +54,9 @@ const MAX_RATIO_TO_FLOOR = 1.5;
 
 const COLUMNS = ['oursSingle', 'oursBatch', 'oursMurmur2', 'kafkajs', 'floor'];
 
-function parseArgs(argv) {
-  const opts = { json: false, sameProcess: false, maxTime: 0.25, rounds: 4, child: null };
-  for (const arg of argv) {
-    if (arg === '--json') opts.json = true;
-    else if (arg === '--same-process') opts.sameProcess = true;
-    else if (arg.startsWith('--max-time=')) opts.maxTime = Number(arg.slice('--max-time='.length));
-    else if (arg.startsWith('--rounds=')) opts.rounds = Number(arg.slice('--rounds='.length));
-    else if (arg.startsWith('--child=')) {
-      const [size, kind] = arg.slice('--child='.length).split(':');
-      opts.child = { size: Number(size), kind };
-    } else throw new Error(`bench/hash.js: unknown argument ${arg}`);
-  }
-  if (!(opts.maxTime > 0)) throw new Error('bench/hash.js: --max-time must be a positive number');
-  if (!(Number.isInteger(opts.rounds) && opts.rounds >= 1)) throw new Error('bench/hash.js: --rounds must be an integer >= 1');
-  return opts;
+/** The run's settings: `child`, the row to run in this process (--child), or null. */
+function options() {
+  return { json: args.json, sameProcess: args['same-process'], maxTime: args['max-time'], rounds: args.rounds, child: args.child ?? null };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -215,8 +215,8 @@ function runRow(size, kind, opts, log) {
 // Driver
 
 function runChild(size, kind, opts, log) {
-  const args = [__filename, `--child=${size}:${kind}`, `--max-time=${opts.maxTime}`, `--rounds=${opts.rounds}`];
-  const result = spawnSync(process.execPath, [...process.execArgv, ...args], {
+  const argv = [__filename, `--child=${size}:${kind}`, `--max-time=${opts.maxTime}`, `--rounds=${opts.rounds}`];
+  const result = spawnSync(process.execPath, [...process.execArgv, ...argv], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
   });
@@ -279,7 +279,7 @@ function floorsLine(result) {
 }
 
 function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = options();
   const log = (msg) => process.stderr.write(`${msg}\n`);
 
   if (opts.child) {

@@ -6,16 +6,24 @@
 // (20 keys) to a topic never used before; the figures are the time from the first send() to its
 // delivery report and to the last one's, medians over the rounds, the two ways alternating.
 //
-// Options: --rounds=N (default 8), --messages=N (default 200), --brokers=LIST (a real cluster
-// with auto.create.topics.enable, e.g. scripts/kafka.sh's; default: librdkafka's mock cluster).
+// --help lists the flags.
+
+const { flags, median } = require('./common');
+
+const args = flags(__filename, {
+  rounds: { type: 'number', integer: true, min: 1, default: 8, help: 'rounds, the two ways alternating' },
+  messages: { type: 'number', integer: true, min: 1, default: 200, help: 'messages per round and way' },
+  brokers: {
+    type: 'string', arg: 'LIST',
+    help: "a real cluster with auto.create.topics.enable, e.g. scripts/kafka.sh's (default: librdkafka's mock cluster)",
+  },
+});
 
 const { DynamicProducer } = require('..');
-const { flags, number, median } = require('./common');
 
-const args = flags();
-const ROUNDS = number(args, 'rounds', 8, { min: 1, integer: true });
-const MESSAGES = number(args, 'messages', 200, { min: 1, integer: true });
-const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
+const ROUNDS = args.rounds;
+const MESSAGES = args.messages;
+const BROKERS = args.brokers;
 const CLUSTER = BROKERS ? { 'bootstrap.servers': BROKERS } : { 'test.mock.num.brokers': 3 };
 const WAYS = { 'waits for the count': 100_000, 'left to librdkafka': 2 };
 

@@ -8,8 +8,16 @@
 // reported by its best round, as bench/hash.js does: the machine's neighbours come and go,
 // and the best round is the one least disturbed by them.
 //
-// Options: --json, --max-time=SECONDS (benchmark.js maxTime per round, default 0.5),
-//          --rounds=N (default 4), --no-balance.
+// --help lists the flags.
+
+const { flags } = require('./common');
+
+const args = flags(__filename, {
+  json: { type: 'boolean', help: 'print the figures as JSON on stdout, progress on stderr' },
+  'max-time': { type: 'number', arg: 'SECONDS', min: 0.001, default: 0.5, help: 'benchmark.js maxTime per round' },
+  rounds: { type: 'number', integer: true, min: 1, default: 4, help: 'rounds, the cases interleaved' },
+  'no-balance': { type: 'boolean', help: "skip the simulator's balance figures" },
+});
 
 const Benchmark = require('benchmark');
 const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur2');
@@ -18,13 +26,10 @@ const { DynamicPartitioner, partitionForKey, partitionForKeys } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 const { simulate } = require('../build/tools/simulate');
 
-const { flags, number } = require('./common');
-
-const args = flags();
-const MAX_TIME = number(args, 'max-time', 0.5, { min: 0.001 });
-const ROUNDS = number(args, 'rounds', 4, { min: 1, integer: true });
+const MAX_TIME = args['max-time'];
+const ROUNDS = args.rounds;
 Benchmark.support.decompilation = false; // call the closures, do not inline their source
-const log = (...x) => (args.json === true ? process.stderr.write(x.join(' ') + '\n') : console.log(...x));
+const log = (...x) => (args.json ? process.stderr.write(x.join(' ') + '\n') : console.log(...x));
 
 // A Zipf 1.0 stream over 100k distinct 16-byte keys, built outside the timed functions.
 const K = 100000;
@@ -78,7 +83,7 @@ log(`  a decision is ${(results["KafkaJS's murmur2 alone"] / single).toFixed(1)}
   `${(results["bloom-filters' CountMinSketch.update"] / single).toFixed(1)}x faster than bloom-filters' sketch update`);
 
 const balance = [];
-if (args['no-balance'] !== true) {
+if (!args['no-balance']) {
   log('\nBalance (hottest partition / mean), default options, 100k keys, 1M messages, windows of 100k:');
   log('  workload            n   static  (worst window)   dynamic (worst window)  after shift   keys spread  partitions/key  cold moved');
   const workloads = ['zipf:0.8', 'zipf:1.0', 'zipf:1.2', 'zipf:1.5', 'zipf:2.0', 'shift:1.0:200000', 'uniform'];
@@ -100,5 +105,5 @@ if (args['no-balance'] !== true) {
     }
   }
 }
-if (args.json === true) console.log(JSON.stringify({ decisionNs: results, ratios: { single: singleRatio, batch: batchRatio }, balance }, null, 2));
+if (args.json) console.log(JSON.stringify({ decisionNs: results, ratios: { single: singleRatio, batch: batchRatio }, balance }, null, 2));
 if (sink === 0.5) console.log(sink);

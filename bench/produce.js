@@ -21,23 +21,35 @@
 // 127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094), into one topic of 4 partitions made for the
 // run (replication 3, or 1 on a smaller cluster), with librdkafka's default acks (all).
 //
-// Options: --messages=N (default 200000), --rounds=N (default 7),
-// --client=node-rdkafka|confluent|both, --brokers=LIST, --json, --path=NAME[|NAME] (only these
-// rows, as printed: e.g. --path="fire&forget, no headers").
+// --help lists the flags.
+
+const { flags, median } = require('./common');
+
+const args = flags(__filename, {
+  messages: { type: 'number', integer: true, min: 1, default: 200000, help: 'messages per run' },
+  rounds: { type: 'number', integer: true, min: 1, default: 7, help: 'rounds, the order of the runs rotating' },
+  client: {
+    type: 'string', choices: ['node-rdkafka', 'confluent', 'both'], defaultText: "both when Confluent's client is installed, else node-rdkafka",
+    help: 'the client library: raw against DynamicProducer on it',
+  },
+  brokers: { type: 'string', arg: 'LIST', help: "a real cluster (e.g. scripts/kafka.sh's), a topic of 4 partitions made for the run (default: librdkafka's mock cluster)" },
+  topic: { type: 'string', arg: 'NAME', defaultText: "with --brokers one made for the run, else 'bench'", help: 'the topic (with --brokers: an existing one)' },
+  json: { type: 'boolean', help: 'print the figures as JSON (with each client\'s version and librdkafka\'s)' },
+  path: { type: 'string', arg: 'NAME[|NAME]', help: 'only these rows, as printed: e.g. --path="fire&forget, no headers"' },
+  child: { type: 'boolean', internal: true, help: 'a run of one --client for the parent process (progress on stderr, figures as JSON)' },
+}, { usage: 'npm run bench:produce --' });
 
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const { DynamicProducer, DynamicPartitioner, encodeOrderHeader, ORDER_HEADER, partitionForKey } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
-const { flags, number, median } = require('./common');
 
-const args = flags();
-const MESSAGES = number(args, 'messages', 200000, { min: 1, integer: true });
-const ROUNDS = number(args, 'rounds', 7, { min: 1, integer: true });
+const MESSAGES = args.messages;
+const ROUNDS = args.rounds;
 // The topic: the mock cluster makes it (4 partitions) at its first message; on a real cluster
 // main() makes one for the run and passes it to the child processes (--topic).
-const BROKERS = typeof args.brokers === 'string' ? args.brokers : undefined;
-let TOPIC = typeof args.topic === 'string' ? args.topic : 'bench';
+const BROKERS = args.brokers;
+let TOPIC = args.topic ?? 'bench';
 const VALUE = Buffer.alloc(100, 'v');
 const PARTITIONER = 'murmur2_random';
 const QUEUE_FULL = -184;
@@ -224,7 +236,7 @@ async function measure(name) {
     ['fire&forget, no headers', false, 'none'],
   ];
   for (const [path, reports, orderHeaders] of paths) {
-    if (typeof args.path === 'string' && !args.path.split('|').includes(path)) continue;
+    if (args.path !== undefined && !args.path.split('|').includes(path)) continue;
     const withHeaders = orderHeaders === 'spread';
     const runs = [['raw', () => raw(reports)], ['dynamic', () => dynamic(reports, orderHeaders)]];
     if (withHeaders) runs.push(['rawSameHeaders', () => raw(reports, true)]);
@@ -274,7 +286,7 @@ async function measure(name) {
 function measureInChild(name) {
   return new Promise((resolve, reject) => {
     const cluster = BROKERS !== undefined ? [`--brokers=${BROKERS}`, `--topic=${TOPIC}`] : [];
-    const only = typeof args.path === 'string' ? [`--path=${args.path}`] : [];
+    const only = args.path !== undefined ? [`--path=${args.path}`] : [];
     const child = spawn(process.execPath, [__filename, `--client=${name}`, `--messages=${MESSAGES}`, `--rounds=${ROUNDS}`, ...cluster, ...only, '--json', '--child'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });

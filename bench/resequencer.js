@@ -18,7 +18,15 @@
 // and none left held, before timing. Several rounds, the measurements interleaved, the lowest
 // mean kept (as bench/hash.js does).
 //
-// Options: --json, --max-time=SECONDS (per measurement and round, default 0.2), --rounds=N (default 3).
+// --help lists the flags.
+
+const { flags } = require('./common');
+
+const args = flags(__filename, {
+  json: { type: 'boolean', help: 'print the figures as JSON (progress goes to stderr either way)' },
+  'max-time': { type: 'number', arg: 'SECONDS', min: 0.001, default: 0.2, help: 'benchmark.js maxTime per measurement and round' },
+  rounds: { type: 'number', integer: true, min: 1, default: 3, help: 'rounds, the measurements interleaved' },
+});
 
 const os = require('node:os');
 const path = require('node:path');
@@ -32,20 +40,6 @@ const BATCH = 4096;
 const TOPIC = 'bench';
 const PRODUCERS = ['00000000000000a0', '00000000000000a1', '00000000000000a2'];
 const HOT_KEYS = ['hot-a', 'hot-b', 'hot-c', 'hot-d'];
-
-function parseArgs(argv) {
-  const opts = { json: false, maxTime: 0.2, rounds: 3 };
-  for (const arg of argv) {
-    if (arg === '--json') opts.json = true;
-    else if (arg.startsWith('--max-time=')) opts.maxTime = Number(arg.slice('--max-time='.length));
-    else if (arg.startsWith('--rounds=')) opts.rounds = Number(arg.slice('--rounds='.length));
-    else throw new Error(`bench/resequencer.js: unknown argument ${arg}`);
-  }
-  if (!(opts.maxTime > 0)) throw new Error('bench/resequencer.js: --max-time must be a positive number');
-  if (!(Number.isInteger(opts.rounds) && opts.rounds >= 1)) throw new Error('bench/resequencer.js: --rounds must be an integer >= 1');
-  return opts;
-}
-
 
 /** Assigns offsets in partition order; returns the messages of each partition. */
 function place(produced) {
@@ -158,7 +152,7 @@ const CASES = ['cold', 'spreadOrdered', 'spreadShuffled'];
 const LABELS = { cold: 'cold (unmarked)', spreadOrdered: 'spread, produce order', spreadShuffled: 'spread, shuffled partitions' };
 
 function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = { json: args.json, maxTime: args['max-time'], rounds: args.rounds };
   const log = (msg) => process.stderr.write(`${msg}\n`);
   Benchmark.support.decompilation = false;
   const started = process.hrtime.bigint();

@@ -15,15 +15,22 @@
 // disturbed by the neighbours), printed as a ratio to the 1-topic 48-partition row's. Each
 // row's stream is seeded alike, so its balance figures are the same in every round and run.
 //
-// Options: --json, --quick (a quarter of the messages), --only=2,7 (the first row and these; 1..8),
-//          --rounds=N (default 3), --options=JSON (DynamicPartitioner options for every row).
+// --help lists the flags.
+
+const { flags, median } = require('./common');
+
+const args = flags(__filename, {
+  json: { type: 'boolean', help: 'print the rows as JSON' },
+  quick: { type: 'boolean', help: 'a quarter of the messages' },
+  only: { type: 'string', arg: 'I[,I]', help: 'the first row (the reference of the cost ratios, always run) and these rows, by index 1..8 (default: every row)' },
+  rounds: { type: 'number', integer: true, min: 1, default: 3, help: 'rounds, the rows interleaved' },
+  options: { type: 'string', arg: 'JSON', parse: JSON.parse, help: 'DynamicPartitioner options for every row, e.g. \'{"maxTopics":1000}\'' },
+}, { usage: 'npm run bench:scale --' });
 
 const { DynamicPartitioner } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
-const { flags, number, median } = require('./common');
 
-const args = flags();
-const QUICK = args.quick === true;
+const QUICK = args.quick;
 const K = 100_000;
 const names = Array.from({ length: K }, (_, i) => `k${String(i).padStart(15, '0')}`);
 const stream = new KeyStream(parseWorkload('zipf:1.0'), K, 7);
@@ -35,9 +42,9 @@ const random = () => {
   return (seed >>> 0) / 4294967296;
 };
 const scale = QUICK ? 0.25 : 1;
-const OPTIONS = typeof args.options === 'string' ? JSON.parse(args.options) : {};
-const ONLY = typeof args.only === 'string' ? args.only.split(',') : null;
-const ROUNDS = number(args, 'rounds', 3, { min: 1, integer: true });
+const OPTIONS = args.options ?? {};
+const ONLY = args.only === undefined ? null : args.only.split(',');
+const ROUNDS = args.rounds;
 /** One configuration: `topics` topics of `n` partitions, `warm` then `measured` messages per topic. */
 function run(label, topics, n, warm, measured, options = {}) {
   warm = Math.round(warm * scale);
@@ -115,7 +122,7 @@ for (let round = 1; round < ROUNDS; round++) {
 }
 const base = rows[0].nsPerDecision;
 for (const r of rows) r.costRatio = r.nsPerDecision / base;
-if (args.json === true) {
+if (args.json) {
   console.log(JSON.stringify(rows, null, 2));
 } else {
   const pad = (x, w) => String(x).padStart(w);

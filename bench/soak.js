@@ -27,62 +27,88 @@
 // --brokers=host:port,... runs against a real cluster (a topic of --partitions partitions,
 // replication 3 or the broker count, made for the run and deleted after it).
 //
-// Options: --messages=N (10,000,000), --producers, --consumers, --keys (50,000), --zipf (1.0),
-// --move-every (500,000), --restarts, --sample-every (messages / 100), --warmup (messages / 10),
-// --window (20,000), --rss-mb (350), --heap-mb (150), --rss-slope (8), --max-wait-ms,
-// --max-tracked-keys, --max-chains, --max-buffered (maxBufferedMessages), --max-queued
-// (library defaults unless given), --json (the figures and every sample as JSON on stdout),
-// --svg=FILE (the memory curve).
+// --help lists the flags.
+
+const { flags } = require('./common');
+
+/** A count: an integer >= 0. */
+const count = (fallback, help, more = {}) => ({ type: 'number', integer: true, min: 0, default: fallback, help, ...more });
+/** A library option, its default unless given. */
+const option = (name) => count(undefined, `the library's ${name}`, { defaultText: "the library's" });
+
+const args = flags(__filename, {
+  messages: count(10_000_000, 'messages sent'),
+  producers: count(2, 'DynamicProducers, sending in turns'),
+  consumers: count(2, 'DynamicConsumers of one group'),
+  keys: count(50_000, 'distinct keys'),
+  zipf: { type: 'number', arg: 'S', min: 0, default: 1.0, help: 'Zipf exponent of the keys' },
+  'move-every': count(500_000, 'messages between moves of the hot set'),
+  restarts: count(2, 'times one consumer is stopped and a new one takes its place, evenly spaced'),
+  'sample-every': count((v) => Math.max(1000, Math.floor(v.messages / 100)), 'messages sent between samples', { defaultText: 'messages / 100, at least 1000' }),
+  warmup: count((v) => Math.floor(v.messages / 10), 'messages before the RSS and heap checks start', { defaultText: 'messages / 10' }),
+  window: count(20_000, 'how many messages the producers stay at most ahead of what was handled'),
+  'rss-mb': count(350, 'bound of RSS after warm-up, MB'),
+  'heap-mb': count(150, 'bound of the heap used after warm-up, MB'),
+  'rss-slope': { type: 'number', arg: 'MB', min: 0, default: 8, help: 'bound of the RSS growth after warm-up, MB per million messages (least-squares slope)' },
+  brokers: {
+    type: 'string', arg: 'host:port,...',
+    help: "a real cluster: a topic of --partitions made for the run and deleted after it (default: librdkafka's mock cluster, 4 partitions)",
+  },
+  partitions: count(6, 'with --brokers: partitions of the topic'),
+  'max-tracked-keys': option('maxTrackedKeys'),
+  'max-queued': option('maxQueued'),
+  'max-chains': option('maxChains'),
+  'max-buffered': option('maxBufferedMessages'),
+  'max-wait-ms': option('maxWaitMs'),
+  json: { type: 'boolean', help: 'print the figures and every sample as JSON on stdout' },
+  svg: { type: 'string', arg: 'FILE', help: 'write the memory curve as an SVG chart' },
+}, { usage: 'npm run soak --' });
 
 const fs = require('node:fs');
 const Kafka = require('node-rdkafka');
 const { DynamicProducer, DynamicConsumer } = require('..');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
 const { Checker } = require('./soak/check');
-const { flags, number } = require('./common');
 const T = require('./soak/tables');
 const { lagChart } = require('./e2e/svg');
 const { mockProducer, disconnect } = require('../test/lib/mock-cluster');
 const { brokersOf } = require('../test/producer/lib/helpers');
 
-const args = flags();
-/** A count flag (an integer >= 0), or `fallback` without it. */
-const num = (name, fallback) => number(args, name, fallback, { min: 0, integer: true });
-const MESSAGES = num('messages', 10_000_000);
-const PRODUCERS = num('producers', 2);
-const CONSUMERS = num('consumers', 2);
-const KEYS = num('keys', 50_000);
-const ZIPF = number(args, 'zipf', 1.0, { min: 0 });
-const MOVE_EVERY = num('move-every', 500_000);
-const RESTARTS = num('restarts', 2);
-const SAMPLE_EVERY = num('sample-every', Math.max(1000, Math.floor(MESSAGES / 100)));
-const WARMUP = num('warmup', Math.floor(MESSAGES / 10));
-const WINDOW = num('window', 20_000);
+const MESSAGES = args.messages;
+const PRODUCERS = args.producers;
+const CONSUMERS = args.consumers;
+const KEYS = args.keys;
+const ZIPF = args.zipf;
+const MOVE_EVERY = args['move-every'];
+const RESTARTS = args.restarts;
+const SAMPLE_EVERY = args['sample-every'];
+const WARMUP = args.warmup;
+const WINDOW = args.window;
 // Bounds from two 10M-message runs on the mock cluster (README, "Soak"): RSS peaked at 213 and
 // 246 MB after warm-up, heap used at 59 and 80 MB (about 10,000 messages held), RSS grew 2.2
 // and 3.9 MB per million.
-const RSS_MB = num('rss-mb', 350);
-const HEAP_MB = num('heap-mb', 150);
-const RSS_SLOPE = number(args, 'rss-slope', 8, { min: 0 });
+const RSS_MB = args['rss-mb'];
+const HEAP_MB = args['heap-mb'];
+const RSS_SLOPE = args['rss-slope'];
 // Messages of one producer per turn of the event loop: node-rdkafka hands the application at
 // most 100 delivery reports per producer and turn (DeliveryReportDispatcher::Flush), so a
 // producer sending more than that per turn piles up reports (and their messages' copies) in
 // node-rdkafka's queue without bound, whatever librdkafka's queue.buffering.max.messages says.
 const CHUNK = 40;
 const MB = 1024 * 1024;
-const BROKERS = typeof args.brokers === 'string' ? args.brokers : null;
-const PARTITIONS = num('partitions', 6);
+const BROKERS = args.brokers ?? null;
+const PARTITIONS = args.partitions;
 const TOPIC = `soak-${Date.now().toString(36)}`;
 const GROUP = `${TOPIC}-group`;
 
 const producerOptions = {
-  ...(args['max-tracked-keys'] !== undefined ? { maxTrackedKeys: num('max-tracked-keys') } : {}),
-  ...(args['max-queued'] !== undefined ? { maxQueued: num('max-queued') } : {}),
+  ...(args['max-tracked-keys'] !== undefined ? { maxTrackedKeys: args['max-tracked-keys'] } : {}),
+  ...(args['max-queued'] !== undefined ? { maxQueued: args['max-queued'] } : {}),
 };
 const resequencerOptions = {
-  ...(args['max-chains'] !== undefined ? { maxChains: num('max-chains') } : {}),
-  ...(args['max-buffered'] !== undefined ? { maxBufferedMessages: num('max-buffered') } : {}),
-  ...(args['max-wait-ms'] !== undefined ? { maxWaitMs: num('max-wait-ms') } : {}),
+  ...(args['max-chains'] !== undefined ? { maxChains: args['max-chains'] } : {}),
+  ...(args['max-buffered'] !== undefined ? { maxBufferedMessages: args['max-buffered'] } : {}),
+  ...(args['max-wait-ms'] !== undefined ? { maxWaitMs: args['max-wait-ms'] } : {}),
 };
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -13,26 +13,31 @@
 //   first against the noise of placing each message uniformly at random (≈ 1 + 2.5·√(n/W)),
 //   and hot-key detection (truly hot keys missed, and false ones).
 //
-// Options: --json, --messages=N (default 1e6), --window=W (default 100000), --seed=S (the key
-// stream's, default 1), --tolerance=X (balanceTolerance, default the partitioner's default).
+// --help lists the flags.
+
+const { partitionForKeys, DEFAULTS } = require('..');
+const { flags } = require('./common');
+
+const args = flags(__filename, {
+  json: { type: 'boolean', help: 'print the figures as JSON' },
+  messages: { type: 'number', integer: true, min: 2, default: 1_000_000, help: 'messages per run' },
+  window: {
+    type: 'number', integer: true, min: 1, max: (v) => Math.floor(v.messages / 2), default: 100_000, accepts: 'an integer in [1, messages / 2]',
+    why: ' (the figures after warm-up are of the windows after the first: --messages must hold two)', help: 'messages per window',
+  },
+  seed: { type: 'number', integer: true, min: 0, max: 0xffffffff, default: 1, help: "the key stream's seed" },
+  tolerance: { type: 'number', arg: 'X', min: 0, max: 1e6, default: DEFAULTS.balanceTolerance, help: "the partitioner's balanceTolerance (the default is the partitioner's)" },
+}, { usage: 'npm run bench:spread --' });
 
 const { simulate, offlineMinimum } = require('../build/tools/simulate');
 const { KeyStream, parseWorkload } = require('../build/tools/workload');
-const { partitionForKeys, DEFAULTS } = require('..');
 
-const { flags, number } = require('./common');
-
-const args = flags();
-const JSON_OUT = args.json === true;
-const MESSAGES = number(args, 'messages', 1_000_000, { min: 2, integer: true });
-const WINDOW = number(args, 'window', 100_000, { min: 1, integer: true });
-const SEED = number(args, 'seed', 1, { min: 0, max: 0xffffffff, integer: true });
-const TOLERANCE = number(args, 'tolerance', DEFAULTS.balanceTolerance, { min: 0, max: 1e6 });
+const JSON_OUT = args.json;
+const MESSAGES = args.messages;
+const WINDOW = args.window;
+const SEED = args.seed;
+const TOLERANCE = args.tolerance;
 const KEYS = 100_000;
-// The figures after warm-up are of the windows after the first: there must be one.
-if (MESSAGES < 2 * WINDOW) {
-  throw new RangeError('bench/spread.js: --messages must be at least 2 * --window (the figures after warm-up are of the windows after the first)');
-}
 const OPTIONS = TOLERANCE === DEFAULTS.balanceTolerance ? {} : { balanceTolerance: TOLERANCE };
 /** The other yardstick: the minimum at 0.05 beside a run at 0.02 (or any other), at 0.02 beside one at 0.05. */
 const OTHER = TOLERANCE === 0.05 ? 0.02 : 0.05;
