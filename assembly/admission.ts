@@ -9,7 +9,7 @@ import { weight, sketchWeight } from "./decay";
 import { hotkeysConfigure, find, insert, remove, capacity, geti, seti, getCount, setCount, full, isHeld } from "./hotkeys";
 import { emit } from "./events";
 import { tf, total, recentMessages as recentOf } from "./topics";
-import { leaves, CANDIDATE } from "./choice";
+import { leaves, CANDIDATE } from "./relief";
 import { fingerprint, laneB } from "./fingerprint";
 import { param, intParam } from "./params";
 import {
@@ -206,7 +206,7 @@ export function staysHot(e: i32, state: i32, count: f64, fair: f64): bool {
 /**
  * A message of tracked entry e, not hot, whose normal partition is `base`: true when the key
  * turns hot now, above hotThreshold, or, above half of reliefThreshold (the admission level),
- * when it is the key that relieves its overloaded partition (choice.ts leaves(): the key whose
+ * when it is the key that relieves its overloaded partition (relief.ts leaves(): the key whose
  * rate fits the excess best), so that partitions heavy with cold traffic shed the traffic
  * balance needs and no more.
  */
@@ -219,7 +219,7 @@ export function turnsHot(topic: i32, e: i32, count: f64, topicTotal: f64, fair: 
   else if (reliefShare > 0 && count > reliefShare * 0.5 * fair && leaves(topic, e, base, count * topicLoad / topicTotal, loadFair, CANDIDATE, count / (reliefShare * fair))) next = STATE_RELIEF;
   if (next == STATE_FREE) return false;
   // This message still goes to the key's own partition, behind its earlier ones; its chain is
-  // opened by the decision (choice.ts, hotTurned and hotOrder).
+  // opened by the decision (order.ts, hotTurned and hotOrder).
   seti(E_STATE, e, next);
   seti(E_SIZE, e, 0);
   seti(E_WIDTH, e, 0); // undecided: the choice is made on its next message (choice.ts)

@@ -8,7 +8,7 @@ import { decayConfigure, sketchTopics } from "./decay";
 import { eventsConfigure, eventsGrow, eventsBytes } from "./events";
 import { topicsConfigure, topicPageBytes } from "./topics";
 import { admissionConfigure } from "./admission";
-import { choiceConfigure } from "./choice";
+import { choiceConfigure } from "./choice-options";
 import { decideConfigure, EVENT_RESERVE } from "./decide";
 import { hotkeysGrow, hotkeysBytes } from "./hotkeys";
 import { sketchGrow, sketchBytes, sketchWidthFor } from "./sketch";

@@ -9,7 +9,8 @@ import { familyOf, hashOf, partitionOfHash, undecided } from "./partition";
 import { eventRoom, setBatchIndex, hotLogged, clearHotLogged } from "./events";
 import { tf, loadAt, renormaliseTopic, renormaliseSketch } from "./topics";
 import { countMessage, staysHot, turnsHot, sweep, admissionCooled, SWEEP_BATCH } from "./admission";
-import { hotPartition, hotOrder, hotTurned, sticky } from "./choice";
+import { hotPartition, sticky } from "./choice";
+import { hotOrder, hotTurned } from "./order";
 import { intParam } from "./params";
 import {
   FAMILY_MURMUR2, E_STATE, E_WIDTH, E_RETURN, STATE_HOT, T_TOTAL, T_LOAD_TOTAL, T_INVERSE,

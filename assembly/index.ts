@@ -50,8 +50,8 @@ export function streamFinish(length: i32): i32 {
 
 // ---- hot-key detection and spreading; each DynamicPartitioner has its own instance ----
 // configure.ts sets it up, decide.ts decides (with admission.ts: which keys are tracked and
-// hot; choice.ts: where a hot key goes), topics.ts keeps the per-topic state, events.ts the
-// event log.
+// hot; choice.ts: where a hot key goes, with relocate.ts, spread.ts and relief.ts; order.ts: its
+// order markers), topics.ts keeps the per-topic state, events.ts the event log.
 
 import { configure as setUp } from "./configure";
 import { PARAMS, intParam } from "./params";
@@ -59,7 +59,7 @@ import { decideAt, decideBatchAt, account as accountAt, DECISION } from "./decid
 import * as topics from "./topics";
 import { CELLS, events } from "./events";
 import { refused, estimateAt } from "./admission";
-import { spreadStepAt } from "./choice";
+import { spreadStepAt } from "./spread";
 import { topicsWithState, currentTableScale, arenaBound, maxScale } from "./configure";
 import * as hotkeys from "./hotkeys";
 import { E_RETURN, CHAIN_PINNED, P_ENTRIES } from "./abi";

@@ -23,7 +23,7 @@ export let tRecords: usize = 0;
 // - f64: the decayed messages placed (load clock);
 // - f64: the external penalty, in fair shares;
 // - f32, load clock: what relocation adds to a partition's placed load to judge its room
-//   (fixedLoad in choice.ts). Minus the split keys' messages placed there: they go wherever
+//   (fixedLoad, below). Minus the split keys' messages placed there: they go wherever
 //   there is room, so they leave room to a key that needs a partition whole. Plus the rate of
 //   the keys moved in, minus that of the keys moved out, that the decayed load does not show
 //   yet: a key of rate r moving in at weight w adds r w-units once its traffic there is at its
@@ -89,6 +89,19 @@ export function loadTotal(topic: i32): f64 {
 @inline
 export function loadWithPenalty(topic: i32, p: i32, fair: f64): f64 {
   return load<f64>(loadAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+}
+/** A partition's load as relocation sees it: placed, adjusted (its page, above), plus penalty. */
+// @ts-ignore: decorator
+@inline
+export function fixedLoad(topic: i32, p: i32, fair: f64): f64 {
+  return load<f64>(loadAt(topic, p)) + <f64>load<f32>(adjustAt(topic, p)) + load<f64>(penaltyAt(topic, p)) * fair;
+}
+/** Adds `v` to partition p's relocation adjustment. */
+// @ts-ignore: decorator
+@inline
+export function adjust(topic: i32, p: i32, v: f64): void {
+  const at = adjustAt(topic, p);
+  store<f32>(at, load<f32>(at) + <f32>v);
 }
 
 /** A slot's clocks' growth per message for `n` partitions (decay.ts growthFor). */
