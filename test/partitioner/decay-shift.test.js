@@ -137,7 +137,7 @@ t.test('with a time horizon, a key that stops cools within a bound in wall time'
       p.partition('t', withA && rand() < 0.2 ? 'A' : BACKGROUND[Math.floor(rand() * BACKGROUND.length)], N);
     }
   };
-  let started = performance.now();
+  const started = performance.now();
   while (performance.now() - started < 10 * halfLife) { send(true); await tick(); }
   t.ok(hotAt > 0, 'A turned hot');
   const stop = performance.now();
