@@ -30,25 +30,29 @@ const COMMANDS = [
 
 for (const [command, usage] of COMMANDS) {
   t.test(`${command.join(' ')} --help`, async (t) => {
-    for (const help of ['--help', '-h']) {
-      const r = spawnSync(process.execPath, ['-r', PRELOAD, ...command, help], { cwd: ROOT, encoding: 'utf8', timeout: 30000 });
-      t.equal(r.status, 0, `${help}: exit code 0 ${r.stderr}`);
-      const lines = r.stdout.split('\n');
-      t.equal(lines[0], `usage: ${usage} [flags]`, 'the usage line');
-      t.equal(lines[1], '', 'then a blank line');
-      t.ok(lines[2].length > 20, `then the description: ${lines[2]}`);
-      const declared = r.stderr
-        .split('\n')
-        .filter((l) => l.startsWith('declared-flags '))
-        .map((l) => JSON.parse(l.slice('declared-flags '.length)));
-      t.equal(declared.length, 1, 'one parseArgs call: the flags read once, nothing run after --help');
-      for (const name of declared[0] ?? []) {
-        t.match(r.stdout, new RegExp(`^ {2}(-\\w, )?--${name}( |$)`, 'm'), `--${name} listed`);
-      }
-      t.equal(r.stderr.replace(/^declared-flags .*\n/gm, ''), '', 'nothing else on stderr');
+    const r = spawnSync(process.execPath, ['-r', PRELOAD, ...command, '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 30000 });
+    t.equal(r.status, 0, `exit code 0 ${r.stderr}`);
+    const lines = r.stdout.split('\n');
+    t.equal(lines[0], `usage: ${usage} [flags]`, 'the usage line');
+    t.equal(lines[1], '', 'then a blank line');
+    t.ok(lines[2].length > 20, `then the description: ${lines[2]}`);
+    const declared = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('declared-flags '))
+      .map((l) => JSON.parse(l.slice('declared-flags '.length)));
+    t.equal(declared.length, 1, 'one parseArgs call: the flags read once, nothing run after --help');
+    for (const name of declared[0] ?? []) {
+      t.match(r.stdout, new RegExp(`^ {2}(-\\w, )?--${name}( |$)`, 'm'), `--${name} listed`);
     }
+    t.equal(r.stderr.replace(/^declared-flags .*\n/gm, ''), '', 'nothing else on stderr');
   });
 }
+
+t.test('-h is --help', async (t) => {
+  const r = spawnSync(process.execPath, ['bench/spread.js', '-h'], { cwd: ROOT, encoding: 'utf8', timeout: 30000 });
+  t.equal(r.status, 0);
+  t.match(r.stdout, /^usage: npm run bench:spread -- \[flags\]\n/);
+});
 
 t.test('internal flags (what a benchmark passes to its own child processes) are listed apart', async (t) => {
   const r = spawnSync(process.execPath, ['bench/consume.js', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 30000 });
