@@ -41,6 +41,10 @@ export declare interface DynamicPartitioner {
 }
 
 export class DynamicPartitioner extends EventEmitter {
+  /**
+   * The options resolved (defaults filled in), for the producers that share them.
+   * @internal
+   */
   readonly options: ResolvedOptions;
   /**
    * The most keys the table of tracked keys holds (its size for maxTopics topics with state):
