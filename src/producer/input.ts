@@ -5,10 +5,27 @@
 import { Buffer } from 'node:buffer';
 import { ORDER_HEADER } from '../partitioner/headers';
 import { InvalidArgTypeError, OutOfRangeError, StateError } from '../core/errors';
+import { checkKey } from '../core/key';
 import type { HighLevelLike } from './client';
 import type { Headers } from './types';
 
 const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * The argument checks the send path makes (placement.ts), made up front for a message whose
+ * taking is deferred (it waits for room) or that is one of a batch (each checked before any is
+ * sent). A HighLevelProducer's serializers may take other types: its value and key are checked
+ * after them, when the message is taken.
+ */
+export function checkMessage(topic: unknown, value: unknown, key: unknown, headers: unknown, timestamp: unknown, highLevel: boolean): void {
+  if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError('topic', 'a non-empty string', topic);
+  if (!highLevel) {
+    if (typeof value !== 'string' && value !== null && value !== undefined && !(value instanceof Uint8Array)) throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
+    checkKey('key', key);
+  }
+  if (headers !== undefined && headers !== null) checkHeaders(headers);
+  if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
+}
 
 /**
  * Checks the caller's headers (not null or undefined) in one scan; returns the index of the

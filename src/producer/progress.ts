@@ -6,6 +6,10 @@
 // reach the key's last message there. Sent at once, the moved message would wait for them in
 // the consumer of its new partition instead, which cannot commit past it meanwhile: lag that
 // is not a backlog, which the LagMonitor then reads as a reason to move keys off that partition.
+// ProgressGate is the producer's side: it sets the gate on the handoffs while progress is known.
+
+import type { Gate, Handoff } from './handoff';
+import type { Waiting } from './types';
 
 /** A move waits in the producer while its old partition's consumers are predicted to need longer than this to reach its predecessor (ms). */
 export const HOLD_FROM_MS = 250;
@@ -25,6 +29,9 @@ export interface TopicProgress {
   /** How long a move may wait in the producer at most (ms). */
   readonly holdMs: number;
 }
+
+/** How often a gated handoff is looked at again between a LagMonitor's reads (ms). */
+const GATE_CHECK_MS = 100;
 
 /** Where progress comes from when the caller names no source. */
 const ANY = {};
@@ -85,4 +92,47 @@ function behind(t: TopicProgress, partition: number, offset: number, heldMs: num
   const left = offset + 1 - (committed + perMs * (now - t.at));
   if (left <= 0) return false;
   return perMs === 0 || left / perMs > HOLD_FROM_MS;
+}
+
+/**
+ * The producer's gate on its handoffs: while any attached LagMonitor's progress is known, a move
+ * asks it (and the held moves are looked at again every GATE_CHECK_MS between reads), as long
+ * as what the producer holds stays under half of maxQueued (beyond, the whole producer would
+ * wait for one key's consumers).
+ */
+export class ProgressGate {
+  private readonly progress = new ConsumerProgress();
+  /** Asks the gate again while it is set (it holds a move at most holdMs). */
+  private timer: NodeJS.Timeout | undefined;
+
+  /** `held()`: the messages the producer holds, against `maxQueued`. */
+  constructor(private readonly handoff: Handoff<Waiting>, private readonly held: () => number, private readonly maxQueued: number) {}
+
+  /** A LagMonitor's (`source`'s) read of `topic` (undefined: it stopped): the gate set or lifted, the held moves looked at again. */
+  update(topic: string, progress: TopicProgress | undefined, source?: object): void {
+    this.progress.update(topic, progress, source);
+    const gated = !this.progress.empty;
+    this.handoff.gate = gated ? this.gate : undefined;
+    if (gated && this.timer === undefined) {
+      this.timer = setInterval(() => this.handoff.recheck(), GATE_CHECK_MS);
+      this.timer.unref();
+    } else if (!gated) {
+      this.stop();
+    }
+    this.handoff.recheck();
+  }
+
+  /** A flush lets every move go now (`opening` true), until it ends (false). */
+  open(opening: boolean): void {
+    this.progress.open(opening);
+  }
+
+  /** Stops looking at held moves (disconnect, or no progress known any more). */
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private readonly gate: Gate = (topic, partition, offset, heldMs) =>
+    this.held() < this.maxQueued / 2 && this.progress.holds(topic, partition, offset, heldMs);
 }

@@ -1,0 +1,168 @@
+// The entry of the send path: DynamicProducer's produce(), send() and sendBatch(). A message is
+// taken (placement.ts) while the producer is connected and not closing; while maxQueued messages
+// are held (the memory bound), send() and sendBatch() calls wait for room in the backlog's queue
+// of callers (backlog.ts), and a produce() behind them waits in its turn. Their promises:
+// send-pending.ts (one per send()), batch.ts (one per sendBatch(), a Member per message).
+
+import { InvalidArgTypeError, StateError } from '../core/errors';
+import type { Key } from '../core/key';
+import type { Backlog } from './backlog';
+import { Batch, type BatchMessage, Member } from './batch';
+import { checkMessage } from './input';
+import type { Lifecycle } from './lifecycle';
+import type { NativeClient } from './native-client';
+import type { Placement } from './placement';
+import { SendPending, promiseOf } from './send-pending';
+import type { DeliveryReport, Headers, Pending, Queued, Value } from './types';
+
+export interface IntakeParts {
+  readonly state: Lifecycle;
+  /** Whether the client emits delivery reports: send() and sendBatch() need them. */
+  readonly reports: boolean;
+  /** A wrapped HighLevelProducer: its value and key are checked after its serializers (placement.ts). */
+  readonly highLevel: boolean;
+  readonly maxQueued: number;
+  readonly placement: Placement;
+  readonly backlog: Backlog<Queued>;
+  /** The native engine's client, told of batches that should not linger. */
+  readonly engine: NativeClient | undefined;
+  /** A deferred produce() that failed (the producer's 'error'). */
+  error(err: unknown): void;
+}
+
+export class Intake {
+  private readonly state: Lifecycle;
+  private readonly reports: boolean;
+  private readonly highLevel: boolean;
+  private readonly maxQueued: number;
+  private readonly placement: Placement;
+  private readonly backlog: Backlog<Queued>;
+  private readonly engine: NativeClient | undefined;
+  private readonly error: (err: unknown) => void;
+
+  constructor(parts: IntakeParts) {
+    this.state = parts.state;
+    this.reports = parts.reports;
+    this.highLevel = parts.highLevel;
+    this.maxQueued = parts.maxQueued;
+    this.placement = parts.placement;
+    this.backlog = parts.backlog;
+    this.engine = parts.engine;
+    this.error = parts.error;
+  }
+
+  /** DynamicProducer.produce(). */
+  produce(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined): boolean {
+    if (this.backlog.waiting > 0) {
+      // send() calls are waiting for room: this message goes behind them, in call order.
+      this.check(topic, value, key, headers, timestamp);
+      this.backlog.waitForRoom(() => {
+        try {
+          this.enqueue(topic, value, key, headers, timestamp, undefined);
+        } catch (err) {
+          this.error(err);
+        }
+      });
+      return false;
+    }
+    return this.enqueue(topic, value, key, headers, timestamp, undefined);
+  }
+
+  /** DynamicProducer.send(). */
+  send(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined): Promise<DeliveryReport> {
+    if (!this.reports) {
+      return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
+    }
+    const pending = new SendPending(key ?? null);
+    const promise = promiseOf(pending);
+    if (!this.state.closing && this.placement.held() < this.maxQueued) {
+      // The common case: room, no closure made.
+      try {
+        this.enqueue(topic, value, key, headers, timestamp, pending);
+      } catch (err) {
+        pending.reject(err as Error);
+      }
+      return promise;
+    }
+    const attempt = (): void => {
+      if (this.state.closed) {
+        pending.reject(new StateError('this producer was disconnected'));
+        return;
+      }
+      if (this.state.closing) {
+        pending.reject(new StateError('this producer is disconnecting'));
+        return;
+      }
+      if (this.placement.held() >= this.maxQueued) {
+        this.backlog.waitForRoom(attempt);
+        return;
+      }
+      try {
+        this.enqueue(topic, value, key, headers, timestamp, pending);
+      } catch (err) {
+        pending.reject(err as Error);
+      }
+    };
+    attempt();
+    return promise;
+  }
+
+  /** DynamicProducer.sendBatch(). */
+  sendBatch(topic: string, messages: readonly BatchMessage[]): Promise<DeliveryReport[]> {
+    if (!this.reports) {
+      return Promise.reject(new StateError('sendBatch() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
+    }
+    try {
+      if (!Array.isArray(messages)) throw new InvalidArgTypeError('messages', 'an array of { value, key?, headers?, timestamp? }', messages);
+      for (let i = 0; i < messages.length; i++) {
+        const m = messages[i];
+        if (typeof m !== 'object' || m === null) throw new InvalidArgTypeError(`messages[${i}]`, 'an object { value, key?, headers?, timestamp? }', m);
+        this.check(topic, m.value, m.key, m.headers, m.timestamp);
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<DeliveryReport[]>((resolve, reject) => {
+      // Its messages go without waiting linger.ms: the caller handed a whole batch (docs/native.md).
+      const engine = messages.length > 0 ? this.engine : undefined;
+      engine?.hurry(1);
+      const batch = new Batch(messages.length, resolve, reject, () => engine?.hurry(-1));
+      let i = 0;
+      const attempt = (): void => {
+        for (; i < messages.length; i++) {
+          const m = messages[i];
+          const member = new Member(batch, i, m.key ?? null);
+          if (this.state.closing || this.state.closed) {
+            member.reject(new StateError(this.state.closed ? 'this producer was disconnected' : 'this producer is disconnecting'));
+            continue;
+          }
+          if (this.placement.held() >= this.maxQueued) {
+            this.backlog.waitForRoom(attempt);
+            return;
+          }
+          try {
+            this.enqueue(topic, m.value, m.key, m.headers, m.timestamp, member);
+          } catch (err) {
+            member.reject(err as Error);
+          }
+        }
+      };
+      attempt();
+    });
+  }
+
+  /** The checks enqueue() makes, for a message whose enqueue is deferred. */
+  private check(topic: unknown, value: unknown, key: unknown, headers: unknown, timestamp: unknown): void {
+    if (!this.state.connected || this.state.closing) throw new StateError(this.state.closing ? 'this producer is disconnecting' : 'connect() first');
+    checkMessage(topic, value, key, headers, timestamp, this.highLevel);
+  }
+
+  /** A message taken by a connected producer (placement.ts); a StateError otherwise. */
+  private enqueue(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined, pending: Pending | undefined): boolean {
+    const state = this.state;
+    if (!state.connected || state.closing) {
+      throw new StateError(state.closed ? 'this producer was disconnected' : state.closing ? 'this producer is disconnecting' : 'connect() first');
+    }
+    return this.placement.enqueue(topic, value, key, headers, timestamp, pending);
+  }
+}

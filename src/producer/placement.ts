@@ -1,0 +1,237 @@
+// Where a message goes: the middle of the send path (DynamicProducer's send() / produce() /
+// sendBatch() → here → hand-over.ts). A message taken is checked and made a payload, then
+// waits for its topic's partition count (unplaced.ts), or is decided (one WebAssembly call,
+// DynamicPartitioner.decide) and given a spread key's order header; it is then held for an
+// ordered handoff (handoff.ts), behind the backlog (backlog.ts), or handed over at once. The
+// messages those parts held come back here to be placed or handed over in their turn.
+
+// Node's global Buffer is a getter on globalThis, called at each read: the module's is a plain binding.
+import { Buffer } from 'node:buffer';
+import { ORDER_NONE } from '../core/abi';
+import { InvalidArgTypeError } from '../core/errors';
+import { checkKey } from '../core/key';
+import type { Key } from '../core/key';
+import type { OrderChains } from '../partitioner/headers';
+import type { DynamicPartitioner } from '../partitioner/partitioner';
+import { type Backlog, ERR_QUEUE_FULL } from './backlog';
+import type { HighLevelLike } from './client';
+import type { Delivery } from './delivery';
+import type { Handoff, Link } from './handoff';
+import type { HandOver } from './hand-over';
+import { badTimestamp, checkHeaders, serialize, timestampError, withoutForwarded } from './input';
+import type { Metadata, TopicInfo } from './metadata';
+import type { Outcomes } from './outcomes';
+import type { Unplaced, UnplacedMessage } from './unplaced';
+import type { Headers, Pending, ProducerLike, Queued, Value, Waiting } from './types';
+
+export interface PlacementParts {
+  readonly client: ProducerLike;
+  /** A wrapped HighLevelProducer: its serializers are applied here, before partitioning. */
+  readonly highLevel: boolean;
+  /** orderHeaders 'spread': spread and moved messages carry an order header. */
+  readonly marking: boolean;
+  readonly maxQueued: number;
+  readonly partitioner: DynamicPartitioner;
+  readonly orders: OrderChains;
+  readonly metadata: Metadata;
+  readonly unplaced: Unplaced;
+  readonly backlog: Backlog<Queued>;
+  /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
+  readonly handoff: Handoff<Waiting> | undefined;
+  readonly delivery: Delivery;
+  readonly handOver: HandOver;
+  readonly outcomes: Outcomes;
+  /** A fault placing a fire-and-forget message that waited (the producer's 'error'). */
+  error(err: unknown): void;
+}
+
+export class Placement {
+  private readonly client: ProducerLike;
+  private readonly highLevel: boolean;
+  private readonly marking: boolean;
+  private readonly maxQueued: number;
+  private readonly partitioner: DynamicPartitioner;
+  private readonly orders: OrderChains;
+  private readonly metadata: Metadata;
+  private readonly unplaced: Unplaced;
+  private readonly backlog: Backlog<Queued>;
+  private readonly handoff: Handoff<Waiting> | undefined;
+  private readonly delivery: Delivery;
+  private readonly handOver: HandOver;
+  private readonly outcomes: Outcomes;
+  private readonly error: (err: unknown) => void;
+  /** Whether the message being placed took an order header (given back if it is refused). */
+  private marked = false;
+  /** The order header object of the message being placed (when marked). */
+  private lastHeader: Record<string, string> | undefined;
+
+  constructor(parts: PlacementParts) {
+    this.client = parts.client;
+    this.highLevel = parts.highLevel;
+    this.marking = parts.marking;
+    this.maxQueued = parts.maxQueued;
+    this.partitioner = parts.partitioner;
+    this.orders = parts.orders;
+    this.metadata = parts.metadata;
+    this.unplaced = parts.unplaced;
+    this.backlog = parts.backlog;
+    this.handoff = parts.handoff;
+    this.delivery = parts.delivery;
+    this.handOver = parts.handOver;
+    this.outcomes = parts.outcomes;
+    this.error = parts.error;
+  }
+
+  /** Messages taken and not yet handed to librdkafka: the backlog, those waiting for a handoff or for their topic's count. */
+  held(): number {
+    return this.backlog.size + (this.handoff?.held ?? 0) + this.unplaced.size;
+  }
+
+  /**
+   * Takes one message of a connected producer (the caller checked its state): true when it was
+   * handed over or is held for its turn, false when it was held behind librdkafka's full queue
+   * or maxQueued messages are held (produce()'s answer). Throws on a bad argument, and on a
+   * refusal for good of a message without a send() (`pending`) to reject.
+   */
+  enqueue(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined, pending: Pending | undefined): boolean {
+    const metadata = this.metadata;
+    let info = metadata.last;
+    if (topic !== metadata.lastName || info === undefined) info = metadata.entry(topic);
+    if (this.highLevel) {
+      // What the HighLevelProducer's own produce() would send: its serializers' output.
+      const client = this.client as HighLevelLike;
+      value = serialize(client.valueSerializer, value, 'value') as Value;
+      key = serialize(client.keySerializer, key, 'key') as Key | null | undefined;
+      if (pending !== undefined) pending.key = key ?? null;
+    }
+    let payload: Buffer | null;
+    if (typeof value === 'string') payload = Buffer.from(value);
+    else if (value === null || value === undefined) payload = null;
+    else if (Buffer.isBuffer(value)) payload = value;
+    // node-rdkafka takes only a Buffer: a view of the same memory, not a copy.
+    else if (value instanceof Uint8Array) payload = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    else throw new InvalidArgTypeError('value', 'a Buffer, Uint8Array, string or null', value);
+    // A kdp-order header among the caller's (copied from a consumed message) is never sent as
+    // ours: a Resequencer would read it, stale, or find two. Ours replaces it, or it goes.
+    let forwarded = -1;
+    if (headers === null) headers = undefined;
+    else if (headers !== undefined) forwarded = checkHeaders(headers);
+    if (timestamp !== undefined && timestamp !== null && badTimestamp(timestamp)) throw timestampError(timestamp);
+    if (info.partitions <= 0 || this.unplaced.size > 0) {
+      checkKey('key', key);
+      if (this.unplaced.holds(topic) || (info.partitions <= 0 && !info.unassigned)) {
+        // Its topic's count is not known yet: it waits here for it (unplaced.ts), behind the
+        // topic's messages already waiting, and is placed when it comes. Taken.
+        this.metadata.request(topic);
+        const m: UnplacedMessage = { topic, value: payload, key, timestamp, headers, forwarded, pending };
+        if (this.held() < this.maxQueued / 2) {
+          this.unplaced.hold(m);
+          return true;
+        }
+        // Too much held: the topic's messages go unassigned, in call order, this one last.
+        this.unplaced.hold(m);
+        this.unplaced.giveUp(topic);
+        return !this.backlog.holding;
+      }
+    }
+    return this.place(topic, info, payload, key, headers, forwarded, timestamp, pending, true);
+  }
+
+  /** A message whose topic's count it waited for: placed now (unassigned if the count did not come). */
+  placeUnplaced(m: UnplacedMessage): void {
+    const info = this.metadata.topics.get(m.topic) ?? this.metadata.entry(m.topic);
+    try {
+      this.place(m.topic, info, m.value, m.key, m.headers, m.forwarded, m.timestamp, m.pending, false);
+    } catch (err) {
+      // Not a refusal (those are reported by place()): a fault here; its caller is told.
+      if (m.pending !== undefined && m.pending !== this.delivery.mark) m.pending.reject(err as Error);
+      else this.error(err);
+    }
+  }
+
+  /** A message held for a handoff whose turn came: produced now, or behind the backlog. */
+  released(m: Waiting): void {
+    const code = this.backlog.holding
+      ? ERR_QUEUE_FULL
+      : this.handOver.produce(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);
+    if (code === ERR_QUEUE_FULL) this.backlog.hold(m);
+    else if (code !== 0) this.outcomes.refused(code, m);
+  }
+
+  /**
+   * The partitioning decision, and the message handed over: the partition (-1: the count is
+   * unknown, and librdkafka places it), the order header of a marked message, and its handoff.
+   * `canThrow`: a refusal throws (produce()'s own call) rather than being reported.
+   */
+  private place(topic: string, info: TopicInfo, payload: Buffer | null, key: Key | null | undefined, headers: Headers | undefined,
+    forwarded: number, timestamp: number | null | undefined, pending: Pending | undefined, canThrow: boolean): boolean {
+    let partition = -1;
+    let zero = -1; // whether a string key has U+0000: -1 not known yet
+    let entry = -1;
+    let link: Link | undefined;
+    let after: Link | undefined;
+    this.marked = false;
+    if (info.partitions > 0) {
+      partition = this.partitioner.decide(topic, key, info.partitions);
+      const decision = this.partitioner.decision;
+      zero = decision.keyZero;
+      const order = decision.order;
+      if (order !== ORDER_NONE && this.marking) {
+        headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
+        forwarded = -1;
+        if (this.handoff !== undefined) {
+          entry = decision.entry;
+          after = this.handoff.waitFor(entry, order, topic, partition, this.lastHeader!);
+          link = this.handoff.track(entry, order, partition, pending ?? this.delivery.mark);
+        }
+      } else if (this.handoff !== undefined && this.handoff.held > 0) {
+        entry = decision.entry;
+      }
+    } else {
+      this.metadata.request(topic);
+    }
+    if (forwarded !== -1) headers = withoutForwarded(headers!, forwarded);
+    // node-rdkafka (3.6, src/producer.cc) sends an empty Buffer key as a null key and cuts a
+    // string key at its first U+0000: hand both over in a form that survives.
+    if (typeof key === 'string') {
+      if (zero !== 0 && key.indexOf('\u0000') !== -1) key = Buffer.from(key);
+    } else if (key instanceof Uint8Array) {
+      if (key.length === 0) key = '';
+      else if (!Buffer.isBuffer(key)) key = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+    }
+    info.produced++;
+    pending = pending ?? this.delivery.mark;
+    if (after !== undefined || (entry >= 0 && this.handoff!.busy(entry))) {
+      // An ordered handoff: it goes once its predecessor's offset is known (and behind the
+      // key's messages already waiting). Taken: it is sent, or its caller told.
+      this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
+      if (this.held() < this.maxQueued) return true;
+      // The memory bound: produce() says false as on a full queue, and 'drain' follows.
+      this.backlog.owe();
+      return false;
+    }
+    if (this.backlog.holding) {
+      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
+      return false;
+    }
+    const code = this.handOver.produce(topic, partition, payload, key, timestamp, pending, headers, link);
+    if (code === 0) return true;
+    if (code === ERR_QUEUE_FULL) {
+      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
+      return false;
+    }
+    // Refused for good: give its order sequence back, so the key's chain has no gap.
+    if (this.marked) this.orders.undo();
+    if (link !== undefined) this.handoff!.undo();
+    return this.outcomes.failed(code, topic, partition, key, pending, canThrow);
+  }
+
+  /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */
+  private orderHeaders(order: number, partitions: number, partition: number, headers: Headers | undefined, forwarded: number): Headers {
+    const header = this.orders.header(order, partitions, partition);
+    this.marked = true;
+    this.lastHeader = header;
+    if (headers === undefined) return [header];
+    return forwarded === -1 ? headers.concat(header) : withoutForwarded(headers, forwarded, header);
+  }
+}
