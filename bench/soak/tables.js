@@ -69,7 +69,7 @@ function consumerTables(c) {
   let partitionStates = 0;
   for (const t of field(r, 'topics', 'Resequencer').values()) partitionStates += t.partitions.size;
   let unhandled = 0;
-  // The messages waiting for or in a handler call, their lanes, the offsets not yet handled and the last commits are the Dispatcher's (src/consumer/dispatch.ts).
+  // The messages waiting for or in a handler call, their lanes (its TaskQueue's), the offsets not yet handled and the last commits are the Dispatcher's (src/consumer/dispatch.ts).
   const dispatch = field(c, 'dispatch', 'DynamicConsumer');
   const perPartition = field(dispatch, 'unhandled', 'Dispatcher');
   for (const s of perPartition.values()) unhandled += s.size;
@@ -84,7 +84,7 @@ function consumerTables(c) {
     partitionStates,
     awaited: r.awaited().length,
     queue: dispatch.waiting + dispatch.inFlight,
-    dispatchLanes: field(dispatch, 'lanes', 'Dispatcher').size,
+    dispatchLanes: field(field(dispatch, 'queue', 'Dispatcher'), 'lanes', 'TaskQueue').size,
     unhandled,
     unhandledPartitions: perPartition.size,
     assigned: field(c, 'assigned', 'DynamicConsumer').size,

@@ -469,7 +469,11 @@ export class DynamicConsumer extends EventEmitter {
       this.dispatch.drop(assignment);
       const generation = this.generation;
       const handOver = (): void => {
-        if (this.state === 'running' && generation === this.generation) this.commitHandled(assignment, true);
+        // Stopped meanwhile (and maybe run again): the stop committed and forgot these
+        // partitions, and a next run may own them again. While the stop is still under way
+        // they are let go of here, as before.
+        if (generation !== this.generation && this.state !== 'stopping') return;
+        if (this.state === 'running') this.commitHandled(assignment, true);
         for (const { topic, partition } of assignment) this.revoking.delete(partitionKey(topic, partition));
         this.forget(assignment);
         try {

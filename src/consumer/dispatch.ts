@@ -7,7 +7,9 @@
 // handled yet; and from both, the offset that may be committed (below every message held or
 // not handled yet, whatever was handled above it: at least once).
 
-import { type Resequencer, type Release, type ConsumedMessage, keyText } from './resequencer';
+import type { Resequencer, Release, ConsumedMessage } from './resequencer';
+import { keyText } from './message-order';
+import { type Task, TaskQueue } from './task-queue';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
@@ -68,78 +70,6 @@ function infoOf<M extends ConsumedMessage>(r: Release<M>): HandledInfo {
   return r.ordered ? { ordered: true, outOfOrder: false, order: r.order } : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
 }
 
-/** A released message waiting for, or in, a handler call. */
-interface Task<M extends ConsumedMessage> {
-  release: Release<M>;
-  /** Release order. */
-  readonly seq: number;
-  /** Its topic-partition (partitionKey). */
-  readonly tp: string;
-  /** Its partition's set of unhandled offsets when it was released (a later set: it was forgotten). */
-  readonly pending: Set<number>;
-  /** The calls that may not overlap with its own; undefined: none (or, with concurrency 1, a queue that keeps their order anyway). */
-  lane: Lane<M> | undefined;
-  /** The tasks after it in its lane handed to the same batch handler call (batchLimit above 1). */
-  group?: Task<M>[];
-}
-
-/** The tasks of one key or partition: one of them in a handler call at a time, in release order. */
-interface Lane<M extends ConsumedMessage> {
-  readonly name: string;
-  readonly tasks: Task<M>[];
-  /** Index of the first task still waiting in `tasks`. */
-  head: number;
-  busy: boolean;
-}
-
-/** A min-heap of tasks by release order: the first task of each lane that may start. */
-class ReadyHeap<M extends ConsumedMessage> {
-  private items: Task<M>[] = [];
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  peek(): Task<M> | undefined {
-    return this.items[0];
-  }
-
-  push(task: Task<M>): void {
-    const a = this.items;
-    let i = a.push(task) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (a[parent].seq <= task.seq) break;
-      a[i] = a[parent];
-      i = parent;
-    }
-    a[i] = task;
-  }
-
-  pop(): Task<M> | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last !== undefined) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= a.length) break;
-        const c = l + 1 < a.length && a[l + 1].seq < a[l].seq ? l + 1 : l;
-        if (a[c].seq >= last.seq) break;
-        a[i] = a[c];
-        i = c;
-      }
-      a[i] = last;
-    }
-    return top;
-  }
-
-  clear(): void {
-    this.items = [];
-  }
-}
-
 export class Dispatcher<M extends ConsumedMessage> {
   /** Handler calls at once (at least 1). */
   concurrency = 1;
@@ -151,21 +81,15 @@ export class Dispatcher<M extends ConsumedMessage> {
   private readonly unhandled = new Map<string, Set<number>>();
   /** Per topic-partition: the offset last committed (or being committed). */
   private readonly lastCommitted = new Map<string, number>();
-  /** Lanes with a task waiting or in a call, by name. */
-  private readonly lanes = new Map<string, Lane<M>>();
-  /** Tasks that may start now: the first waiting task of each idle lane, by release order... */
-  private readonly ready = new ReadyHeap<M>();
-  /** ...and the tasks of no lane, in release order (from `looseHead` on). */
-  private loose: Task<M>[] = [];
-  private looseHead = 0;
+  /** Released messages waiting for a handler call, by lane. */
+  private readonly queue = new TaskQueue<M>();
   /** partitionKey()s made once per topic and partition. */
   private readonly tpNames = new Map<string, string[]>();
   /** Handler calls under way, in all and per topic-partition. */
   private running = 0;
+  /** The calls under way with a marked message (of a spread key's chain): halt() counts them unhandled. */
+  private readonly markedCalls = new Set<Task<M>>();
   private readonly runningIn = new Map<string, number>();
-  /** Released messages not yet handed to the handler. */
-  private waitingCount = 0;
-  private seq = 0;
   /** Set while starting calls: a call that ends at once does not start more from inside. */
   private pumping = false;
   /** Bumped by halt(): no call started before it changes anything but its partition's unhandled offsets. */
@@ -184,7 +108,7 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** Released messages waiting for a handler call. */
   get waiting(): number {
-    return this.waitingCount;
+    return this.queue.waiting;
   }
 
   /** Handler calls under way. */
@@ -194,7 +118,7 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** The handler is working, or messages wait for it. */
   get busy(): boolean {
-    return this.running > 0 || this.waitingCount > 0;
+    return this.running > 0 || this.queue.waiting > 0;
   }
 
   /**
@@ -233,23 +157,31 @@ export class Dispatcher<M extends ConsumedMessage> {
     // Lanes keep calls of one key (or partition) apart. With one call at a time, release order
     // alone keeps them apart: no lane is made, unless some are (drop() made them for messages
     // waiting for predecessors that left), which a message of theirs must then join.
-    const laned = this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.lanes.size > 0);
+    const laned = this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.queue.laned);
     const byPartition = this.ordering === 'partition';
-    for (const r of released) {
+    /** Keys and chain places of releases left out below: the key's next release in this batch, and a successor, are not in order after them. */
+    let left: Set<string> | undefined;
+    for (let r of released) {
       const m = r.message;
       const tp = this.tpName(m.topic, m.partition);
       let pending = this.unhandled.get(tp);
       if (!pending) this.unhandled.set(tp, (pending = new Set()));
       pending.add(m.offset);
-      if (this.leaving.size > 0 && this.leaving.has(tp)) continue;
-      const lane = laned ? this.laneOf(m, tp, byPartition) : undefined;
-      const task: Task<M> = { release: r, seq: this.seq++, tp, pending, lane };
-      this.waitingCount++;
-      if (lane === undefined) this.loose.push(task);
-      else {
-        lane.tasks.push(task);
-        if (!lane.busy && lane.tasks.length - lane.head === 1) this.ready.push(task);
+      if (this.leaving.size > 0 && this.leaving.has(tp)) {
+        this.unreleased(r);
+        if (this.ordering === 'key' && m.key !== null && m.key !== undefined) {
+          left ??= new Set();
+          left.add(`k${keyText(m.key)}`);
+          if (r.order !== null) left.add(`c${r.order.producerId}\u0000${r.order.sequence}`);
+        }
+        continue;
       }
+      if (left !== undefined && m.key !== null && m.key !== undefined) {
+        const inKey = left.delete(`k${keyText(m.key)}`);
+        const successor = r.order !== null && left.delete(`c${r.order.producerId}\u0000${r.order.previous}`);
+        if ((inKey || successor) && r.ordered) r = { ...r, ordered: false, reason: 'unowned' };
+      }
+      this.queue.add(r, tp, pending, laned, byPartition);
     }
     this.pump();
   }
@@ -261,52 +193,24 @@ export class Dispatcher<M extends ConsumedMessage> {
     return names[partition] ??= partitionKey(topic, partition);
   }
 
-  /** A message's lane (made when it has none): its partition's, its key's, or none (no key). */
-  private laneOf(m: M, tp: string, byPartition: boolean): Lane<M> | undefined {
-    if (!byPartition && (m.key === null || m.key === undefined)) return undefined;
-    const name = byPartition ? tp : `${m.topic}\u0000${keyText(m.key)}`;
-    let lane = this.lanes.get(name);
-    if (lane === undefined) this.lanes.set(name, (lane = { name, tasks: [], head: 0, busy: false }));
-    return lane;
-  }
-
-  /** The task to start next: the first released of the loose ones and the ready lanes' first. */
-  private next(): Task<M> | undefined {
-    const loose = this.looseHead < this.loose.length ? this.loose[this.looseHead] : undefined;
-    const laned = this.ready.peek();
-    if (loose !== undefined && (laned === undefined || loose.seq < laned.seq)) {
-      this.loose[this.looseHead++] = undefined as unknown as Task<M>;
-      if (this.looseHead === this.loose.length) {
-        this.loose.length = 0;
-        this.looseHead = 0;
-      } else if (this.looseHead > 1024 && this.looseHead * 2 > this.loose.length) {
-        this.loose = this.loose.slice(this.looseHead);
-        this.looseHead = 0;
-      }
-      return loose;
-    }
-    return laned === undefined ? undefined : this.ready.pop();
-  }
-
   /** Starts handler calls while fewer than `concurrency` are under way and a task may start. */
   private pump(): void {
     if (this.pumping) return;
     this.pumping = true;
     try {
       while (this.running < this.concurrency) {
-        const task = this.next();
+        const task = this.queue.take(this.batchLimit);
         if (task === undefined) break;
-        const lane = task.lane;
-        if (lane !== undefined) {
-          lane.busy = true;
-          lane.tasks[lane.head] = undefined as unknown as Task<M>;
-          lane.head++;
-          if (this.batchLimit > 0) this.gather(task, lane);
-        }
-        this.waitingCount--;
         this.running++;
-        this.runningIn.set(task.tp, (this.runningIn.get(task.tp) ?? 0) + 1);
-        if (this.batchLimit > 0) task.group ??= [];
+        this.beginIn(task.tp);
+        let marked = task.release.order !== null;
+        if (task.group !== undefined) {
+          for (const t of task.group) {
+            this.beginIn(t.tp);
+            if (t.release.order !== null) marked = true;
+          }
+        }
+        if (marked) this.markedCalls.add(task);
         this.call(task, 1, this.generation);
       }
     } finally {
@@ -338,19 +242,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     } else this.done(task, generation, true);
   }
 
-  /** The lane's next waiting tasks, up to batchLimit with `task`, go with it. */
-  private gather(task: Task<M>, lane: Lane<M>): void {
-    task.group = [];
-    while (lane.head < lane.tasks.length && task.group.length + 1 < this.batchLimit) {
-      const next = lane.tasks[lane.head];
-      task.group.push(next);
-      lane.tasks[lane.head] = undefined as unknown as Task<M>;
-      lane.head++;
-      this.waitingCount--;
-      this.runningIn.set(next.tp, (this.runningIn.get(next.tp) ?? 0) + 1);
-    }
-  }
-
   private failed(task: Task<M>, attempts: number, generation: number, cause: unknown): void {
     const { topic, partition, offset } = task.release.message;
     const error = new HandlerError(topic, partition, offset, attempts, cause);
@@ -362,8 +253,8 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
     if (attempts > this.retries) {
       this.halt();
-      if (task.group !== undefined) for (const t of task.group) this.endIn(t.tp);
-      this.end(task);
+      this.end(task, false);
+      this.dropped([task]);
       this.hooks.fail(error);
       return;
     }
@@ -388,6 +279,20 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** A call is over: `handled`, its offset leaves the unhandled ones; its lane's next task may start. */
   private done(task: Task<M>, generation: number, handled: boolean): void {
+    this.end(task, handled);
+    if (!handled) this.dropped([task]);
+    if (generation !== this.generation) return;
+    // Not handled in this generation: its partition left, its next owner handles it. By key,
+    // the key's next waiting message (and its chain's next) is not in order after it: it goes
+    // flagged 'unowned', as drop() flags one kept behind a message that left waiting.
+    if (!handled && this.ordering === 'key' && task.release.message.key !== null && task.release.message.key !== undefined) this.queue.unownedAfter(task);
+    this.queue.finished(task);
+    this.hooks.progress();
+    this.pump();
+  }
+
+  /** A call's counts go (`handled`: its offsets leave the unhandled ones). */
+  private end(task: Task<M>, handled: boolean): void {
     if (handled && this.unhandled.get(task.tp) === task.pending) task.pending.delete(task.release.message.offset);
     if (task.group !== undefined) {
       for (const t of task.group) {
@@ -395,46 +300,13 @@ export class Dispatcher<M extends ConsumedMessage> {
         this.endIn(t.tp);
       }
     }
-    this.end(task);
-    if (generation !== this.generation) return;
-    // Not handled in this generation: its partition left, its next owner handles it.
-    if (!handled) this.unownedNext(task);
-    const lane = task.lane;
-    if (lane !== undefined) {
-      lane.busy = false;
-      if (lane.head < lane.tasks.length) this.ready.push(lane.tasks[lane.head]);
-      else this.lanes.delete(lane.name);
-    }
-    this.hooks.progress();
-    this.pump();
-  }
-
-  /**
-   * 'key': the next waiting message of the key of a call that ended unhandled because its
-   * partition left (its next owner handles it, later) is not in order after it: it goes
-   * flagged 'unowned', as drop() flags one kept behind a message that left waiting.
-   */
-  private unownedNext(task: Task<M>): void {
-    const m = task.release.message;
-    if (this.ordering !== 'key' || m.key === null || m.key === undefined) return;
-    let next: Task<M> | undefined;
-    const lane = task.lane ?? this.lanes.get(`${m.topic}\u0000${keyText(m.key)}`);
-    if (lane !== undefined) next = lane.head < lane.tasks.length ? lane.tasks[lane.head] : undefined;
-    else {
-      // One call at a time, no lanes: the key's next message is among the loose ones.
-      const text = keyText(m.key);
-      for (let i = this.looseHead; i < this.loose.length && next === undefined; i++) {
-        const other = this.loose[i].release.message;
-        if (other.topic === m.topic && other.key !== null && other.key !== undefined && keyText(other.key) === text) next = this.loose[i];
-      }
-    }
-    if (next !== undefined && next.release.ordered) next.release = { ...next.release, ordered: false, reason: 'unowned' };
-  }
-
-  /** The call's count goes. */
-  private end(task: Task<M>): void {
     this.running--;
     this.endIn(task.tp);
+    if (this.markedCalls.size > 0) this.markedCalls.delete(task);
+  }
+
+  private beginIn(tp: string): void {
+    this.runningIn.set(tp, (this.runningIn.get(tp) ?? 0) + 1);
   }
 
   private endIn(tp: string): void {
@@ -447,7 +319,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
   safeOffset(topic: string, partition: number): number | undefined {
     let offset = this.resequencer.committable(topic, partition);
-    const pending = this.unhandled.get(partitionKey(topic, partition));
+    const pending = this.unhandled.get(this.tpName(topic, partition));
     if (pending) for (const o of pending) if (offset === undefined || o < offset) offset = o;
     return offset;
   }
@@ -460,7 +332,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     const offsets: PartitionOffset[] = [];
     for (const { topic, partition } of partitions) {
       const offset = this.safeOffset(topic, partition);
-      const tp = partitionKey(topic, partition);
+      const tp = this.tpName(topic, partition);
       if (offset === undefined || (onlyMoved && this.lastCommitted.get(tp) === offset)) continue;
       offsets.push({ topic, partition, offset });
       this.lastCommitted.set(tp, offset);
@@ -471,7 +343,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** A commit of `offsets` failed: they are committed again next time. */
   notCommitted(offsets: readonly PartitionOffset[]): void {
     for (const { topic, partition, offset } of offsets) {
-      const tp = partitionKey(topic, partition);
+      const tp = this.tpName(topic, partition);
       if (this.lastCommitted.get(tp) === offset) this.lastCommitted.delete(tp);
     }
   }
@@ -496,63 +368,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     for (const { topic, partition } of partitions) gone.add(this.tpName(topic, partition));
     if (gone.size === 0) return;
     for (const tp of gone) this.leaving.add(tp);
-    const keep = (task: Task<M>): boolean => !gone.has(task.tp);
-    if (this.ordering === 'key') {
-      // With one call at a time no lane was made: the waiting messages with a key go into
-      // their key's lane now, so that one behind a dropped message of its key is seen (below).
-      const touched = new Set<Lane<M>>();
-      const loose = this.loose.slice(this.looseHead);
-      this.loose = [];
-      this.looseHead = 0;
-      for (const task of loose) {
-        const lane = this.laneOf(task.release.message, task.tp, false);
-        if (lane === undefined) this.loose.push(task);
-        else {
-          task.lane = lane;
-          lane.tasks.push(task);
-          touched.add(lane);
-        }
-      }
-      for (const lane of touched) {
-        const waiting = lane.tasks.slice(lane.head).sort((a, b) => a.seq - b.seq);
-        lane.tasks.length = 0;
-        lane.tasks.push(...waiting);
-        lane.head = 0;
-      }
-    }
-    for (const lane of this.lanes.values()) {
-      // A key's messages may span partitions: the first one kept behind a dropped one (its
-      // predecessor, now another member's) is handed out flagged, as the resequencer hands out
-      // a message whose predecessor another member owns: never held waiting for that member.
-      // (Waiting for the group's committed offset to pass it let two members wait for each
-      // other's commits: minutes, on a real cluster.) What follows it is in order after it.
-      const kept: Task<M>[] = [];
-      let dropped = false;
-      for (let i = lane.head; i < lane.tasks.length; i++) {
-        const task = lane.tasks[i];
-        if (!keep(task)) {
-          dropped = this.ordering === 'key';
-          continue;
-        }
-        if (dropped && task.release.ordered) task.release = { ...task.release, ordered: false, reason: 'unowned' };
-        dropped = false;
-        kept.push(task);
-      }
-      lane.tasks.length = 0;
-      lane.tasks.push(...kept);
-      lane.head = 0;
-      if (!lane.busy && kept.length === 0) this.lanes.delete(lane.name);
-    }
-    // Ready: the tasks of no lane that stay, and the first task of each idle lane.
-    this.loose = this.loose.slice(this.looseHead).filter(keep);
-    this.looseHead = 0;
-    this.ready.clear();
-    let waiting = this.loose.length;
-    for (const lane of this.lanes.values()) {
-      waiting += lane.tasks.length;
-      if (!lane.busy && lane.tasks.length > 0) this.ready.push(lane.tasks[0]);
-    }
-    this.waitingCount = waiting;
+    this.dropped(this.queue.drop(gone, this.ordering === 'key'));
     this.hooks.progress();
   }
 
@@ -565,7 +381,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     const list = [...partitions];
     this.drop(list);
     for (const { topic, partition } of list) {
-      const tp = partitionKey(topic, partition);
+      const tp = this.tpName(topic, partition);
       this.unhandled.delete(tp);
       this.lastCommitted.delete(tp);
       this.leaving.delete(tp);
@@ -580,11 +396,27 @@ export class Dispatcher<M extends ConsumedMessage> {
    */
   halt(): void {
     this.generation++;
-    this.lanes.clear();
-    this.ready.clear();
-    this.loose = [];
-    this.looseHead = 0;
-    this.waitingCount = 0;
+    this.dropped(this.queue.clear());
+    // A call under way may still end after the next run hands out its successor: unhandled too.
+    this.dropped([...this.markedCalls]);
+    this.markedCalls.clear();
+  }
+
+  /**
+   * Tasks that go unhandled here (their partition left, or the consumer stopped): a marked
+   * message among them no longer counts as released for its chain, so that its successor,
+   * read here later, waits for it (for the group's commit past it, or goes flagged) instead of
+   * going ordered before it is handled.
+   */
+  private dropped(tasks: readonly Task<M>[]): void {
+    for (const task of tasks) {
+      this.unreleased(task.release);
+      if (task.group !== undefined) for (const t of task.group) this.unreleased(t.release);
+    }
+  }
+
+  private unreleased(r: Release<M>): void {
+    if (r.order !== null) this.resequencer.unreleased(r.message, r.order);
   }
 
   /** Forgets every offset (after a stop: the next run starts from the committed offsets). */

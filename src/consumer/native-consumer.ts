@@ -13,7 +13,7 @@ import { inspect } from 'node:util';
 import type { Config } from '../core/config';
 import { configPairs, librdkafkaEventError, type NativeAddon } from '../core/native';
 import { ORDER_HEADER } from '../partitioner/headers';
-import { ORDER_VALUE } from './resequencer';
+import { ORDER_VALUE } from './message-order';
 
 /** Numbers per message in a batch's table (native/src/consume.c). */
 const FIELDS = 11;
@@ -304,7 +304,7 @@ export class NativeConsumer extends EventEmitter {
         table[r + 3],
         keyLength < 0 ? null : data.subarray(table[r + 4], table[r + 4] + keyLength),
         valueLength < 0 ? null : data.subarray(table[r + 6], table[r + 6] + valueLength),
-        valueLength < 0 ? 0 : valueLength,
+        Math.max(0, valueLength),
         data,
         headers,
         first,

@@ -26,10 +26,11 @@
 // one, the first of those it waits behind goes instead, and the rest follow it in order.
 // Nothing is ever dropped, and nothing is released twice.
 
-import { Buffer } from 'node:buffer';
-import { decodeOrderHeader, ORDER_HEADER, OrderHeader } from '../partitioner/headers';
-import { allowedPartitions } from '../partitioner/partitioner';
-import { PARTITIONERS } from '../core/hash';
+import type { Buffer } from 'node:buffer';
+import type { OrderHeader } from '../partitioner/headers';
+import { keyText, orderOf } from './message-order';
+import { ReleasedChains } from './released-chains';
+import { type Held, type PartitionState, PartitionStates } from './partition-states';
 import { InvalidArgTypeError } from '../core/errors';
 import { checkKey } from '../core/key';
 import { RESEQUENCER_DEFAULTS, resolveResequencerOptions } from '../core/options';
@@ -88,111 +89,19 @@ export interface ResequencerOptions {
 }
 
 export { RESEQUENCER_DEFAULTS };
-
-/**
- * What is known of one chain: its released marked messages whose successor has not been
- * released yet. In order that is one, the last; a consumer of a group that releases messages
- * at once for another consumer's predecessor can leave a few more behind, in `more`.
- */
-interface ChainState {
-  last: number;
-  more: Set<number> | null;
-  /** When one of its messages was last released. */
-  at: number;
-}
-
-/** At most this many released-but-unfollowed sequences are remembered per chain. */
-const MAX_LOOSE_ENDS = 1024;
-
-/** What is known of one partition of a topic. */
-interface PartitionState {
-  readonly topic: TopicState;
-  readonly partition: number;
-  /** The offset after the last one seen, and the first seen (since assignment); -1 before any. */
-  next: number;
-  first: number;
-  /** The group's committed offset, as last given to setCommitted(); -1 unknown. */
-  committed: number;
-  /** Held messages of this partition. */
-  readonly held: Set<Held<any>>;
-  /** Held messages (of any partition) waiting for this partition to pass an offset. */
-  watchers: Held<any>[];
-}
-
-interface TopicState {
-  readonly name: string;
-  readonly partitions: Map<number, PartitionState>;
-  /** Partitions this consumer owns; null: all of them (no assign() for the topic). */
-  owned: Set<number> | null;
-}
-
-interface Held<M extends ConsumedMessage> {
-  readonly message: M;
-  readonly order: OrderHeader | null;
-  /** topic + producer + key; '' for an unmarked message. */
-  readonly chain: string;
-  /** topic + partition + key for a lane member (unmarked, ANCHOR, RETURN); '' for a SPREAD. */
-  readonly lane: string;
-  readonly state: PartitionState;
-  at: number;
-  bytes: number;
-  /** Still waiting for its chain's previous message (or for a partition to pass its offset). */
-  waitsChain: boolean;
-  /** Not yet first in its lane. */
-  waitsLane: boolean;
-  /** Goes out with ordered: false (its predecessor is another consumer's, offset unknown). */
-  unowned: boolean;
-  released: boolean;
-}
-
-type Key = Buffer | string | null | undefined;
-
-export function keyText(key: Key): string {
-  if (key === null || key === undefined) return '\u0000null';
-  return typeof key === 'string' ? `s${key}` : `b${Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1')}`;
-}
-
-/**
- * Where a message that keeps its headers unread (a native batch's) holds its order header's
- * value: a Buffer, or null when it has none. Other messages have no such property.
- */
-export const ORDER_VALUE: unique symbol = Symbol('kdp.orderValue');
-
-/** The order header among a message's headers (node-rdkafka's array, or a KafkaJS-style object); null when none reads. */
-function orderOf(message: ConsumedMessage): OrderHeader | null {
-  const found = (message as { [ORDER_VALUE]?: Buffer | null })[ORDER_VALUE];
-  if (found !== undefined) return found === null ? null : decodeOrderHeader(found);
-  const headers = message.headers as unknown;
-  if (headers === undefined || headers === null || typeof headers !== 'object') return null;
-  if (Array.isArray(headers)) {
-    for (let i = 0; i < headers.length; i++) {
-      const h = headers[i];
-      if (h !== null && typeof h === 'object') {
-        const v = (h as Record<string, unknown>)[ORDER_HEADER];
-        if (v !== undefined) return decodeOrderHeader(v);
-      }
-    }
-    return null;
-  }
-  const v = (headers as Record<string, unknown>)[ORDER_HEADER];
-  return v === undefined ? null : decodeOrderHeader(Array.isArray(v) ? v[0] : v);
-}
+export { keyText, ORDER_VALUE } from './message-order';
 
 export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   readonly options: Required<ResequencerOptions>;
-  /**
-   * Per chain (topic, producer, key): its released messages that a successor may still wait
-   * for. In order of last release (a release moves its chain to the end), so idle ones are
-   * found first.
-   */
-  private readonly chains = new Map<string, ChainState>();
+  /** What is remembered of each chain's released messages. */
+  private readonly chains: ReleasedChains;
   /** Held chained messages by what they wait for: chain + previous sequence. */
   private readonly waitingFor = new Map<string, Held<M>[]>();
   /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
   private readonly heldBySequence = new Map<string, Held<M>>();
   /** Per lane (topic, partition, key): held lane members in arrival (offset) order. */
   private readonly lanes = new Map<string, Held<M>[]>();
-  private readonly topics = new Map<string, TopicState>();
+  private readonly topics = new PartitionStates();
   /** Every held message, oldest first (entries of released ones are skipped lazily). */
   private heldOrder: Held<M>[] = [];
   private heldHead = 0;
@@ -203,6 +112,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     const o = resolveResequencerOptions(options);
     if (typeof now !== 'function') throw new InvalidArgTypeError('now', 'a function returning ms', now);
     this.options = o;
+    this.chains = new ReleasedChains(o.maxChains);
   }
 
   /** Messages held now. */
@@ -228,7 +138,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     }
     const key = message.key;
     checkKey('message.key', key);
-    const state = this.partitionState(message.topic, message.partition);
+    const state = this.topics.partition(message.topic, message.partition);
     if (message.offset >= state.next) state.next = message.offset + 1;
     if (state.first < 0) this.firstSeen(state, message.offset);
     const order = orderOf(message);
@@ -244,7 +154,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       message, order, chain, lane, state, at: 0, bytes: 0,
       waitsChain: false, waitsLane: queue !== undefined && queue.length > 0, unowned: false, released: false,
     };
-    if (order !== null && order.kind !== 'anchor' && order.previous !== 0 && !this.follows(chain, order)) this.placeWait(h, order);
+    if (order !== null && order.kind !== 'anchor' && order.previous !== 0 && !this.chains.follows(chain, order)) this.placeWait(h, order);
     const out: Release<M>[] = this.pending.length > 0 ? this.pending.splice(0) : [];
     if (!h.waitsChain && !h.waitsLane) {
       this.release(h, !h.unowned, h.unowned ? 'unowned' : undefined, out);
@@ -264,9 +174,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (!Array.isArray(partitions) || !partitions.every((p) => Number.isInteger(p) && p >= 0)) {
       throw new InvalidArgTypeError('partitions', 'an array of partition numbers', partitions);
     }
-    const t = this.topicState(topic);
-    if (t.owned === null) t.owned = new Set();
-    for (const p of partitions) t.owned.add(p);
+    this.topics.assign(topic, partitions);
   }
 
   /**
@@ -280,7 +188,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       for (const s of t.partitions.values()) {
         if (s.watchers.length === 0) continue;
         s.watchers = s.watchers.filter((h) => !h.released && h.waitsChain);
-        if (s.watchers.length > 0 && !this.owns(t, s.partition)) out.push({ topic: t.name, partition: s.partition });
+        if (s.watchers.length > 0 && !this.topics.owns(t, s.partition)) out.push({ topic: t.name, partition: s.partition });
       }
     }
     return out;
@@ -295,7 +203,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (!Number.isInteger(partition) || partition < 0) throw new InvalidArgTypeError('partition', 'a partition number', partition);
     if (typeof offset !== 'number' || !Number.isInteger(offset)) throw new InvalidArgTypeError('offset', 'an integer offset', offset);
     const out: Release<M>[] = [];
-    const state = this.partitionState(topic, partition);
+    const state = this.topics.partition(topic, partition);
     if (offset > state.committed) {
       state.committed = offset;
       this.passed(state, offset, out);
@@ -310,11 +218,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   expire(): Release<M>[] {
     const out: Release<M>[] = [];
     const now = this.now();
-    const idle = now - this.options.maxChainIdleMs;
-    for (const [chain, state] of this.chains) {
-      if (state.at > idle) break;
-      this.chains.delete(chain);
-    }
+    this.chains.expire(now - this.options.maxChainIdleMs);
     const limit = now - this.options.maxWaitMs;
     for (;;) {
       const oldest = this.oldest();
@@ -355,6 +259,17 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   }
 
   /**
+   * A marked message this resequencer released was not handled (it left with its partition,
+   * or its consumer stopped): its chain no longer counts it as released, so that a successor
+   * read here later waits for it again (for the group's commit past it, or maxWaitMs) instead
+   * of going ordered before it. Its predecessor is not counted again either (it may be
+   * unhandled too): a successor of that one waits for the commit past it.
+   */
+  unreleased(message: M, order: OrderHeader): void {
+    this.chains.unreleased(`${message.topic}\u0000${order.producerId}\u0000${keyText(message.key)}`, order.sequence);
+  }
+
+  /**
    * The offset a consumer may commit for a partition: below the lowest message still held
    * (at-least-once), or past the last one seen. undefined before any message of it.
    */
@@ -366,23 +281,6 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return lowest;
   }
 
-  private topicState(topic: string): TopicState {
-    let t = this.topics.get(topic);
-    if (t === undefined) this.topics.set(topic, (t = { name: topic, partitions: new Map(), owned: null }));
-    return t;
-  }
-
-  private partitionState(topic: string, partition: number): PartitionState {
-    const t = this.topicState(topic);
-    let s = t.partitions.get(partition);
-    if (s === undefined) t.partitions.set(partition, (s = { topic: t, partition, next: -1, first: -1, committed: -1, held: new Set(), watchers: [] }));
-    return s;
-  }
-
-  private owns(t: TopicState, partition: number): boolean {
-    return t.owned === null || t.owned.has(partition);
-  }
-
   /**
    * The first message this consumer reads of a partition it owns: what is below it was handled
    * by the group before (a consumer starts at the committed offset), so messages waiting for
@@ -390,7 +288,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
    */
   private firstSeen(state: PartitionState, offset: number): void {
     state.first = offset;
-    if (state.watchers.length > 0 && this.owns(state.topic, state.partition)) {
+    if (state.watchers.length > 0 && this.topics.owns(state.topic, state.partition)) {
       const out: Release<M>[] = [];
       this.passed(state, offset, out);
       // Released by the first message of a partition: push() returns them ahead of it.
@@ -404,42 +302,34 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   /**
    * How h (a chained message whose predecessor has not been released here) waits: for its
    * predecessor (on a partition this consumer owns), for a partition to pass the
-   * predecessor's offset (a handoff), or not at all (another consumer's partition, offset
-   * unknown: unowned).
+   * predecessor's offset (a handoff), or not at all (on h's own partition and not held here:
+   * below this consumer's start; another consumer's partition, offset unknown: unowned).
    */
   private placeWait(h: Held<M>, order: OrderHeader): void {
     const t = h.state.topic;
     const before = order.afterPartition;
+    // Its predecessor is on its own partition, so before it there: read here, it was released
+    // (then this would follow it), is held, or was released and not handled (it is read again
+    // first); none of these, it is below where this consumer started the partition, handled
+    // by its previous owner. (Waited for, it would never come: maxWaitMs.)
+    if (before === h.message.partition) {
+      if (!this.heldBySequence.has(`${h.chain}\u0000${order.previous}`) && !this.chains.unhandledHere(h.chain, order.previous)) return;
+    }
     if (before >= 0 && order.afterOffset >= 0) {
-      const state = this.partitionState(t.name, before);
-      const owned = this.owns(t, before);
+      const state = this.topics.partition(t.name, before);
+      const owned = this.topics.owns(t, before);
       if ((owned && state.first >= 0 && order.afterOffset < state.first) || order.afterOffset < state.committed) return;
       h.waitsChain = true;
       state.watchers.push(h);
       this.waitFor(h, order);
       return;
     }
-    if (before >= 0 ? this.owns(t, before) : this.ownsAllowed(t, h.message.key, order)) {
+    if (before >= 0 ? this.topics.owns(t, before) : this.topics.ownsAllowed(t, h.message.key, order)) {
       h.waitsChain = true;
       this.waitFor(h, order);
       return;
     }
     h.unowned = true;
-  }
-
-  /** Whether this consumer owns every partition a version-1 header's key may have used. */
-  private ownsAllowed(t: TopicState, key: Key, order: OrderHeader): boolean {
-    if (t.owned === null) return true;
-    const name = PARTITIONERS[order.partitioner];
-    if (name === undefined || order.partitions < 1 || order.width < 1) return false;
-    let all = true;
-    for (let p = 0; p < order.partitions && all; p++) all = t.owned.has(p);
-    if (all) return true;
-    try {
-      return allowedPartitions(key, order.partitions, Math.min(order.width, order.partitions), name).every((p) => t.owned!.has(p));
-    } catch {
-      return false;
-    }
   }
 
   private waitFor(h: Held<M>, order: OrderHeader): void {
@@ -532,12 +422,6 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return this.heldOrder[this.heldHead];
   }
 
-  /** Whether the message `order` names as its predecessor has been released. */
-  private follows(chain: string, order: OrderHeader): boolean {
-    const state = this.chains.get(chain);
-    return state !== undefined && (state.last === order.previous || (state.more !== null && state.more.has(order.previous)));
-  }
-
   /** Releases h (held or new) and then everything that was waiting only for it, in order. */
   private release(first: Held<M>, ordered: boolean, reason: ReleaseReason | undefined, out: Release<M>[]): void {
     const work: Held<M>[] = [first];
@@ -554,7 +438,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       out.push(inOrder ? { message: h.message, ordered: true, outOfOrder: false, order: h.order }
         : { message: h.message, ordered: false, outOfOrder: true, reason: why, order: h.order });
       if (h.order !== null) {
-        this.noteReleased(h.chain, h.order);
+        this.chains.released(h.chain, h.order, this.now());
         const k = `${h.chain}\u0000${h.order.sequence}`;
         const successors = this.waitingFor.get(k);
         if (successors !== undefined) {
@@ -574,47 +458,6 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
           if (!head.waitsChain) work.push(head);
         }
       }
-    }
-  }
-
-  /**
-   * A marked message of `chain` went: its predecessor is no longer waited for, it may be. The
-   * chain moves to the end; a RETURN ends it, unless earlier messages of it are still loose.
-   */
-  private noteReleased(chain: string, order: OrderHeader): void {
-    let state = this.chains.get(chain);
-    this.chains.delete(chain);
-    const at = this.now();
-    if (state === undefined) {
-      if (order.kind === 'return') return;
-      state = { last: order.sequence, more: null, at };
-    } else {
-      // The previous last stays wanted by its own successor unless this is that successor.
-      if (state.last !== order.previous && state.last !== order.sequence) (state.more ??= new Set()).add(state.last);
-      if (state.more !== null) {
-        state.more.delete(order.previous);
-        if (state.more.size > MAX_LOOSE_ENDS) state.more.delete(state.more.values().next().value!);
-        if (state.more.size === 0) state.more = null;
-      }
-      state.last = order.sequence;
-      state.at = at;
-      // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
-      if (order.kind === 'return' && state.more === null) return;
-    }
-    this.chains.set(chain, state);
-    if (this.chains.size > this.options.maxChains) this.evictChains();
-  }
-
-  /**
-   * Forgets the least recently released chains, an eighth of maxChains at once: one iteration
-   * from the front of the map per many releases (the front fills with holes as chains move
-   * to the end, and each iteration starts by skipping them).
-   */
-  private evictChains(): void {
-    let excess = this.chains.size - this.options.maxChains + (this.options.maxChains >> 3);
-    for (const chain of this.chains.keys()) {
-      if (excess-- <= 0) break;
-      this.chains.delete(chain);
     }
   }
 

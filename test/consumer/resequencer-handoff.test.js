@@ -59,3 +59,20 @@ t.test('standalone (no assign): every partition counts as owned', async (t) => {
   now = 100;
   t.same(names(r.expire()), ['1@0!timeout'], 'until maxWaitMs');
 });
+
+t.test('a predecessor on the message\'s own partition, offset unknown, not read here: below where this consumer started, it goes at once', async (t) => {
+  let now = 0;
+  const r = new Resequencer({ maxWaitMs: 30000 }, () => now);
+  r.assign('t', [0]);
+  // Partition 0 changed owner: this consumer starts it at the group's committed offset 20. The
+  // key's message 7 (sequence 7) was on partition 0 too, below 20: the previous owner handled it.
+  t.same(names(r.push(msg(0, 20, header('s', 8, 7, '0')))), ['0@20'], 'its predecessor came earlier on its own partition: not waited for');
+  t.same(names(r.push(msg(0, 21, header('s', 9, 8, '0')))), ['0@21'], 'and its successor follows it');
+  // Read here and still held (waiting for its own predecessor, on partition 1 of this consumer):
+  // a successor on the same partition waits behind it.
+  r.assign('t', [0, 1]);
+  t.same(names(r.push(msg(0, 22, header('s', 31, 30, '1'), 'k2'))), [], 'waits for 30 (partition 1, ours)');
+  t.same(names(r.push(msg(0, 23, header('s', 32, 31, '0'), 'k2'))), [], 'its successor on the same partition waits behind it');
+  t.same(names(r.push(msg(1, 5, header('s', 30, 29, '1'), 'k2'))), ['1@5', '0@22', '0@23'], '30 (its predecessor came before it on partition 1) goes, then both, in order');
+  t.equal(r.held, 0);
+});

@@ -1,0 +1,40 @@
+// Where a consumed message's key and order header are read for the consumer side: the key as
+// text (one name for a string or Buffer key, for the maps of lanes and chains), and the order
+// header (src/partitioner/headers.ts) among its headers, in any shape a client gives them.
+
+import { Buffer } from 'node:buffer';
+import { decodeOrderHeader, ORDER_HEADER, type OrderHeader } from '../partitioner/headers';
+
+type Key = Buffer | string | null | undefined;
+
+/** A key as text: one name per key, a string key's apart from a Buffer key's. */
+export function keyText(key: Key): string {
+  if (key === null || key === undefined) return '\u0000null';
+  return typeof key === 'string' ? `s${key}` : `b${Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1')}`;
+}
+
+/**
+ * Where a message that keeps its headers unread (a native batch's) holds its order header's
+ * value: a Buffer, or null when it has none. Other messages have no such property.
+ */
+export const ORDER_VALUE: unique symbol = Symbol('kdp.orderValue');
+
+/** The order header among a message's headers (node-rdkafka's array, or a KafkaJS-style object); null when none reads. */
+export function orderOf(message: { readonly headers?: unknown }): OrderHeader | null {
+  const found = (message as { [ORDER_VALUE]?: Buffer | null })[ORDER_VALUE];
+  if (found !== undefined) return found === null ? null : decodeOrderHeader(found);
+  const headers = message.headers;
+  if (headers === undefined || headers === null || typeof headers !== 'object') return null;
+  if (Array.isArray(headers)) {
+    for (let i = 0; i < headers.length; i++) {
+      const h = headers[i];
+      if (h !== null && typeof h === 'object') {
+        const v = (h as Record<string, unknown>)[ORDER_HEADER];
+        if (v !== undefined) return decodeOrderHeader(v);
+      }
+    }
+    return null;
+  }
+  const v = (headers as Record<string, unknown>)[ORDER_HEADER];
+  return v === undefined ? null : decodeOrderHeader(Array.isArray(v) ? v[0] : v);
+}

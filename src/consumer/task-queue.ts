@@ -1,0 +1,316 @@
+// The Dispatcher's waiting room (src/consumer/dispatch.ts): released messages waiting for a
+// handler call, as tasks in lanes — one per key (ordering 'key') or per partition
+// ('partition') — so that one lane's calls never overlap and come in release order, and the
+// tasks of no lane (no key, ordering 'none', or one call at a time) in one FIFO. next() gives
+// the task released first among those that may start: the loose FIFO's head and, from a
+// min-heap, the first waiting task of each idle lane.
+
+import type { Release, ConsumedMessage } from './resequencer';
+import { keyText } from './message-order';
+
+/** A released message waiting for, or in, a handler call. */
+export interface Task<M extends ConsumedMessage> {
+  release: Release<M>;
+  /** Release order. */
+  readonly seq: number;
+  /** Its topic-partition (partitionKey). */
+  readonly tp: string;
+  /** Its partition's set of unhandled offsets when it was released (a later set: it was forgotten). */
+  readonly pending: Set<number>;
+  /** The calls that may not overlap with its own; undefined: none (or, with concurrency 1, a queue that keeps their order anyway). */
+  lane: Lane<M> | undefined;
+  /** The tasks after it in its lane handed to the same batch handler call (batch calls only). */
+  group: Task<M>[] | undefined;
+}
+
+/** The tasks of one key or partition: one of them in a handler call at a time, in release order. */
+interface Lane<M extends ConsumedMessage> {
+  readonly name: string;
+  readonly tasks: Task<M>[];
+  /** Index of the first task still waiting in `tasks`. */
+  head: number;
+  busy: boolean;
+}
+
+/** A min-heap of tasks by release order: the first task of each lane that may start. */
+class ReadyHeap<M extends ConsumedMessage> {
+  private items: Task<M>[] = [];
+
+  peek(): Task<M> | undefined {
+    return this.items[0];
+  }
+
+  push(task: Task<M>): void {
+    const a = this.items;
+    let i = a.push(task) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (a[parent].seq <= task.seq) break;
+      a[i] = a[parent];
+      i = parent;
+    }
+    a[i] = task;
+  }
+
+  pop(): Task<M> | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last !== undefined) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= a.length) break;
+        const c = l + 1 < a.length && a[l + 1].seq < a[l].seq ? l + 1 : l;
+        if (a[c].seq >= last.seq) break;
+        a[i] = a[c];
+        i = c;
+      }
+      a[i] = last;
+    }
+    return top;
+  }
+
+  clear(): void {
+    this.items = [];
+  }
+}
+
+/** A message's lane name: its partition's (`tp`), or its topic's and key's. */
+function keyLane(m: ConsumedMessage): string {
+  return `${m.topic}\u0000${keyText(m.key)}`;
+}
+
+const hasKey = (m: ConsumedMessage): boolean => m.key !== null && m.key !== undefined;
+
+/** A marked task's place in its chain (producer and sequence), or undefined for an unmarked message. */
+function linkOf(task: Task<ConsumedMessage>): string | undefined {
+  const order = task.release.order;
+  return order === null ? undefined : `${order.producerId}\u0000${order.sequence}`;
+}
+
+/** The place of a marked task's predecessor in its chain, or undefined. */
+function previousOf(task: Task<ConsumedMessage>): string | undefined {
+  const order = task.release.order;
+  return order === null ? undefined : `${order.producerId}\u0000${order.previous}`;
+}
+
+/** A task handed out after a message of its key that went unhandled here: flagged, unless it is already. */
+function unowned(task: Task<ConsumedMessage>): void {
+  if (task.release.ordered) task.release = { ...task.release, ordered: false, reason: 'unowned' };
+}
+
+export class TaskQueue<M extends ConsumedMessage> {
+  /** Lanes with a task waiting or in a call, by name. */
+  private readonly lanes = new Map<string, Lane<M>>();
+  /** Tasks that may start now: the first waiting task of each idle lane, by release order... */
+  private readonly ready = new ReadyHeap<M>();
+  /** ...and the tasks of no lane, in release order (from `looseHead` on). */
+  private loose: Task<M>[] = [];
+  private looseHead = 0;
+  private count = 0;
+  private seq = 0;
+
+  /** Tasks waiting (not in a call). */
+  get waiting(): number {
+    return this.count;
+  }
+
+  /** Whether a lane exists (a message released now must then join its lane, even with one call at a time). */
+  get laned(): boolean {
+    return this.lanes.size > 0;
+  }
+
+  /** Queues a released message: in its lane (by partition, or by key when it has one) when `laned`, else in the FIFO. */
+  add(release: Release<M>, tp: string, pending: Set<number>, laned: boolean, byPartition: boolean): void {
+    const lane = laned ? this.laneOf(release.message, tp, byPartition) : undefined;
+    const task: Task<M> = { release, seq: this.seq++, tp, pending, lane, group: undefined };
+    this.count++;
+    if (lane === undefined) this.loose.push(task);
+    else {
+      lane.tasks.push(task);
+      if (!lane.busy && lane.tasks.length - lane.head === 1) this.ready.push(task);
+    }
+  }
+
+  /** A message's lane (made when it has none): its partition's, its key's, or none (no key). */
+  private laneOf(m: M, tp: string, byPartition: boolean): Lane<M> | undefined {
+    if (!byPartition && !hasKey(m)) return undefined;
+    const name = byPartition ? tp : keyLane(m);
+    let lane = this.lanes.get(name);
+    if (lane === undefined) this.lanes.set(name, (lane = { name, tasks: [], head: 0, busy: false }));
+    return lane;
+  }
+
+  /**
+   * The task to start now, released first of the FIFO's head and the ready lanes' first, or
+   * undefined: its lane is busy from now on, and with `batchLimit` above 0 the lane's next
+   * waiting tasks, up to batchLimit with it, go in its group.
+   */
+  take(batchLimit: number): Task<M> | undefined {
+    const task = this.next();
+    if (task === undefined) return undefined;
+    this.count--;
+    const lane = task.lane;
+    if (batchLimit > 0) task.group = [];
+    if (lane !== undefined) {
+      lane.busy = true;
+      lane.tasks[lane.head++] = undefined as unknown as Task<M>;
+      while (batchLimit > 0 && lane.head < lane.tasks.length && task.group!.length + 1 < batchLimit) {
+        task.group!.push(lane.tasks[lane.head]);
+        lane.tasks[lane.head++] = undefined as unknown as Task<M>;
+        this.count--;
+      }
+    }
+    return task;
+  }
+
+  private next(): Task<M> | undefined {
+    const loose = this.looseHead < this.loose.length ? this.loose[this.looseHead] : undefined;
+    const laned = this.ready.peek();
+    if (loose !== undefined && (laned === undefined || loose.seq < laned.seq)) {
+      this.loose[this.looseHead++] = undefined as unknown as Task<M>;
+      if (this.looseHead === this.loose.length) {
+        this.loose.length = 0;
+        this.looseHead = 0;
+      } else if (this.looseHead > 1024 && this.looseHead * 2 > this.loose.length) {
+        this.loose = this.loose.slice(this.looseHead);
+        this.looseHead = 0;
+      }
+      return loose;
+    }
+    return laned === undefined ? undefined : this.ready.pop();
+  }
+
+  /** A task's call is over: its lane's next task may start. */
+  finished(task: Task<M>): void {
+    const lane = task.lane;
+    if (lane === undefined) return;
+    lane.busy = false;
+    if (lane.head < lane.tasks.length) this.ready.push(lane.tasks[lane.head]);
+    else this.lanes.delete(lane.name);
+  }
+
+  /**
+   * `task` (of a key) ended unhandled here, its next owner handles it later: the key's next
+   * waiting message is not in order after it, nor is its successor in its chain (the message
+   * naming it as previous, when `task` is marked): they go flagged 'unowned'.
+   */
+  unownedAfter(task: Task<M>): void {
+    const m = task.release.message;
+    const name = keyLane(m);
+    const lane = task.lane ?? this.lanes.get(name);
+    // The chain places of the call's messages (a batch call's may be several).
+    let links: Set<string> | undefined;
+    for (const t of task.group === undefined ? [task] : [task, ...task.group]) {
+      const link = linkOf(t);
+      if (link !== undefined) (links ??= new Set()).add(link);
+    }
+    let first = true;
+    const visit = (next: Task<M>): void => {
+      const previous = previousOf(next);
+      const successor = previous !== undefined && links !== undefined && links.delete(previous);
+      if (first || successor) unowned(next);
+      first = false;
+    };
+    if (lane !== undefined) {
+      for (let i = lane.head; i < lane.tasks.length && (first || (links !== undefined && links.size > 0)); i++) visit(lane.tasks[i]);
+      return;
+    }
+    // One call at a time, no lanes: the key's next messages are among the loose ones.
+    for (let i = this.looseHead; i < this.loose.length && (first || (links !== undefined && links.size > 0)); i++) {
+      const other = this.loose[i];
+      if (hasKey(other.release.message) && keyLane(other.release.message) === name) visit(other);
+    }
+  }
+
+  /**
+   * The tasks of partitions `gone` leave the queue (returned). By key (`byKey`), the first task
+   * kept behind a dropped one of its key (its predecessor, now another member's), and a dropped
+   * one's successor in its chain, are flagged 'unowned', as the resequencer hands out a message whose predecessor another member owns:
+   * never held waiting for that member. (Waiting for the group's committed offset to pass it
+   * let two members wait for each other's commits: minutes, on a real cluster.) What follows
+   * it is in order after it.
+   */
+  drop(gone: ReadonlySet<string>, byKey: boolean): Task<M>[] {
+    const removed: Task<M>[] = [];
+    const keep = (task: Task<M>): boolean => {
+      if (!gone.has(task.tp)) return true;
+      removed.push(task);
+      return false;
+    };
+    if (byKey) {
+      // With one call at a time no lane was made: the waiting messages with a key go into
+      // their key's lane now, so that one behind a dropped message of its key is seen.
+      const touched = new Set<Lane<M>>();
+      const loose = this.loose.slice(this.looseHead);
+      this.loose = [];
+      this.looseHead = 0;
+      for (const task of loose) {
+        const lane = this.laneOf(task.release.message, task.tp, false);
+        if (lane === undefined) this.loose.push(task);
+        else {
+          task.lane = lane;
+          lane.tasks.push(task);
+          touched.add(lane);
+        }
+      }
+      for (const lane of touched) {
+        const waiting = lane.tasks.slice(lane.head).sort((a, b) => a.seq - b.seq);
+        lane.tasks.length = 0;
+        lane.tasks.push(...waiting);
+        lane.head = 0;
+      }
+    }
+    for (const lane of this.lanes.values()) {
+      // The first kept behind a dropped one, and each dropped one's successor in its chain (a
+      // key's lane mixes its producers' chains), go flagged.
+      const kept: Task<M>[] = [];
+      let dropped = false;
+      let links: Set<string> | undefined;
+      for (let i = lane.head; i < lane.tasks.length; i++) {
+        const task = lane.tasks[i];
+        if (!keep(task)) {
+          if (byKey) {
+            dropped = true;
+            const link = linkOf(task);
+            if (link !== undefined) (links ??= new Set()).add(link);
+          }
+          continue;
+        }
+        const previous = previousOf(task);
+        const successor = previous !== undefined && links !== undefined && links.delete(previous);
+        if (dropped || successor) unowned(task);
+        dropped = false;
+        kept.push(task);
+      }
+      lane.tasks.length = 0;
+      lane.tasks.push(...kept);
+      lane.head = 0;
+      if (!lane.busy && kept.length === 0) this.lanes.delete(lane.name);
+    }
+    // Ready: the tasks of no lane that stay, and the first task of each idle lane.
+    this.loose = this.loose.slice(this.looseHead).filter(keep);
+    this.looseHead = 0;
+    this.ready.clear();
+    let waiting = this.loose.length;
+    for (const lane of this.lanes.values()) {
+      waiting += lane.tasks.length;
+      if (!lane.busy && lane.tasks.length > 0) this.ready.push(lane.tasks[0]);
+    }
+    this.count = waiting;
+    return removed;
+  }
+
+  /** Every waiting task goes (returned), and every lane. */
+  clear(): Task<M>[] {
+    const removed = this.loose.slice(this.looseHead);
+    for (const lane of this.lanes.values()) for (let i = lane.head; i < lane.tasks.length; i++) removed.push(lane.tasks[i]);
+    this.lanes.clear();
+    this.ready.clear();
+    this.loose = [];
+    this.looseHead = 0;
+    this.count = 0;
+    return removed;
+  }
+}
