@@ -9,13 +9,17 @@
 // A message librdkafka refuses for good when its batch is handed over gets a failed report.
 // librdkafka's queue full: the rest of the batch stays here and goes at the next poll; a new
 // message finds no room and gets ERR_QUEUE_FULL, as from node-rdkafka.
+// The librdkafka handle itself (made, connected, its thread pool calls, closed): native-handle.ts;
+// what a message needs at its report, kept under its slot id: native-slots.ts.
 
 import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import type { Key } from '../core/key';
-import { configPairs, librdkafkaEventError, type NativeAddon, type NativeError } from '../core/native';
+import { librdkafkaEventError, type NativeAddon } from '../core/native';
 import { ERR_QUEUE_FULL } from './backlog';
+import { NativeHandle } from './native-handle';
+import { Slots } from './native-slots';
 import type { Headers } from './types';
 
 /** Messages per batch handed over in one call. */
@@ -36,16 +40,11 @@ export type OnRefused = (opaque: unknown, code: number, topic: string, partition
 /** Bytes librdkafka adds to a message's key, value and headers in its size check (RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD, rdkafka_proto.h), with room for the headers' own varints. */
 const OVERHEAD = 36;
 
-/** Each client's configuration as the addon takes it (secrets included), for a handle made again after a disconnect. */
-const CONFIGS = new WeakMap<object, [string[], string[]]>();
-
 export class NativeClient extends EventEmitter {
   readonly globalConfig: Config;
   readonly topicConfig: Config;
-  private handle: object | undefined;
-  /** Calls to the thread pool in flight (metadata, flush): close waits for them. */
-  private jobs = 0;
-  private readonly jobsDone: Array<() => void> = [];
+  /** The librdkafka handle (its `current` is the addon's, undefined while closed). */
+  private readonly handle: NativeHandle;
   private onDelivery: OnDelivery = () => {};
   private onRefused: OnRefused = () => {};
   private onUnassigned: (topic: string) => void = () => {};
@@ -69,18 +68,8 @@ export class NativeClient extends EventEmitter {
   private polling = false;
   private retryTimer: NodeJS.Timeout | undefined;
 
-  // Slots: a message's opaque, topic and size from produce() to its report.
-  private opaques: unknown[] = [];
-  private slotTopics: string[] = [];
-  /** The key as produce() was given it, for the report. */
-  private slotKeys: unknown[] = [];
-  /** With dr_msg_cb (node-rdkafka's reports then carry the value): the value, for the report. */
-  private slotValues: Array<Buffer | null | undefined> = [];
-  private readonly keepValues: boolean;
-  private sizes = new Int32Array(1024);
-  private free = new Int32Array(1024);
-  private freeCount = 0;
-  private slots = 0;
+  /** A message's opaque, topic, key and size from produce() to its report, under its id (native-slots.ts). */
+  private readonly slots: Slots;
 
   // Delivery reports, read in bulk.
   private readonly rIds = new Int32Array(REPORTS);
@@ -93,20 +82,11 @@ export class NativeClient extends EventEmitter {
     super();
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
-    // Taken now (globalConfig is replaced by a copy with its secrets hidden once this is made),
-    // and kept off the object, where inspecting or serialising it would show them.
-    CONFIGS.set(this, [configPairs(globalConfig), configPairs(topicConfig)]);
+    // A bad setting throws here, as node-rdkafka's constructor does.
+    this.handle = new NativeHandle(addon, globalConfig, topicConfig, () => this.poll(), (k, a, b, c) => this.event(k, a, b, c));
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
-    this.keepValues = Boolean(globalConfig.dr_msg_cb);
-    // A bad setting throws here, as node-rdkafka's constructor does; until connect() the handle does not keep the process alive.
-    this.open();
-    this.addon.outq(this.handle!, false);
-  }
-
-  private open(): void {
-    const [global, topic] = CONFIGS.get(this)!;
-    this.handle = this.addon.create('producer', global, topic, () => this.poll(), (k, a, b, c) => this.event(k, a, b, c));
+    this.slots = new Slots(Boolean(globalConfig.dr_msg_cb));
   }
 
   /**
@@ -126,29 +106,12 @@ export class NativeClient extends EventEmitter {
   }
 
   isConnected(): boolean {
-    return this.handle !== undefined && this.connected;
+    return this.handle.isConnected();
   }
 
-  private connected = false;
-
-  /** Makes the librdkafka handle (a bad setting throws here), then reads metadata as node-rdkafka's connect() does. */
+  /** Makes the librdkafka handle again if it was closed (a bad setting: `cb(err)`), then reads metadata as node-rdkafka's connect() does. */
   connect(options: { timeout?: number } | undefined, cb: (err: unknown) => void): void {
-    if (this.handle === undefined) {
-      try {
-        this.open();
-      } catch (err) {
-        cb(err);
-        return;
-      }
-    }
-    this.getMetadata({ timeout: options?.timeout ?? 30_000 }, (err) => {
-      if (!err && this.handle !== undefined) {
-        this.connected = true;
-        this.addon.outq(this.handle, true);
-        this.emit('ready', { name: 'kdp-native' });
-      }
-      cb(err);
-    });
+    this.handle.connect(options?.timeout ?? 30_000, () => this.emit('ready', { name: 'kdp-native' }), cb);
   }
 
   private event(kind: number, a: unknown, b: unknown, c: unknown): void {
@@ -160,17 +123,12 @@ export class NativeClient extends EventEmitter {
   }
 
   getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): void {
-    const handle = this.handle;
-    if (handle === undefined) {
-      cb(Object.assign(new Error('Producer is not connected'), { code: -172 }), undefined);
-      return;
-    }
-    this.job((done) => this.addon.metadata(handle, options.timeout ?? 30_000, done, options.topic), cb);
+    this.handle.getMetadata(options, cb);
   }
 
   /** Hands over what is batched, then waits (on the thread pool) until librdkafka has no message left. */
   flush(timeoutMs: number, cb: (err: any) => void): void {
-    const handle = this.handle;
+    const handle = this.handle.current;
     if (handle === undefined) {
       cb(null);
       return;
@@ -188,7 +146,7 @@ export class NativeClient extends EventEmitter {
         setTimeout(wait, RETRY_MS);
         return;
       }
-      this.job((done) => this.addon.flush(handle, Math.max(0, deadline - Date.now()), done), (err) => {
+      this.handle.flush(handle, Math.max(0, deadline - Date.now()), (err) => {
         this.poll();
         cb(err);
       });
@@ -198,7 +156,7 @@ export class NativeClient extends EventEmitter {
 
   /** Reads the delivery reports (and statistics, errors, logs) librdkafka has, and retries a stopped batch. */
   poll(): void {
-    const handle = this.handle;
+    const handle = this.handle.current;
     // A report's handler may poll again (DynamicProducer's backlog does): the reports read are being gone through.
     if (handle === undefined || this.polling) return;
     if (this.start < this.count) this.submit();
@@ -211,18 +169,18 @@ export class NativeClient extends EventEmitter {
   }
 
   private readReports(handle: object): void {
-    const { rIds, rPartitions, rOffsets, rErrors, rTimestamps } = this;
+    const { rIds, rPartitions, rOffsets, rErrors, rTimestamps, slots } = this;
     let n: number;
     do {
       n = this.addon.poll(handle, rIds, rPartitions, rOffsets, rErrors, rTimestamps);
       for (let i = 0; i < n; i++) {
         const id = rIds[i];
-        const opaque = this.opaques[id];
-        const topic = this.slotTopics[id];
-        const key = this.slotKeys[id];
-        const value = this.slotValues[id];
-        this.release(id);
-        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], this.sizes[id], key, value);
+        const opaque = slots.opaques[id];
+        const topic = slots.topics[id];
+        const key = slots.keys[id];
+        const value = slots.values[id];
+        slots.release(id);
+        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], slots.sizes[id], key, value);
       }
     } while (n === REPORTS);
   }
@@ -280,8 +238,7 @@ export class NativeClient extends EventEmitter {
     this.pos = pos;
     this.partitions[i] = partition ?? -1;
     this.timestamps[i] = timestamp ?? 0;
-    this.ids[i] = this.slot(opaque, topic, valueLength, key);
-    if (this.keepValues) this.slotValues[this.ids[i]] = value;
+    this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value);
     this.count = i + 1;
     if (pos - layout[l] + OVERHEAD * (1 + layout[l + 5]) > this.sizeLimit) return this.produceNow(i);
     if (this.count === BATCH) this.submit();
@@ -359,30 +316,9 @@ export class NativeClient extends EventEmitter {
     return data;
   }
 
-  private slot(opaque: unknown, topic: string, size: number, key: unknown): number {
-    let id: number;
-    if (this.freeCount > 0) id = this.free[--this.freeCount];
-    else {
-      id = this.slots++;
-      if (id === this.sizes.length) {
-        const sizes = new Int32Array(id * 2);
-        sizes.set(this.sizes);
-        this.sizes = sizes;
-        const free = new Int32Array(id * 2);
-        free.set(this.free.subarray(0, this.freeCount));
-        this.free = free;
-      }
-    }
-    this.opaques[id] = opaque;
-    this.slotTopics[id] = topic;
-    this.slotKeys[id] = key;
-    this.sizes[id] = size;
-    return id;
-  }
-
   /** Hands the batch over; what librdkafka refuses for good gets a failed report, a full queue stops it until later. */
   private submit(): void {
-    const handle = this.handle;
+    const handle = this.handle.current;
     if (handle === undefined || this.start === this.count) return;
     const start = this.start;
     const topic = this.topic;
@@ -399,7 +335,7 @@ export class NativeClient extends EventEmitter {
       if (result === 1) unassigned = true;
       else if (i === this.answerAt) {
         this.answer = result;
-        this.release(this.ids[i]);
+        this.slots.release(this.ids[i]);
       } else (refused ??= []).push(this.ids[i], result, this.partitions[i]);
     }
     this.start = end;
@@ -415,18 +351,11 @@ export class NativeClient extends EventEmitter {
     if (refused === undefined) return;
     for (let k = 0; k < refused.length; k += 3) {
       const id = refused[k];
-      const opaque = this.opaques[id];
-      const key = this.slotKeys[id];
-      this.release(id);
+      const opaque = this.slots.opaques[id];
+      const key = this.slots.keys[id];
+      this.slots.release(id);
       this.onRefused(opaque, refused[k + 1], topic, refused[k + 2], key);
     }
-  }
-
-  private release(id: number): void {
-    this.opaques[id] = undefined;
-    this.slotKeys[id] = undefined;
-    if (this.keepValues) this.slotValues[id] = undefined;
-    this.free[this.freeCount++] = id;
   }
 
   /**
@@ -435,29 +364,21 @@ export class NativeClient extends EventEmitter {
    */
   hurry(delta: 1 | -1): void {
     this.hurrying += delta;
-    if (this.handle !== undefined) this.addon.hurry(this.handle, delta);
+    const handle = this.handle.current;
+    if (handle !== undefined) this.addon.hurry(handle, delta);
   }
 
   /** Batches in flight that should not linger (hurry()). */
   private hurrying = 0;
 
   /** The opaques of the messages taken and not reported yet (for a disconnect to tell their callers). */
-  *inflightOpaques(): Iterable<unknown> {
-    for (let id = 0; id < this.slots; id++) if (this.opaques[id] !== undefined) yield this.opaques[id];
+  inflightOpaques(): Iterable<unknown> {
+    return this.slots.inflight();
   }
 
   /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */
   get batched(): number {
     return this.count - this.start;
-  }
-
-  private job(run: (done: (err: NativeError | null, value?: any) => void) => void, cb: (err: any, value?: any) => void): void {
-    this.jobs++;
-    run((err, value) => {
-      this.jobs--;
-      if (this.jobs === 0) for (const f of this.jobsDone.splice(0)) f();
-      cb(err, value);
-    });
   }
 
   /**
@@ -467,21 +388,14 @@ export class NativeClient extends EventEmitter {
    */
   disconnect(timeoutMs: number | ((err?: unknown) => void), cb?: (err?: unknown) => void): void {
     const done = typeof timeoutMs === 'function' ? timeoutMs : cb ?? (() => {});
-    const handle = this.handle;
-    if (handle === undefined) {
+    if (this.handle.current === undefined) {
       done();
       return;
     }
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
-    const close = (): void => {
-      this.handle = undefined;
-      this.connected = false;
-      this.addon.close(handle, 0, () => {
-        this.emit('disconnected');
-        done();
-      });
-    };
-    if (this.jobs === 0) close();
-    else this.jobsDone.push(close);
+    this.handle.close(() => {
+      this.emit('disconnected');
+      done();
+    });
   }
 }

@@ -1,0 +1,59 @@
+// The native engine's slots: what a message needs at its delivery report (its opaque, topic,
+// key, size, and with dr_msg_cb its value), kept here from NativeClient.produce() to the
+// report under a small integer id, which goes to librdkafka as the message's opaque (no
+// JavaScript object crosses into C). Ids are reused as reports free them; the tables double
+// when all are taken.
+
+export class Slots {
+  /** Per id: the opaque produce() was given (undefined: the slot is free). */
+  readonly opaques: unknown[] = [];
+  readonly topics: string[] = [];
+  /** The key as produce() was given it, for the report. */
+  readonly keys: unknown[] = [];
+  /** With dr_msg_cb (node-rdkafka's reports then carry the value): the value, for the report. */
+  readonly values: Array<Buffer | null | undefined> = [];
+  /** The value's size, for the report. */
+  sizes = new Int32Array(1024);
+  private free = new Int32Array(1024);
+  private freeCount = 0;
+  /** Ids handed out so far (free or not). */
+  private count = 0;
+
+  constructor(private readonly keepValues: boolean) {}
+
+  /** A slot for one message; its id. */
+  take(opaque: unknown, topic: string, size: number, key: unknown, value: Buffer | null): number {
+    let id: number;
+    if (this.freeCount > 0) id = this.free[--this.freeCount];
+    else {
+      id = this.count++;
+      if (id === this.sizes.length) {
+        const sizes = new Int32Array(id * 2);
+        sizes.set(this.sizes);
+        this.sizes = sizes;
+        const free = new Int32Array(id * 2);
+        free.set(this.free.subarray(0, this.freeCount));
+        this.free = free;
+      }
+    }
+    this.opaques[id] = opaque;
+    this.topics[id] = topic;
+    this.keys[id] = key;
+    this.sizes[id] = size;
+    if (this.keepValues) this.values[id] = value;
+    return id;
+  }
+
+  /** Frees a slot (its message was reported, or refused). */
+  release(id: number): void {
+    this.opaques[id] = undefined;
+    this.keys[id] = undefined;
+    if (this.keepValues) this.values[id] = undefined;
+    this.free[this.freeCount++] = id;
+  }
+
+  /** The opaques of the messages taken and not reported yet. */
+  *inflight(): Iterable<unknown> {
+    for (let id = 0; id < this.count; id++) if (this.opaques[id] !== undefined) yield this.opaques[id];
+  }
+}
