@@ -46,7 +46,10 @@ function needsProxy() {
 class Scenario {
   /**
    * o: name, partitions (6), proxy (clients through the fault proxy), maxWaitMs (consumers'),
-   * sessionTimeoutMs (45,000), flagRule(record, ctx) → allowed (default: none allowed).
+   * sessionTimeoutMs (45,000), concurrency and handlerMs (consumers': calls at once, and how
+   * long each waits, 0 to twice that), mergeByTime (the members' logs read as one, by when each
+   * call started: members that handle a key side by side), flagRule(record, ctx) → allowed
+   * (default: none allowed).
    */
   constructor(t, o) {
     this.t = t;
@@ -129,7 +132,7 @@ class Scenario {
     const incarnation = this.consumers.length;
     const logFile = path.join(this.dir, `handled-${incarnation}`);
     const child = fork(CONSUMER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const c = { incarnation, logFile, child, handled: 0, held: 0, report: null, killed: false, assigned: [] };
+    const c = { incarnation, logFile, child, handled: 0, held: 0, report: null, killed: false, assigned: [], gaveUp: new Map() };
     let assigned;
     const isAssigned = new Promise((resolve) => { assigned = resolve; });
     c.done = new Promise((resolve) => {
@@ -137,6 +140,8 @@ class Scenario {
         if (m.type === 'assigned') {
           c.assigned.push(m.partitions);
           assigned();
+        } else if (m.type === 'revoked') {
+          for (const { partition, committed } of m.partitions) c.gaveUp.set(partition, committed);
         } else if (m.type === 'progress') {
           c.handled = m.handled;
           c.held = m.held;
@@ -149,7 +154,7 @@ class Scenario {
     });
     child.send({
       type: 'start', topic: this.topic, group: this.group, bootstrap: this.bootstrap, maxWaitMs: this.o.maxWaitMs,
-      sessionTimeoutMs: this.o.sessionTimeoutMs, logFile,
+      sessionTimeoutMs: this.o.sessionTimeoutMs, logFile, concurrency: this.o.concurrency, handlerMs: this.o.handlerMs,
     });
     this.consumers.push(c);
     await isAssigned;
@@ -240,7 +245,7 @@ class Scenario {
     let longestStall = 0;
     let foreign = 0;
     const reasons = {};
-    const chains = new Map(); // chain -> { run: seq of the last handled in the current run, max: highest seq handled }
+    const chains = new Map(); // chain -> { run: seq of the last handled in the current run, max: highest seq handled, flags: seqs handled flagged }
     let explained = 0; // handled after a later message of its chain, with a flag on the way
     const chainKey = (r) => Math.floor(r.id / F.ID_SPAN) * 65536 + r.keyId;
     const seqHandled = new Map(); // `${chain}:${seq}` -> consumer incarnation that handled it first
@@ -250,50 +255,62 @@ class Scenario {
       const committed = this.committedAfter[f.consumer];
       return committed !== undefined && f.offset >= committed[f.partition];
     };
+    // One member after another (members that ran one after the other), or all of them merged
+    // by when each call started (members handling a spread key side by side: mergeByTime).
+    const entries = [];
     logs.forEach((log, c) => {
-      for (const r of log) {
-        const inc = Math.floor(r.id / F.ID_SPAN);
-        if (inc >= this.producers.length || r.id % F.ID_SPAN >= this.producers[inc].count) {
-          foreign++;
-          continue;
-        }
-        handled++;
-        longestStall = Math.max(longestStall, r.at - r.sentAt);
-        const name = `producer ${inc} #${r.id % F.ID_SPAN} (key ${r.keyId} seq ${r.seq}, ${r.partition}/${r.offset}, consumer ${c})`;
-        let reread = false;
-        if (first.has(r.id)) {
-          duplicates++;
-          if (handledBy.get(r.id).has(c)) problem('twice', `${name} handled twice by one consumer`);
-          else if (isReread(r, c)) {
-            rereads++;
-            reread = true;
-          } else problem('duplicate', `${name} handled again below the committed offset`);
-          handledBy.get(r.id).add(c);
-        } else {
-          first.set(r.id, { consumer: c, partition: r.partition, offset: r.offset });
-          handledBy.set(r.id, new Set([c]));
-        }
-        const chain = chainKey(r);
-        const state = chains.get(chain) ?? { run: -1, max: -1 };
-        chains.set(chain, state);
-        if (r.flagged) {
-          flagged++;
-          reasons[r.reason] = (reasons[r.reason] ?? 0) + 1;
-          const prev = seqHandled.get(`${chain}:${r.seq - 1}`);
-          const ctx = { consumer: c, incarnation: inc, predecessorHandledBy: prev === undefined ? -1 : prev, producer: this.producers[inc] };
-          if (!this.o.flagRule(r, ctx)) problem('flag', `${name} flagged ${r.reason}; predecessor ${prev === undefined ? 'not handled before' : `handled by consumer ${prev}`}`);
-        }
-        if (!reread) {
-          // docs/ordering.md: a run of ordered messages is in send order; a flagged message
-          // starts a new run, in order after it but not necessarily after everything before it.
-          if (!r.flagged && r.seq <= state.run) problem('order', `${name} after #${state.run} of its chain`);
+      for (const r of log) entries.push({ c, r, i: entries.length });
+    });
+    if (this.o.mergeByTime) entries.sort((a, b) => a.r.at - b.r.at || a.c - b.c || a.i - b.i);
+    for (const { c, r } of entries) {
+      const inc = Math.floor(r.id / F.ID_SPAN);
+      if (inc >= this.producers.length || r.id % F.ID_SPAN >= this.producers[inc].count) {
+        foreign++;
+        continue;
+      }
+      handled++;
+      longestStall = Math.max(longestStall, r.at - r.sentAt);
+      const name = `producer ${inc} #${r.id % F.ID_SPAN} (key ${r.keyId} seq ${r.seq}, ${r.partition}/${r.offset}, consumer ${c})`;
+      let reread = false;
+      if (first.has(r.id)) {
+        duplicates++;
+        if (handledBy.get(r.id).has(c)) problem('twice', `${name} handled twice by one consumer`);
+        else if (isReread(r, c)) {
+          rereads++;
+          reread = true;
+        } else problem('duplicate', `${name} handled again below the committed offset`);
+        handledBy.get(r.id).add(c);
+      } else {
+        first.set(r.id, { consumer: c, partition: r.partition, offset: r.offset });
+        handledBy.set(r.id, new Set([c]));
+      }
+      const chain = chainKey(r);
+      const state = chains.get(chain) ?? { run: -1, max: -1, flags: [] };
+      chains.set(chain, state);
+      if (r.flagged) {
+        flagged++;
+        reasons[r.reason] = (reasons[r.reason] ?? 0) + 1;
+        const prev = seqHandled.get(`${chain}:${r.seq - 1}`);
+        const ctx = { consumer: c, incarnation: inc, predecessorHandledBy: prev === undefined ? -1 : prev, producer: this.producers[inc] };
+        if (!this.o.flagRule(r, ctx)) problem('flag', `${name} flagged ${r.reason}; predecessor ${prev === undefined ? 'not handled before' : `handled by consumer ${prev}`}`);
+      }
+      if (!reread) {
+        // docs/ordering.md: a run of ordered messages is in send order; a flagged message
+        // starts a new run, in order after it but not necessarily after everything before it;
+        // and the message it went before (its predecessor, or one before that, held up
+        // elsewhere) comes later, after the run: explained by the flag between them.
+        const late = !r.flagged && r.seq <= state.run;
+        if (late && state.flags.some((f) => f > r.seq && f <= state.run)) explained++;
+        else {
+          if (late) problem('order', `${name} after #${state.run} of its chain`);
           else if (r.seq <= state.max) explained++;
           state.run = r.seq;
-          state.max = Math.max(state.max, r.seq);
         }
-        if (!seqHandled.has(`${chain}:${r.seq}`)) seqHandled.set(`${chain}:${r.seq}`, c);
+        if (r.flagged) state.flags.push(r.seq);
+        state.max = Math.max(state.max, r.seq);
       }
-    });
+      if (!seqHandled.has(`${chain}:${r.seq}`)) seqHandled.set(`${chain}:${r.seq}`, c);
+    }
     let ackedTotal = 0;
     acked.forEach(({ seen, n }, inc) => {
       ackedTotal += n;
