@@ -20,8 +20,10 @@ export const DOES_NOT_FIT = -2;
 // Up to this many UTF-16 units a JS loop beats the fixed cost of a native utf8 write
 // (bench/hash.js: four ASCII characters per 32-bit store beat Buffer#write up to ~64).
 const SHORT_STRING = 64;
-// Up to this many bytes a JS loop beats Uint8Array.prototype.set.
-const SHORT_BYTES = 16;
+// Up to this many bytes, at a 4-byte aligned offset, four bytes per 32-bit store beat the
+// fixed cost of Uint8Array.prototype.set; from about 12 on, set wins, and a byte loop never
+// does (Node 20: partitionForKey on 16-byte Buffers 29 ns with one, 21 ns with set).
+const SHORT_BYTES = 8;
 
 /** What a message key may be (null and undefined: no key). */
 const KEY_EXPECTED = 'a string, Buffer, Uint8Array, null or undefined';
@@ -60,12 +62,8 @@ export function writeKey(core: Core, at: number, room: number, key: unknown, arg
   if (key instanceof Uint8Array) {
     const length = key.length;
     if (length > room) return DOES_NOT_FIT;
-    const memory = core.bytes;
-    if (length <= SHORT_BYTES) {
-      for (let i = 0; i < length; i++) memory[at + i] = key[i];
-    } else {
-      memory.set(key, at);
-    }
+    if (length <= SHORT_BYTES && (at & 3) === 0) writeBytes4(core, at, key);
+    else core.bytes.set(key, at);
     return length;
   }
   if (key === null || key === undefined) return NULL_LENGTH;
@@ -202,6 +200,18 @@ function writeAscii4(core: Core, at: number, key: string): number {
     memory[at + i] = c;
   }
   return units;
+}
+
+/** Bytes at a 4-byte aligned offset, four per store. */
+function writeBytes4(core: Core, at: number, key: Uint8Array): void {
+  const length = key.length;
+  const u32 = core.u32;
+  let word = at >> 2;
+  let i = 0;
+  // Little-endian, as WebAssembly memory is.
+  for (; i + 4 <= length; i += 4) u32[word++] = key[i] | (key[i + 1] << 8) | (key[i + 2] << 16) | (key[i + 3] << 24);
+  const memory = core.bytes;
+  for (; i < length; i++) memory[at + i] = key[i];
 }
 
 /** An ASCII string, byte by byte; -1 at the first non-ASCII character. */
