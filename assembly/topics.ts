@@ -110,12 +110,17 @@ function setGrowth(topic: i32, n: i32): void {
   store<f64>(tf(topic, T_LOAD_GROWTH), growthFor(n, true));
 }
 
-/** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. Carves out its page on its first use. */
-export function topicReset(topic: i32, n: i32): void {
-  if (pageOf(topic) == 0) store<usize>(tf(topic, T_PAGE), arenaAlloc(<usize>maxPartitions * 20));
+/** A slot has `n` partitions now: its size, its clocks' growth and 1 / n. */
+function setSize(topic: i32, n: i32): void {
   store<i32>(tf(topic, T_SIZE), n);
   setGrowth(topic, n);
   store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
+}
+
+/** Forgets a topic slot's history and gives it `n` partitions; its keys leave the table. Carves out its page on its first use. */
+export function topicReset(topic: i32, n: i32): void {
+  if (pageOf(topic) == 0) store<usize>(tf(topic, T_PAGE), arenaAlloc(<usize>maxPartitions * 20));
+  setSize(topic, n);
   const g = tf(topic, T_GENERATION);
   store<u32>(g, load<u32>(g) + 1);
   store<f64>(tf(topic, T_TOTAL), 0);
@@ -148,9 +153,7 @@ export function topicReset(topic: i32, n: i32): void {
  */
 export function topicResize(topic: i32, n: i32): void {
   const old = load<i32>(tf(topic, T_SIZE));
-  store<i32>(tf(topic, T_SIZE), n);
-  setGrowth(topic, n);
-  store<f64>(tf(topic, T_INVERSE), 1.0 / <f64>n);
+  setSize(topic, n);
   const level = loadTotal(topic) / <f64>n;
   for (let p = 0; p < maxPartitions; p++) {
     store<f64>(loadAt(topic, p), p < n ? level : 0);

@@ -193,13 +193,7 @@ function writeAscii4(core: Core, at: number, key: string): number {
     // Little-endian, as WebAssembly memory is.
     u32[word++] = a | (b << 8) | (c << 16) | (d << 24);
   }
-  const memory = core.bytes;
-  for (; i < units; i++) {
-    const c = key.charCodeAt(i);
-    if (c >= 0x80) return -1;
-    memory[at + i] = c;
-  }
-  return units;
+  return writeAscii(core.bytes, at, key, i);
 }
 
 /** Bytes at a 4-byte aligned offset, four per store. */
@@ -214,10 +208,10 @@ function writeBytes4(core: Core, at: number, key: Uint8Array): void {
   for (; i < length; i++) memory[at + i] = key[i];
 }
 
-/** An ASCII string, byte by byte; -1 at the first non-ASCII character. */
-function writeAscii(memory: Buffer, at: number, key: string): number {
+/** An ASCII string (its characters from `from` on), byte by byte; -1 at the first non-ASCII character. */
+function writeAscii(memory: Buffer, at: number, key: string, from = 0): number {
   const units = key.length;
-  for (let i = 0; i < units; i++) {
+  for (let i = from; i < units; i++) {
     const c = key.charCodeAt(i);
     if (c >= 0x80) return -1;
     memory[at + i] = c;
