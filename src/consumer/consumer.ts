@@ -13,58 +13,18 @@
 import { EventEmitter } from 'node:events';
 import type * as Kafka from 'node-rdkafka';
 import { kafkaLibrary, type KafkaLibrary } from '../core/library';
-import { Resequencer, ResequencerOptions, ConsumedMessage } from './resequencer';
-import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from './dispatch';
+import { Resequencer, type ConsumedMessage } from './resequencer';
+import { Dispatcher, type HandledInfo, partitionKey } from './dispatch';
+import { Commits, type TopicPartitionOffset } from './commits';
+import type { DynamicConsumerOptions, MessageHandler, BatchHandler } from './consumer-options';
 import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
 import { type Connectable, connectClient } from '../core/connect';
+import { Lifecycle } from '../core/lifecycle';
 import { hideSecrets } from '../core/secrets';
 import { chosenEngine, nativeAddon, nativeMissing } from '../core/native';
 import { NativeConsumer } from './native-consumer';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, timeoutError, toKafkaError } from '../core/errors';
-
-export interface DynamicConsumerOptions {
-  readonly resequencer?: ResequencerOptions;
-  /**
-   * Committed offsets are written this often (ms). Also how soon another member of the group
-   * can hand on a relocated key whose earlier messages this consumer handled (it waits for
-   * this commit), so keep it short.
-   */
-  readonly commitIntervalMs?: number;
-  /** At most this many messages per consume call (it takes what librdkafka has queued). */
-  readonly batchSize?: number;
-  /** Pause fetching while this many released messages wait for the handler; resume at half. */
-  readonly maxPending?: number;
-  /**
-   * How long a consume call after one that found nothing waits for a message (ms). The call
-   * holds a libuv threadpool thread meanwhile (node-rdkafka 3.6, KafkaConsumer#consume(n, cb)).
-   */
-  readonly fetchTimeoutMs?: number;
-  /** A message whose handler throws or rejects is handed to it again this many times before the consumer stops. */
-  readonly handlerRetries?: number;
-  /** Wait before each new attempt (ms). */
-  readonly retryBackoffMs?: number;
-  /**
-   * Handler calls under way at once (default 1: one message at a time). Above 1, `ordering`
-   * says which calls may overlap; commits stay below the lowest offset of each partition not
-   * yet handled, whatever was handled above it.
-   */
-  readonly concurrency?: number;
-  /**
-   * 'key' (the default): one call at a time per key, in the order the resequencer releases its
-   * messages (a spread key's across its partitions), different keys at once; messages without
-   * a key are independent. 'partition': one call at a time per partition (KafkaJS's model).
-   * 'none': any messages at once, in no order at all.
-   */
-  readonly ordering?: 'key' | 'partition' | 'none';
-  /**
-   * On revoke, how long handler calls under way for the partitions leaving may take before
-   * they are given up (ms): the commit and the hand-over to the next owner wait for them.
-   */
-  readonly revokeTimeoutMs?: number;
-  /** At most this many messages per runBatches() handler call (default 100). */
-  readonly handlerBatchSize?: number;
-}
 
 export { CONSUMER_DEFAULTS };
 
@@ -74,22 +34,10 @@ const FETCH_QUEUE_BACKOFF_MS = 10;
 const HOLD_MS = 1000;
 /** How often the group's committed offsets are read while the resequencer awaits some (ms). */
 const COMMITTED_READ_MS = 200;
-/** How long one read of committed offsets may take (ms); a later tick tries again. */
-const COMMITTED_READ_TIMEOUT_MS = 5000;
 
-/**
- * idle (new, or stopped) → connecting → connected → running → stopping → idle. A stopped
- * consumer may connect and run again: it resumes from the group's committed offsets.
- */
-type ConsumerState = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping';
 
 export type { HandledInfo };
-
-export type MessageHandler = (message: Kafka.Message, info: HandledInfo) => void | Promise<void>;
-/** runBatches()' handler: consecutive released messages of one key (or partition), in order, each with its info. */
-export type BatchHandler = (messages: Kafka.Message[], infos: HandledInfo[]) => void | Promise<void>;
-
-interface TopicPartitionOffset { topic: string; partition: number; offset?: number }
+export type { DynamicConsumerOptions, MessageHandler, BatchHandler } from './consumer-options';
 
 export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
@@ -106,7 +54,11 @@ export class DynamicConsumer extends EventEmitter {
   private readonly revoking = new Map<string, TopicPartitionOffset>();
   private handler: MessageHandler | undefined;
   private batchHandler: BatchHandler | undefined;
-  private state: ConsumerState = 'idle';
+  /**
+   * idle (new, or stopped) → connecting → connected → running → stopping → idle. A stopped
+   * consumer may connect and run again: it resumes from the group's committed offsets.
+   */
+  private readonly life = new Lifecycle('idle');
   private paused = false;
   /** The last consume call found nothing: the next one waits for a message (fetchTimeoutMs). */
   private fetchedNothing = true;
@@ -118,14 +70,12 @@ export class DynamicConsumer extends EventEmitter {
   /** Bumped when a run ends: a read of committed offsets of an earlier run is ignored. */
   private generation = 0;
   private timers: NodeJS.Timeout[] = [];
-  private connecting: Promise<void> | undefined;
-  private stopping: Promise<void> | undefined;
   /** Settle the promise run() returned. */
   private settle: { resolve: () => void; reject: (err: Error) => void } | undefined;
   /** Why the run ends, when a message's handler failed for good. */
   private failure: HandlerError | undefined;
-  /** A read of committed offsets for the resequencer is under way. */
-  private readingCommitted = false;
+  /** The commits, and the reads of the group's committed offsets. */
+  private readonly commits: Commits;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
@@ -180,20 +130,13 @@ export class DynamicConsumer extends EventEmitter {
     // that long when no message comes, and a few idle consumers starve the pool (4 threads).
     this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
-    (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commitDone(err, offsets, true));
+    this.commits = new Commits(this.client, this.library, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind());
+    (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
   }
 
   /** Connects the client; a StateError unless the consumer is new or stopped. */
   connect(timeoutMs = 30_000): Promise<void> {
-    if (this.state !== 'idle') return Promise.reject(new StateError(`connect() while ${this.state}`));
-    this.state = 'connecting';
-    this.connecting = connectClient(this.client as unknown as Connectable, timeoutMs).then(() => {
-      this.state = 'connected';
-    }, (err: unknown) => {
-      this.state = 'idle';
-      throw err;
-    });
-    return this.connecting;
+    return this.life.connect(() => connectClient(this.client as unknown as Connectable, timeoutMs));
   }
 
   /**
@@ -225,9 +168,9 @@ export class DynamicConsumer extends EventEmitter {
     if (!Array.isArray(topics) || topics.length === 0 || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
       throw new InvalidArgTypeError('topics', 'a non-empty array of topic names', topics);
     }
-    if (this.state === 'idle') throw new StateError('run() before connect()');
-    if (this.state === 'connecting') throw new StateError('run() before connect() resolved');
-    if (this.state !== 'connected') throw new StateError(`run() while ${this.state}`);
+    if (this.life.phase === 'idle') throw new StateError('run() before connect()');
+    if (this.life.phase === 'connecting') throw new StateError('run() before connect() resolved');
+    if (this.life.phase !== 'connected') throw new StateError(`run() while ${this.life.phase}`);
     if (!this.client.isConnected()) throw new StateError('run() while the client is disconnected');
     try {
       this.client.subscribe(topics);
@@ -238,9 +181,9 @@ export class DynamicConsumer extends EventEmitter {
     this.batchHandler = batchHandler;
     this.dispatch.batchLimit = batchHandler === undefined ? 0 : this.options.handlerBatchSize;
     this.failure = undefined;
-    this.state = 'running';
-    this.timers.push(setInterval(() => this.commitHandled(undefined, false), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
+    this.life.phase = 'running';
+    this.timers.push(setInterval(() => this.commits.commit(this.assigned.values(), false), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
@@ -252,7 +195,7 @@ export class DynamicConsumer extends EventEmitter {
   }
 
   private fetch(): void {
-    if (this.state !== 'running') return;
+    if (this.life.phase !== 'running') return;
     // The handler is behind: maxPending released messages wait. Fetching is held (no consume
     // call) until they are down to half, for up to HOLD_MS at a time: librdkafka keeps
     // fetching into its own bounded queue meanwhile. Pausing the partitions in librdkafka
@@ -261,7 +204,7 @@ export class DynamicConsumer extends EventEmitter {
     // left the handler idle most of the time. Held longer than HOLD_MS, the partitions are
     // paused, and consume calls go on (they serve rebalances and keep max.poll.interval.ms).
     if (this.dispatch.waiting >= this.options.maxPending) {
-      if (this.pausedAt === 0) this.pausedAt = Date.now();
+      this.behind();
       if (!this.paused && Date.now() - this.pausedAt >= HOLD_MS) this.setPaused(true);
       if (!this.paused) {
         this.holdTimer = setTimeout(() => {
@@ -281,7 +224,7 @@ export class DynamicConsumer extends EventEmitter {
     const wait = this.fetchedNothing;
     this.client.setDefaultConsumeTimeout(wait ? this.options.fetchTimeoutMs : 0);
     this.client.consume(wait ? 1 : this.options.batchSize, (err, messages) => {
-      if (this.state !== 'running') return; // stopping: what came in is read again from the committed offsets
+      if (this.life.phase !== 'running') return; // stopping: what came in is read again from the committed offsets
       if (err) {
         this.fetchedNothing = true;
         this.emit('error', toKafkaError(err, 'consume'));
@@ -298,7 +241,12 @@ export class DynamicConsumer extends EventEmitter {
 
   private accept(released: Parameters<Dispatcher<Kafka.Message & ConsumedMessage>['accept']>[0]): void {
     this.dispatch.accept(released);
-    if (this.dispatch.waiting >= this.options.maxPending && this.pausedAt === 0) this.pausedAt = Date.now();
+    this.behind();
+  }
+
+  /** Marks when the handler fell behind (maxPending waiting): the resequencer's clock stops there at once; fetch() holds or pauses. */
+  private behind(): void {
+    if (this.pausedAt === 0 && this.dispatch.waiting >= this.options.maxPending) this.pausedAt = Date.now();
   }
 
   /** The handler caught up (maxPending / 2 waiting): fetching goes on, the partitions resumed if they were paused. */
@@ -344,7 +292,7 @@ export class DynamicConsumer extends EventEmitter {
     // Only a running consumer's client is paused or resumed: a handler call that ends after
     // stop() began (it was not waited for) must not touch a client that is disconnecting,
     // whose pause/resume throw (-172, "Local: Erroneous state").
-    const partitions = this.state === 'running' ? [...this.assigned.values()].map(({ topic, partition }) => ({ topic, partition })) : [];
+    const partitions = this.life.phase === 'running' ? [...this.assigned.values()].map(({ topic, partition }) => ({ topic, partition })) : [];
     if (partitions.length > 0) {
       try {
         if (paused) this.client.pause(partitions);
@@ -357,75 +305,9 @@ export class DynamicConsumer extends EventEmitter {
     this.emit(paused ? 'paused' : 'resumed');
   }
 
-  /**
-   * Reads the group's committed offsets of the partitions the resequencer awaits (others
-   * own them: a held message waits for its predecessor there to be handled) and feeds them
-   * to it, every COMMITTED_READ_MS, at most one read at a time. A
-   * failed read is made again next time (reported as 'warning'): meanwhile the message waits,
-   * at most maxWaitMs.
-   */
-  private readCommitted(): void {
-    if (this.readingCommitted) return;
-    const awaited = this.resequencer.awaited();
-    if (awaited.length === 0) return;
-    this.readingCommitted = true;
-    const generation = this.generation;
-    const toppars = awaited.map(({ topic, partition }) => ({ topic, partition }));
-    this.client.committed(toppars, COMMITTED_READ_TIMEOUT_MS, (err, offsets) => {
-      if (generation !== this.generation) return; // stopped meanwhile
-      this.readingCommitted = false;
-      if (err) {
-        this.emit('warning', toKafkaError(err, 'committed'));
-        return;
-      }
-      this.dispatch.committedRead(offsets ?? []);
-      if (this.dispatch.waiting >= this.options.maxPending && this.pausedAt === 0) this.pausedAt = Date.now();
-    });
-  }
-
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
   safeOffset(topic: string, partition: number): number | undefined {
     return this.dispatch.safeOffset(topic, partition);
-  }
-
-  /**
-   * Commits the safe offset of each partition (all assigned ones by default). Periodic commits
-   * are asynchronous, and skip partitions whose offset did not move: a synchronous commit
-   * blocks the event loop, for seconds while the group rebalances. Those on revoke and stop
-   * are synchronous, so that the next owner starts where this consumer left off.
-   */
-  private commitHandled(partitions: TopicPartitionOffset[] | undefined, sync: boolean): void {
-    const offsets = this.dispatch.toCommit(partitions ?? this.assigned.values(), !sync);
-    if (offsets.length === 0) return;
-    try {
-      if (sync) {
-        this.client.commitSync(offsets as Kafka.TopicPartitionOffset[]);
-        this.emit('committed', offsets);
-      } else {
-        this.client.commit(offsets as Kafka.TopicPartitionOffset[]);
-      }
-    } catch (err: any) {
-      this.commitDone(err, offsets, false);
-    }
-  }
-
-  /** The result of a commit: 'committed', or 'error' (and the offsets are committed again next time). */
-  private commitDone(err: any, offsets: TopicPartitionOffset[], periodic: boolean): void {
-    const list = (offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset })) as PartitionOffset[];
-    if (!err) {
-      this.emit('committed', list);
-      return;
-    }
-    this.dispatch.notCommitted(list);
-    // A commit refused because the group is rebalancing: a periodic one is simply made again
-    // next time; one on revoke is a 'warning' (the partitions' next owner reads again from the
-    // last committed offset: re-reads, nothing lost).
-    const code = err?.code;
-    if (code === this.library.CODES.ERRORS.ERR_ILLEGAL_GENERATION || code === this.library.CODES.ERRORS.ERR_REBALANCE_IN_PROGRESS || code === this.library.CODES.ERRORS.ERR_UNKNOWN_MEMBER_ID) {
-      if (!periodic) this.emit('warning', toKafkaError(err, 'commit'));
-      return;
-    }
-    this.emit('error', toKafkaError(err, 'commit'));
   }
 
   /**
@@ -472,8 +354,8 @@ export class DynamicConsumer extends EventEmitter {
         // Stopped meanwhile (and maybe run again): the stop committed and forgot these
         // partitions, and a next run may own them again. While the stop is still under way
         // they are let go of here, as before.
-        if (generation !== this.generation && this.state !== 'stopping') return;
-        if (this.state === 'running') this.commitHandled(assignment, true);
+        if (generation !== this.generation && this.life.phase !== 'stopping') return;
+        if (this.life.phase === 'running') this.commits.commit(assignment, true);
         for (const { topic, partition } of assignment) this.revoking.delete(partitionKey(topic, partition));
         this.forget(assignment);
         try {
@@ -481,7 +363,7 @@ export class DynamicConsumer extends EventEmitter {
           else this.client.unassign();
         } catch (e) {
           // The client is disconnecting (stop() under way): the partitions go with it.
-          if (this.state === 'running') this.emit('warning', toKafkaError(e, 'unassign'));
+          if (this.life.phase === 'running') this.emit('warning', toKafkaError(e, 'unassign'));
         }
         this.emit('revoked', assignment);
       };
@@ -501,21 +383,7 @@ export class DynamicConsumer extends EventEmitter {
   stop(timeoutMs = 30_000): Promise<void> {
     const bad = timeoutError('timeoutMs', timeoutMs, true);
     if (bad !== undefined) return Promise.reject(bad);
-    switch (this.state) {
-      case 'idle':
-        return Promise.resolve();
-      case 'connecting':
-        return this.connecting!.then(() => this.stop(timeoutMs), () => undefined);
-      case 'stopping':
-        return this.stopping!;
-      default: {
-        const running = this.state === 'running';
-        this.state = 'stopping';
-        // Set before any of halt() runs: a listener it calls may call stop() again.
-        this.stopping = Promise.resolve().then(() => this.halt(running, timeoutMs));
-        return this.stopping;
-      }
-    }
+    return this.life.stop((running) => this.halt(running, timeoutMs));
   }
 
   private async halt(running: boolean, timeoutMs: number): Promise<void> {
@@ -525,14 +393,14 @@ export class DynamicConsumer extends EventEmitter {
       // What is still queued stays in `unhandled`: the commit below stays under it.
       this.dispatch.halt();
       this.generation++;
-      this.readingCommitted = false;
+      this.commits.reset();
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
       if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
       this.holdTimer = undefined;
       try {
         // With the partitions revoked whose calls were still waited for: they are still ours.
-        this.commitHandled([...this.assigned.values(), ...this.revoking.values()], true);
+        this.commits.commit([...this.assigned.values(), ...this.revoking.values()], true);
       } catch (err) {
         // Thrown by an 'error' event without a listener: the consumer still disconnects, and
         // what this commit would have covered is read again by the next owner.
@@ -546,8 +414,7 @@ export class DynamicConsumer extends EventEmitter {
     this.revoking.clear();
     this.dispatch.clear();
     this.paused = false;
-    this.state = 'idle';
-    this.stopping = undefined;
+    this.life.ended();
     const settle = this.settle;
     const failure = this.failure;
     this.settle = undefined;

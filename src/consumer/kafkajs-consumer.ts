@@ -28,6 +28,7 @@ import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
 import { delay } from '../core/time';
+import { Lifecycle } from '../core/lifecycle';
 import { warnIfBothLoaded } from '../core/library';
 
 export interface KafkaJsConsumerOptions {
@@ -128,8 +129,6 @@ const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_I
 const COMMITTED_READ_MS = 200;
 const COMMITTED_READ_TIMEOUT_MS = 5000;
 
-/** idle → connecting → connected → running → stopping → stopped (a consumer of this API connects once). */
-type State = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping' | 'stopped';
 
 const NO_HEARTBEAT = async (): Promise<void> => {};
 
@@ -154,12 +153,11 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private readonly options: ResolvedKafkaJsConsumerOptions;
   private readonly dispatch: Dispatcher<Consumed>;
   private readonly assigned = new Map<string, { topic: string; partition: number }>();
-  private state: State = 'idle';
+  /** idle → connecting → connected → running → stopping → stopped (a consumer of this API connects once). */
+  private readonly life = new Lifecycle('stopped');
   private client: InternalClient | null = null;
   private eachMessage: KafkaJsEachMessage | undefined;
   private timers: NodeJS.Timeout[] = [];
-  private connecting: Promise<void> | undefined;
-  private stopping: Promise<void> | undefined;
   /** Why the run ended, when eachMessage failed for good on a message. */
   private failure: HandlerError | undefined;
   /** A periodic commit, or a read of committed offsets, is under way. */
@@ -203,29 +201,24 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    * refused with an InvalidOptionError: it would commit past messages still held.
    */
   connect(): Promise<void> {
-    if (this.state !== 'idle') return Promise.reject(new StateError(`connect() while ${this.state}`));
-    this.state = 'connecting';
-    this.connecting = (async () => {
+    return this.life.connect(async () => {
       try {
         const client = this.consumer._getInternalClient();
         if (!client || client.isConnected?.() !== true) await this.consumer.connect();
       } catch (err) {
-        this.state = 'idle';
         throw toKafkaError(err, 'connect');
       }
       const client = this.consumer._getInternalClient();
       const autoCommit = client?.globalConfig?.['enable.auto.commit'];
       if (!client || typeof client.on !== 'function' || autoCommit !== false) {
-        this.state = 'stopped';
+        this.life.phase = 'stopped';
         await this.consumer.disconnect().catch(() => undefined);
         if (!client || typeof client.on !== 'function') throw new StateError("the consumer has no internal client after connect() (not Confluent's KafkaJS consumer?)");
         throw new InvalidOptionError("the consumer's kafkaJS.autoCommit", 'false (or enable.auto.commit false): offsets are committed here, only below what was handled', autoCommit ?? 'absent (librdkafka commits by itself by default)');
       }
       this.client = client;
       client.on('rebalance', this.onRebalance);
-      this.state = 'connected';
-    })();
-    return this.connecting;
+    });
   }
 
   /** The consumer's subscribe(): `{ topic }` or `{ topics }` (names, or RegExps starting with ^), `replace`. */
@@ -238,7 +231,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     } else if (!topicOk(topic)) {
       throw new InvalidArgTypeError('subscription.topic', 'a topic name (or a RegExp), when subscription.topics is absent', topic);
     }
-    if (this.state !== 'connected' && this.state !== 'running') throw new StateError(`subscribe() while ${this.state}`);
+    if (this.life.phase !== 'connected' && this.life.phase !== 'running') throw new StateError(`subscribe() while ${this.life.phase}`);
     try {
       await this.consumer.subscribe(subscription);
     } catch (err) {
@@ -269,10 +262,10 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 65_536) {
       throw new InvalidOptionError('config.partitionsConsumedConcurrently', 'an integer from 1 to 65536', concurrency);
     }
-    if (this.state !== 'connected') throw new StateError(`run() while ${this.state}`);
+    if (this.life.phase !== 'connected') throw new StateError(`run() while ${this.life.phase}`);
     this.eachMessage = config.eachMessage;
     this.dispatch.concurrency = concurrency;
-    this.state = 'running';
+    this.life.phase = 'running';
     this.timers.push(setInterval(() => this.commitHandled(), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
@@ -282,7 +275,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       await this.consumer.run({ eachBatch: (payload) => this.batch(payload), eachBatchAutoResolve: false });
     } catch (err) {
       this.clearTimers();
-      this.state = 'connected';
+      this.life.phase = 'connected';
       throw toKafkaError(err, 'run');
     }
   }
@@ -294,7 +287,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     // message again that the Resequencer has (its stored offsets are not what is committed).
     if (messages.length > 0) payload.resolveOffset(messages[messages.length - 1].offset);
     // Stopping (what came is read again from the committed offsets), or revoked meanwhile.
-    if (this.state !== 'running' || !this.assigned.has(partitionKey(topic, partition))) return;
+    if (this.life.phase !== 'running' || !this.assigned.has(partitionKey(topic, partition))) return;
     for (const message of messages) {
       const m: Consumed = { topic, partition, offset: Number(message.offset), key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
       this.dispatch.accept(this.resequencer.push(m));
@@ -329,7 +322,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
 
   /** A periodic commit: the partitions whose safe offset moved, one commit at a time. */
   private commitHandled(): void {
-    if (this.committing || this.state !== 'running') return;
+    if (this.committing || this.life.phase !== 'running') return;
     const offsets = this.dispatch.toCommit(this.assigned.values(), true);
     if (offsets.length === 0) return;
     this.committing = true;
@@ -374,16 +367,16 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    * handoff from another member) and feeds them to it, every COMMITTED_READ_MS, one read at a time.
    */
   private readCommitted(): void {
-    if (this.readingCommitted || this.state !== 'running') return;
+    if (this.readingCommitted || this.life.phase !== 'running') return;
     const awaited = this.resequencer.awaited();
     if (awaited.length === 0) return;
     this.readingCommitted = true;
     this.consumer.committed(awaited, COMMITTED_READ_TIMEOUT_MS).then((offsets) => {
-      if (this.state !== 'running') return;
+      if (this.life.phase !== 'running') return;
       // The KafkaJS API gives offsets as strings (null for offset 0, which passes nothing).
       this.dispatch.committedRead((offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset: offset === null ? -1 : Number(offset) })));
     }, (err) => {
-      if (this.state === 'running') this.emit('warning', toKafkaError(err, 'committed'));
+      if (this.life.phase === 'running') this.emit('warning', toKafkaError(err, 'committed'));
     }).finally(() => {
       this.readingCommitted = false;
     });
@@ -412,7 +405,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       // Synchronously, on the consumer's own client: done before the consumer unassigns them, so
       // their next owner starts where this one left off (an asynchronous commit could land after
       // it has read the older committed offset, and it would handle again what was committed).
-      if (this.state === 'running') {
+      if (this.life.phase === 'running') {
         const offsets = this.dispatch.toCommit(leaving, false);
         if (offsets.length > 0) this.commitOnRevoke(offsets);
       }
@@ -437,21 +430,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   stop(timeoutMs = 30_000): Promise<void> {
     const bad = timeoutError('timeoutMs', timeoutMs, true);
     if (bad !== undefined) return Promise.reject(bad);
-    switch (this.state) {
-      case 'idle':
-      case 'stopped':
-        return Promise.resolve();
-      case 'connecting':
-        return this.connecting!.then(() => this.stop(timeoutMs), () => undefined);
-      case 'stopping':
-        return this.stopping!;
-      default: {
-        const running = this.state === 'running';
-        this.state = 'stopping';
-        this.stopping = this.halt(running, timeoutMs);
-        return this.stopping;
-      }
-    }
+    return this.life.stop((running) => this.halt(running, timeoutMs));
   }
 
   /** The same as stop(). */
@@ -486,7 +465,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.dispatch.forget([...this.assigned.values()]);
     this.assigned.clear();
     this.dispatch.clear();
-    this.state = 'stopped';
+    this.life.ended();
     this.eachMessage = undefined;
     this.emit('stopped', this.failure);
     if (commitError !== undefined) throw commitError;

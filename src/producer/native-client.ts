@@ -393,6 +393,7 @@ export class NativeClient extends EventEmitter {
       return;
     }
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     this.handle.close(() => {
       this.emit('disconnected');
       done();

@@ -1,0 +1,110 @@
+// DynamicConsumer's commits (src/consumer/consumer.ts): what may be committed is the
+// Dispatcher's safe offset of each partition (below every message held or not yet handled);
+// this writes it — periodically and asynchronously, or synchronously on revoke and stop — takes
+// the results, and reads the group's committed offsets of the partitions the Resequencer
+// awaits (a held message waits for its predecessor there to be handled by another member).
+
+import type * as Kafka from 'node-rdkafka';
+import type { KafkaLibrary } from '../core/library';
+import { toKafkaError } from '../core/errors';
+import type { Dispatcher, PartitionOffset } from './dispatch';
+import type { ConsumedMessage, Resequencer } from './resequencer';
+
+/** How long one read of committed offsets may take (ms); a later tick tries again. */
+const COMMITTED_READ_TIMEOUT_MS = 5000;
+
+export interface TopicPartitionOffset {
+  topic: string;
+  partition: number;
+  offset?: number;
+}
+
+type Message = Kafka.Message & ConsumedMessage;
+
+export class Commits {
+  /** A read of committed offsets for the resequencer is under way. */
+  private reading = false;
+  /** Bumped by reset(): a read made before it is ignored. */
+  private generation = 0;
+
+  constructor(
+    private readonly client: Kafka.KafkaConsumer,
+    private readonly library: KafkaLibrary,
+    private readonly dispatch: Dispatcher<Message>,
+    private readonly resequencer: Resequencer<Message>,
+    private readonly emit: (event: 'committed' | 'warning' | 'error', value: unknown) => void,
+    /** The committed offsets read released messages to the dispatcher. */
+    private readonly accepted: () => void,
+  ) {}
+
+  /**
+   * Commits the safe offset of each of `partitions`. Periodic commits are asynchronous, and
+   * skip partitions whose offset did not move: a synchronous commit blocks the event loop, for
+   * seconds while the group rebalances. Those on revoke and stop are synchronous, so that the
+   * next owner starts where this consumer left off.
+   */
+  commit(partitions: Iterable<TopicPartitionOffset>, sync: boolean): void {
+    const offsets = this.dispatch.toCommit(partitions, !sync);
+    if (offsets.length === 0) return;
+    try {
+      if (sync) {
+        this.client.commitSync(offsets as Kafka.TopicPartitionOffset[]);
+        this.emit('committed', offsets);
+      } else {
+        this.client.commit(offsets as Kafka.TopicPartitionOffset[]);
+      }
+    } catch (err: unknown) {
+      this.done(err, offsets, false);
+    }
+  }
+
+  /** The result of a commit: 'committed', or 'error' (and the offsets are committed again next time). */
+  done(err: any, offsets: TopicPartitionOffset[], periodic: boolean): void {
+    const list = (offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset })) as PartitionOffset[];
+    if (!err) {
+      this.emit('committed', list);
+      return;
+    }
+    this.dispatch.notCommitted(list);
+    // A commit refused because the group is rebalancing: a periodic one is simply made again
+    // next time; one on revoke is a 'warning' (the partitions' next owner reads again from the
+    // last committed offset: re-reads, nothing lost).
+    const code = err?.code;
+    const errors = this.library.CODES.ERRORS;
+    if (code === errors.ERR_ILLEGAL_GENERATION || code === errors.ERR_REBALANCE_IN_PROGRESS || code === errors.ERR_UNKNOWN_MEMBER_ID) {
+      if (!periodic) this.emit('warning', toKafkaError(err, 'commit'));
+      return;
+    }
+    this.emit('error', toKafkaError(err, 'commit'));
+  }
+
+  /**
+   * Reads the group's committed offsets of the partitions the resequencer awaits and feeds
+   * them to it, at most one read at a time. A failed read is made again next time (reported
+   * as 'warning'): meanwhile the message waits, at most maxWaitMs.
+   */
+  readCommitted(): void {
+    if (this.reading) return;
+    const awaited = this.resequencer.awaited();
+    if (awaited.length === 0) return;
+    this.reading = true;
+    const generation = this.generation;
+    const toppars = awaited.map(({ topic, partition }) => ({ topic, partition }));
+    this.client.committed(toppars, COMMITTED_READ_TIMEOUT_MS, (err, offsets) => {
+      if (generation !== this.generation) return; // stopped meanwhile
+      this.reading = false;
+      if (err) {
+        this.emit('warning', toKafkaError(err, 'committed'));
+        return;
+      }
+      this.dispatch.committedRead(offsets ?? []);
+      this.accepted();
+    });
+  }
+
+  /** The run ended: a read under way is ignored. */
+  reset(): void {
+    this.generation++;
+    this.reading = false;
+  }
+}
