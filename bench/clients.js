@@ -16,7 +16,7 @@
 //
 // --help lists the flags.
 
-const { flags, median } = require('./common');
+const { flags, median, confluentInstalled } = require('./common');
 
 const args = flags(__filename, {
   messages: { type: 'number', integer: true, min: 1000, default: 200000, help: 'messages per row and round' },
@@ -254,15 +254,6 @@ async function child(name) {
   if (mock) await new Promise((resolve) => mock.disconnect(resolve));
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
-}
-
-function confluentInstalled() {
-  try {
-    require.resolve('@confluentinc/kafka-javascript');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function main() {

@@ -23,4 +23,14 @@ function median(xs) {
   return s.length ? s[s.length >> 1] : NaN;
 }
 
-module.exports = { flags, median };
+/** Whether Confluent's client, a peer that is not a dependency, is installed (bash scripts/install-confluent.sh). */
+function confluentInstalled() {
+  try {
+    require.resolve('@confluentinc/kafka-javascript');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+module.exports = { flags, median, confluentInstalled };

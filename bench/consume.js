@@ -24,7 +24,7 @@
 //
 // --help lists the flags.
 
-const { flags, median } = require('./common');
+const { flags, median, confluentInstalled } = require('./common');
 
 const args = flags(__filename, {
   messages: {
@@ -397,15 +397,6 @@ async function fill() {
   }
   while (delivered < MESSAGES) await new Promise((resolve) => setTimeout(resolve, 10));
   return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => p.disconnect(resolve)) };
-}
-
-function confluentInstalled() {
-  try {
-    require.resolve('@confluentinc/kafka-javascript');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function main() {
