@@ -216,20 +216,30 @@ export const PRODUCER_DEFAULTS: ProducerSettings = defaultsOf(PRODUCER_FIELDS);
 /** The names of DynamicProducer's own options (besides the partitioner's). */
 export const PRODUCER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(PRODUCER_FIELDS));
 
-// The partitioner's options are checked here (so that an unknown name lists all the valid
-// ones) and handed on as given: DynamicPartitioner fills in their defaults.
-const PRODUCER_SCHEMA = object<ProducerSettings & Record<string, unknown>>({ ...checksOnly(PARTITIONER_FIELDS), ...PRODUCER_FIELDS });
+/**
+ * A producer's options: `fields`, its own settings (defaults filled in), beside the
+ * partitioner's options. Those are checked here (so that an unknown name lists all the valid
+ * ones) and handed on as given: DynamicPartitioner fills in their defaults.
+ */
+function producerResolver<T>(fields: Fields): (options: unknown) => { producer: T; partitioner: Record<string, unknown> } {
+  const schema = object<Record<string, unknown>>({ ...checksOnly(PARTITIONER_FIELDS), ...fields });
+  return (options) => {
+    const all = resolve(schema, options);
+    const producer: Record<string, unknown> = {};
+    const partitioner: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(all)) {
+      if (Object.hasOwn(fields, key)) producer[key] = value;
+      else partitioner[key] = value;
+    }
+    return { producer: Object.freeze(producer) as T, partitioner };
+  };
+}
+
+const resolveProducer = producerResolver<ProducerSettings>(PRODUCER_FIELDS);
 
 /** DynamicProducer's options: its own settings, defaults filled in, and the partitioner's options as given. */
 export function resolveProducerOptions(options: unknown): { producer: ProducerSettings; partitioner: Record<string, unknown> } {
-  const all = resolve(PRODUCER_SCHEMA, options);
-  const producer: Record<string, unknown> = {};
-  const partitioner: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(all)) {
-    if (PRODUCER_OPTION_NAMES.includes(key)) producer[key] = value;
-    else partitioner[key] = value;
-  }
-  return { producer: Object.freeze(producer) as unknown as ProducerSettings, partitioner };
+  return resolveProducer(options);
 }
 
 // KafkaJS adapter ---------------------------------------------------------------------------
@@ -263,19 +273,11 @@ const KAFKAJS_PRODUCER_FIELDS: Fields = {
   admin: custom('an admin client with fetchTopicMetadata()', (v) => typeof v === 'object' && v !== null && typeof (v as { fetchTopicMetadata?: unknown }).fetchTopicMetadata === 'function'),
 };
 
-const KAFKAJS_PRODUCER_NAMES = Object.keys(KAFKAJS_PRODUCER_FIELDS);
-const KAFKAJS_PRODUCER_SCHEMA = object<KafkaJsProducerSettings & Record<string, unknown>>({ ...checksOnly(PARTITIONER_FIELDS), ...KAFKAJS_PRODUCER_FIELDS });
+const resolveKafkaJsProducer = producerResolver<KafkaJsProducerSettings>(KAFKAJS_PRODUCER_FIELDS);
 
 /** wrapKafkaJsProducer's options: its own settings, defaults filled in, and the partitioner's options as given. */
 export function resolveKafkaJsProducerOptions(options: unknown): { producer: KafkaJsProducerSettings; partitioner: Record<string, unknown> } {
-  const all = resolve(KAFKAJS_PRODUCER_SCHEMA, options);
-  const producer: Record<string, unknown> = {};
-  const partitioner: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(all)) {
-    if (KAFKAJS_PRODUCER_NAMES.includes(key)) producer[key] = value;
-    else partitioner[key] = value;
-  }
-  return { producer: Object.freeze(producer) as unknown as KafkaJsProducerSettings, partitioner };
+  return resolveKafkaJsProducer(options);
 }
 
 // Resequencer -------------------------------------------------------------------------------
