@@ -34,13 +34,15 @@ typedef struct {
   pthread_t js_thread;
   napi_env env;
   /*
-   * The hurry thread: while `urgent` > 0 (sendBatch() calls in flight) it keeps librdkafka
-   * flushing, so that their messages go without waiting linger.ms (hurry.c).
+   * The hurry thread: after each hand-over of sendBatch() messages (`handed` counts them,
+   * `pulsed` is the last one it served) it makes librdkafka flush for a moment, so that they go
+   * without waiting linger.ms (hurry.c).
    */
   pthread_t hurry_thread;
   pthread_mutex_t hurry_lock;
   pthread_cond_t hurry_cond;
-  int urgent;
+  unsigned handed;
+  unsigned pulsed;
   int hurry_started;
   int hurry_stop;
   /* The environment's teardown stopped it (teardown() in handle.c). */
