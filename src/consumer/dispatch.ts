@@ -8,8 +8,7 @@
 // not handled yet, whatever was handled above it: at least once).
 
 import type { Resequencer, Release, ConsumedMessage } from './resequencer';
-import { keyText } from './message-order';
-import { type Task, TaskQueue } from './task-queue';
+import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
@@ -159,8 +158,8 @@ export class Dispatcher<M extends ConsumedMessage> {
     // waiting for predecessors that left), which a message of theirs must then join.
     const laned = this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.queue.laned);
     const byPartition = this.ordering === 'partition';
-    /** Keys and chain places of releases left out below: the key's next release in this batch, and a successor, are not in order after them. */
-    let left: Set<string> | undefined;
+    /** Releases left out below (of partitions leaving): the key's next release in this batch, and a successor, are not in order after them. */
+    let left: LeftOut | undefined;
     for (let r of released) {
       const m = r.message;
       const tp = this.tpName(m.topic, m.partition);
@@ -169,18 +168,10 @@ export class Dispatcher<M extends ConsumedMessage> {
       pending.add(m.offset);
       if (this.leaving.size > 0 && this.leaving.has(tp)) {
         this.unreleased(r);
-        if (this.ordering === 'key' && m.key !== null && m.key !== undefined) {
-          left ??= new Set();
-          left.add(`k${keyText(m.key)}`);
-          if (r.order !== null) left.add(`c${r.order.producerId}\u0000${r.order.sequence}`);
-        }
+        if (this.ordering === 'key' && hasKey(m)) (left ??= new LeftOut()).leave(keyLane(m), r);
         continue;
       }
-      if (left !== undefined && m.key !== null && m.key !== undefined) {
-        const inKey = left.delete(`k${keyText(m.key)}`);
-        const successor = r.order !== null && left.delete(`c${r.order.producerId}\u0000${r.order.previous}`);
-        if ((inKey || successor) && r.ordered) r = { ...r, ordered: false, reason: 'unowned' };
-      }
+      if (left !== undefined && hasKey(m) && left.open) r = left.kept(keyLane(m), r);
       this.queue.add(r, tp, pending, laned, byPartition);
     }
     this.pump();
@@ -285,7 +276,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     // Not handled in this generation: its partition left, its next owner handles it. By key,
     // the key's next waiting message (and its chain's next) is not in order after it: it goes
     // flagged 'unowned', as drop() flags one kept behind a message that left waiting.
-    if (!handled && this.ordering === 'key' && task.release.message.key !== null && task.release.message.key !== undefined) this.queue.unownedAfter(task);
+    if (!handled && this.ordering === 'key' && hasKey(task.release.message)) this.queue.unownedAfter(task);
     this.queue.finished(task);
     this.hooks.progress();
     this.pump();

@@ -76,28 +76,46 @@ class ReadyHeap<M extends ConsumedMessage> {
   }
 }
 
-/** A message's lane name: its partition's (`tp`), or its topic's and key's. */
-function keyLane(m: ConsumedMessage): string {
+/** A message's lane name by key: its topic's and key's. */
+export function keyLane(m: ConsumedMessage): string {
   return `${m.topic}\u0000${keyText(m.key)}`;
 }
 
-const hasKey = (m: ConsumedMessage): boolean => m.key !== null && m.key !== undefined;
+/** Whether a message has a key (a key's lane; else a message of no lane, by key). */
+export const hasKey = (m: ConsumedMessage): boolean => m.key !== null && m.key !== undefined;
 
-/** A marked task's place in its chain (producer and sequence), or undefined for an unmarked message. */
-function linkOf(task: Task<ConsumedMessage>): string | undefined {
-  const order = task.release.order;
-  return order === null ? undefined : `${order.producerId}\u0000${order.sequence}`;
-}
+/**
+ * The 'unowned' rule, for the messages of a key (ordering 'key'): a message left out here (its
+ * partition left, or its call ended unhandled) is handled later by its next owner, so what
+ * comes after it here is not in order after it. The key's next message kept here, and the
+ * left one's successor in its chain (the marked message naming it as previous), go flagged
+ * 'unowned', as the resequencer hands out a message whose predecessor another member owns.
+ * What follows those is in order after them. Keys are lane names (keyLane); a chain place is
+ * producer and sequence (a producer's sequence counts its marked messages over all keys).
+ */
+export class LeftOut {
+  /** Keys with a message left out and none kept since. */
+  private keys: Set<string> | undefined;
+  /** Chain places of the marked messages left out whose successor has not come since. */
+  private links: Set<string> | undefined;
 
-/** The place of a marked task's predecessor in its chain, or undefined. */
-function previousOf(task: Task<ConsumedMessage>): string | undefined {
-  const order = task.release.order;
-  return order === null ? undefined : `${order.producerId}\u0000${order.previous}`;
-}
+  /** Whether a message kept from now on may still be flagged. */
+  get open(): boolean {
+    return (this.keys !== undefined && this.keys.size > 0) || (this.links !== undefined && this.links.size > 0);
+  }
 
-/** A task handed out after a message of its key that went unhandled here: flagged, unless it is already. */
-function unowned(task: Task<ConsumedMessage>): void {
-  if (task.release.ordered) task.release = { ...task.release, ordered: false, reason: 'unowned' };
+  /** A message of `key` is left out. */
+  leave(key: string, r: Release<ConsumedMessage>): void {
+    (this.keys ??= new Set()).add(key);
+    if (r.order !== null) (this.links ??= new Set()).add(`${r.order.producerId}\u0000${r.order.sequence}`);
+  }
+
+  /** A message of `key` is kept, after those left out: returned flagged when the rule says so. */
+  kept<M extends ConsumedMessage>(key: string, r: Release<M>): Release<M> {
+    const first = this.keys !== undefined && this.keys.delete(key);
+    const successor = r.order !== null && this.links !== undefined && this.links.delete(`${r.order.producerId}\u0000${r.order.previous}`);
+    return (first || successor) && r.ordered ? { ...r, ordered: false, reason: 'unowned' } : r;
+  }
 }
 
 export class TaskQueue<M extends ConsumedMessage> {
@@ -194,41 +212,31 @@ export class TaskQueue<M extends ConsumedMessage> {
   /**
    * `task` (of a key) ended unhandled here, its next owner handles it later: the key's next
    * waiting message is not in order after it, nor is its successor in its chain (the message
-   * naming it as previous, when `task` is marked): they go flagged 'unowned'.
+   * naming it as previous, when `task` is marked): they go flagged 'unowned' (LeftOut).
    */
   unownedAfter(task: Task<M>): void {
-    const m = task.release.message;
-    const name = keyLane(m);
+    const name = keyLane(task.release.message);
     const lane = task.lane ?? this.lanes.get(name);
-    // The chain places of the call's messages (a batch call's may be several).
-    let links: Set<string> | undefined;
-    for (const t of task.group === undefined ? [task] : [task, ...task.group]) {
-      const link = linkOf(t);
-      if (link !== undefined) (links ??= new Set()).add(link);
-    }
-    let first = true;
-    const visit = (next: Task<M>): void => {
-      const previous = previousOf(next);
-      const successor = previous !== undefined && links !== undefined && links.delete(previous);
-      if (first || successor) unowned(next);
-      first = false;
-    };
+    // The call's messages (a batch call's may be several) are left out.
+    const left = new LeftOut();
+    left.leave(name, task.release);
+    if (task.group !== undefined) for (const t of task.group) left.leave(name, t.release);
     if (lane !== undefined) {
-      for (let i = lane.head; i < lane.tasks.length && (first || (links !== undefined && links.size > 0)); i++) visit(lane.tasks[i]);
+      for (let i = lane.head; i < lane.tasks.length && left.open; i++) lane.tasks[i].release = left.kept(name, lane.tasks[i].release);
       return;
     }
     // One call at a time, no lanes: the key's next messages are among the loose ones.
-    for (let i = this.looseHead; i < this.loose.length && (first || (links !== undefined && links.size > 0)); i++) {
+    for (let i = this.looseHead; i < this.loose.length && left.open; i++) {
       const other = this.loose[i];
-      if (hasKey(other.release.message) && keyLane(other.release.message) === name) visit(other);
+      if (hasKey(other.release.message) && keyLane(other.release.message) === name) other.release = left.kept(name, other.release);
     }
   }
 
   /**
    * The tasks of partitions `gone` leave the queue (returned). By key (`byKey`), the first task
    * kept behind a dropped one of its key (its predecessor, now another member's), and a dropped
-   * one's successor in its chain, are flagged 'unowned', as the resequencer hands out a message whose predecessor another member owns:
-   * never held waiting for that member. (Waiting for the group's committed offset to pass it
+   * one's successor in its chain, are flagged 'unowned' (LeftOut): never held waiting for that
+   * member. (Waiting for the group's committed offset to pass it
    * let two members wait for each other's commits: minutes, on a real cluster.) What follows
    * it is in order after it.
    */
@@ -266,23 +274,14 @@ export class TaskQueue<M extends ConsumedMessage> {
       // The first kept behind a dropped one, and each dropped one's successor in its chain (a
       // key's lane mixes its producers' chains), go flagged.
       const kept: Task<M>[] = [];
-      let dropped = false;
-      let links: Set<string> | undefined;
+      const left = byKey ? new LeftOut() : undefined;
       for (let i = lane.head; i < lane.tasks.length; i++) {
         const task = lane.tasks[i];
-        if (!keep(task)) {
-          if (byKey) {
-            dropped = true;
-            const link = linkOf(task);
-            if (link !== undefined) (links ??= new Set()).add(link);
-          }
-          continue;
+        if (!keep(task)) left?.leave(lane.name, task.release);
+        else {
+          if (left?.open) task.release = left.kept(lane.name, task.release);
+          kept.push(task);
         }
-        const previous = previousOf(task);
-        const successor = previous !== undefined && links !== undefined && links.delete(previous);
-        if (dropped || successor) unowned(task);
-        dropped = false;
-        kept.push(task);
       }
       lane.tasks.length = 0;
       lane.tasks.push(...kept);
