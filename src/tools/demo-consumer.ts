@@ -19,7 +19,7 @@ import { delay as sleep } from '../core/time';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
 import type { ConsumedMessage } from '../consumer/resequencer';
-import { BROKERS_FLAG, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
+import { BROKERS_FLAG, createTopic, runDemo, interactive, PROGRESS_EVERY_S, partitionsFlag, rateFlag, secondsFlag } from './demo-support';
 import { type Command, type FlagValues, fileHeader } from './args';
 
 const DEMO_CONSUMER = {
@@ -28,13 +28,9 @@ const DEMO_CONSUMER = {
   description: fileHeader(__filename),
   flags: {
     brokers: BROKERS_FLAG,
-    partitions: {
-      type: 'number', integer: true, min: 2, max: 1024, default: 6,
-      needs: { flag: 'brokers', why: 'the mock cluster auto-creates the topics with 4 partitions' },
-      help: 'partitions of the two topics made for the run',
-    },
-    rate: { type: 'number', arg: 'MSG_PER_S', min: 100, max: 100_000, default: 4000, help: 'messages per second' },
-    seconds: { type: 'number', arg: 'S', min: 12, max: 3600, default: 24, help: 'how long it runs: 40% the order part, the rest (at least 8 s) the steering part' },
+    partitions: partitionsFlag({ min: 2, max: 1024, default: 6 }, 'the topics', 'partitions of the two topics made for the run'),
+    rate: rateFlag({ min: 100, max: 100_000, default: 4000 }),
+    seconds: secondsFlag({ min: 12, max: 3600, default: 24 }, 'how long it runs: 40% the order part, the rest (at least 8 s) the steering part'),
     'hot-share': { type: 'number', min: 0.05, max: 0.95, default: 0.4, help: "the hot key's share of the messages" },
   },
   notes: `On a terminal it prints a line every second; piped, every ${PROGRESS_EVERY_S} s.`,

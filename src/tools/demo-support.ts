@@ -11,6 +11,26 @@ export const BROKERS_FLAG = {
   help: "a real cluster's bootstrap list (default: librdkafka's in-process mock cluster, no broker needed)",
 } as const;
 
+/** A number flag's range and default, as each demo sets them. */
+interface Range {
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+}
+
+/** --partitions: of `topics`, the ones a demo makes on a real cluster (--brokers only: the mock cluster gives each 4). */
+export const partitionsFlag = (range: Range, topics: string, help: string) => ({
+  type: 'number', integer: true, ...range,
+  needs: { flag: 'brokers', why: `the mock cluster auto-creates ${topics} with 4 partitions` },
+  help,
+}) as const;
+
+/** --rate: messages per second. */
+export const rateFlag = (range: Range) => ({ type: 'number', arg: 'MSG_PER_S', ...range, help: 'messages per second' }) as const;
+
+/** --seconds: how long the demo runs. */
+export const secondsFlag = (range: Range, help: string) => ({ type: 'number', arg: 'S', ...range, help }) as const;
+
 /**
  * Whether the demo redraws a screen: on a terminal it does every second; otherwise (piped to
  * a file, in CI) it prints a short progress line every PROGRESS_EVERY_S seconds.

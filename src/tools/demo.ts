@@ -9,7 +9,7 @@ import { partitionForKey } from '../core/hash';
 import { delay } from '../core/time';
 import { bar } from './chart';
 import { KeyStream, parseWorkload } from './workload';
-import { BROKERS_FLAG, createTopic, runDemo, interactive, PROGRESS_EVERY_S } from './demo-support';
+import { BROKERS_FLAG, createTopic, runDemo, interactive, PROGRESS_EVERY_S, partitionsFlag, rateFlag, secondsFlag } from './demo-support';
 import { type Command, type FlagValues, fileHeader } from './args';
 
 const DEMO = {
@@ -18,14 +18,10 @@ const DEMO = {
   description: fileHeader(__filename),
   flags: {
     brokers: BROKERS_FLAG,
-    partitions: {
-      type: 'number', integer: true, min: 1, max: 100_000, default: 12,
-      needs: { flag: 'brokers', why: 'the mock cluster auto-creates the topic with 4 partitions' },
-      help: 'partitions of --topic, made with them if missing',
-    },
+    partitions: partitionsFlag({ min: 1, max: 100_000, default: 12 }, 'the topic', 'partitions of --topic, made with them if missing'),
     topic: { type: 'string', arg: 'NAME', default: () => `kdp-demo-${Date.now()}`, defaultText: 'kdp-demo-<now in ms>', help: 'the topic' },
-    rate: { type: 'number', arg: 'MSG_PER_S', min: 10, max: 1_000_000, default: 20_000, help: 'messages per second' },
-    seconds: { type: 'number', arg: 'S', min: 3, max: 86_400, default: 24, help: 'how long it runs; the campaign takes the middle third' },
+    rate: rateFlag({ min: 10, max: 1_000_000, default: 20_000 }),
+    seconds: secondsFlag({ min: 3, max: 86_400, default: 24 }, 'how long it runs; the campaign takes the middle third'),
     'campaign-share': { type: 'number', min: 0, max: 0.99, default: 0.4, help: "the campaign key's share of the messages during the campaign" },
   },
   notes: `On a terminal it redraws every second; piped, it prints a progress line every ${PROGRESS_EVERY_S} s.`,
