@@ -27,8 +27,9 @@ export class Backlog<M extends Queued> {
   private scheduled = false;
   /** produce() said false because maxQueued messages were held outside the backlog (handoffs): 'drain' is owed. */
   private owed = false;
-  /** send() calls (and produce() calls behind them) waiting for room, in call order. */
-  private readonly waiters: Array<() => void> = [];
+  /** send() calls (and produce() calls behind them) waiting for room, in call order, from waitersHead on. */
+  private waiters: Array<(() => void) | undefined> = [];
+  private waitersHead = 0;
 
   constructor(private readonly maxQueued: number, private readonly hooks: BacklogHooks<M>) {}
 
@@ -49,7 +50,7 @@ export class Backlog<M extends Queued> {
 
   /** How many calls wait for room. */
   get waiting(): number {
-    return this.waiters.length;
+    return this.waiters.length - this.waitersHead;
   }
 
   hold(m: M): void {
@@ -126,14 +127,30 @@ export class Backlog<M extends Queued> {
 
   /** Lets waiting calls go while fewer than maxQueued messages are held. */
   wake(): void {
-    while (this.waiters.length > 0 && this.hooks.held() < this.maxQueued) {
-      this.waiters.shift()!();
+    // An index, not shift(): shift() moves the whole array each time once it is large, and a
+    // burst of send() calls may leave hundreds of thousands waiting.
+    // A waiting call may wait again (pushed behind) or, through a report, call wake() itself:
+    // the queue is read from the fields each time.
+    while (this.waitersHead < this.waiters.length && this.hooks.held() < this.maxQueued) {
+      const attempt = this.waiters[this.waitersHead]!;
+      this.waiters[this.waitersHead++] = undefined;
+      attempt();
+    }
+    if (this.waitersHead === this.waiters.length) {
+      this.waiters = [];
+      this.waitersHead = 0;
+    } else if (this.waitersHead > 4096 && this.waitersHead * 2 > this.waiters.length) {
+      this.waiters = this.waiters.slice(this.waitersHead);
+      this.waitersHead = 0;
     }
   }
 
   /** Empties it (disconnect): runs every waiting call (each finds the producer closed), returns the held messages. */
   take(): M[] {
-    for (const waiter of this.waiters.splice(0)) waiter();
+    const waiters = this.waiters.slice(this.waitersHead);
+    this.waiters = [];
+    this.waitersHead = 0;
+    for (const waiter of waiters) waiter!();
     const out = this.items.slice(this.head);
     this.items = [];
     this.head = 0;
