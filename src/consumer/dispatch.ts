@@ -243,9 +243,9 @@ export class Dispatcher<M extends ConsumedMessage> {
       return;
     }
     if (attempts > this.retries) {
+      // halt() takes the call back with the others under way (see done()).
       this.halt();
       this.end(task, false);
-      this.dropped([task]);
       this.hooks.fail(error);
       return;
     }
@@ -271,8 +271,9 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** A call is over: `handled`, its offset leaves the unhandled ones; its lane's next task may start. */
   private done(task: Task<M>, generation: number, handled: boolean): void {
     this.end(task, handled);
-    if (!handled) this.dropped([task]);
+    // A call under way at halt() (an earlier generation) was taken back by it, when marked.
     if (generation !== this.generation) return;
+    if (!handled) this.dropped([task]);
     // Not handled in this generation: its partition left, its next owner handles it. By key,
     // the key's next waiting message (and its chain's next) is not in order after it: it goes
     // flagged 'unowned', as drop() flags one kept behind a message that left waiting.
