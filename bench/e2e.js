@@ -26,12 +26,12 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const { fork, execFileSync } = require('node:child_process');
-const { parseArgs } = require('node:util');
 const Kafka = require('node-rdkafka');
 const { LagSampler } = require('./e2e/lag');
 const { summarizeRun, concatRecords, unhandledAt, quantile, unexplainedOrderViolations, lagSlope } = require('./e2e/stats');
 const { fmt, drainText, lastLine, resequencerLine, handlersLine, svgFile } = require('./e2e/format');
 const { lagChart } = require('./e2e/svg');
+const { flags } = require('./common');
 
 const ROOT = path.join(__dirname, '..');
 
@@ -40,114 +40,94 @@ const SCENARIOS = ['steady', 'slow-consumer'];
 const SLOW_CONSUMER = 0;
 const SLOW_FACTOR = 2;
 
-const FLAGS = {
-  brokers: { type: 'string', help: 'bootstrap list (default: scripts/kafka.sh start 3, which reuses a running cluster)' },
-  scenario: { type: 'string', default: 'all', help: 'steady, slow-consumer (consumer 0 at half capacity from halfway on; LagMonitor in the dynamic producers) or all (both, in that order)' },
-  producers: { type: 'string', default: '3', help: 'producer processes' },
-  consumers: { type: 'string', default: '6', help: 'consumers in the group' },
-  'consumer-procs': { type: 'string', default: '2', help: 'processes the consumers are split over (1 or 2)' },
-  rate: { type: 'string', default: '2000', help: 'total messages per second, over all producers' },
-  seconds: { type: 'string', default: '60', help: 'how long the producers send after the warm-up (the measured window)' },
-  warmup: { type: 'string', default: '10', help: 'seconds the producers send at the same rate before the measured window (process start-up, JIT, connections); max-lag and latencies are of the window' },
-  zipf: { type: 'string', default: '1.0', help: 'Zipf exponent of the keys' },
-  keys: { type: 'string', default: '100000', help: 'key space' },
-  partitions: { type: 'string', default: '12', help: 'partitions of the topic' },
-  replication: { type: 'string', default: '3', help: 'replication factor of the topic' },
-  capacity: { type: 'string', default: '1.25', help: 'the group\'s total handling capacity over the offered rate' },
-  linger: { type: 'string', default: '20', help: 'producers\' linger.ms (both runs)' },
-  'commit-ms': { type: 'string', default: '100', help: 'how often consumers commit (ms), both runs: auto.commit.interval.ms / commitIntervalMs (committed lag counts what was handled since the last commit: 200 messages per 100 ms at 2,000 msg/s)' },
-  'fetch-wait': { type: 'string', default: '20', help: 'consumers\' fetch.wait.max.ms, with fetch.min.bytes 1 MiB so brokers wait that long (0: librdkafka defaults)' },
-  'drain-cap': { type: 'string', default: '120', help: 'seconds to wait for the lag to reach 0 after the producers stop' },
-  'lag-interval': { type: 'string', default: '1000', help: 'slow-consumer, dynamic: the producers\' LagMonitor intervalMs' },
-  'hold-handoffs': { type: 'string', default: '10000', help: 'slow-consumer, dynamic: the LagMonitor\'s holdHandoffsMs (0: moves never wait in the producer)' },
-  'penalty-gain': { type: 'string', default: '3', help: 'slow-consumer, dynamic: the LagMonitor\'s penaltyGain (0: lag gives no penalty)' },
-  seed: { type: 'string', default: '1', help: 'seed of the key streams (producer i uses seed + i)' },
-  only: { type: 'string', help: 'static or dynamic: run one side' },
-  'handler-ms': { type: 'string', help: 'each consumer\'s handler awaits a timer of N ms per message (I/O-like) instead of the capacity delay (--capacity is then not used; slow-consumer: consumer 0\'s N doubles), with --concurrency calls at once' },
-  concurrency: { type: 'string', default: '1', help: 'with --handler-ms: calls at once per consumer, one at a time per key in consume order (dynamic: DynamicConsumer { concurrency, ordering: \'key\' }; static: the same model in a per-key queue of the plain KafkaConsumer\'s own)' },
+const args = flags(__filename, {
+  brokers: { type: 'string', arg: 'LIST', help: 'bootstrap list (default: scripts/kafka.sh start 3, which reuses a running cluster)' },
+  scenario: { type: 'string', choices: [...SCENARIOS, 'all'], default: 'all', help: 'slow-consumer: consumer 0 at half capacity from halfway on, a LagMonitor in the dynamic producers; all: steady, then slow-consumer' },
+  producers: { type: 'number', integer: true, min: 1, max: 255, default: 3, help: 'producer processes' },
+  consumers: { type: 'number', integer: true, min: 1, max: 255, default: 6, help: 'consumers in the group' },
+  'consumer-procs': {
+    type: 'number', integer: true, min: 1, max: (v) => Math.min(2, v.consumers), accepts: 'an integer in [1, 2], at most --consumers', default: 2,
+    help: 'processes the consumers are split over (1 or 2)',
+  },
+  rate: { type: 'number', min: 1, default: (v) => (v.quick ? 1000 : 2000), defaultText: '2000, 1000 with --quick', help: 'total messages per second, over all producers' },
+  seconds: { type: 'number', min: 1, default: (v) => (v.quick ? 20 : 60), defaultText: '60, 20 with --quick', help: 'how long the producers send after the warm-up (the measured window)' },
+  warmup: {
+    type: 'number', min: 0, default: (v) => (v.quick ? 5 : 10), defaultText: '10, 5 with --quick',
+    help: 'seconds the producers send at the same rate before the measured window (process start-up, JIT, connections); max-lag and latencies are of the window',
+  },
+  zipf: { type: 'number', min: 0, default: 1.0, help: 'Zipf exponent of the keys' },
+  keys: { type: 'number', integer: true, min: 1, default: 100000, help: 'key space' },
+  partitions: { type: 'number', integer: true, min: 1, default: 12, help: 'partitions of the topic' },
+  replication: { type: 'number', integer: true, min: 1, default: 3, help: 'replication factor of the topic' },
+  capacity: { type: 'number', min: 0.01, default: 1.25, help: 'the group\'s total handling capacity over the offered rate' },
+  linger: { type: 'number', arg: 'MS', min: 0, default: 20, help: 'producers\' linger.ms (both runs)' },
+  'commit-ms': { type: 'number', integer: true, min: 1, default: 100, help: 'how often consumers commit (ms), both runs: auto.commit.interval.ms / commitIntervalMs (committed lag counts what was handled since the last commit: 200 messages per 100 ms at 2,000 msg/s)' },
+  'fetch-wait': { type: 'number', arg: 'MS', integer: true, min: 0, default: 20, help: 'consumers\' fetch.wait.max.ms, with fetch.min.bytes 1 MiB so brokers wait that long (0: librdkafka defaults)' },
+  'drain-cap': { type: 'number', arg: 'S', min: 1, default: 120, help: 'seconds to wait for the lag to reach 0 after the producers stop' },
+  'lag-interval': { type: 'number', arg: 'MS', integer: true, min: 100, default: 1000, help: 'slow-consumer, dynamic: the producers\' LagMonitor intervalMs' },
+  'hold-handoffs': { type: 'number', arg: 'MS', integer: true, min: 0, default: 10000, help: 'slow-consumer, dynamic: the LagMonitor\'s holdHandoffsMs (0: moves never wait in the producer)' },
+  'penalty-gain': { type: 'number', min: 0, max: 100, default: 3, help: 'slow-consumer, dynamic: the LagMonitor\'s penaltyGain (0: lag gives no penalty)' },
+  seed: { type: 'number', integer: true, min: 0, default: 1, help: 'seed of the key streams (producer i uses seed + i)' },
+  only: { type: 'string', choices: ['static', 'dynamic'], help: 'run one side' },
+  'handler-ms': { type: 'number', arg: 'MS', min: 0.001, max: 60000, help: 'each consumer\'s handler awaits a timer of N ms per message (I/O-like) instead of the capacity delay (--capacity is then not used; slow-consumer: consumer 0\'s N doubles), with --concurrency calls at once' },
+  concurrency: {
+    type: 'number', integer: true, min: 1, max: 65536, default: 1,
+    needs: { flag: 'handler-ms', why: 'without it each consumer handles one message at a time at its capacity' },
+    help: 'with --handler-ms: calls at once per consumer, one at a time per key in consume order (dynamic: DynamicConsumer { concurrency, ordering: \'key\' }; static: the same model in a per-key queue of the plain KafkaConsumer\'s own)',
+  },
   'resequencer-cost': { type: 'boolean', help: 'a third run, "unordered": the dynamic run with orderHeaders \'none\' (nothing to resequence), for what order restoration adds to latency' },
   quick: { type: 'boolean', help: '20 s at 1000 msg/s after a 5 s warm-up (unless --seconds / --rate / --warmup say otherwise)' },
   json: { type: 'boolean', help: 'print all figures as JSON instead of the table (the summary lines go to stderr too)' },
-  dump: { type: 'string', help: 'write each run\'s handled messages (columns: consumer, producer, key, seq, sent, at, flags, kind, partition) and lag samples to DIR/scenario-side.json, for analysis' },
-  svg: { type: 'string', help: 'write an SVG chart of total lag over time to this file (slow-consumer with all: name-slow-consumer.svg)' },
-  help: { type: 'boolean', help: 'this list' },
-};
-
-function usage() {
-  const lines = ['usage: node bench/e2e.js [flags]', ''];
-  for (const [name, f] of Object.entries(FLAGS)) {
-    const arg = f.type === 'string' ? ` <${f.default !== undefined ? f.default : 'value'}>` : '';
-    lines.push(`  --${(name + arg).padEnd(26)} ${f.help}`);
-  }
-  lines.push('', 'The last line (one per scenario, steady first):',
+  dump: { type: 'string', arg: 'DIR', help: 'write each run\'s handled messages (columns: consumer, producer, key, seq, sent, at, flags, kind, partition) and lag samples to DIR/scenario-side.json, for analysis' },
+  svg: { type: 'string', arg: 'FILE', help: 'write an SVG chart of total lag over time to this file (slow-consumer with all: name-slow-consumer.svg)' },
+}, {
+  usage: 'npm run bench:e2e --',
+  notes: [
+    'The last line (one per scenario, steady first):',
     '  e2e: static max-lag N p99 X ms drain X s | dynamic max-lag N p99 X ms drain X s | order violations N lost N dup N',
     'max-lag: the highest total committed lag sampled after the warm-up; p99: produce→handled latency',
-    'of the messages sent after the warm-up; drain: from the',
-    'producers\' last send until the lag is 0. Order violations, lost and dup are the dynamic run\'s;',
+    'of the messages sent after the warm-up; drain: from the producers\' last send until the lag is 0.',
+    'Order violations, lost and dup are the dynamic run\'s;',
     'the violations are those no flag explains: every violation of a key never split (cold or',
     'relocated whole) plus the split keys\' violations with no ordered: false / outOfOrder message',
     'of that producer and key between the late message and the one that overtook it (must be 0).',
     'With --handler-ms, a line per scenario before it gives every run\'s figures side by side, the',
     'unexplained order violations of each (static\'s: all of them, for it has no flags):',
-    '  e2e handlers (steady): N ms per message, C calls at once | static max-lag N p99 X ms order violations N | dynamic ...');
-  return lines.join('\n');
-}
+    '  e2e handlers (steady): N ms per message, C calls at once | static max-lag N p99 X ms order violations N | dynamic ...',
+  ].join('\n'),
+});
 
+/** The run's settings, from the flags. */
 function options() {
-  const spec = Object.fromEntries(Object.entries(FLAGS).map(([k, f]) => [k, { type: f.type }]));
-  const { values } = parseArgs({ options: spec, strict: true });
-  if (values.help) {
-    console.log(usage());
-    process.exit(0);
-  }
-  const get = (name) => (values[name] !== undefined ? values[name] : FLAGS[name].default);
-  const num = (name, { integer = false, min = 0, max = Infinity } = {}) => {
-    const v = Number(get(name));
-    if (!Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
-      throw new RangeError(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}${max < Infinity ? ` and <= ${max}` : ''}, got ${get(name)}`);
-    }
-    return v;
+  return {
+    brokers: args.brokers,
+    producers: args.producers,
+    consumers: args.consumers,
+    consumerProcs: args['consumer-procs'],
+    rate: args.rate,
+    seconds: args.seconds,
+    warmup: args.warmup,
+    zipf: args.zipf,
+    keys: args.keys,
+    partitions: args.partitions,
+    replication: args.replication,
+    capacity: args.capacity,
+    drainCap: args['drain-cap'],
+    lingerMs: args.linger,
+    fetchWaitMs: args['fetch-wait'],
+    commitMs: args['commit-ms'],
+    seed: args.seed,
+    lagIntervalMs: args['lag-interval'],
+    holdHandoffsMs: args['hold-handoffs'],
+    penaltyGain: args['penalty-gain'],
+    scenarios: args.scenario === 'all' ? SCENARIOS.slice() : [args.scenario],
+    sides: (args.only ? [args.only] : ['static', 'dynamic']).concat(args['resequencer-cost'] ? ['unordered'] : []),
+    json: args.json,
+    svg: args.svg,
+    dump: args.dump,
+    handlerMs: args['handler-ms'] !== undefined ? args['handler-ms'] : null,
+    concurrency: args.concurrency,
   };
-  const o = {
-    brokers: values.brokers,
-    producers: num('producers', { integer: true, min: 1 }),
-    consumers: num('consumers', { integer: true, min: 1 }),
-    consumerProcs: num('consumer-procs', { integer: true, min: 1 }),
-    rate: num('rate', { min: 1 }),
-    seconds: num('seconds', { min: 1 }),
-    warmup: num('warmup'),
-    zipf: num('zipf'),
-    keys: num('keys', { integer: true, min: 1 }),
-    partitions: num('partitions', { integer: true, min: 1 }),
-    replication: num('replication', { integer: true, min: 1 }),
-    capacity: num('capacity', { min: 0.01 }),
-    drainCap: num('drain-cap', { min: 1 }),
-    lingerMs: num('linger'),
-    fetchWaitMs: num('fetch-wait', { integer: true }),
-    commitMs: num('commit-ms', { integer: true, min: 1 }),
-    seed: num('seed', { integer: true }),
-    lagIntervalMs: num('lag-interval', { integer: true, min: 100 }),
-    holdHandoffsMs: num('hold-handoffs', { integer: true, min: 0 }),
-    penaltyGain: num('penalty-gain', { min: 0, max: 100 }),
-    scenarios: get('scenario') === 'all' ? SCENARIOS.slice() : [get('scenario')],
-    sides: (values.only ? [values.only] : ['static', 'dynamic']).concat(values['resequencer-cost'] ? ['unordered'] : []),
-    json: Boolean(values.json),
-    svg: values.svg,
-    dump: values.dump,
-    handlerMs: values['handler-ms'] !== undefined ? num('handler-ms', { min: 0.001, max: 60000 }) : null,
-    concurrency: num('concurrency', { integer: true, min: 1, max: 65536 }),
-  };
-  if (o.handlerMs === null && values.concurrency !== undefined) throw new RangeError('--concurrency: only with --handler-ms (without it each consumer handles one message at a time at its capacity)');
-  if (values.quick) {
-    if (values.seconds === undefined) o.seconds = 20;
-    if (values.warmup === undefined) o.warmup = 5;
-    if (values.rate === undefined) o.rate = 1000;
-  }
-  if (!o.scenarios.every((s) => SCENARIOS.includes(s))) throw new RangeError(`--scenario: expected ${SCENARIOS.join(', ')} or all, got ${values.scenario}`);
-  if (!o.sides.every((s) => s === 'static' || s === 'dynamic' || s === 'unordered')) throw new RangeError(`--only: expected static or dynamic, got ${values.only}`);
-  if (o.consumerProcs > 2 || o.consumerProcs > o.consumers) throw new RangeError('--consumer-procs: expected 1 or 2, at most --consumers');
-  if (o.producers > 255 || o.consumers > 255) throw new RangeError('--producers and --consumers: at most 255');
-  return o;
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
