@@ -1,6 +1,7 @@
 // Where a consumed message's key and order header are read for the consumer side: the key as
-// text (one name for a string or Buffer key, for the maps of lanes and chains), and the order
-// header (src/partitioner/headers.ts) among its headers, in any shape a client gives them.
+// text (one name for a string or Buffer key, for the maps of lanes and chains), a chain's name
+// and its messages' places in it, and the order header (src/partitioner/headers.ts) among its
+// headers, in any shape a client gives them.
 
 import { Buffer } from 'node:buffer';
 import { decodeOrderHeader, ORDER_HEADER, type OrderHeader } from '../partitioner/headers';
@@ -11,6 +12,19 @@ type Key = Buffer | string | null | undefined;
 export function keyText(key: Key): string {
   if (key === null || key === undefined) return '\u0000null';
   return typeof key === 'string' ? `s${key}` : `b${Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1')}`;
+}
+
+/**
+ * A chain's name: its topic, producer and key (`text`, the key's keyText()). A producer's
+ * marked messages of one key form one chain.
+ */
+export function chainName(topic: string, producerId: string, text: string): string {
+  return `${topic}\u0000${producerId}\u0000${text}`;
+}
+
+/** One message of a chain, by its sequence (what a successor names as previous). */
+export function chainPlace(chain: string, sequence: number): string {
+  return `${chain}\u0000${sequence}`;
 }
 
 /**

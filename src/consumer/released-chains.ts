@@ -4,6 +4,7 @@
 // handled here (a successor on the same partition waits for them to be read again).
 
 import type { OrderHeader } from '../partitioner/headers';
+import { chainPlace } from './message-order';
 
 /**
  * One chain's released marked messages whose successor has not been released yet. In order
@@ -48,7 +49,7 @@ export class ReleasedChains {
 
   /** Whether the chain's message `sequence` was released here and then not handled. */
   unhandledHere(chain: string, sequence: number): boolean {
-    return this.unhandled.size > 0 && this.unhandled.has(`${chain}\u0000${sequence}`);
+    return this.unhandled.size > 0 && this.unhandled.has(chainPlace(chain, sequence));
   }
 
   /**
@@ -57,7 +58,7 @@ export class ReleasedChains {
    * still loose.
    */
   released(chain: string, order: OrderHeader, now: number): void {
-    if (this.unhandled.size > 0) this.unhandled.delete(`${chain}\u0000${order.sequence}`);
+    if (this.unhandled.size > 0) this.unhandled.delete(chainPlace(chain, order.sequence));
     let state = this.chains.get(chain);
     this.chains.delete(chain);
     if (state === undefined) {
@@ -87,7 +88,7 @@ export class ReleasedChains {
    * group's commit past it.
    */
   unreleased(chain: string, sequence: number): void {
-    const k = `${chain}\u0000${sequence}`;
+    const k = chainPlace(chain, sequence);
     this.unhandled.delete(k);
     this.unhandled.add(k);
     if (this.unhandled.size > this.maxChains) this.unhandled.delete(this.unhandled.values().next().value!);

@@ -28,7 +28,7 @@
 
 import type { Buffer } from 'node:buffer';
 import type { OrderHeader } from '../partitioner/headers';
-import { keyText, orderOf } from './message-order';
+import { chainName, chainPlace, keyText, orderOf } from './message-order';
 import { ReleasedChains } from './released-chains';
 import { type Held, type PartitionState, PartitionStates } from './partition-states';
 import { InvalidArgTypeError } from '../core/errors';
@@ -149,7 +149,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     const member = order === null || order.kind === 'anchor' || order.kind === 'return';
     const lane = member ? `${message.topic}\u0000${message.partition}\u0000${text}` : '';
     const queue = member ? this.lanes.get(lane) : undefined;
-    const chain = order === null ? '' : `${message.topic}\u0000${order.producerId}\u0000${text}`;
+    const chain = order === null ? '' : chainName(message.topic, order.producerId, text);
     const h: Held<M> = {
       message, order, chain, lane, state, at: 0, bytes: 0,
       waitsChain: false, waitsLane: queue !== undefined && queue.length > 0, unowned: false, released: false,
@@ -266,7 +266,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
    * unhandled too): a successor of that one waits for the commit past it.
    */
   unreleased(message: M, order: OrderHeader): void {
-    this.chains.unreleased(`${message.topic}\u0000${order.producerId}\u0000${keyText(message.key)}`, order.sequence);
+    this.chains.unreleased(chainName(message.topic, order.producerId, keyText(message.key)), order.sequence);
   }
 
   /**
@@ -313,7 +313,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     // first); none of these, it is below where this consumer started the partition, handled
     // by its previous owner. (Waited for, it would never come: maxWaitMs.)
     if (before === h.message.partition) {
-      if (!this.heldBySequence.has(`${h.chain}\u0000${order.previous}`) && !this.chains.unhandledHere(h.chain, order.previous)) return;
+      if (!this.heldBySequence.has(chainPlace(h.chain, order.previous)) && !this.chains.unhandledHere(h.chain, order.previous)) return;
     }
     if (before >= 0 && order.afterOffset >= 0) {
       const state = this.topics.partition(t.name, before);
@@ -333,7 +333,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   }
 
   private waitFor(h: Held<M>, order: OrderHeader): void {
-    const k = `${h.chain}\u0000${order.previous}`;
+    const k = chainPlace(h.chain, order.previous);
     const list = this.waitingFor.get(k);
     if (list === undefined) this.waitingFor.set(k, [h]);
     else list.push(h);
@@ -363,7 +363,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
 
   private dropWaiter(h: Held<M>): void {
     if (h.order === null) return;
-    const k = `${h.chain}\u0000${h.order.previous}`;
+    const k = chainPlace(h.chain, h.order.previous);
     const list = this.waitingFor.get(k);
     if (list === undefined) return;
     const i = list.indexOf(h);
@@ -379,7 +379,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       if (queue === undefined) this.lanes.set(h.lane, [h]);
       else queue.push(h);
     }
-    if (h.order !== null) this.heldBySequence.set(`${h.chain}\u0000${h.order.sequence}`, h);
+    if (h.order !== null) this.heldBySequence.set(chainPlace(h.chain, h.order.sequence), h);
     h.state.held.add(h);
     this.heldOrder.push(h);
     this.heldCount++;
@@ -406,7 +406,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
         h = this.lanes.get(h.lane)![0];
         continue;
       }
-      const before = h.waitsChain ? this.heldBySequence.get(`${h.chain}\u0000${h.order!.previous}`) : undefined;
+      const before = h.waitsChain ? this.heldBySequence.get(chainPlace(h.chain, h.order!.previous)) : undefined;
       if (before === undefined || before.released) break;
       h = before;
     }
@@ -439,7 +439,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
         : { message: h.message, ordered: false, outOfOrder: true, reason: why, order: h.order });
       if (h.order !== null) {
         this.chains.released(h.chain, h.order, this.now());
-        const k = `${h.chain}\u0000${h.order.sequence}`;
+        const k = chainPlace(h.chain, h.order.sequence);
         const successors = this.waitingFor.get(k);
         if (successors !== undefined) {
           this.waitingFor.delete(k);
@@ -471,7 +471,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     }
     if (h.waitsChain) this.dropWaiter(h);
     if (h.order !== null) {
-      const k = `${h.chain}\u0000${h.order.sequence}`;
+      const k = chainPlace(h.chain, h.order.sequence);
       if (this.heldBySequence.get(k) === h) this.heldBySequence.delete(k);
     }
     h.state.held.delete(h);
