@@ -21,11 +21,6 @@ import { Decision, DecisionRecord, writeStaticDecision } from './decision';
 import { readStats, loadPerPartition, PartitionerStats } from './stats';
 import { startClock } from './clock';
 
-export type { HotKey } from './hot-keys';
-export type { Decision } from './decision';
-export type { TopicStats, TrackedKeyStats, PartitionerStats } from './stats';
-export { allowedPartitions } from './allowed';
-
 export declare interface DynamicPartitioner {
   on(event: 'hot', listener: (key: HotKey) => void): this;
   on(event: 'cooled', listener: (key: HotKey) => void): this;

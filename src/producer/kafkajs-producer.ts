@@ -11,7 +11,7 @@
 import { EventEmitter } from 'node:events';
 import { DynamicPartitioner } from '../partitioner/partitioner';
 import { ORDER_NONE } from '../core/abi';
-import type { HotKey } from '../partitioner/partitioner';
+import type { HotKey } from '../partitioner/hot-keys';
 import { type DynamicPartitionerOptions, resolveKafkaJsProducerOptions, type KafkaJsProducerSettings } from '../core/options';
 import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId } from '../partitioner/headers';

@@ -1,7 +1,9 @@
 // Producer metrics: a plain snapshot (producer.metrics()) and, when the user passes a
 // prom-client Registry, the same figures as Prometheus gauges collected on scrape.
 
-import type { DynamicPartitioner, HotKey, TrackedKeyStats } from '../partitioner/partitioner';
+import type { DynamicPartitioner } from '../partitioner/partitioner';
+import type { HotKey } from '../partitioner/hot-keys';
+import type { TrackedKeyStats } from '../partitioner/stats';
 import { InvalidOptionError } from '../core/errors';
 
 export interface TopicMetrics {

@@ -56,7 +56,7 @@ export declare interface DynamicProducer {
   on(event: 'delivery', listener: (err: KafkaError | null, report: DeliveryReport) => void): this;
   on(event: 'drain', listener: () => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
-  on(event: 'hot' | 'cooled', listener: (key: import('../partitioner/partitioner').HotKey) => void): this;
+  on(event: 'hot' | 'cooled', listener: (key: import('../partitioner/hot-keys').HotKey) => void): this;
   on(event: 'stats', listener: (stats: unknown) => void): this;
   /** A CallbackError: options.spreadable threw (the key was kept on its own partition). */
   on(event: 'warning', listener: (err: Error) => void): this;

@@ -13,7 +13,7 @@ import * as Kafka from 'node-rdkafka';
 import { DynamicProducer } from '../producer/producer';
 import { DynamicConsumer } from '../consumer/consumer';
 import { LagMonitor } from '../consumer/lag';
-import { allowedPartitions } from '../partitioner/partitioner';
+import { allowedPartitions } from '../partitioner/allowed';
 import { partitionForKey } from '../core/hash';
 import { delay as sleep } from '../core/time';
 import { bar } from './chart';
