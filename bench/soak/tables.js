@@ -2,9 +2,10 @@
 // The sizes of every table a DynamicProducer and a DynamicConsumer keep, and the bound each
 // must stay under, taken from the options the instance was made with (never from what a run
 // showed). Read at sampling time only, never on the message path: public counters where there
-// are (metrics(), stats(), resequencer.held / chainCount / awaited()), else the size of the
-// internal Map, Set or array itself. An internal that is not where this file expects it fails
-// the read with its name, so that a change of the classes cannot turn a check into a no-op.
+// are (metrics(), stats(), orderChains(), resequencer.held / chainCount / awaited()), else the
+// size of the internal Map, Set or array itself. An internal that is not where this file
+// expects it fails the read with its name, so that a change of the classes cannot turn a
+// check into a no-op.
 
 /** An own field of `object`, or a TypeError naming it. */
 function field(object, name, owner) {
@@ -12,6 +13,12 @@ function field(object, name, owner) {
     throw new TypeError(`soak tables: ${owner} has no field ${name} (the class changed: update bench/soak/tables.js)`);
   }
   return object[name];
+}
+
+/** The result of `object`'s method `name`, or a TypeError naming it. */
+function call(object, name, owner) {
+  if (typeof field(object, name, owner) !== 'function') throw new TypeError(`soak tables: ${owner}.${name} is not a method (the class changed: update bench/soak/tables.js)`);
+  return object[name]();
 }
 
 /**
@@ -22,10 +29,7 @@ function field(object, name, owner) {
 function producerTables(p) {
   const m = p.metrics();
   const handoff = field(p, 'handoff', 'DynamicProducer');
-  const orders = field(p, 'orders', 'DynamicProducer');
-  const chain = field(orders, 'chain', 'OrderChains');
-  let open = 0;
-  for (let i = 0; i < chain.length; i++) if (chain[i] !== 0) open++;
+  const chains = call(p, 'orderChains', 'DynamicProducer');
   return {
     trackedKeys: m.trackedKeys.tracked,
     hotKeys: m.trackedKeys.hot,
@@ -34,8 +38,8 @@ function producerTables(p) {
     inflight: m.inflight,
     held: m.held,
     handoffKeys: handoff === undefined ? 0 : field(handoff, 'queues', 'Handoff').size,
-    orderChains: open,
-    orderChainSlots: chain.length,
+    orderChains: chains.open,
+    orderChainSlots: chains.slots,
     unconfirmed: field(field(p, 'delivery', 'Delivery'), 'unconfirmed', 'Delivery').size,
   };
 }

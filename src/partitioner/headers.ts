@@ -125,6 +125,18 @@ export class OrderChains {
   }
 
   /**
+   * The entries with a chain open (a marked message since their anchor), and the slots there
+   * are (one per tracked-key entry, trackedKeysBound): a table's size and bound, for sampling
+   * (bench/soak/tables.js), never the message path (a pass over every slot).
+   */
+  openChains(): { open: number; slots: number } {
+    const chain = this.chain;
+    let open = 0;
+    for (let i = 0; i < chain.length; i++) if (chain[i] !== 0) open++;
+    return { open, slots: chain.length };
+  }
+
+  /**
    * The order header of the message the partitioner just placed on `partition` among
    * `partitions` by decide(), whose order marker (partitioner.decision.order) is `order`, not
    * ORDER_NONE: a `{ 'kdp-order': text }` object.

@@ -81,7 +81,7 @@ export class DynamicProducer extends EventEmitter {
   private readonly handoff: Handoff<Waiting> | undefined;
   /** A consumer group's progress, from an attached LagMonitor: it gates the handoffs (with them only). */
   private readonly gate: ProgressGate | undefined;
-  /** Spread keys' order chains (placement.ts marks messages with them; bench/soak/tables.js reads their size). */
+  /** Spread keys' order chains (placement.ts marks messages with them; orderChains() counts them). */
   private readonly orders: OrderChains;
   private readonly handOver: HandOver;
   private readonly outcomes: Outcomes;
@@ -275,6 +275,15 @@ export class DynamicProducer extends EventEmitter {
   consumerProgress(topic: string, progress: TopicProgress | undefined, source?: object): void {
     if (this.gate === undefined || this.state.closed) return;
     this.gate.update(topic, progress, source);
+  }
+
+  /**
+   * The spread keys' order chains open, and the slots for them (OrderChains.openChains()): for
+   * sampling a table's size (bench/soak/tables.js), not the message path.
+   * @internal
+   */
+  orderChains(): { open: number; slots: number } {
+    return this.orders.openChains();
   }
 
   private poll(): void {
