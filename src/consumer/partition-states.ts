@@ -7,7 +7,7 @@ import type { Buffer } from 'node:buffer';
 import type { OrderHeader } from '../partitioner/headers';
 import { allowedPartitions } from '../partitioner/allowed';
 import { PARTITIONERS } from '../core/hash';
-import type { ConsumedMessage } from './resequencer';
+import type { ConsumedMessage } from './resequencer-types';
 
 /** What is known of one partition of a topic. */
 export interface PartitionState {

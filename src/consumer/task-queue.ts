@@ -5,7 +5,7 @@
 // the task released first among those that may start: the loose FIFO's head and, from a
 // min-heap, the first waiting task of each idle lane.
 
-import type { Release, ConsumedMessage } from './resequencer';
+import type { Release, ConsumedMessage } from './resequencer-types';
 import { keyText } from './message-order';
 
 /** A released message waiting for, or in, a handler call. */
