@@ -1,14 +1,23 @@
 // The lifecycle the package's clients go through — DynamicConsumer, KafkaJsDynamicConsumer,
-// and DynamicProducer's shorter one (connected → stopping → stopped: src/producer/lifecycle.ts
-// reads it) — and the one connect or stop under way, which any other call of the same gets:
-// no two run at once, none is left unsettled.
+// and KafkaJsDynamicProducer's shorter one (never running; its disconnect() stops it for good
+// from idle too) — and the one connect or stop under way, which any other call of the same
+// gets: no two run at once, none is left unsettled.
 //
 //   idle → connecting → connected → running → stopping → idle (may connect again) or stopped (for good)
 //            ↘ idle (the connect failed)
+//   idle → stopping → stopped (a producer's, with stopIdle)
 
 import { StateError } from './errors';
 
 export type Phase = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping' | 'stopped';
+
+/** How a producer's lifecycle differs from a consumer's. */
+export interface LifecycleOptions {
+  /** A stop from idle (never connected, or its connect failed) runs `halt` too: a producer's disconnect() closes it either way. */
+  readonly stopIdle?: boolean;
+  /** connect() while a connect is under way gets that one (a consumer's is refused with a StateError). */
+  readonly joinConnect?: boolean;
+}
 
 export class Lifecycle {
   phase: Phase = 'idle';
@@ -16,13 +25,18 @@ export class Lifecycle {
   private stopping: Promise<void> | undefined;
 
   /** `afterStop`: where a stop ends, 'idle' (the client may connect again) or 'stopped'. */
-  constructor(private readonly afterStop: 'idle' | 'stopped') {}
+  constructor(
+    private readonly afterStop: 'idle' | 'stopped',
+    private readonly options: LifecycleOptions = {},
+  ) {}
 
   /**
-   * From idle only (a StateError otherwise): `task` connects; the phase is 'connected' after it,
-   * 'idle' again if it fails (unless the task moved it, e.g. to 'stopped').
+   * From idle only (a StateError otherwise; with joinConnect, the connect under way while
+   * connecting): `task` connects; the phase is 'connected' after it, 'idle' again if it fails
+   * (unless the task moved it, e.g. to 'stopped').
    */
   connect(task: () => Promise<void>): Promise<void> {
+    if (this.phase === 'connecting' && this.options.joinConnect) return this.connecting!;
     if (this.phase !== 'idle') return Promise.reject(new StateError(`connect() while ${this.phase}`));
     this.phase = 'connecting';
     this.connecting = task().then(
@@ -38,31 +52,40 @@ export class Lifecycle {
   }
 
   /**
-   * Nothing to do when idle or stopped; after a connect under way, once it ends; the stop under
-   * way to any other call; else 'stopping' and `halt(wasRunning)`, which calls ended() when it
-   * is done (before it tells anyone), or the phase moves on when it settles.
+   * Nothing to do when stopped, or idle (unless stopIdle); after a connect under way, once it
+   * ends; the stop under way to any other call; else 'stopping' and `halt(wasRunning)`, which
+   * calls ended() when it is done (before it tells anyone), or the phase moves on when it settles.
    */
   stop(halt: (running: boolean) => Promise<void>): Promise<void> {
     switch (this.phase) {
       case 'idle':
+        if (this.options.stopIdle) return this.begin(halt);
+        return Promise.resolve();
       case 'stopped':
         return Promise.resolve();
-      case 'connecting':
-        return this.connecting!.then(() => this.stop(halt), () => undefined);
+      case 'connecting': {
+        // A failed connect left nothing to stop, unless stopIdle: then the stop goes on from idle.
+        const again = (): Promise<void> => this.stop(halt);
+        return this.connecting!.then(again, this.options.stopIdle ? again : () => undefined);
+      }
       case 'stopping':
         return this.stopping!;
-      default: {
-        const running = this.phase === 'running';
-        this.phase = 'stopping';
-        // Set before any of halt() runs: a listener it calls may call stop() again.
-        this.stopping = Promise.resolve()
-          .then(() => halt(running))
-          .finally(() => {
-            if (this.phase === 'stopping') this.ended();
-          });
-        return this.stopping;
-      }
+      default:
+        return this.begin(halt);
     }
+  }
+
+  /** 'stopping', and `halt(wasRunning)` under way (the stop any other call gets). */
+  private begin(halt: (running: boolean) => Promise<void>): Promise<void> {
+    const running = this.phase === 'running';
+    this.phase = 'stopping';
+    // Set before any of halt() runs: a listener it calls may call stop() again.
+    this.stopping = Promise.resolve()
+      .then(() => halt(running))
+      .finally(() => {
+        if (this.phase === 'stopping') this.ended();
+      });
+    return this.stopping;
   }
 
   /** The stop is done: idle or stopped, as the client's lifecycle ends. */

@@ -23,6 +23,7 @@ import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 import { UNPLACED_WAIT_MS } from './unplaced';
 import { delay, within } from '../core/time';
+import { Lifecycle } from '../core/lifecycle';
 
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
 export interface KafkaJsMessage {
@@ -122,8 +123,11 @@ export class KafkaJsDynamicProducer extends EventEmitter {
   private readonly metrics$ = new Metrics();
   private inflight = 0;
   private timer: NodeJS.Timeout | undefined;
-  private connected = false;
-  private closed = false;
+  /**
+   * idle → connecting → connected → stopping → stopped (src/core/lifecycle.ts), never running;
+   * disconnect() stops it for good, connected or not, and a connect() under way is shared.
+   */
+  private readonly life = new Lifecycle('stopped', { stopIdle: true, joinConnect: true });
   private unregister: (() => void) | undefined;
 
   constructor(producer: KafkaJsProducerLike, options: KafkaJsProducerOptions = {}) {
@@ -170,11 +174,12 @@ export class KafkaJsDynamicProducer extends EventEmitter {
       throw new InvalidArgTypeError('topics', 'an array of topic names', topics);
     }
     checkTimeout('timeoutMs', timeoutMs);
-    if (!this.connected) {
-      if (!this.producer._getInternalClient?.()) await this.producer.connect();
-      this.connected = true;
-      this.timer = setInterval(() => this.refresh(), this.options.metadataRefreshMs);
-      this.timer.unref();
+    if (this.life.phase !== 'connected') {
+      await this.life.connect(async () => {
+        if (!this.producer._getInternalClient?.()) await this.producer.connect();
+        this.timer = setInterval(() => this.refresh(), this.options.metadataRefreshMs);
+        this.timer.unref();
+      });
     }
     const deadline = Date.now() + timeoutMs;
     await Promise.all(topics.map(async (topic) => {
@@ -202,17 +207,26 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     return results.flat();
   }
 
-  /** Stops the metadata reads, disconnects the producer and closes the partitioner. */
-  async disconnect(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    try {
-      await this.producer.disconnect();
-    } finally {
-      this.unregister?.();
-      this.partitioner.close();
-    }
+  /**
+   * Stops the metadata reads, disconnects the producer and closes the partitioner, for good
+   * (after a connect under way). A call while one is under way returns that one's promise.
+   */
+  disconnect(): Promise<void> {
+    return this.life.stop(async () => {
+      if (this.timer) clearInterval(this.timer);
+      try {
+        await this.producer.disconnect();
+      } finally {
+        this.unregister?.();
+        this.partitioner.close();
+      }
+    });
+  }
+
+  /** disconnect() was called: nothing more is sent, no count read. */
+  private get closed(): boolean {
+    const phase = this.life.phase;
+    return phase === 'stopping' || phase === 'stopped';
   }
 
   /** A snapshot of the per-topic counters, load, hot keys and tracked-key table (as DynamicProducer's). */
@@ -222,8 +236,8 @@ export class KafkaJsDynamicProducer extends EventEmitter {
 
   /** A copy of `record` whose messages carry the partition (and order header) chosen here. */
   private async place(record: KafkaJsRecord, path: string): Promise<KafkaJsRecord> {
-    if (this.closed) throw new StateError('this producer was disconnected');
-    if (!this.connected) throw new StateError('connect() first');
+    const phase = this.life.phase;
+    if (phase !== 'connected') throw new StateError(phase === 'stopping' || phase === 'stopped' ? 'this producer was disconnected' : 'connect() first');
     if (typeof record !== 'object' || record === null) throw new InvalidArgTypeError(path, 'an object with topic and messages', record);
     const { topic, messages } = record;
     if (typeof topic !== 'string' || topic.length === 0) throw new InvalidArgTypeError(`${path}.topic`, 'a non-empty string', topic);
