@@ -14,7 +14,8 @@
 // soon as it is in the Resequencer (nothing is sought back), and this wrapper commits with
 // commitOffsets([{ topic, partition, offset }]): explicit offsets, below every message held or
 // not yet handled (Dispatcher.safeOffset), as DynamicConsumer does; on revoke synchronously,
-// with the consumer's own client's commitSync(), before the consumer unassigns the partitions.
+// with the consumer's own client's commitSync(), before the consumer unassigns the partitions
+// (the commits, and the reads of the group's committed offsets, in kafkajs-commits.ts).
 //
 // Rebalances: that consumer takes a rebalance_cb only from the config it was built with, so
 // the assignment changes are read from its internal client's 'rebalance' events (emitted
@@ -25,9 +26,9 @@
 import { EventEmitter } from 'node:events';
 import { Resequencer, type ResequencerOptions, type ConsumedMessage } from './resequencer';
 import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from './dispatch';
+import { KafkaJsCommits } from './kafkajs-commits';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
-import { delay } from '../core/time';
 import { Lifecycle } from '../core/lifecycle';
 import { warnIfBothLoaded } from '../core/library';
 
@@ -120,15 +121,12 @@ interface Consumed extends ConsumedMessage {
   readonly message: KafkaJsConsumedMessage;
 }
 
-// librdkafka's codes: a rebalance callback's, and the group's refusals of a commit while it rebalances.
+// librdkafka's codes of a rebalance callback.
 const ERR__ASSIGN_PARTITIONS = -175;
 const ERR__REVOKE_PARTITIONS = -174;
-const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
 
-/** How often the group's committed offsets are read while the resequencer awaits some (ms), and how long a read may take. */
+/** How often the group's committed offsets are read while the resequencer awaits some (ms). */
 const COMMITTED_READ_MS = 200;
-const COMMITTED_READ_TIMEOUT_MS = 5000;
-
 
 const NO_HEARTBEAT = async (): Promise<void> => {};
 
@@ -160,9 +158,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private timers: NodeJS.Timeout[] = [];
   /** Why the run ended, when eachMessage failed for good on a message. */
   private failure: HandlerError | undefined;
-  /** A periodic commit, or a read of committed offsets, is under way. */
-  private committing = false;
-  private readingCommitted = false;
+  /** The commits, and the reads of the group's committed offsets. */
+  private readonly commits: KafkaJsCommits<Consumed>;
   /** eachBatch waits on this while the queue is full (maxPending). */
   private drained: (() => void) | undefined;
   /** The resequencer's clock stands still while eachBatch waits for the application (see DynamicConsumer). */
@@ -192,6 +189,12 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       },
     });
     this.dispatch.ordering = this.options.ordering;
+    this.commits = new KafkaJsCommits(consumer, this.dispatch, this.resequencer, {
+      running: () => this.life.phase === 'running',
+      client: () => this.client,
+      emit: (event: string, value: unknown) => this.emit(event, value),
+      hasErrorListener: () => this.listenerCount('error') > 0,
+    });
     warnIfBothLoaded();
   }
 
@@ -266,8 +269,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.eachMessage = config.eachMessage;
     this.dispatch.concurrency = concurrency;
     this.life.phase = 'running';
-    this.timers.push(setInterval(() => this.commitHandled(), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.readCommitted(), COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.commits.commitHandled(this.assigned.values()), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.dispatch.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
@@ -320,68 +323,6 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     return this.dispatch.safeOffset(topic, partition);
   }
 
-  /** A periodic commit: the partitions whose safe offset moved, one commit at a time. */
-  private commitHandled(): void {
-    if (this.committing || this.life.phase !== 'running') return;
-    const offsets = this.dispatch.toCommit(this.assigned.values(), true);
-    if (offsets.length === 0) return;
-    this.committing = true;
-    void this.commit(offsets, true).finally(() => {
-      this.committing = false;
-    });
-  }
-
-  /** Commits `offsets`: 'committed', or the offsets are committed again next time ('error', or 'warning' for a refusal on revoke). */
-  private async commit(offsets: PartitionOffset[], periodic: boolean): Promise<void> {
-    try {
-      await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) })));
-      this.emit('committed', offsets);
-    } catch (err) {
-      this.dispatch.notCommitted(offsets);
-      const error = toKafkaError(err, 'commit');
-      // Refused while the group rebalances: a periodic one is made again next time; one on
-      // revoke leaves the next owner to read again from the last committed offset (re-reads).
-      if (error.librdkafkaCode !== undefined && REBALANCING.has(error.librdkafkaCode)) {
-        if (!periodic) this.emit('warning', error);
-        return;
-      }
-      if (!periodic) throw error;
-      if (this.listenerCount('error') > 0) this.emit('error', error);
-    }
-  }
-
-  /** A commit on revoke: 'committed', or a 'warning' (the next owner reads again from the last committed offset). */
-  private commitOnRevoke(offsets: PartitionOffset[]): void {
-    try {
-      if (typeof this.client?.commitSync !== 'function') throw new StateError('the consumer has no client to commit with');
-      this.client.commitSync(offsets);
-      this.emit('committed', offsets);
-    } catch (err) {
-      this.dispatch.notCommitted(offsets);
-      this.emit('warning', toKafkaError(err, 'commit on revoke'));
-    }
-  }
-
-  /**
-   * Reads the group's committed offsets of the partitions the resequencer awaits (a key's
-   * handoff from another member) and feeds them to it, every COMMITTED_READ_MS, one read at a time.
-   */
-  private readCommitted(): void {
-    if (this.readingCommitted || this.life.phase !== 'running') return;
-    const awaited = this.resequencer.awaited();
-    if (awaited.length === 0) return;
-    this.readingCommitted = true;
-    this.consumer.committed(awaited, COMMITTED_READ_TIMEOUT_MS).then((offsets) => {
-      if (this.life.phase !== 'running') return;
-      // The KafkaJS API gives offsets as strings (null for offset 0, which passes nothing).
-      this.dispatch.committedRead((offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset: offset === null ? -1 : Number(offset) })));
-    }, (err) => {
-      if (this.life.phase === 'running') this.emit('warning', toKafkaError(err, 'committed'));
-    }).finally(() => {
-      this.readingCommitted = false;
-    });
-  }
-
   /** The consumer's assignment changes (its internal client's 'rebalance' events; each may come twice). */
   private rebalance(err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>): void {
     const partitions = (assignment ?? []).map(({ topic, partition }) => ({ topic, partition }));
@@ -407,7 +348,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       // it has read the older committed offset, and it would handle again what was committed).
       if (this.life.phase === 'running') {
         const offsets = this.dispatch.toCommit(leaving, false);
-        if (offsets.length > 0) this.commitOnRevoke(offsets);
+        if (offsets.length > 0) this.commits.commitOnRevoke(offsets);
       }
       for (const { topic, partition } of leaving) this.assigned.delete(partitionKey(topic, partition));
       this.dispatch.forget(leaving);
@@ -446,11 +387,11 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       // What is still queued stays in `unhandled`: the commit below stays under it.
       this.dispatch.halt();
       this.clearTimers();
-      while (this.committing) await delay(5);
+      await this.commits.settled();
       const offsets = this.dispatch.toCommit(this.assigned.values(), false);
       if (offsets.length > 0) {
         try {
-          await this.commit(offsets, false);
+          await this.commits.commit(offsets, false);
         } catch (err) {
           commitError = err;
         }
