@@ -75,6 +75,12 @@ export class Commits {
       if (!periodic) this.emit('warning', toKafkaError(err, 'commit'));
       return;
     }
+    // The group's coordinator moving (a broker restarted, in a rolling restart too): made again
+    // next time, or read again by the next owner; a 'warning', not an 'error'.
+    if (code === errors.ERR_COORDINATOR_LOAD_IN_PROGRESS || code === errors.ERR_COORDINATOR_NOT_AVAILABLE || code === errors.ERR_NOT_COORDINATOR) {
+      this.emit('warning', toKafkaError(err, 'commit'));
+      return;
+    }
     this.emit('error', toKafkaError(err, 'commit'));
   }
 

@@ -1,0 +1,47 @@
+'use strict';
+// DynamicConsumer's commit results (src/consumer/commits.ts) alone: which refusals are an
+// 'error', which a 'warning', which are made again silently. The codes are librdkafka's
+// (node-rdkafka's CODES.ERRORS), as a commit callback gives them.
+const t = require('tap');
+const Kafka = require('node-rdkafka');
+const { Commits } = require('../../build/consumer/commits');
+
+const E = Kafka.CODES.ERRORS;
+const OFFSETS = [{ topic: 't', partition: 0, offset: 5 }];
+
+/** The events a commit result with `code` emits, periodic or not, and whether its offsets are to be committed again. */
+function outcome(code, periodic) {
+  const events = [];
+  let again = 0;
+  const dispatch = { notCommitted: (list) => { again += list.length; } };
+  const commits = new Commits({}, Kafka, dispatch, {}, (event) => events.push(event), () => {});
+  commits.done(code === null ? null : { code, message: `code ${code}` }, OFFSETS, periodic);
+  return { events, again };
+}
+
+t.test('a commit the group took is committed', async (t) => {
+  t.same(outcome(null, true), { events: ['committed'], again: 0 });
+});
+
+t.test("refused while the group rebalances: silent when periodic (made again), a 'warning' on revoke", async (t) => {
+  for (const code of [E.ERR_REBALANCE_IN_PROGRESS, E.ERR_ILLEGAL_GENERATION, E.ERR_UNKNOWN_MEMBER_ID]) {
+    t.same(outcome(code, true), { events: [], again: 1 }, `periodic, code ${code}`);
+    t.same(outcome(code, false), { events: ['warning'], again: 1 }, `on revoke, code ${code}`);
+  }
+});
+
+t.test("refused while the group's coordinator moves (a broker restarting): a 'warning', made again", async (t) => {
+  t.equal(E.ERR_COORDINATOR_LOAD_IN_PROGRESS, 14, "Kafka's COORDINATOR_LOAD_IN_PROGRESS");
+  t.equal(E.ERR_COORDINATOR_NOT_AVAILABLE, 15, "Kafka's COORDINATOR_NOT_AVAILABLE");
+  t.equal(E.ERR_NOT_COORDINATOR, 16, "Kafka's NOT_COORDINATOR");
+  for (const code of [14, 15, 16]) {
+    t.same(outcome(code, true), { events: ['warning'], again: 1 }, `periodic, code ${code}`);
+    t.same(outcome(code, false), { events: ['warning'], again: 1 }, `on revoke, code ${code}`);
+  }
+});
+
+t.test("any other refusal is an 'error', and made again", async (t) => {
+  for (const code of [E.ERR_GROUP_AUTHORIZATION_FAILED, E.ERR_OFFSET_METADATA_TOO_LARGE]) {
+    t.same(outcome(code, true), { events: ['error'], again: 1 }, `code ${code}`);
+  }
+});
