@@ -324,16 +324,8 @@ export class DynamicConsumer extends EventEmitter {
   private rebalance(err: any, assignment: TopicPartitionOffset[]): void {
     const cooperative = this.client.rebalanceProtocol() === 'COOPERATIVE';
     if (err.code === this.library.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
-      const byTopic = new Map<string, number[]>();
-      for (const tp of assignment) {
-        this.assigned.set(partitionKey(tp.topic, tp.partition), { topic: tp.topic, partition: tp.partition });
-        const list = byTopic.get(tp.topic);
-        if (list) list.push(tp.partition);
-        else byTopic.set(tp.topic, [tp.partition]);
-      }
-      // Before its first message: a spread key's predecessor on a partition not owned here is
-      // never waited for as if it would come here.
-      for (const [topic, partitions] of byTopic) this.resequencer.assign(topic, partitions);
+      for (const tp of assignment) this.assigned.set(partitionKey(tp.topic, tp.partition), { topic: tp.topic, partition: tp.partition });
+      this.dispatch.assign(assignment);
       if (cooperative) this.client.incrementalAssign(assignment);
       else this.client.assign(assignment);
       if (this.paused) this.client.pause(assignment.map(({ topic, partition }) => ({ topic, partition })));

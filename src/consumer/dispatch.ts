@@ -352,6 +352,21 @@ export class Dispatcher<M extends ConsumedMessage> {
   }
 
   /**
+   * Partitions come to this consumer: the resequencer counts them as owned, before their first
+   * message (a spread key's predecessor on a partition not owned here is never waited for as
+   * if it would come here).
+   */
+  assign(partitions: Iterable<{ topic: string; partition: number }>): void {
+    const byTopic = new Map<string, number[]>();
+    for (const { topic, partition } of partitions) {
+      const list = byTopic.get(topic);
+      if (list) list.push(partition);
+      else byTopic.set(topic, [partition]);
+    }
+    for (const [topic, list] of byTopic) this.resequencer.assign(topic, list);
+  }
+
+  /**
    * Drops what waits of partitions that leave (their next owner reads it again from the
    * committed offset); a call of theirs under way goes on (see settled()).
    */

@@ -327,16 +327,9 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private rebalance(err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>): void {
     const partitions = (assignment ?? []).map(({ topic, partition }) => ({ topic, partition }));
     if (err?.code === ERR__ASSIGN_PARTITIONS) {
-      const byTopic = new Map<string, number[]>();
       const fresh = partitions.filter(({ topic, partition }) => !this.assigned.has(partitionKey(topic, partition)));
-      for (const tp of fresh) {
-        this.assigned.set(partitionKey(tp.topic, tp.partition), tp);
-        const list = byTopic.get(tp.topic);
-        if (list) list.push(tp.partition);
-        else byTopic.set(tp.topic, [tp.partition]);
-      }
-      // Before their first message: a predecessor on a partition not owned here is never waited for as if it would come here.
-      for (const [topic, list] of byTopic) this.resequencer.assign(topic, list);
+      for (const tp of fresh) this.assigned.set(partitionKey(tp.topic, tp.partition), tp);
+      this.dispatch.assign(fresh);
       if (fresh.length > 0) this.emit('assigned', fresh);
     } else if (err?.code === ERR__REVOKE_PARTITIONS) {
       const leaving = partitions.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
