@@ -23,6 +23,9 @@
 #   scripts/kafka.sh status        which nodes run; exit 0 only if all of them do
 #   scripts/kafka.sh brokers       the bootstrap list (e.g. 127.0.0.1:19092,127.0.0.1:19093,...)
 #   scripts/kafka.sh kill-node I   SIGKILL node I (1-based), as a crash
+#   scripts/kafka.sh stop-node I   stop node I as an operator does in a rolling restart: SIGTERM
+#                                  (a controlled shutdown that hands its leaderships over), wait
+#                                  until it is gone (SIGKILL after KAFKA_STOP_TIMEOUT seconds)
 #   scripts/kafka.sh start-node I  start node I again on its existing storage, wait for the cluster
 #   scripts/kafka.sh logs [I]      print the server logs (of node I)
 #   scripts/kafka.sh fetch         only fetch the jars
@@ -527,6 +530,14 @@ cmd_kill_node() {
   log "node ${i} (pid ${pid}) killed"
 }
 
+cmd_stop_node() {
+  local i=${1:?node number} t0=$SECONDS
+  node_pid "$i" >/dev/null || die "node ${i} is not running"
+  stop_nodes "$i"
+  rm -f "$(node_dir "$i")/pid"
+  log "node ${i} stopped (controlled shutdown) in $((SECONDS - t0)) s"
+}
+
 cmd_start_node() {
   local i=${1:?node number} nodes
   nodes=$(state_nodes)
@@ -557,6 +568,7 @@ case "${1:-}" in
     brokers_of "$n"
     ;;
   kill-node) cmd_kill_node "${2:-}" ;;
+  stop-node) cmd_stop_node "${2:-}" ;;
   start-node) cmd_start_node "${2:-}" ;;
   logs) print_logs "${2:-}" ;;
   fetch) mkdir -p "$STATE"; fetch ;;

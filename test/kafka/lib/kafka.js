@@ -109,6 +109,28 @@ async function leadersOf(topic) {
 }
 
 /**
+ * Waits until every partition of each of `topics` has all `replicas` in sync (what an operator
+ * waits for between two nodes of a rolling restart); resolves with how long that took (ms).
+ */
+async function inSync(topics, replicas, timeoutMs = 120000) {
+  const started = Date.now();
+  const client = await metadataClient();
+  try {
+    for (;;) {
+      const m = await metadataOf(client, {});
+      const lagging = m.topics.filter((t) => topics.includes(t.name))
+        .flatMap((t) => t.partitions.filter((p) => p.isrs.length < replicas || p.leader < 0).map((p) => `${t.name}[${p.id}]`));
+      const missing = topics.filter((name) => !m.topics.some((t) => t.name === name));
+      if (lagging.length === 0 && missing.length === 0) return Date.now() - started;
+      if (Date.now() - started > timeoutMs) throw new Error(`not in sync after ${timeoutMs} ms: ${[...lagging, ...missing].join(', ')}`);
+      await sleep(500);
+    }
+  } finally {
+    await disconnected(client);
+  }
+}
+
+/**
  * Reads every message of `topic` from offset 0 of every partition and hands each to
  * `onMessage(message)`; resolves with { read, total, partitions, ms } once the log holds no
  * more (the sum of high watermarks, taken first: produce everything before reading).
@@ -192,18 +214,21 @@ function clusterControl() {
     if (r.status !== 0) throw new Error(`scripts/kafka.sh ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
     return r.stderr.trim();
   };
+  const script = (args) => new Promise((resolve, reject) => {
+    const { spawn } = require('node:child_process');
+    const child = spawn('bash', [KAFKA_SH, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => { err += d; });
+    child.stdout.resume();
+    child.on('close', (code) => (code === 0 ? resolve(err.trim()) : reject(new Error(`scripts/kafka.sh ${args.join(' ')} failed (${code}):\n${err}`))));
+  });
   return {
     nodes,
     kill: (i) => command(['kill-node', String(i)]),
-    // Asynchronous: the start of a JVM and the wait for it to rejoin must not block the event loop.
-    start: (i) => new Promise((resolve, reject) => {
-      const { spawn } = require('node:child_process');
-      const child = spawn('bash', [KAFKA_SH, 'start-node', String(i)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      let err = '';
-      child.stderr.on('data', (d) => { err += d; });
-      child.stdout.resume();
-      child.on('close', (code) => (code === 0 ? resolve(err.trim()) : reject(new Error(`scripts/kafka.sh start-node ${i} failed (${code}):\n${err}`))));
-    }),
+    // Asynchronous: the start of a JVM and the wait for it to rejoin, or a controlled shutdown,
+    // must not block the event loop.
+    start: (i) => script(['start-node', String(i)]),
+    stop: (i) => script(['stop-node', String(i)]),
     logs: (i) => run('logs', String(i)).stdout,
   };
 }
@@ -258,6 +283,6 @@ function lap() {
 
 module.exports = {
   ROOT, KAFKA_SH, sleep, brokers, needsCluster, topicName, connected, disconnected, metadataOf, createTopic,
-  waitForTopic, createPartitions, leadersOf, consumeAll, headerOf, trackHot, clusterControl, value, parseValue,
+  waitForTopic, createPartitions, leadersOf, inSync, consumeAll, headerOf, trackHot, clusterControl, value, parseValue,
   lap, wireBytes, produceMessages, clientName, clientOptions,
 };
