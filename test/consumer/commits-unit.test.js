@@ -45,3 +45,38 @@ t.test("any other refusal is an 'error', and made again", async (t) => {
     t.same(outcome(code, true), { events: ['error'], again: 1 }, `code ${code}`);
   }
 });
+
+// The KafkaJS-API adapter's commits (src/consumer/kafkajs-commits.ts) follow the same rule; its
+// client's errors carry Kafka's numeric code (KafkaJS's KafkaJSProtocolError: code and type).
+const { KafkaJsCommits } = require('../../build/consumer/kafkajs-commits');
+
+/** The events of one commit refused with `code` (null: taken), and whether it threw. */
+async function kafkaJsOutcome(code, periodic) {
+  const events = [];
+  let again = 0;
+  const consumer = {
+    commitOffsets: async () => {
+      if (code !== null) throw Object.assign(new Error(`code ${code}`), { code });
+    },
+  };
+  const dispatch = { notCommitted: (list) => { again += list.length; } };
+  const hooks = { running: () => true, client: () => null, emit: (event) => events.push(event), hasErrorListener: () => true };
+  const commits = new KafkaJsCommits(consumer, dispatch, {}, hooks);
+  let threw = false;
+  await commits.commit(OFFSETS, periodic).catch(() => { threw = true; });
+  return { events, again, threw };
+}
+
+t.test('the KafkaJS-API adapter: the same outcomes', async (t) => {
+  t.same(await kafkaJsOutcome(null, true), { events: ['committed'], again: 0, threw: false });
+  for (const code of [22, 25, 27]) {
+    t.same(await kafkaJsOutcome(code, true), { events: [], again: 1, threw: false }, `rebalancing, periodic, code ${code}`);
+    t.same(await kafkaJsOutcome(code, false), { events: ['warning'], again: 1, threw: false }, `rebalancing, on stop, code ${code}`);
+  }
+  for (const code of [14, 15, 16]) {
+    t.same(await kafkaJsOutcome(code, true), { events: ['warning'], again: 1, threw: false }, `coordinator moving, periodic, code ${code}`);
+    t.same(await kafkaJsOutcome(code, false), { events: ['warning'], again: 1, threw: false }, `coordinator moving, on stop, code ${code}`);
+  }
+  t.same(await kafkaJsOutcome(30, true), { events: ['error'], again: 1, threw: false }, 'another refusal, periodic: an error');
+  t.same(await kafkaJsOutcome(30, false), { events: [], again: 1, threw: true }, 'another refusal, on stop: thrown');
+});
