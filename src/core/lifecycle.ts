@@ -1,7 +1,7 @@
 // The lifecycle the package's clients go through — DynamicConsumer, KafkaJsDynamicConsumer,
-// and KafkaJsDynamicProducer's shorter one (never running; its disconnect() stops it for good
-// from idle too) — and the one connect or stop under way, which any other call of the same
-// gets: no two run at once, none is left unsettled.
+// and the producers' shorter one (DynamicProducer, KafkaJsDynamicProducer: never running;
+// disconnect() stops them for good from idle too) — and the one connect or stop under way,
+// which any other call of the same gets: no two run at once, none is left unsettled.
 //
 //   idle → connecting → connected → running → stopping → idle (may connect again) or stopped (for good)
 //            ↘ idle (the connect failed)
@@ -53,16 +53,18 @@ export class Lifecycle {
 
   /**
    * Nothing to do when stopped, or idle (unless stopIdle); after a connect under way, once it
-   * ends; the stop under way to any other call; else 'stopping' and `halt(wasRunning)`, which
-   * calls ended() when it is done (before it tells anyone), or the phase moves on when it settles.
+   * ends; the stop under way to any other call; else 'stopping' and `halt(wasRunning, from)`
+   * (`from`: the phase it stops from, e.g. whether a client was connected), which calls
+   * ended() when it is done (before it tells anyone), or the phase moves on when it settles.
    */
-  stop(halt: (running: boolean) => Promise<void>): Promise<void> {
+  stop(halt: Halt): Promise<void> {
     switch (this.phase) {
       case 'idle':
         if (this.options.stopIdle) return this.begin(halt);
         return Promise.resolve();
       case 'stopped':
-        return Promise.resolve();
+        // A halt that called done() may still be finishing: its stop until it settles.
+        return this.stopping ?? Promise.resolve();
       case 'connecting': {
         // A failed connect left nothing to stop, unless stopIdle: then the stop goes on from idle.
         const again = (): Promise<void> => this.stop(halt);
@@ -75,17 +77,19 @@ export class Lifecycle {
     }
   }
 
-  /** 'stopping', and `halt(wasRunning)` under way (the stop any other call gets). */
-  private begin(halt: (running: boolean) => Promise<void>): Promise<void> {
-    const running = this.phase === 'running';
+  /** 'stopping', and `halt(wasRunning, from)` under way (the stop any other call gets). */
+  private begin(halt: Halt): Promise<void> {
+    const from = this.phase;
     this.phase = 'stopping';
     // Set before any of halt() runs: a listener it calls may call stop() again.
-    this.stopping = Promise.resolve()
-      .then(() => halt(running))
+    const stopping: Promise<void> = Promise.resolve()
+      .then(() => halt(from === 'running', from))
       .finally(() => {
         if (this.phase === 'stopping') this.ended();
+        else if (this.stopping === stopping) this.stopping = undefined;
       });
-    return this.stopping;
+    this.stopping = stopping;
+    return stopping;
   }
 
   /** The stop is done: idle or stopped, as the client's lifecycle ends. */
@@ -93,4 +97,16 @@ export class Lifecycle {
     this.phase = this.afterStop;
     this.stopping = undefined;
   }
+
+  /**
+   * The client is closed, though halt still finishes (a producer's client disconnecting): the
+   * phase is where the lifecycle ends, and stop() calls still get this stop until it settles
+   * (a lifecycle that ends stopped).
+   */
+  done(): void {
+    this.phase = this.afterStop;
+  }
 }
+
+/** A stop's work: `running`, it stops from running; `from`, the phase it stops from (idle, connected or running). */
+export type Halt = (running: boolean, from: Phase) => Promise<void>;

@@ -1,21 +1,23 @@
 // The entry of the send path: DynamicProducer's produce(), send() and sendBatch(). A message is
-// taken (placement.ts) while the producer is connected and not closing; while maxQueued messages
-// are held (the memory bound), send() and sendBatch() calls wait for room in the backlog's queue
-// of callers (backlog.ts), and a produce() behind them waits in its turn. Their promises:
+// taken (placement.ts) while the producer's phase is 'connected' (src/core/lifecycle.ts): not
+// before connect(), nor once disconnect() began ('stopping', then 'stopped'). While maxQueued
+// messages are held (the memory bound), send() and sendBatch() calls wait for room in the
+// backlog's queue of callers (backlog.ts), and a produce() behind them waits in its turn. Their promises:
 // send-pending.ts (one per send()), batch.ts (one per sendBatch(), a Member per message).
 
 import { InvalidArgTypeError, StateError } from '../core/errors';
 import type { Key } from '../core/key';
+import type { Lifecycle } from '../core/lifecycle';
 import type { Backlog } from './backlog';
 import { Batch, type BatchMessage, Member } from './batch';
 import { checkMessage } from './input';
-import type { Lifecycle } from './lifecycle';
 import type { NativeClient } from './native-client';
 import type { Placement } from './placement';
 import { SendPending, promiseOf } from './send-pending';
 import type { DeliveryReport, Headers, Pending, Queued, Value } from './types';
 
 export interface IntakeParts {
+  /** The producer's lifecycle, whose phase is read. */
   readonly state: Lifecycle;
   /** Whether the client emits delivery reports: send() and sendBatch() need them. */
   readonly reports: boolean;
@@ -75,8 +77,8 @@ export class Intake {
     }
     const pending = new SendPending(key ?? null);
     const promise = promiseOf(pending);
-    if (!this.state.closing && this.placement.held() < this.maxQueued) {
-      // The common case: room, no closure made.
+    if (this.state.phase === 'connected' && this.placement.held() < this.maxQueued) {
+      // The common case: connected, room, no closure made.
       try {
         this.enqueue(topic, value, key, headers, timestamp, pending);
       } catch (err) {
@@ -85,11 +87,12 @@ export class Intake {
       return promise;
     }
     const attempt = (): void => {
-      if (this.state.closed) {
+      const phase = this.state.phase;
+      if (phase === 'stopped') {
         pending.reject(new StateError('this producer was disconnected'));
         return;
       }
-      if (this.state.closing) {
+      if (phase === 'stopping') {
         pending.reject(new StateError('this producer is disconnecting'));
         return;
       }
@@ -132,8 +135,9 @@ export class Intake {
         for (; i < messages.length; i++) {
           const m = messages[i];
           const member = new Member(batch, i, m.key ?? null);
-          if (this.state.closing || this.state.closed) {
-            member.reject(new StateError(this.state.closed ? 'this producer was disconnected' : 'this producer is disconnecting'));
+          const phase = this.state.phase;
+          if (phase === 'stopping' || phase === 'stopped') {
+            member.reject(new StateError(phase === 'stopped' ? 'this producer was disconnected' : 'this producer is disconnecting'));
             continue;
           }
           if (this.placement.held() >= this.maxQueued) {
@@ -153,15 +157,16 @@ export class Intake {
 
   /** The checks enqueue() makes, for a message whose enqueue is deferred. */
   private check(topic: unknown, value: unknown, key: unknown, headers: unknown, timestamp: unknown): void {
-    if (!this.state.connected || this.state.closing) throw new StateError(this.state.closing ? 'this producer is disconnecting' : 'connect() first');
+    const phase = this.state.phase;
+    if (phase !== 'connected') throw new StateError(phase === 'stopping' || phase === 'stopped' ? 'this producer is disconnecting' : 'connect() first');
     checkMessage(topic, value, key, headers, timestamp, this.highLevel);
   }
 
   /** A message taken by a connected producer (placement.ts); a StateError otherwise. */
   private enqueue(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined, pending: Pending | undefined): boolean {
-    const state = this.state;
-    if (!state.connected || state.closing) {
-      throw new StateError(state.closed ? 'this producer was disconnected' : state.closing ? 'this producer is disconnecting' : 'connect() first');
+    const phase = this.state.phase;
+    if (phase !== 'connected') {
+      throw new StateError(phase === 'stopped' ? 'this producer was disconnected' : phase === 'stopping' ? 'this producer is disconnecting' : 'connect() first');
     }
     return this.placement.enqueue(topic, value, key, headers, timestamp, pending);
   }

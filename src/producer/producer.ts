@@ -11,7 +11,7 @@
 // produce()), outcomes.ts (what a delivery report or a refusal does; delivery.ts: the
 // accounting). Beside it: client-adapter.ts (the client made or wrapped, connected, flushed,
 // disconnected; client.ts: the only reader of node-rdkafka's private fields; native-client.ts:
-// the native engine's client), lifecycle.ts, metadata.ts (partition counts), polling.ts,
+// the native engine's client), metadata.ts (partition counts), polling.ts,
 // statistics.ts (queue depths into penalties), input.ts (argument checks), stream.ts, metrics.ts.
 
 import { EventEmitter } from 'node:events';
@@ -38,13 +38,13 @@ import { applyStatistics } from './statistics';
 import { ConnectOptions, resolveConnectOptions } from './connect-options';
 import { writableOf } from './stream';
 import { chosenEngine } from '../core/native';
+import { Lifecycle, type Phase } from '../core/lifecycle';
 import type { BatchMessage } from './batch';
 import { CLIENT_DISCONNECT_MS, ClientAdapter } from './client-adapter';
 import { HandOver } from './hand-over';
 import { Outcomes } from './outcomes';
 import { Placement } from './placement';
 import { Intake } from './intake';
-import { Lifecycle } from './lifecycle';
 import type { DeliveryReport, DynamicProducerOptions, Headers, ProducerLike, Queued, Value, Waiting } from './types';
 
 export { PRODUCER_DEFAULTS };
@@ -87,8 +87,13 @@ export class DynamicProducer extends EventEmitter {
   private readonly outcomes: Outcomes;
   private readonly placement: Placement;
   private readonly intake: Intake;
-  /** connected → closing → closed (lifecycle.ts). */
-  private readonly state = new Lifecycle();
+  /**
+   * idle → connecting → connected → stopping → stopped (src/core/lifecycle.ts), never running;
+   * 'connected' from construction for a wrapped client connected already. disconnect() stops it
+   * for good, connected or not, and a connect() under way is shared; the send path (intake.ts)
+   * reads the phase.
+   */
+  private readonly state = new Lifecycle('stopped', { stopIdle: true, joinConnect: true });
   private readonly metrics$: Metrics;
   /** Takes our gauges out of the prom-client Registry (none: no registry). */
   private unregister: (() => void) | undefined;
@@ -126,7 +131,7 @@ export class DynamicProducer extends EventEmitter {
     }
     this.adapter = adapter;
     this.client = adapter.client;
-    this.state.connected = adapter.connected;
+    if (adapter.connected) this.state.phase = 'connected';
     const marking = this.options.orderHeaders === 'spread';
     const handoff = marking && adapter.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new Handoff<Waiting>(this.partitioner.trackedKeysBound, (m) => this.placement.released(m), (entry, held) => this.partitioner.hold(entry, held))
@@ -138,7 +143,7 @@ export class DynamicProducer extends EventEmitter {
     this.delivery = delivery;
     const metadata = new Metadata({
       client: this.client,
-      connected: () => this.state.connected,
+      connected: () => this.live,
       error: (err) => this.emit('error', err),
       refreshMs: this.options.metadataRefreshMs,
       // Beyond the partitioner's topics with state: a topic it places without state still needs its count here.
@@ -181,7 +186,7 @@ export class DynamicProducer extends EventEmitter {
       stats: (event) => this.statistics(event),
       error: (err) => this.emit('error', err),
       unassigned: (topic) => metadata.request(topic, true),
-      closed: () => this.state.closed,
+      closed: () => this.state.phase === 'stopped',
     });
     if (this.options.prometheus !== undefined) {
       try {
@@ -191,7 +196,7 @@ export class DynamicProducer extends EventEmitter {
         throw err;
       }
     }
-    if (existing && this.state.connected) this.started();
+    if (existing && adapter.connected) this.started();
   }
 
   /**
@@ -203,17 +208,35 @@ export class DynamicProducer extends EventEmitter {
   async connect(timeoutMs = 30_000, options?: ConnectOptions): Promise<void> {
     checkTimeout('timeoutMs', timeoutMs);
     const { topics } = resolveConnectOptions(options, this.partitioner.options.maxTopics);
-    if (this.state.closed) throw new StateError('this producer was disconnected');
+    if (this.closed) throw new StateError('this producer was disconnected');
     const deadline = Date.now() + timeoutMs;
-    if (!this.state.connected) {
-      const binding = await this.adapter.connect(timeoutMs);
-      this.state.connected = true;
-      this.handOver.native = binding;
-      this.started();
+    if (this.state.phase !== 'connected') {
+      await this.state.connect(async () => {
+        this.handOver.native = await this.adapter.connect(timeoutMs);
+        this.started();
+      });
     }
-    await this.refreshMetadata(undefined, timeoutMs).catch((err) => this.emit('error', err));
-    await Promise.all(topics.map((topic) => this.metadata.whenKnown(topic, deadline)));
-    this.emit('ready');
+    // A disconnect() called meanwhile: its reads fail, and that is no error to report.
+    await this.refreshMetadata(undefined, timeoutMs).catch((err) => this.closed || this.emit('error', err));
+    await Promise.all(topics.map((topic) => this.metadata.whenKnown(topic, deadline))).catch((err) => {
+      throw this.closed ? new StateError('this producer was disconnected') : err;
+    });
+    if (!this.closed) this.emit('ready');
+  }
+
+  /** disconnect() was called: nothing more is taken, connect() refuses. */
+  private get closed(): boolean {
+    const phase = this.state.phase;
+    return phase === 'stopping' || phase === 'stopped';
+  }
+
+  /**
+   * Whether the client may be polled and asked for metadata: connected, or a disconnect() under
+   * way (which flushes it first; a producer stopped from idle has nothing to poll or ask for).
+   */
+  private get live(): boolean {
+    const phase = this.state.phase;
+    return phase === 'connected' || phase === 'stopping';
   }
 
   private started(): void {
@@ -273,7 +296,7 @@ export class DynamicProducer extends EventEmitter {
    * @internal
    */
   consumerProgress(topic: string, progress: TopicProgress | undefined, source?: object): void {
-    if (this.gate === undefined || this.state.closed) return;
+    if (this.gate === undefined || this.state.phase === 'stopped') return;
     this.gate.update(topic, progress, source);
   }
 
@@ -287,7 +310,7 @@ export class DynamicProducer extends EventEmitter {
   }
 
   private poll(): void {
-    if (this.state.connected) this.adapter.poll();
+    if (this.live) this.adapter.poll();
   }
 
   /** librdkafka statistics: each partition's queue depth becomes a penalty for hot keys. */
@@ -299,6 +322,11 @@ export class DynamicProducer extends EventEmitter {
   /** Waits until every message handed over (or held) has its delivery report, or the timeout. */
   async flush(timeoutMs = 30_000): Promise<void> {
     checkTimeout('timeoutMs', timeoutMs);
+    return this.flushWithin(timeoutMs, this.live);
+  }
+
+  /** flush(); `connected`: the client was connected (else nothing can be in flight, and node-rdkafka's flush would throw). */
+  private async flushWithin(timeoutMs: number, connected: boolean): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const delivery = this.delivery;
     // Messages held for a handoff go as the delivery reports they wait for arrive (poll()),
@@ -316,7 +344,7 @@ export class DynamicProducer extends EventEmitter {
       this.gate?.open(false);
     }
     // Never connected (or a failed connect()): nothing can be in flight, and node-rdkafka's flush would throw.
-    if (!this.state.connected) return;
+    if (!connected) return;
     await this.adapter.flush(Math.max(0, deadline - Date.now()), delivery);
     // Reports already queued by librdkafka are dispatched by poll().
     while (delivery.inflight > 0 && Date.now() < deadline) {
@@ -329,7 +357,8 @@ export class DynamicProducer extends EventEmitter {
   /**
    * Flushes, then disconnects, all within `timeoutMs`. If some messages could not be confirmed
    * in time, their send() promises reject and this rejects with an UndeliveredError that counts
-   * them. A call while one is under way returns that one's promise.
+   * them. A call while one is under way returns that one's promise; a call while connect() is
+   * under way disconnects once it has ended (succeeded or failed).
    */
   disconnect(timeoutMs = 30_000): Promise<void> {
     try {
@@ -337,29 +366,22 @@ export class DynamicProducer extends EventEmitter {
     } catch (err) {
       return Promise.reject(err);
     }
-    const state = this.state;
-    if (state.disconnecting !== undefined) return state.disconnecting;
-    if (state.closed) return Promise.resolve();
-    const done = this.close(timeoutMs);
-    state.disconnecting = done;
-    const forget = (): void => {
-      state.disconnecting = undefined;
-    };
-    done.then(forget, forget);
-    return done;
+    return this.state.stop((_running, from) => this.close(timeoutMs, from));
   }
 
-  private async close(timeoutMs: number): Promise<void> {
+  /** The stop of disconnect(), from `from`: 'connected' (the client is flushed and disconnected), or 'idle'. */
+  private async close(timeoutMs: number, from: Phase): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    this.state.closing = true;
+    const connected = from === 'connected';
     let failure: unknown;
     try {
       // The client's own disconnect needs a moment of the budget (it flushes again, then stops its threads).
-      await this.flush(Math.max(0, timeoutMs - (this.adapter.owned ? CLIENT_DISCONNECT_MS : 0)));
+      await this.flushWithin(Math.max(0, timeoutMs - (this.adapter.owned ? CLIENT_DISCONNECT_MS : 0)), connected);
     } catch (err) {
       failure = err;
     }
-    this.state.closed = true;
+    // 'stopped' from here (what is still waiting is refused as disconnected); calls of disconnect() get this one until it settles.
+    this.state.done();
     const undelivered = new UndeliveredError('disconnected before delivery was confirmed', this.delivery.inflight);
     this.delivery.rejectUnconfirmed(undelivered);
     for (const m of this.backlog.take()) this.delivery.reject(m.pending, undelivered);
@@ -371,8 +393,7 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner.close();
     this.adapter.unlisten();
     if (this.unregister !== undefined) this.unregister();
-    await this.adapter.disconnect(deadline, this.state.connected);
-    this.state.connected = false;
+    await this.adapter.disconnect(deadline, connected);
     if (failure) throw failure;
   }
 
