@@ -2,8 +2,9 @@
 // The sizes of every table a DynamicProducer and a DynamicConsumer keep, and the bound each
 // must stay under, taken from the options the instance was made with (never from what a run
 // showed). Read at sampling time only, never on the message path: public counters where there
-// are (metrics(), stats(), orderChains(), resequencer.held / chainCount / awaited()), else the
-// size of the internal Map, Set or array itself. An internal that is not where this file
+// are (metrics(), stats(), orderChains(), resequencer.awaited()), the internal counts made for
+// this file (Resequencer.tableSizes(), Dispatcher.laneCount), else the size of the internal
+// Map, Set or array itself. An internal that is not where this file
 // expects it fails the read with its name, so that a change of the classes cannot turn a
 // check into a no-op.
 
@@ -69,26 +70,18 @@ function producerBounds(p, globalConfig) {
 /** Table sizes of a DynamicConsumer and its Resequencer. */
 function consumerTables(c) {
   const r = c.resequencer;
-  const heldOrder = field(r, 'heldOrder', 'Resequencer');
-  let partitionStates = 0;
-  for (const t of field(r, 'topics', 'Resequencer').values()) partitionStates += t.partitions.size;
   let unhandled = 0;
   // The messages waiting for or in a handler call, their lanes (its TaskQueue's), the offsets not yet handled and the last commits are the Dispatcher's (src/consumer/dispatch.ts).
   const dispatch = field(c, 'dispatch', 'DynamicConsumer');
   const perPartition = field(dispatch, 'unhandled', 'Dispatcher');
   for (const s of perPartition.values()) unhandled += s.size;
+  // held, heldBytes, chains, lanes, waitingFor, heldBySequence, heldOrder, partitionStates.
+  const sizes = call(r, 'tableSizes', 'Resequencer');
   return {
-    held: r.held,
-    heldBytes: field(r, 'heldBytes', 'Resequencer'),
-    chains: r.chainCount,
-    lanes: field(r, 'lanes', 'Resequencer').size,
-    waitingFor: field(r, 'waitingFor', 'Resequencer').size,
-    heldBySequence: field(r, 'heldBySequence', 'Resequencer').size,
-    heldOrder: heldOrder.length - field(r, 'heldHead', 'Resequencer'),
-    partitionStates,
+    ...sizes,
     awaited: r.awaited().length,
     queue: dispatch.waiting + dispatch.inFlight,
-    dispatchLanes: field(field(dispatch, 'queue', 'Dispatcher'), 'lanes', 'TaskQueue').size,
+    dispatchLanes: field(dispatch, 'laneCount', 'Dispatcher'),
     unhandled,
     unhandledPartitions: perPartition.size,
     assigned: field(c, 'assigned', 'DynamicConsumer').size,

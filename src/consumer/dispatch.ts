@@ -115,6 +115,11 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.running;
   }
 
+  /** @internal Lanes of the handler queue with a message waiting or in a call (bench/soak/tables.js). */
+  get laneCount(): number {
+    return this.queue.laneCount;
+  }
+
   /** The handler is working, or messages wait for it. */
   get busy(): boolean {
     return this.running > 0 || this.queue.waiting > 0;

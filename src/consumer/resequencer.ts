@@ -28,8 +28,9 @@
 
 import type { OrderHeader } from '../partitioner/headers';
 import type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from './resequencer-types';
-import { chainName, chainPlace, keyText, orderOf } from './message-order';
+import { chainName, keyText, orderOf } from './message-order';
 import { ReleasedChains } from './released-chains';
+import { HeldMessages } from './held-messages';
 import { type Held, type PartitionState, PartitionStates } from './partition-states';
 import { InvalidArgTypeError } from '../core/errors';
 import { checkKey } from '../core/key';
@@ -43,18 +44,9 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   readonly options: Required<ResequencerOptions>;
   /** What is remembered of each chain's released messages. */
   private readonly chains: ReleasedChains;
-  /** Held chained messages by what they wait for: chain + previous sequence. */
-  private readonly waitingFor = new Map<string, Held<M>[]>();
-  /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
-  private readonly heldBySequence = new Map<string, Held<M>>();
-  /** Per lane (topic, partition, key): held lane members in arrival (offset) order. */
-  private readonly lanes = new Map<string, Held<M>[]>();
+  /** The held messages, by lane, chain place and what they wait for, and oldest first. */
+  private readonly holding = new HeldMessages<M>();
   private readonly topics = new PartitionStates();
-  /** Every held message, oldest first (entries of released ones are skipped lazily). */
-  private heldOrder: Held<M>[] = [];
-  private heldHead = 0;
-  private heldCount = 0;
-  private heldBytes = 0;
 
   constructor(options: ResequencerOptions = {}, private readonly now: () => number = Date.now) {
     const o = resolveResequencerOptions(options);
@@ -65,12 +57,23 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
 
   /** Messages held now. */
   get held(): number {
-    return this.heldCount;
+    return this.holding.count;
   }
 
   /** Chains (producer and key) known now. */
   get chainCount(): number {
     return this.chains.size;
+  }
+
+  /**
+   * @internal The size of each of its tables, for bench/soak/tables.js (read at sampling
+   * time, never on the message path; heldOrder counts released entries not yet skipped).
+   */
+  tableSizes(): Record<'held' | 'heldBytes' | 'chains' | 'lanes' | 'waitingFor' | 'heldBySequence' | 'heldOrder' | 'partitionStates', number> {
+    const { lanes, waitingFor, bySequence, order } = this.holding.sizes();
+    let partitionStates = 0;
+    for (const t of this.topics.values()) partitionStates += t.partitions.size;
+    return { held: this.holding.count, heldBytes: this.holding.bytes, chains: this.chains.size, lanes, waitingFor, heldBySequence: bySequence, heldOrder: order, partitionStates };
   }
 
   /**
@@ -91,23 +94,22 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (state.first < 0) this.firstSeen(state, message.offset);
     const order = orderOf(message);
     // Cold fast path: nothing is held in any lane, so an unmarked message has nothing to wait behind.
-    if (order === null && this.lanes.size === 0 && this.pending.length === 0) return [{ message, ordered: true, outOfOrder: false, order: null }];
+    if (order === null && !this.holding.laned && this.pending.length === 0) return [{ message, ordered: true, outOfOrder: false, order: null }];
 
     const text = keyText(key);
     const member = order === null || order.kind === 'anchor' || order.kind === 'return';
     const lane = member ? `${message.topic}\u0000${message.partition}\u0000${text}` : '';
-    const queue = member ? this.lanes.get(lane) : undefined;
     const chain = order === null ? '' : chainName(message.topic, order.producerId, text);
     const h: Held<M> = {
       message, order, chain, lane, state, at: 0, bytes: 0,
-      waitsChain: false, waitsLane: queue !== undefined && queue.length > 0, unowned: false, released: false,
+      waitsChain: false, waitsLane: member && this.holding.laneHead(lane) !== undefined, unowned: false, released: false,
     };
     if (order !== null && order.kind !== 'anchor' && order.previous !== 0 && !this.chains.follows(chain, order)) this.placeWait(h, order);
     const out: Release<M>[] = this.pending.length > 0 ? this.pending.splice(0) : [];
     if (!h.waitsChain && !h.waitsLane) {
       this.release(h, !h.unowned, h.unowned ? 'unowned' : undefined, out);
     } else {
-      this.hold(h);
+      this.holding.hold(h, this.now());
       this.enforceBounds(out);
     }
     return out;
@@ -169,7 +171,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     this.chains.expire(now - this.options.maxChainIdleMs);
     const limit = now - this.options.maxWaitMs;
     for (;;) {
-      const oldest = this.oldest();
+      const oldest = this.holding.oldest();
       if (!oldest || oldest.at > limit) break;
       this.release(this.root(oldest), false, 'timeout', out);
     }
@@ -179,7 +181,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   /** Releases everything held, oldest first, out of order (e.g. when a partition is revoked). */
   flush(): Release<M>[] {
     const out: Release<M>[] = [];
-    for (let oldest = this.oldest(); oldest; oldest = this.oldest()) this.release(this.root(oldest), false, 'flush', out);
+    for (let oldest = this.holding.oldest(); oldest; oldest = this.holding.oldest()) this.release(this.root(oldest), false, 'flush', out);
     return out;
   }
 
@@ -196,7 +198,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (state === undefined) return 0;
     let dropped = 0;
     for (const h of [...state.held]) {
-      this.unhold(h);
+      this.holding.unhold(h);
       h.released = true;
       dropped++;
     }
@@ -261,7 +263,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     // first); none of these, it is below where this consumer started the partition, handled
     // by its previous owner. (Waited for, it would never come: maxWaitMs.)
     if (before === h.message.partition) {
-      if (!this.heldBySequence.has(chainPlace(h.chain, order.previous)) && !this.chains.unhandledHere(h.chain, order.previous)) return;
+      if (this.holding.find(h.chain, order.previous) === undefined && !this.chains.unhandledHere(h.chain, order.previous)) return;
     }
     if (before >= 0 && order.afterOffset >= 0) {
       const state = this.topics.partition(t.name, before);
@@ -269,22 +271,15 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       if ((owned && state.first >= 0 && order.afterOffset < state.first) || order.afterOffset < state.committed) return;
       h.waitsChain = true;
       state.watchers.push(h);
-      this.waitFor(h, order);
+      this.holding.waitFor(h, order);
       return;
     }
     if (before >= 0 ? this.topics.owns(t, before) : this.topics.ownsAllowed(t, h.message.key, order)) {
       h.waitsChain = true;
-      this.waitFor(h, order);
+      this.holding.waitFor(h, order);
       return;
     }
     h.unowned = true;
-  }
-
-  private waitFor(h: Held<M>, order: OrderHeader): void {
-    const k = chainPlace(h.chain, order.previous);
-    const list = this.waitingFor.get(k);
-    if (list === undefined) this.waitingFor.set(k, [h]);
-    else list.push(h);
   }
 
   /** A partition passed `offset`: what waited for an offset below it no longer waits for its chain. */
@@ -305,38 +300,13 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   private unwait(h: Held<M>, out: Release<M>[]): void {
     if (h.released || !h.waitsChain) return;
     h.waitsChain = false;
-    this.dropWaiter(h);
+    this.holding.dropWaiter(h);
     if (!h.waitsLane) this.release(h, true, undefined, out);
   }
 
-  private dropWaiter(h: Held<M>): void {
-    if (h.order === null) return;
-    const k = chainPlace(h.chain, h.order.previous);
-    const list = this.waitingFor.get(k);
-    if (list === undefined) return;
-    const i = list.indexOf(h);
-    if (i !== -1) list.splice(i, 1);
-    if (list.length === 0) this.waitingFor.delete(k);
-  }
-
-  private hold(h: Held<M>): void {
-    h.at = this.now();
-    h.bytes = (h.message.size ?? h.message.value?.length ?? 0) + (h.message.key?.length ?? 0);
-    if (h.lane !== '') {
-      const queue = this.lanes.get(h.lane);
-      if (queue === undefined) this.lanes.set(h.lane, [h]);
-      else queue.push(h);
-    }
-    if (h.order !== null) this.heldBySequence.set(chainPlace(h.chain, h.order.sequence), h);
-    h.state.held.add(h);
-    this.heldOrder.push(h);
-    this.heldCount++;
-    this.heldBytes += h.bytes;
-  }
-
   private enforceBounds(out: Release<M>[]): void {
-    while (this.heldCount > this.options.maxBufferedMessages || this.heldBytes > this.options.maxBufferedBytes) {
-      const oldest = this.oldest();
+    while (this.holding.count > this.options.maxBufferedMessages || this.holding.bytes > this.options.maxBufferedBytes) {
+      const oldest = this.holding.oldest();
       if (!oldest) break;
       this.release(this.root(oldest), false, 'capacity', out);
     }
@@ -349,25 +319,16 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
    * predecessors.
    */
   private root(h: Held<M>): Held<M> {
-    for (let steps = 0; steps <= this.heldCount; steps++) {
+    for (let steps = 0; steps <= this.holding.count; steps++) {
       if (h.waitsLane) {
-        h = this.lanes.get(h.lane)![0];
+        h = this.holding.laneHead(h.lane)!;
         continue;
       }
-      const before = h.waitsChain ? this.heldBySequence.get(chainPlace(h.chain, h.order!.previous)) : undefined;
+      const before = h.waitsChain ? this.holding.find(h.chain, h.order!.previous) : undefined;
       if (before === undefined || before.released) break;
       h = before;
     }
     return h;
-  }
-
-  private oldest(): Held<M> | undefined {
-    while (this.heldHead < this.heldOrder.length && this.heldOrder[this.heldHead].released) this.heldHead++;
-    if (this.heldHead > 1024 && this.heldHead * 2 > this.heldOrder.length) {
-      this.heldOrder = this.heldOrder.slice(this.heldHead);
-      this.heldHead = 0;
-    }
-    return this.heldOrder[this.heldHead];
   }
 
   /** Releases h (held or new) and then everything that was waiting only for it, in order. */
@@ -380,17 +341,15 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       const inOrder = firstGoes ? ordered : !h.unowned;
       const why = firstGoes ? reason : h.unowned ? 'unowned' : undefined;
       firstGoes = false;
-      if (h.state.held.has(h)) this.unhold(h);
-      else if (h.waitsChain) this.dropWaiter(h);
+      if (h.state.held.has(h)) this.holding.unhold(h);
+      else if (h.waitsChain) this.holding.dropWaiter(h);
       h.released = true;
       out.push(inOrder ? { message: h.message, ordered: true, outOfOrder: false, order: h.order }
         : { message: h.message, ordered: false, outOfOrder: true, reason: why, order: h.order });
       if (h.order !== null) {
         this.chains.released(h.chain, h.order, this.now());
-        const k = chainPlace(h.chain, h.order.sequence);
-        const successors = this.waitingFor.get(k);
+        const successors = this.holding.takeWaiters(h.chain, h.order.sequence);
         if (successors !== undefined) {
-          this.waitingFor.delete(k);
           for (const s of successors) {
             s.waitsChain = false;
             if (!s.waitsLane) work.push(s);
@@ -399,31 +358,12 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       }
       // The lane's next member is first now; it goes if it waits for nothing else.
       if (h.lane !== '') {
-        const queue = this.lanes.get(h.lane);
-        if (queue !== undefined && queue[0].waitsLane) {
-          const head = queue[0];
+        const head = this.holding.laneHead(h.lane);
+        if (head !== undefined && head.waitsLane) {
           head.waitsLane = false;
           if (!head.waitsChain) work.push(head);
         }
       }
     }
-  }
-
-  /** Takes a held message out of every index (not of waitingFor while it still waits: see release). */
-  private unhold(h: Held<M>): void {
-    if (h.lane !== '') {
-      const queue = this.lanes.get(h.lane)!;
-      const i = queue.indexOf(h);
-      queue.splice(i, 1);
-      if (queue.length === 0) this.lanes.delete(h.lane);
-    }
-    if (h.waitsChain) this.dropWaiter(h);
-    if (h.order !== null) {
-      const k = chainPlace(h.chain, h.order.sequence);
-      if (this.heldBySequence.get(k) === h) this.heldBySequence.delete(k);
-    }
-    h.state.held.delete(h);
-    this.heldCount--;
-    this.heldBytes -= h.bytes;
   }
 }

@@ -139,6 +139,11 @@ export class TaskQueue<M extends ConsumedMessage> {
     return this.lanes.size > 0;
   }
 
+  /** Lanes with a task waiting or in a call. */
+  get laneCount(): number {
+    return this.lanes.size;
+  }
+
   /** Queues a released message: in its lane (by partition, or by key when it has one) when `laned`, else in the FIFO. */
   add(release: Release<M>, tp: string, pending: Set<number>, laned: boolean, byPartition: boolean): void {
     const lane = laned ? this.laneOf(release.message, tp, byPartition) : undefined;

@@ -1,0 +1,131 @@
+// The messages the Resequencer (src/consumer/resequencer.ts) holds, and its indexes of them:
+// by lane (a key's held lane members on one partition, in offset order), by chain place (a
+// held marked message by its own sequence, to find what another one waits for), by what they
+// wait for (their predecessor's chain place), and oldest first, with their count and bytes for
+// the bounds (maxBufferedMessages, maxBufferedBytes). Which message goes when is the
+// Resequencer's: this only keeps the indexes in step.
+
+import type { OrderHeader } from '../partitioner/headers';
+import { chainPlace } from './message-order';
+import type { Held } from './partition-states';
+import type { ConsumedMessage } from './resequencer-types';
+
+export class HeldMessages<M extends ConsumedMessage> {
+  /** Held chained messages by what they wait for: chain + previous sequence. */
+  private readonly waitingFor = new Map<string, Held<M>[]>();
+  /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
+  private readonly bySequence = new Map<string, Held<M>>();
+  /** Per lane (topic, partition, key): held lane members in arrival (offset) order. */
+  private readonly lanes = new Map<string, Held<M>[]>();
+  /** Every held message, oldest first (entries of released ones are skipped lazily). */
+  private order: Held<M>[] = [];
+  private head = 0;
+  private heldCount = 0;
+  private heldBytes = 0;
+
+  /** Messages held. */
+  get count(): number {
+    return this.heldCount;
+  }
+
+  /** The bytes of the held messages' values and keys. */
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
+  /** Whether any lane has a held member (else an unmarked message waits behind nothing). */
+  get laned(): boolean {
+    return this.lanes.size > 0;
+  }
+
+  /** The first held member of a lane, or undefined when it has none. */
+  laneHead(lane: string): Held<M> | undefined {
+    return this.lanes.get(lane)?.[0];
+  }
+
+  /** The held message of a chain with that sequence, or undefined. */
+  find(chain: string, sequence: number): Held<M> | undefined {
+    return this.bySequence.get(chainPlace(chain, sequence));
+  }
+
+  /** h (held, or about to be) waits for its chain's message `order.previous`. */
+  waitFor(h: Held<M>, order: OrderHeader): void {
+    const k = chainPlace(h.chain, order.previous);
+    const list = this.waitingFor.get(k);
+    if (list === undefined) this.waitingFor.set(k, [h]);
+    else list.push(h);
+  }
+
+  /** h no longer waits for its predecessor. */
+  dropWaiter(h: Held<M>): void {
+    if (h.order === null) return;
+    const k = chainPlace(h.chain, h.order.previous);
+    const list = this.waitingFor.get(k);
+    if (list === undefined) return;
+    const i = list.indexOf(h);
+    if (i !== -1) list.splice(i, 1);
+    if (list.length === 0) this.waitingFor.delete(k);
+  }
+
+  /** The messages that waited for the chain's message `sequence` (which goes now), taken out of the index. */
+  takeWaiters(chain: string, sequence: number): Held<M>[] | undefined {
+    const k = chainPlace(chain, sequence);
+    const waiters = this.waitingFor.get(k);
+    if (waiters !== undefined) this.waitingFor.delete(k);
+    return waiters;
+  }
+
+  /** Holds h from `now`. */
+  hold(h: Held<M>, now: number): void {
+    h.at = now;
+    h.bytes = (h.message.size ?? h.message.value?.length ?? 0) + (h.message.key?.length ?? 0);
+    if (h.lane !== '') {
+      const queue = this.lanes.get(h.lane);
+      if (queue === undefined) this.lanes.set(h.lane, [h]);
+      else queue.push(h);
+    }
+    if (h.order !== null) this.bySequence.set(chainPlace(h.chain, h.order.sequence), h);
+    h.state.held.add(h);
+    this.order.push(h);
+    this.heldCount++;
+    this.heldBytes += h.bytes;
+  }
+
+  /** Takes a held message out of every index (out of waitingFor only while it still waits: takeWaiters() took it out otherwise). */
+  unhold(h: Held<M>): void {
+    if (h.lane !== '') {
+      const queue = this.lanes.get(h.lane)!;
+      const i = queue.indexOf(h);
+      queue.splice(i, 1);
+      if (queue.length === 0) this.lanes.delete(h.lane);
+    }
+    if (h.waitsChain) this.dropWaiter(h);
+    if (h.order !== null) {
+      const k = chainPlace(h.chain, h.order.sequence);
+      if (this.bySequence.get(k) === h) this.bySequence.delete(k);
+    }
+    h.state.held.delete(h);
+    this.heldCount--;
+    this.heldBytes -= h.bytes;
+  }
+
+  /** The message held longest, or undefined when none is. */
+  oldest(): Held<M> | undefined {
+    while (this.head < this.order.length && this.order[this.head].released) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
+    }
+    return this.order[this.head];
+  }
+
+  /**
+   * @internal The size of each index, for bench/soak/tables.js (read at sampling time, never
+   * on the message path): lanes with a held member, chain places waited for, held marked
+   * messages by chain place, and the oldest-first list's entries (released ones included
+   * until they are skipped).
+   */
+  sizes(): { lanes: number; waitingFor: number; bySequence: number; order: number } {
+    return { lanes: this.lanes.size, waitingFor: this.waitingFor.size, bySequence: this.bySequence.size, order: this.order.length - this.head };
+  }
+}
