@@ -9,6 +9,7 @@
 
 import type { Resequencer, Release, ConsumedMessage } from './resequencer';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
+import { PartitionCalls } from './partition-calls';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
@@ -86,17 +87,15 @@ export class Dispatcher<M extends ConsumedMessage> {
   private readonly tpNames = new Map<string, string[]>();
   /** Handler calls under way, in all and per topic-partition. */
   private running = 0;
+  private readonly runningIn = new PartitionCalls();
   /** The calls under way with a marked message (of a spread key's chain): halt() counts them unhandled. */
   private readonly markedCalls = new Set<Task<M>>();
-  private readonly runningIn = new Map<string, number>();
   /** Set while starting calls: a call that ends at once does not start more from inside. */
   private pumping = false;
   /** Bumped by halt(): no call started before it changes anything but its partition's unhandled offsets. */
   private generation = 0;
   /** Partitions leaving (drop()) until forgotten: what is released of them is marked unhandled, never handed out. */
   private readonly leaving = new Set<string>();
-  /** Called whenever the last call of a partition ends (settled() waits for it). */
-  private readonly idleWatchers = new Set<() => void>();
 
   constructor(
     readonly resequencer: Resequencer<M>,
@@ -138,21 +137,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Resolves once no handler call of `partitions` is under way, or after `timeoutMs`. */
   async settled(partitions: Iterable<{ topic: string; partition: number }>, timeoutMs: number): Promise<void> {
     const tps = [...partitions].map(({ topic, partition }) => this.tpName(topic, partition));
-    const busy = (): boolean => tps.some((tp) => this.runningIn.has(tp));
-    if (!busy()) return;
-    await new Promise<void>((resolve) => {
-      const watch = (): void => {
-        if (busy()) return;
-        clearTimeout(timer);
-        this.idleWatchers.delete(watch);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.idleWatchers.delete(watch);
-        resolve();
-      }, timeoutMs);
-      this.idleWatchers.add(watch);
-    });
+    if (this.runningIn.busy(tps)) await this.runningIn.idle(tps, timeoutMs);
   }
 
   /** Queues released messages for the handler (and starts handing them out). */
@@ -198,11 +183,11 @@ export class Dispatcher<M extends ConsumedMessage> {
         const task = this.queue.take(this.batchLimit);
         if (task === undefined) break;
         this.running++;
-        this.beginIn(task.tp);
+        this.runningIn.begin(task.tp);
         let marked = task.release.order !== null;
         if (task.group !== undefined) {
           for (const t of task.group) {
-            this.beginIn(t.tp);
+            this.runningIn.begin(t.tp);
             if (t.release.order !== null) marked = true;
           }
         }
@@ -294,23 +279,12 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (task.group !== undefined) {
       for (const t of task.group) {
         if (handled && this.unhandled.get(t.tp) === t.pending) t.pending.delete(t.release.message.offset);
-        this.endIn(t.tp);
+        this.runningIn.end(t.tp);
       }
     }
     this.running--;
-    this.endIn(task.tp);
+    this.runningIn.end(task.tp);
     if (this.markedCalls.size > 0) this.markedCalls.delete(task);
-  }
-
-  private beginIn(tp: string): void {
-    this.runningIn.set(tp, (this.runningIn.get(tp) ?? 0) + 1);
-  }
-
-  private endIn(tp: string): void {
-    const n = (this.runningIn.get(tp) ?? 1) - 1;
-    if (n > 0) this.runningIn.set(tp, n);
-    else this.runningIn.delete(tp);
-    if (n === 0 && this.idleWatchers.size > 0) for (const watch of this.idleWatchers) watch();
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
