@@ -14,6 +14,7 @@ import type { Config } from '../core/config';
 import { configPairs, librdkafkaEventError, type NativeAddon } from '../core/native';
 import { ORDER_HEADER } from '../partitioner/headers';
 import { ORDER_VALUE } from './message-order';
+import { partitionKey } from './dispatch';
 
 /** Numbers per message in a batch's table (native/src/consume.c). */
 const FIELDS = 11;
@@ -336,7 +337,7 @@ export class NativeConsumer extends EventEmitter {
     const [topics, partitions, offsets] = columns(list, true);
     this.addon.assignment(this.h, 0, topics, partitions, offsets);
     this.owned.clear();
-    for (const { topic, partition } of list) this.owned.set(`${topic}\u0000${partition}`, { topic, partition });
+    for (const { topic, partition } of list) this.owned.set(partitionKey(topic, partition), { topic, partition });
   }
 
   unassign(): void {
@@ -347,13 +348,13 @@ export class NativeConsumer extends EventEmitter {
   incrementalAssign(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
     this.addon.assignment(this.h, 2, topics, partitions, offsets);
-    for (const { topic, partition } of list) this.owned.set(`${topic}\u0000${partition}`, { topic, partition });
+    for (const { topic, partition } of list) this.owned.set(partitionKey(topic, partition), { topic, partition });
   }
 
   incrementalUnassign(list: TopicPartition[]): void {
     const [topics, partitions] = columns(list, false);
     this.addon.assignment(this.h, 3, topics, partitions, undefined);
-    for (const { topic, partition } of list) this.owned.delete(`${topic}\u0000${partition}`);
+    for (const { topic, partition } of list) this.owned.delete(partitionKey(topic, partition));
   }
 
   /** The partitions assigned (as node-rdkafka's assignments(): throws while not connected). */
