@@ -97,6 +97,89 @@ function after(partition: number, offset: number): string {
 }
 
 /**
+ * An order header as its fields: the native engine's form (OrderChains with `fields` on).
+ * NativeClient writes its text straight into the batch (writeOrderFields), so no string and no
+ * header object with its text is made per spread message. Reading `header['kdp-order']` gives
+ * the same text as the other form. A handoff completes it (complete()) once its predecessor's
+ * offset is known.
+ */
+export class OrderFields {
+  constructor(
+    /** `<version>;<kind>;<producer id>;` as bytes (one Buffer per kind and producer). */
+    readonly start: Buffer,
+    readonly anchor: boolean,
+    readonly sequence: number,
+    /** 0 for an anchor. */
+    readonly previous: number,
+    readonly width: number,
+    readonly partitions: number,
+    readonly partitioner: number,
+    /** The partition of the chain's previous marked message, -1: none (always -1 for an anchor until complete()). */
+    public after: number,
+    /** That message's offset, once known (complete()), else -1. */
+    public afterOffset: number,
+  ) {}
+
+  /** `after` becomes `<partition>:<offset>`: the predecessor's place, known before this message is sent. */
+  complete(partition: number, offset: number): void {
+    this.after = partition;
+    this.afterOffset = offset;
+  }
+
+  /** The header's text (what writeOrderFields writes). */
+  get [ORDER_HEADER](): string {
+    const tail = this.afterOffset >= 0 ? `${this.after}:${this.afterOffset}` : !this.anchor && this.after >= 0 ? String(this.after) : '';
+    return `${this.start.toString('latin1')}${this.sequence};${this.previous}${headEnd(this.width, this.partitions, this.partitioner)}${tail}`;
+  }
+}
+
+const SEMICOLON = 0x3b;
+const COLON = 0x3a;
+
+/** Writes `fields`' text at `pos` of `data` (room for ORDER_FIELDS_MAX_BYTES is the caller's); returns the position after it. */
+export function writeOrderFields(data: Uint8Array, pos: number, fields: OrderFields): number {
+  data.set(fields.start, pos);
+  pos += fields.start.length;
+  pos = writeDigits(data, pos, fields.sequence);
+  data[pos++] = SEMICOLON;
+  pos = writeDigits(data, pos, fields.previous);
+  data[pos++] = SEMICOLON;
+  pos = writeDigits(data, pos, fields.width);
+  data[pos++] = SEMICOLON;
+  pos = writeDigits(data, pos, fields.partitions);
+  data[pos++] = SEMICOLON;
+  pos = writeDigits(data, pos, fields.partitioner);
+  data[pos++] = SEMICOLON;
+  if (fields.afterOffset >= 0) {
+    pos = writeDigits(data, pos, fields.after);
+    data[pos++] = COLON;
+    pos = writeDigits(data, pos, fields.afterOffset);
+  } else if (!fields.anchor && fields.after >= 0) {
+    pos = writeDigits(data, pos, fields.after);
+  }
+  return pos;
+}
+
+/** The most bytes writeOrderFields writes: a start of at most 24 bytes, seven integers of at most 16 digits, six separators. */
+export const ORDER_FIELDS_MAX_BYTES = 24 + 7 * 16 + 6;
+
+/** A non-negative integer (up to 2^53) in decimal ASCII at `pos`; the position after it. */
+function writeDigits(data: Uint8Array, pos: number, n: number): number {
+  if (n < 10) {
+    data[pos] = 0x30 + n;
+    return pos + 1;
+  }
+  let end = pos + 1;
+  for (let v = n; v >= 10; v = Math.floor(v / 10)) end++;
+  for (let i = end - 1, v = n; i >= pos; i--) {
+    const q = Math.floor(v / 10);
+    data[i] = 0x30 + (v - q * 10);
+    v = q;
+  }
+  return end;
+}
+
+/**
  * One producer's order headers: per tracked key, the sequence of its last marked message
  * (its chain), and the header of each new marked message. Used by DynamicProducer and the
  * KafkaJS adapter. The text is built from cached pieces: this runs for every message of a
@@ -121,8 +204,19 @@ export class OrderChains {
     this.chain = new Float64Array(partitioner.trackedKeysBound);
     this.at = new Int32Array(partitioner.trackedKeysBound);
     const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
-    for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED]) this.starts[kind] = headStart(kind, id);
+    for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED]) {
+      this.starts[kind] = headStart(kind, id);
+      this.startBytes[kind] = Buffer.from(this.starts[kind], 'latin1');
+    }
   }
+
+  /**
+   * Whether header() gives OrderFields (for the native engine, which writes their text itself)
+   * rather than `{ 'kdp-order': text }` objects (for a client library's produce(), and spread
+   * into KafkaJS messages' headers).
+   */
+  fields = false;
+  private readonly startBytes: Buffer[] = [];
 
   /**
    * The entries with a chain open (a marked message since their anchor), and the slots there
@@ -139,7 +233,7 @@ export class OrderChains {
   /**
    * The order header of the message the partitioner just placed on `partition` among
    * `partitions` by decide(), whose order marker (partitioner.decision.order) is `order`, not
-   * ORDER_NONE: a `{ 'kdp-order': text }` object.
+   * ORDER_NONE: a `{ 'kdp-order': text }` object, or with `fields` on an OrderFields.
    */
   header(order: number, partitions: number, partition = -1): Record<typeof ORDER_HEADER, string> {
     const decision = this.partitioner.decision;
@@ -157,6 +251,10 @@ export class OrderChains {
       this.endWidth = width;
       this.endPartitions = partitions;
       this.end = headEnd(width, partitions, this.code);
+    }
+    if (this.fields) {
+      const anchor = order === ORDER_ANCHOR;
+      return new OrderFields(this.startBytes[order], anchor, sequence, anchor ? 0 : previous, width, partitions, this.code, anchor ? -1 : at, -1);
     }
     // A literal name (ORDER_HEADER): the object is made from a boilerplate.
     if (order === ORDER_ANCHOR) return { 'kdp-order': this.starts[order] + sequence + ';0' + this.end };

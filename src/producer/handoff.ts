@@ -17,7 +17,7 @@
 // its key's next messages would find no messages held before them, and overtake them.
 
 import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../core/abi';
-import { ORDER_HEADER } from '../partitioner/headers';
+import { ORDER_HEADER, OrderFields } from '../partitioner/headers';
 
 /** Marks a Link among delivery report opaques. */
 export const LINK = Symbol('kdp.link');
@@ -225,6 +225,10 @@ export class Handoff<M extends HeldMessage> {
 
 /** `after = <partition>` in the header (its last field) becomes `<partition>:<offset>`. */
 function complete(header: Record<string, string>, previous: Link): void {
+  if (header instanceof OrderFields) {
+    header.complete(previous.partition, previous.offset);
+    return;
+  }
   const text = header[ORDER_HEADER];
   header[ORDER_HEADER] = text.slice(0, text.lastIndexOf(';') + 1) + previous.partition + ':' + previous.offset;
 }

@@ -17,6 +17,7 @@ import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import type { Key } from '../core/key';
 import { librdkafkaEventError, type NativeAddon } from '../core/native';
+import { ORDER_FIELDS_MAX_BYTES, ORDER_HEADER, OrderFields, writeOrderFields } from '../partitioner/headers';
 import { ERR_QUEUE_FULL } from './backlog';
 import { NativeHandle } from './native-handle';
 import { Slots } from './native-slots';
@@ -39,6 +40,9 @@ export type OnRefused = (opaque: unknown, code: number, topic: string, partition
 
 /** Bytes librdkafka adds to a message's key, value and headers in its size check (RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD, rdkafka_proto.h), with room for the headers' own varints. */
 const OVERHEAD = 36;
+
+/** The order header's name, as bytes. */
+const ORDER_NAME = Buffer.from(ORDER_HEADER, 'latin1');
 
 export class NativeClient extends EventEmitter {
   readonly globalConfig: Config;
@@ -278,15 +282,27 @@ export class NativeClient extends EventEmitter {
   private writeHeaders(headers: Headers): number {
     let count = 0;
     for (const header of headers) {
+      if (header instanceof OrderFields) {
+        // Our order header: its text written from its fields (no string made for it).
+        this.reserveHeader(ORDER_NAME.length + ORDER_FIELDS_MAX_BYTES);
+        const h = this.headerCount++ * HEADER;
+        const table = this.headerTable;
+        const data = this.data;
+        table[h] = this.pos;
+        table[h + 1] = ORDER_NAME.length;
+        data.set(ORDER_NAME, this.pos);
+        this.pos += ORDER_NAME.length;
+        table[h + 2] = this.pos;
+        const end = writeOrderFields(data, this.pos, header);
+        table[h + 3] = end - this.pos;
+        this.pos = end;
+        count++;
+        continue;
+      }
       for (const name in header) {
         const value = header[name];
-        if (this.headerCount + 1 > this.headerTable.length / HEADER) {
-          const table = new Int32Array(this.headerTable.length * 2);
-          table.set(this.headerTable);
-          this.headerTable = table;
-        }
         const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value == null ? 0 : value.length;
-        if (this.pos + name.length * 3 + bytes > this.data.length) this.grow(this.pos + name.length * 3 + bytes);
+        this.reserveHeader(name.length * 3 + bytes);
         const h = this.headerCount++ * HEADER;
         const table = this.headerTable;
         const data = this.data;
@@ -306,6 +322,16 @@ export class NativeClient extends EventEmitter {
       }
     }
     return count;
+  }
+
+  /** Room for one more header in the header table, and for `bytes` more in the batch buffer. */
+  private reserveHeader(bytes: number): void {
+    if (this.headerCount + 1 > this.headerTable.length / HEADER) {
+      const table = new Int32Array(this.headerTable.length * 2);
+      table.set(this.headerTable);
+      this.headerTable = table;
+    }
+    if (this.pos + bytes > this.data.length) this.grow(this.pos + bytes);
   }
 
   /** A bigger batch buffer, with what is written so far. */

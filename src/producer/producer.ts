@@ -139,6 +139,8 @@ export class DynamicProducer extends EventEmitter {
     this.handoff = handoff;
     this.gate = handoff && new ProgressGate(handoff, () => this.placement.held(), this.options.maxQueued);
     const nativeClient = adapter.engine;
+    // The native engine writes order headers from their fields (headers.ts OrderFields).
+    this.orders.fields = nativeClient !== undefined;
     const delivery = new Delivery(adapter.owned, adapter.mark, adapter.reports, nativeClient !== undefined ? () => nativeClient.inflightOpaques() : undefined);
     this.delivery = delivery;
     const metadata = new Metadata({

@@ -143,7 +143,8 @@ function recordHandOvers(client) {
 /** The kdp-order header value among headers as handed to node-rdkafka ([{ name: value }]). */
 function handedHeader(headers, name = 'kdp-order') {
   if (!Array.isArray(headers)) return undefined;
-  const found = headers.filter((h) => Object.prototype.hasOwnProperty.call(h, name));
+  // `in`, not an own property: the native engine's order header is an OrderFields, whose text is read through its name.
+  const found = headers.filter((h) => name in h);
   if (found.length > 1) throw new Error(`${found.length} ${name} headers on one message`);
   return found.length ? found[0][name] : undefined;
 }
