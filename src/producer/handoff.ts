@@ -28,19 +28,27 @@ const FAILED = 2;
 
 /**
  * One marked message in flight: the opaque it is produced with, so that its delivery report
- * gives its offset to the message that may wait for it.
+ * gives its offset to the message that may wait for it. A class with its mark on the prototype:
+ * one is made per spread message, from a fixed shape.
  */
-export interface Link {
-  readonly [LINK]: true;
-  /** The opaque the message has without the link (a send()'s promise handlers, or none). */
-  readonly opaque: unknown;
-  readonly entry: number;
-  readonly order: number;
+export class Link {
+  declare readonly [LINK]: true;
   /** Where it went: the partition chosen, then the one its delivery report names. */
   partition: number;
-  offset: number;
-  state: number;
+  offset = -1;
+  state = IN_FLIGHT;
+
+  constructor(
+    /** The opaque the message has without the link (a send()'s promise handlers, or none). */
+    readonly opaque: unknown,
+    readonly entry: number,
+    readonly order: number,
+    partition: number,
+  ) {
+    this.partition = partition;
+  }
 }
+Object.defineProperty(Link.prototype, LINK, { value: true });
 
 /**
  * Whether a move whose predecessor is delivered at `offset` of `partition` of `topic` should
@@ -111,7 +119,7 @@ export class Handoff<M extends HeldMessage> {
 
   /** A Link for the marked message of `entry` just placed: its chain's last from now on. */
   track(entry: number, order: number, partition: number, opaque: unknown): Link {
-    const link: Link = { [LINK]: true, opaque, entry, order, partition, offset: -1, state: IN_FLIGHT };
+    const link = new Link(opaque, entry, order, partition);
     this.replacedEntry = entry;
     this.replaced = this.last[entry];
     this.last[entry] = link;
