@@ -209,7 +209,7 @@ function writeBytes4(core: Core, at: number, key: Uint8Array): void {
 }
 
 /** An ASCII string (its characters from `from` on), byte by byte; -1 at the first non-ASCII character. */
-function writeAscii(memory: Buffer, at: number, key: string, from = 0): number {
+export function writeAscii(memory: Buffer, at: number, key: string, from = 0): number {
   const units = key.length;
   for (let i = from; i < units; i++) {
     const c = key.charCodeAt(i);

@@ -15,7 +15,7 @@
 import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
-import type { Key } from '../core/key';
+import { type Key, writeAscii } from '../core/key';
 import { librdkafkaEventError, type NativeAddon } from '../core/native';
 import { ORDER_FIELDS_MAX_BYTES, ORDER_HEADER, OrderFields, writeOrderFields } from '../partitioner/headers';
 import { ERR_QUEUE_FULL } from './backlog';
@@ -40,6 +40,9 @@ export type OnRefused = (opaque: unknown, code: number, topic: string, partition
 
 /** Bytes librdkafka adds to a message's key, value and headers in its size check (RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD, rdkafka_proto.h), with room for the headers' own varints. */
 const OVERHEAD = 36;
+
+/** String keys up to this many UTF-16 units are tried as ASCII first (writeAscii). */
+const SHORT_KEY = 64;
 
 /** The order header's name, as bytes. */
 const ORDER_NAME = Buffer.from(ORDER_HEADER, 'latin1');
@@ -222,7 +225,9 @@ export class NativeClient extends EventEmitter {
       layout[l + 2] = pos;
       layout[l + 3] = -1;
     } else if (typeof key === 'string') {
-      const n = data.write(key, pos);
+      // A short ASCII key byte by byte: cheaper than a call into Buffer's UTF-8 encoder.
+      let n = key.length <= SHORT_KEY ? writeAscii(data, pos, key) : -1;
+      if (n < 0) n = data.write(key, pos);
       layout[l + 2] = pos;
       layout[l + 3] = n;
       pos += n;

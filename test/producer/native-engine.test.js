@@ -63,7 +63,10 @@ t.test('sendBatch(): one promise, the reports in input order, every message in t
   await p.connect(10000, { topics: [topic] });
   const messages = [];
   for (let i = 0; i < 3000; i++) {
-    const key = i % 3 === 0 ? 'hot' : i % 7 === 0 ? null : `k${i % 50}`;
+    // Keys written byte by byte when ASCII and short, else by Buffer's UTF-8 encoder: both kinds,
+    // a non-ASCII character at the start, in the middle and at the end, and a long ASCII key.
+    const odd = [`é${i % 5}`, `k${i % 5}日本`, `k${i % 5}é`, `${'x'.repeat(70)}${i % 5}`, '😀'][i % 5];
+    const key = i % 3 === 0 ? 'hot' : i % 7 === 0 ? null : i % 11 === 0 ? odd : `k${i % 50}`;
     messages.push({ value: String(i), key, headers: i % 10 === 0 ? [{ app: `h${i}` }] : undefined });
   }
   const batches = [];
