@@ -307,6 +307,25 @@ int kdp_typed(napi_env env, napi_value value, napi_typedarray_type want, void **
 }
 
 /*
+ * A failed delivery of a message produced without a slot: onEvent(4, code, topic, partition,
+ * key (a Buffer, or null), size, timestamp). Returns 0 when the call threw.
+ */
+static int failed_unslotted(napi_env env, kdp_handle *h, const rd_kafka_message_t *m) {
+  napi_value fn, undefined, args[7];
+  napi_get_reference_value(env, h->on_event, &fn);
+  napi_get_undefined(env, &undefined);
+  napi_create_int32(env, 4, &args[0]);
+  napi_create_int32(env, m->err, &args[1]);
+  napi_create_string_utf8(env, m->rkt != NULL ? rd_kafka_topic_name(m->rkt) : "", NAPI_AUTO_LENGTH, &args[2]);
+  napi_create_int32(env, m->partition, &args[3]);
+  if (m->key != NULL) napi_create_buffer_copy(env, m->key_len, m->key, NULL, &args[4]);
+  else napi_get_null(env, &args[4]);
+  napi_create_int32(env, (int32_t)m->len, &args[5]);
+  napi_create_double(env, (double)rd_kafka_message_timestamp(m, NULL), &args[6]);
+  return napi_call_function(env, undefined, fn, 7, args, NULL) == napi_ok;
+}
+
+/*
  * poll(handle, ids Int32Array, partitions Int32Array, offsets Float64Array, errors Int32Array,
  * timestamps Float64Array): reads the main queue without waiting. Delivery reports fill the
  * arrays (as many as `ids` holds; the rest wait for the next call); statistics, errors and
@@ -339,6 +358,15 @@ napi_value kdp_poll(napi_env env, napi_callback_info info) {
     if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_DR) {
       const rd_kafka_message_t *m;
       while (n < cap && (m = rd_kafka_event_message_next(ev)) != NULL) {
+        if ((int32_t)(intptr_t)m->_private < 0) {
+          // Produced without a slot (librdkafka reports only failures): a failure is told from
+          // what librdkafka kept of the message; there is no success to tell.
+          if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR && !failed_unslotted(env, h, m)) {
+            rd_kafka_event_destroy(ev);
+            return NULL;
+          }
+          continue;
+        }
         ids[n] = (int32_t)(intptr_t)m->_private;
         partitions[n] = m->partition;
         offsets[n] = (double)m->offset;

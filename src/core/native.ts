@@ -12,7 +12,7 @@ export interface NativeAddon {
   version(): string;
   errstr(code: number): string;
   create(kind: 'producer' | 'consumer', global: string[], topic: string[], wake: () => void,
-    onEvent: (kind: number, a: unknown, b: unknown, c: unknown) => void): object;
+    onEvent: (kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown) => void): object;
   metadata(handle: object, timeoutMs: number, cb: (err: NativeError | null, metadata: any) => void, topic?: string): void;
   flush(handle: object, timeoutMs: number, cb: (err: NativeError | null) => void): void;
   close(handle: object, timeoutMs: number, cb: (err: NativeError | null) => void): void;

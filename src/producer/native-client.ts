@@ -90,11 +90,22 @@ export class NativeClient extends EventEmitter {
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
     // A bad setting throws here, as node-rdkafka's constructor does.
-    this.handle = new NativeHandle(addon, globalConfig, topicConfig, () => this.poll(), (k, a, b, c) => this.event(k, a, b, c));
+    this.handle = new NativeHandle(addon, globalConfig, topicConfig, () => this.poll(), (k, a, b, c, d, e, f) => this.event(k, a, b, c, d, e, f));
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
     this.slots = new Slots(Boolean(globalConfig.dr_msg_cb));
+    const onlyErrors = globalConfig['delivery.report.only.error'];
+    this.unslotted = !globalConfig.dr_cb && !globalConfig.dr_msg_cb && (onlyErrors === true || onlyErrors === 'true');
   }
+
+  /**
+   * librdkafka reports only the messages it could not deliver (no dr_cb, delivery.report.only.error):
+   * messages then take no slot, which no report would free; a failure is told from what librdkafka
+   * kept of the message (its topic, key and size), a refusal at hand-over from the batch's row.
+   */
+  private readonly unslotted: boolean;
+  /** With `unslotted`: the key of each row of the batch, for a refusal. */
+  private readonly rowKeys: unknown[] = [];
 
   /**
    * Where delivery reports go (DynamicProducer's), messages refused for good when their batch
@@ -121,8 +132,10 @@ export class NativeClient extends EventEmitter {
     this.handle.connect(options?.timeout ?? 30_000, () => this.emit('ready', { name: 'kdp-native' }), cb);
   }
 
-  private event(kind: number, a: unknown, b: unknown, c: unknown): void {
-    if (kind === 1) this.emit('event.stats', { message: a });
+  private event(kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown): void {
+    // A failed delivery of a message produced without a slot: code, topic, partition, key, size, timestamp.
+    if (kind === 4) this.onDelivery(undefined, a as number, b as string, c as number, -1, f as number, e as number, d, undefined);
+    else if (kind === 1) this.emit('event.stats', { message: a });
     else if (kind === 2) {
       const err = librdkafkaEventError(this.addon, a as number, b, c);
       if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
@@ -247,7 +260,10 @@ export class NativeClient extends EventEmitter {
     this.pos = pos;
     this.partitions[i] = partition ?? -1;
     this.timestamps[i] = timestamp ?? 0;
-    this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value);
+    if (this.unslotted) {
+      this.ids[i] = -1;
+      this.rowKeys[i] = key;
+    } else this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value);
     this.count = i + 1;
     if (pos - layout[l] + OVERHEAD * (1 + layout[l + 5]) > this.sizeLimit) return this.produceNow(i);
     if (this.count === BATCH) this.submit();
@@ -358,7 +374,7 @@ export class NativeClient extends EventEmitter {
     // librdkafka's brokers are woken for them at once (a flush of none: native/src/hurry.c).
     if (this.hurrying > 0 && end > start) this.addon.hurry(handle, 0);
     // Refusals are reported after the batch's state is settled: a report's handler may produce again.
-    let refused: number[] | undefined;
+    let refused: unknown[] | undefined;
     let unassigned = false;
     for (let i = start; i < end; i++) {
       const result = this.results[i];
@@ -366,8 +382,8 @@ export class NativeClient extends EventEmitter {
       if (result === 1) unassigned = true;
       else if (i === this.answerAt) {
         this.answer = result;
-        this.slots.release(this.ids[i]);
-      } else (refused ??= []).push(this.ids[i], result, this.partitions[i]);
+        if (this.ids[i] >= 0) this.slots.release(this.ids[i]);
+      } else (refused ??= []).push(this.ids[i], result, this.partitions[i], this.unslotted ? this.rowKeys[i] : undefined);
     }
     this.start = end;
     if (end === this.count) {
@@ -380,12 +396,16 @@ export class NativeClient extends EventEmitter {
     }
     if (unassigned) this.onUnassigned(topic);
     if (refused === undefined) return;
-    for (let k = 0; k < refused.length; k += 3) {
-      const id = refused[k];
-      const opaque = this.slots.opaques[id];
-      const key = this.slots.keys[id];
-      this.slots.release(id);
-      this.onRefused(opaque, refused[k + 1], topic, refused[k + 2], key);
+    for (let k = 0; k < refused.length; k += 4) {
+      const id = refused[k] as number;
+      let opaque: unknown;
+      let key = refused[k + 3];
+      if (id >= 0) {
+        opaque = this.slots.opaques[id];
+        key = this.slots.keys[id];
+        this.slots.release(id);
+      }
+      this.onRefused(opaque, refused[k + 1] as number, topic, refused[k + 2] as number, key);
     }
   }
 

@@ -22,8 +22,8 @@ export class NativeHandle {
   constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config,
     /** librdkafka's wake-up: reports are there to read. */
     private readonly wake: () => void,
-    /** One of its events (statistics, an error, a log line: native/src/addon.c). */
-    private readonly onEvent: (kind: number, a: unknown, b: unknown, c: unknown) => void) {
+    /** One of its events (statistics, an error, a log line, a failed delivery of a message without a slot: native/src/handle.c). */
+    private readonly onEvent: (kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown) => void) {
     // Taken now (globalConfig is replaced by a copy with its secrets hidden once the client is
     // made), and kept off the object, where inspecting or serialising it would show them.
     CONFIGS.set(this, [configPairs(globalConfig), configPairs(topicConfig)]);

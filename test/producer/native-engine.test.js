@@ -97,6 +97,23 @@ t.test('sendBatch(): one promise, the reports in input order, every message in t
   t.ok(marked > 0, `the hot key spread with order headers (${marked} marked)`);
 });
 
+t.test('produce() with dr_cb off: every message in the log, and none holds a slot (librdkafka reports only failures)', opts, async (t) => {
+  const topic = 'native-engine-fire-and-forget';
+  const p = new DynamicProducer({ ...CONFIG, dr_cb: false }, {}, { engine: 'native' });
+  t.teardown(() => p.disconnect());
+  await p.connect(10000, { topics: [topic] });
+  const N = 30000;
+  for (let i = 0; i < N; i++) {
+    if (!p.produce(topic, String(i), i % 4 === 0 ? 'hot' : `k${i % 300}`)) await new Promise((resolve) => p.once('drain', resolve));
+  }
+  await p.flush(30000);
+  const slots = p.adapter.engine.slots;
+  t.equal(slots.count, 0, 'no slot taken: a success is never reported, so none would be freed');
+  const read = await consumeAll(await brokersOf(p.client), topic, N);
+  t.equal(new Set(read.messages.map((m) => String(m.value))).size, N, 'every message in the log');
+  t.equal(read.total, N, 'once');
+});
+
 t.test('sendBatch(): a bad message refuses the call with nothing sent', opts, async (t) => {
   const topic = 'native-engine-bad';
   const p = new DynamicProducer(CONFIG);
