@@ -11,7 +11,8 @@ import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import { inspect } from 'node:util';
 import type { Config } from '../core/config';
-import { configPairs, librdkafkaEventError, type NativeAddon } from '../core/native';
+import { librdkafkaEventError, type NativeAddon } from '../core/native';
+import { NativeHandle, notConnected } from '../core/native-handle';
 import { ORDER_HEADER } from '../partitioner/headers';
 import { ORDER_VALUE } from './message-order';
 import { partitionKey } from './dispatch';
@@ -113,37 +114,30 @@ function columns(list: readonly TopicPartition[], withOffsets: boolean): [string
   return [topics, partitions, offsets];
 }
 
-/** Each consumer's configuration as the addon takes it (secrets included), off the object. */
-const CONFIGS = new WeakMap<object, [string[], string[]]>();
-
 export class NativeConsumer extends EventEmitter {
   readonly globalConfig: Config;
   readonly topicConfig: Config;
-  private handle: object | undefined;
-  private connected = false;
+  /** The librdkafka handle (its `current` is the addon's, undefined while closed). */
+  private readonly native: NativeHandle;
   private timeoutMs = 1000;
   private readonly rebalanceCb: ((err: { code: number; message: string }, assignment: TopicPartition[]) => void) | undefined;
   /** A consume() waiting for messages: called at the next wake-up, or at its timeout. */
   private waiting: (() => void) | undefined;
   /** What assign / incrementalAssign gave and unassign / incrementalUnassign did not take back. */
   private readonly owned = new Map<string, TopicPartition>();
-  private jobs = 0;
-  private readonly jobsDone: Array<() => void> = [];
 
   constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config) {
     super();
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
     this.rebalanceCb = typeof globalConfig.rebalance_cb === 'function' ? (globalConfig.rebalance_cb as NativeConsumer['rebalanceCb']) : undefined;
-    CONFIGS.set(this, [configPairs(globalConfig), configPairs(topicConfig)]);
     // A bad setting throws here, as node-rdkafka's constructor does.
-    this.open();
-    this.addon.outq(this.handle!, false);
+    this.native = new NativeHandle(addon, 'consumer', globalConfig, topicConfig, () => this.wake(), (k, a, b, c) => this.event(k, a, b, c));
   }
 
-  private open(): void {
-    const [global, topic] = CONFIGS.get(this)!;
-    this.handle = this.addon.create('consumer', global, topic, () => this.wake(), (k, a, b, c) => this.event(k, a, b, c));
+  /** The addon's handle, undefined while closed. */
+  private get handle(): object | undefined {
+    return this.native.current;
   }
 
   private wake(): void {
@@ -197,40 +191,19 @@ export class NativeConsumer extends EventEmitter {
   }
 
   private get h(): object {
-    if (this.handle === undefined) throw Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 });
-    return this.handle;
+    return this.native.live;
   }
 
   isConnected(): boolean {
-    return this.handle !== undefined && this.connected;
+    return this.native.isConnected();
   }
 
   connect(options: { timeout?: number } | undefined, cb: (err: unknown) => void): void {
-    if (this.handle === undefined) {
-      try {
-        this.open();
-      } catch (err) {
-        cb(err);
-        return;
-      }
-    }
-    this.getMetadata({ timeout: options?.timeout ?? 30_000 }, (err) => {
-      if (!err && this.handle !== undefined) {
-        this.connected = true;
-        this.addon.outq(this.handle, true);
-        this.emit('ready', { name: 'kdp-native-consumer' });
-      }
-      cb(err);
-    });
+    this.native.connect(options?.timeout ?? 30_000, () => this.emit('ready', { name: 'kdp-native-consumer' }), cb);
   }
 
   getMetadata(options: { topic?: string; timeout?: number }, cb: (err: any, metadata: any) => void): void {
-    const handle = this.handle;
-    if (handle === undefined) {
-      cb(Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 }), undefined);
-      return;
-    }
-    this.job((done) => this.addon.metadata(handle, options.timeout ?? 30_000, done, options.topic), cb);
+    this.native.getMetadata(options, cb);
   }
 
   subscribe(topics: string[]): void {
@@ -359,7 +332,7 @@ export class NativeConsumer extends EventEmitter {
 
   /** The partitions assigned (as node-rdkafka's assignments(): throws while not connected). */
   assignments(): TopicPartition[] {
-    if (!this.isConnected()) throw Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 });
+    if (!this.isConnected()) throw notConnected('consumer');
     return [...this.owned.values()];
   }
 
@@ -380,20 +353,11 @@ export class NativeConsumer extends EventEmitter {
   committed(list: TopicPartition[], timeoutMs: number, cb: (err: any, offsets?: TopicPartition[]) => void): void {
     const handle = this.handle;
     if (handle === undefined) {
-      setImmediate(() => cb(Object.assign(new Error('KafkaConsumer is not connected'), { code: -172 })));
+      setImmediate(() => cb(notConnected('consumer')));
       return;
     }
     const [topics, partitions] = columns(list, false);
-    this.job((done) => this.addon.committed(handle, topics, partitions, timeoutMs, done), cb);
-  }
-
-  private job(run: (done: (err: any, value?: any) => void) => void, cb: (err: any, value?: any) => void): void {
-    this.jobs++;
-    run((err, value) => {
-      this.jobs--;
-      if (this.jobs === 0) for (const f of this.jobsDone.splice(0)) f();
-      cb(err, value);
-    });
+    this.native.job((done) => this.addon.committed(handle, topics, partitions, timeoutMs, done), cb);
   }
 
   /** Leaves the group and closes the handle (on the thread pool), once the calls there are done. */
@@ -405,18 +369,13 @@ export class NativeConsumer extends EventEmitter {
     }
     const waiting = this.waiting;
     this.waiting = undefined;
-    const close = (): void => {
-      this.handle = undefined;
-      this.connected = false;
+    this.native.close(() => {
+      this.emit('disconnected');
+      cb?.();
+    }, () => {
       this.owned.clear();
-      this.addon.close(handle, 0, () => {
-        this.emit('disconnected');
-        cb?.();
-      });
       // A consume() waiting for messages gets none.
       waiting?.();
-    };
-    if (this.jobs === 0) close();
-    else this.jobsDone.push(close);
+    });
   }
 }

@@ -9,7 +9,7 @@
 // A message librdkafka refuses for good when its batch is handed over gets a failed report.
 // librdkafka's queue full: the rest of the batch stays here and goes at the next poll; a new
 // message finds no room and gets ERR_QUEUE_FULL, as from node-rdkafka.
-// The librdkafka handle itself (made, connected, its thread pool calls, closed): native-handle.ts;
+// The librdkafka handle itself (made, connected, its thread pool calls, closed): src/core/native-handle.ts;
 // what a message needs at its report, kept under its slot id: native-slots.ts.
 
 import { Buffer } from 'node:buffer';
@@ -17,9 +17,9 @@ import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import { type Key, writeAscii } from '../core/key';
 import { librdkafkaEventError, type NativeAddon } from '../core/native';
+import { NativeHandle } from '../core/native-handle';
 import { ORDER_FIELDS_MAX_BYTES, ORDER_HEADER, OrderFields, writeOrderFields } from '../partitioner/headers';
 import { ERR_QUEUE_FULL } from './backlog';
-import { NativeHandle } from './native-handle';
 import { Slots } from './native-slots';
 import type { Headers } from './types';
 
@@ -90,7 +90,7 @@ export class NativeClient extends EventEmitter {
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
     // A bad setting throws here, as node-rdkafka's constructor does.
-    this.handle = new NativeHandle(addon, globalConfig, topicConfig, () => this.poll(), (k, a, b, c, d, e, f) => this.event(k, a, b, c, d, e, f));
+    this.handle = new NativeHandle(addon, 'producer', globalConfig, topicConfig, () => this.poll(), (k, a, b, c, d, e, f) => this.event(k, a, b, c, d, e, f));
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
     this.slots = new Slots(Boolean(globalConfig.dr_msg_cb));

@@ -1,12 +1,14 @@
-// The native engine's librdkafka handle for a producer (native/src/addon.c): made from the
-// configuration at construction (a bad setting throws there, as from node-rdkafka's
-// constructor) and again at a connect() after a disconnect; connected by a metadata read, as
-// node-rdkafka's connect() is; the calls it makes on the thread pool (metadata, flush) counted,
-// so that closing it waits for them. NativeClient (native-client.ts) produces and reads its
-// reports through `current`, and turns its events into node-rdkafka's.
+// The native engine's librdkafka handle (native/src/handle.c), a producer's or a consumer's:
+// made from the configuration at construction (a bad setting throws there, as from
+// node-rdkafka's constructors) and again at a connect() after a disconnect; connected by a
+// metadata read, as node-rdkafka's connect() is; the calls it makes on the thread pool
+// (metadata, flush, committed offsets) counted, so that closing it waits for them.
+// NativeClient (src/producer/native-client.ts) and NativeConsumer
+// (src/consumer/native-consumer.ts) work through `current`, and turn its events into
+// node-rdkafka's.
 
-import type { Config } from '../core/config';
-import { configPairs, type NativeAddon, type NativeError } from '../core/native';
+import type { Config } from './config';
+import { configPairs, type NativeAddon, type NativeError } from './native';
 
 /** Each handle's configuration as the addon takes it (secrets included), for a handle made again after a disconnect. */
 const CONFIGS = new WeakMap<object, [string[], string[]]>();
@@ -19,8 +21,8 @@ export class NativeHandle {
   private jobs = 0;
   private readonly jobsDone: Array<() => void> = [];
 
-  constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config,
-    /** librdkafka's wake-up: reports are there to read. */
+  constructor(private readonly addon: NativeAddon, private readonly kind: 'producer' | 'consumer', globalConfig: Config, topicConfig: Config,
+    /** librdkafka's wake-up: reports (or messages, rebalances, logs) are there to read. */
     private readonly wake: () => void,
     /** One of its events (statistics, an error, a log line, a failed delivery of a message without a slot: native/src/handle.c). */
     private readonly onEvent: (kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown) => void) {
@@ -34,7 +36,7 @@ export class NativeHandle {
 
   private open(): void {
     const [global, topic] = CONFIGS.get(this)!;
-    this.current = this.addon.create('producer', global, topic, this.wake, this.onEvent);
+    this.current = this.addon.create(this.kind, global, topic, this.wake, this.onEvent);
   }
 
   isConnected(): boolean {
@@ -64,7 +66,7 @@ export class NativeHandle {
   getMetadata(options: { topic?: string; timeout?: number }, cb: (err: any, metadata: any) => void): void {
     const handle = this.current;
     if (handle === undefined) {
-      cb(Object.assign(new Error('Producer is not connected'), { code: -172 }), undefined);
+      cb(notConnected(this.kind), undefined);
       return;
     }
     this.job((done) => this.addon.metadata(handle, options.timeout ?? 30_000, done, options.topic), cb);
@@ -75,7 +77,14 @@ export class NativeHandle {
     this.job((done) => this.addon.flush(handle, timeoutMs, done), cb);
   }
 
-  private job(run: (done: (err: NativeError | null, value?: any) => void) => void, cb: (err: any, value?: any) => void): void {
+  /** The handle, or node-rdkafka's error when it is closed. */
+  get live(): object {
+    if (this.current === undefined) throw notConnected(this.kind);
+    return this.current;
+  }
+
+  /** A call on the thread pool, counted: close() waits for the calls under way. */
+  job(run: (done: (err: NativeError | null, value?: any) => void) => void, cb: (err: any, value?: any) => void): void {
     this.jobs++;
     run((err, value) => {
       this.jobs--;
@@ -86,17 +95,24 @@ export class NativeHandle {
 
   /**
    * Closes an open handle once the calls on the thread pool are done (librdkafka's destroy on
-   * the pool too), then `closed()`: what is still in librdkafka's queue is dropped.
+   * the pool too), then `closed()`: what is still in librdkafka's queue is dropped. `closing()`
+   * runs as the close begins (the handle is then gone).
    */
-  close(closed: () => void): void {
+  close(closed: () => void, closing?: () => void): void {
     const handle = this.current;
     if (handle === undefined) return;
     const close = (): void => {
       this.current = undefined;
       this.connected = false;
       this.addon.close(handle, 0, () => closed());
+      closing?.();
     };
     if (this.jobs === 0) close();
     else this.jobsDone.push(close);
   }
+}
+
+/** node-rdkafka's error for a call on a client that is not connected (ERR__STATE). */
+export function notConnected(kind: 'producer' | 'consumer'): Error {
+  return Object.assign(new Error(kind === 'producer' ? 'Producer is not connected' : 'KafkaConsumer is not connected'), { code: -172 });
 }
