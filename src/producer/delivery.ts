@@ -5,8 +5,7 @@
 import { toKafkaError } from '../core/errors';
 import { withLibrdkafkaCode } from '../core/rdkafka-codes';
 import type { KafkaError } from '../core/errors';
-import { LINK } from './handoff';
-import type { Link } from './handoff';
+import { Link } from './handoff';
 import { SEND } from './types';
 import type { DeliveryReport, Pending, ProducerLike } from './types';
 
@@ -51,7 +50,7 @@ export class Delivery {
 
   /** Whether a report's opaque is one of ours (on a wrapped client the app's own go to the app). */
   isOurs(opaque: unknown): boolean {
-    return opaque === this.mark || isSend(opaque) || (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true);
+    return opaque === this.mark || isSend(opaque) || opaque instanceof Link;
   }
 
   /** A message librdkafka took: one more report to wait for. */
@@ -64,8 +63,8 @@ export class Delivery {
   settle(err: any, report: any): Settled | undefined {
     let opaque = report?.opaque;
     let link: Link | undefined;
-    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
-      link = opaque as Link;
+    if (opaque instanceof Link) {
+      link = opaque;
       opaque = link.opaque;
       // The report shows the opaque the message has without its link (node-rdkafka makes a
       // report object per message, and only ours reach here: set in place, not copied).
@@ -107,7 +106,7 @@ export class Delivery {
   rejectUnconfirmed(err: Error): void {
     if (this.inflightOpaques !== undefined) {
       for (const opaque of this.inflightOpaques()) {
-        const pending = (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true ? (opaque as Link).opaque : opaque) as Pending | undefined;
+        const pending = (opaque instanceof Link ? opaque.opaque : opaque) as Pending | undefined;
         if (pending !== undefined && pending !== this.mark && typeof pending.reject === 'function') pending.reject(err);
       }
     }

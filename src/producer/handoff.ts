@@ -19,20 +19,16 @@
 import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../core/abi';
 import { ORDER_HEADER, OrderFields } from '../partitioner/headers';
 
-/** Marks a Link among delivery report opaques. */
-export const LINK = Symbol('kdp.link');
-
 const IN_FLIGHT = 0;
 const DELIVERED = 1;
 const FAILED = 2;
 
 /**
  * One marked message in flight: the opaque it is produced with, so that its delivery report
- * gives its offset to the message that may wait for it. A class with its mark on the prototype:
- * one is made per spread message, from a fixed shape.
+ * gives its offset to the message that may wait for it (told from other opaques by instanceof).
+ * A class: one is made per spread message, from a fixed shape.
  */
 export class Link {
-  declare readonly [LINK]: true;
   /** Where it went: the partition chosen, then the one its delivery report names. */
   partition: number;
   offset = -1;
@@ -48,7 +44,6 @@ export class Link {
     this.partition = partition;
   }
 }
-Object.defineProperty(Link.prototype, LINK, { value: true });
 
 /**
  * Whether a move whose predecessor is delivered at `offset` of `partition` of `topic` should

@@ -13,7 +13,7 @@ import type { Key } from '../core/key';
 import type { KafkaLibrary } from '../core/library';
 import type { Backlog } from './backlog';
 import type { Delivery } from './delivery';
-import { LINK, type Handoff, type Link } from './handoff';
+import { type Handoff, Link } from './handoff';
 import { ERR_UNKNOWN_FAILURE, ERR_UNKNOWN_PARTITION, ERR_UNKNOWN_TOPIC, type HandOver } from './hand-over';
 import type { Metadata } from './metadata';
 import { SEND } from './types';
@@ -99,8 +99,8 @@ export class Outcomes {
   nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value?: Buffer | null): void {
     let link: Link | undefined;
     let pending = opaque as Pending | undefined;
-    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
-      link = opaque as Link;
+    if (opaque instanceof Link) {
+      link = opaque;
       pending = link.opaque as Pending | undefined;
     }
     const failure = code === 0 ? null : toKafkaError({ code, message: librdkafkaMessage(code, this.library) }, `delivery to ${topic} [${partition}]`);
@@ -140,8 +140,8 @@ export class Outcomes {
   nativeRefused(opaque: unknown, code: number, topic: string, partition: number, key: unknown): void {
     let link: Link | undefined;
     let pending = opaque as Pending | undefined;
-    if (typeof opaque === 'object' && opaque !== null && (opaque as Link)[LINK] === true) {
-      link = opaque as Link;
+    if (opaque instanceof Link) {
+      link = opaque;
       pending = link.opaque as Pending | undefined;
     }
     if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
