@@ -3,6 +3,7 @@
 // more than maxQueued messages are held (the memory bound); and when 'drain' is due to a
 // produce() that said false.
 
+import { Fifo } from '../core/fifo';
 import type { Queued } from './types';
 
 /** librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL (rdkafka.h): hold the message and retry. */
@@ -22,25 +23,23 @@ export interface BacklogHooks<M extends Queued> {
 }
 
 export class Backlog<M extends Queued> {
-  private items: M[] = [];
-  private head = 0;
+  private readonly items = new Fifo<M>();
   private scheduled = false;
   /** produce() said false because maxQueued messages were held outside the backlog (handoffs): 'drain' is owed. */
   private owed = false;
-  /** send() calls (and produce() calls behind them) waiting for room, in call order, from waitersHead on. */
-  private waiters: Array<(() => void) | undefined> = [];
-  private waitersHead = 0;
+  /** send() calls (and produce() calls behind them) waiting for room, in call order (a burst may leave hundreds of thousands). */
+  private readonly waiters = new Fifo<() => void>();
 
   constructor(private readonly maxQueued: number, private readonly hooks: BacklogHooks<M>) {}
 
   /** Messages held here. */
   get size(): number {
-    return this.items.length - this.head;
+    return this.items.size;
   }
 
   /** Whether messages are held here (a new one must go behind them). */
   get holding(): boolean {
-    return this.items.length > this.head;
+    return this.items.size > 0;
   }
 
   /** Whether a drain is due on the next turn of the event loop. */
@@ -50,7 +49,7 @@ export class Backlog<M extends Queued> {
 
   /** How many calls wait for room. */
   get waiting(): number {
-    return this.waiters.length - this.waitersHead;
+    return this.waiters.size;
   }
 
   hold(m: M): void {
@@ -103,57 +102,26 @@ export class Backlog<M extends Queued> {
   drain(): void {
     this.hooks.poll();
     const items = this.items;
-    while (this.head < items.length) {
-      const m = items[this.head];
+    while (items.size > 0) {
+      const m = items.peek();
       const code = this.hooks.handOver(m);
       if (code === ERR_QUEUE_FULL) break;
-      items[this.head++] = undefined as unknown as M;
+      items.shift();
       if (code !== 0) this.hooks.refused(code, m);
     }
-    if (this.head === items.length) {
-      this.items = [];
-      this.head = 0;
-      this.wake();
-      this.drainedIfDue();
-    } else {
-      if (this.head > 4096 && this.head * 2 > items.length) {
-        this.items = items.slice(this.head);
-        this.head = 0;
-      }
-      this.wake();
-      this.schedule();
-    }
+    this.wake();
+    if (items.size === 0) this.drainedIfDue();
+    else this.schedule();
   }
 
   /** Lets waiting calls go while fewer than maxQueued messages are held. */
   wake(): void {
-    // An index, not shift(): shift() moves the whole array each time once it is large, and a
-    // burst of send() calls may leave hundreds of thousands waiting.
-    // A waiting call may wait again (pushed behind) or, through a report, call wake() itself:
-    // the queue is read from the fields each time.
-    while (this.waitersHead < this.waiters.length && this.hooks.held() < this.maxQueued) {
-      const attempt = this.waiters[this.waitersHead]!;
-      this.waiters[this.waitersHead++] = undefined;
-      attempt();
-    }
-    if (this.waitersHead === this.waiters.length) {
-      this.waiters = [];
-      this.waitersHead = 0;
-    } else if (this.waitersHead > 4096 && this.waitersHead * 2 > this.waiters.length) {
-      this.waiters = this.waiters.slice(this.waitersHead);
-      this.waitersHead = 0;
-    }
+    while (this.waiters.size > 0 && this.hooks.held() < this.maxQueued) this.waiters.shift()();
   }
 
   /** Empties it (disconnect): runs every waiting call (each finds the producer closed), returns the held messages. */
   take(): M[] {
-    const waiters = this.waiters.slice(this.waitersHead);
-    this.waiters = [];
-    this.waitersHead = 0;
-    for (const waiter of waiters) waiter!();
-    const out = this.items.slice(this.head);
-    this.items = [];
-    this.head = 0;
-    return out;
+    for (const waiter of this.waiters.takeAll()) waiter();
+    return this.items.takeAll();
   }
 }
