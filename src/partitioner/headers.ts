@@ -107,14 +107,13 @@ export class OrderFields {
   constructor(
     /** `<version>;<kind>;<producer id>;` as bytes (one Buffer per kind and producer). */
     readonly start: Buffer,
-    readonly anchor: boolean,
     readonly sequence: number,
     /** 0 for an anchor. */
     readonly previous: number,
     readonly width: number,
     readonly partitions: number,
     readonly partitioner: number,
-    /** The partition of the chain's previous marked message, -1: none (always -1 for an anchor until complete()). */
+    /** The partition of the chain's previous marked message, -1: none (an anchor's, until complete()). */
     public after: number,
     /** That message's offset, once known (complete()), else -1. */
     public afterOffset: number,
@@ -128,8 +127,7 @@ export class OrderFields {
 
   /** The header's text (what writeOrderFields writes). */
   get [ORDER_HEADER](): string {
-    const tail = this.afterOffset >= 0 ? `${this.after}:${this.afterOffset}` : !this.anchor && this.after >= 0 ? String(this.after) : '';
-    return `${this.start.toString('latin1')}${this.sequence};${this.previous}${headEnd(this.width, this.partitions, this.partitioner)}${tail}`;
+    return `${this.start.toString('latin1')}${this.sequence};${this.previous}${headEnd(this.width, this.partitions, this.partitioner)}${after(this.after, this.afterOffset)}`;
   }
 }
 
@@ -154,7 +152,7 @@ export function writeOrderFields(data: Uint8Array, pos: number, fields: OrderFie
     pos = writeDigits(data, pos, fields.after);
     data[pos++] = COLON;
     pos = writeDigits(data, pos, fields.afterOffset);
-  } else if (!fields.anchor && fields.after >= 0) {
+  } else if (fields.after >= 0) {
     pos = writeDigits(data, pos, fields.after);
   }
   return pos;
@@ -254,7 +252,7 @@ export class OrderChains {
     }
     if (this.fields) {
       const anchor = order === ORDER_ANCHOR;
-      return new OrderFields(this.startBytes[order], anchor, sequence, anchor ? 0 : previous, width, partitions, this.code, anchor ? -1 : at, -1);
+      return new OrderFields(this.startBytes[order], sequence, anchor ? 0 : previous, width, partitions, this.code, anchor ? -1 : at, -1);
     }
     // A literal name (ORDER_HEADER): the object is made from a boilerplate.
     if (order === ORDER_ANCHOR) return { 'kdp-order': this.starts[order] + sequence + ';0' + this.end };

@@ -25,12 +25,12 @@ function written(t, fields) {
 }
 
 t.test("docs/ordering.md's example, written from its fields", async (t) => {
-  const f = new OrderFields(startOf(ORDER_SPREAD), false, 42, 41, 3, 12, 0, 7, -1);
+  const f = new OrderFields(startOf(ORDER_SPREAD), 42, 41, 3, 12, 0, 7, -1);
   t.equal(written(t, f), '2;s;9f86d081884c7d65;42;41;3;12;0;7');
   t.equal(f['kdp-order'], '2;s;9f86d081884c7d65;42;41;3;12;0;7', 'its text, read as a header object\'s');
   f.complete(7, 1234567);
   t.equal(written(t, f), '2;s;9f86d081884c7d65;42;41;3;12;0;7:1234567', 'a handoff: after is <partition>:<offset>');
-  const anchor = new OrderFields(startOf(ORDER_ANCHOR), true, 1, 0, 2, 6, 1, -1, -1);
+  const anchor = new OrderFields(startOf(ORDER_ANCHOR), 1, 0, 2, 6, 1, -1, -1);
   t.equal(written(t, anchor), '2;a;9f86d081884c7d65;1;0;2;6;1;', 'an anchor: previous 0, after empty');
 });
 
@@ -51,7 +51,7 @@ t.test('random fields: the same text as encodeOrderHeader(), decoded to the same
     const partitioner = next(6);
     const after = anchor ? -1 : next(3) === 0 ? -1 : next(partitions);
     const offset = after >= 0 && next(2) === 0 ? (i % 5 === 0 ? Number.MAX_SAFE_INTEGER - next(1000) : next(10 ** 6)) : -1;
-    const f = new OrderFields(startOf(kind), anchor, sequence, previous, width, partitions, partitioner, after, offset);
+    const f = new OrderFields(startOf(kind), sequence, previous, width, partitions, partitioner, after, offset);
     const expected = encodeOrderHeader(kind, ID, sequence, previous, width, partitions, partitioner, after, offset);
     const text = write(f);
     if (text !== expected || f['kdp-order'] !== expected) {
