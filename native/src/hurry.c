@@ -44,23 +44,19 @@ void kdp_hurry_stop(kdp_handle *h) {
   h->hurry_started = 0;
 }
 
-/* hurry(handle, delta): 1 or -1, a batch that should not linger begins or ends (the first starts the thread); 0: its messages were just handed over (a pulse). */
+/* hurry(handle): messages of a batch that should not linger were just handed over: a pulse (the first starts the thread). */
 napi_value kdp_hurry(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 1;
+  napi_value argv[1];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
   kdp_handle *h = kdp_handle_of(env, argv[0]);
   if (h == NULL) return NULL;
-  int32_t delta = 0;
-  napi_get_value_int32(env, argv[1], &delta);
   if (!h->hurry_started) {
-    if (delta == 0) return NULL;
     pthread_mutex_init(&h->hurry_lock, NULL);
     pthread_cond_init(&h->hurry_cond, NULL);
     if (pthread_create(&h->hurry_thread, NULL, hurry_main, h) != 0) return kdp_throw(env, 0, "hurry: no thread");
     h->hurry_started = 1;
   }
-  if (delta != 0) return NULL;
   pthread_mutex_lock(&h->hurry_lock);
   h->handed++;
   pthread_cond_signal(&h->hurry_cond);

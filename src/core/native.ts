@@ -21,7 +21,8 @@ export interface NativeAddon {
     layout: Int32Array, timestamps: Float64Array, headers: Int32Array, results: Int32Array): number;
   outq(handle: object, keepAlive?: boolean): number;
   /** delta 1 / -1: a batch that should not linger starts / ends; 0: its messages were just handed over. */
-  hurry(handle: object, delta: number): void;
+  /** A pulse of librdkafka's flushing state after a hand-over of sendBatch() messages (native/src/hurry.c). */
+  hurry(handle: object): void;
   // The consumer (native/src/consume.c).
   consume(handle: object, max: number): unknown;
   subscribe(handle: object, topics: string[]): void;

@@ -371,8 +371,9 @@ export class NativeClient extends EventEmitter {
     const topic = this.topic;
     const end = this.addon.produce(handle, topic, start, this.count, this.partitions, this.ids, this.data, this.layout,
       this.timestamps, this.headerTable, this.results);
-    // librdkafka's brokers are woken for them at once (a flush of none: native/src/hurry.c).
-    if (this.hurrying > 0 && end > start) this.addon.hurry(handle, 0);
+    // While sendBatch() calls are in flight, what was handed over leaves without waiting
+    // linger.ms: a pulse of librdkafka's flushing state (native/src/hurry.c).
+    if (this.hurrying > 0 && end > start) this.addon.hurry(handle);
     // Refusals are reported after the batch's state is settled: a report's handler may produce again.
     let refused: unknown[] | undefined;
     let unassigned = false;
@@ -411,12 +412,10 @@ export class NativeClient extends EventEmitter {
 
   /**
    * One more (1) or one less (-1) batch in flight whose messages should not wait linger.ms:
-   * while any is, librdkafka sends as if flushing (native/src/hurry.c).
+   * while any is, each hand-over is followed by a pulse (submit()).
    */
   hurry(delta: 1 | -1): void {
     this.hurrying += delta;
-    const handle = this.handle.current;
-    if (handle !== undefined) this.addon.hurry(handle, delta);
   }
 
   /** Batches in flight that should not linger (hurry()). */
