@@ -5,10 +5,24 @@
 // awaits (a held message waits for its predecessor there to be handled by another member).
 
 import type * as Kafka from 'node-rdkafka';
-import type { KafkaLibrary } from '../core/library';
 import { toKafkaError } from '../core/errors';
 import type { Dispatcher, PartitionOffset } from './dispatch';
 import type { ConsumedMessage, Resequencer } from './resequencer';
+
+/** Kafka's codes (librdkafka's alike) of the group's refusals of a commit while it rebalances. */
+const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
+/** Kafka's codes of a refusal while the group's coordinator moves (a broker restarting). */
+const COORDINATOR_MOVING = new Set([14 /* COORDINATOR_LOAD_IN_PROGRESS */, 15 /* COORDINATOR_NOT_AVAILABLE */, 16 /* NOT_COORDINATOR */]);
+
+/**
+ * What a refused commit's code says, for both consumers: the group is rebalancing (a periodic
+ * commit is made again silently, one on revoke is a 'warning'), its coordinator is moving (a
+ * 'warning', made again), or anything else.
+ */
+export function commitRefusal(code: unknown): 'rebalancing' | 'coordinator' | 'other' {
+  if (typeof code !== 'number') return 'other';
+  return REBALANCING.has(code) ? 'rebalancing' : COORDINATOR_MOVING.has(code) ? 'coordinator' : 'other';
+}
 
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
 const COMMITTED_READ_TIMEOUT_MS = 5000;
@@ -29,7 +43,6 @@ export class Commits {
 
   constructor(
     private readonly client: Kafka.KafkaConsumer,
-    private readonly library: KafkaLibrary,
     private readonly dispatch: Dispatcher<Message>,
     private readonly resequencer: Resequencer<Message>,
     private readonly emit: (event: 'committed' | 'warning' | 'error', value: unknown) => void,
@@ -69,19 +82,14 @@ export class Commits {
     // A commit refused because the group is rebalancing: a periodic one is simply made again
     // next time; one on revoke is a 'warning' (the partitions' next owner reads again from the
     // last committed offset: re-reads, nothing lost).
-    const code = err?.code;
-    const errors = this.library.CODES.ERRORS;
-    if (code === errors.ERR_ILLEGAL_GENERATION || code === errors.ERR_REBALANCE_IN_PROGRESS || code === errors.ERR_UNKNOWN_MEMBER_ID) {
+    const refusal = commitRefusal(err?.code);
+    if (refusal === 'rebalancing') {
       if (!periodic) this.emit('warning', toKafkaError(err, 'commit'));
       return;
     }
     // The group's coordinator moving (a broker restarted, in a rolling restart too): made again
     // next time, or read again by the next owner; a 'warning', not an 'error'.
-    if (code === errors.ERR_COORDINATOR_LOAD_IN_PROGRESS || code === errors.ERR_COORDINATOR_NOT_AVAILABLE || code === errors.ERR_NOT_COORDINATOR) {
-      this.emit('warning', toKafkaError(err, 'commit'));
-      return;
-    }
-    this.emit('error', toKafkaError(err, 'commit'));
+    this.emit(refusal === 'coordinator' ? 'warning' : 'error', toKafkaError(err, 'commit'));
   }
 
   /**

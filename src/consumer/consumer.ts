@@ -130,7 +130,7 @@ export class DynamicConsumer extends EventEmitter {
     // that long when no message comes, and a few idle consumers starve the pool (4 threads).
     this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
-    this.commits = new Commits(this.client, this.library, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind());
+    this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind());
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
   }
 

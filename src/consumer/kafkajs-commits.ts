@@ -7,13 +7,10 @@
 
 import { type KafkaError, StateError, toKafkaError } from '../core/errors';
 import { delay } from '../core/time';
+import { commitRefusal } from './commits';
 import type { Dispatcher, PartitionOffset } from './dispatch';
 import type { ConsumedMessage, Resequencer } from './resequencer';
 
-/** librdkafka's codes of the group's refusals of a commit while it rebalances. */
-const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
-/** Kafka's codes of a refusal while the group's coordinator moves (a broker restarting). */
-const COORDINATOR_MOVING = new Set([14 /* COORDINATOR_LOAD_IN_PROGRESS */, 15 /* COORDINATOR_NOT_AVAILABLE */, 16 /* NOT_COORDINATOR */]);
 
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
 const COMMITTED_READ_TIMEOUT_MS = 5000;
@@ -74,12 +71,13 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
       const error = toKafkaError(err, 'commit');
       // Refused while the group rebalances: a periodic one is made again next time; one on
       // revoke leaves the next owner to read again from the last committed offset (re-reads).
-      if (error.librdkafkaCode !== undefined && REBALANCING.has(error.librdkafkaCode)) {
+      const refusal = commitRefusal(error.librdkafkaCode);
+      if (refusal === 'rebalancing') {
         if (!periodic) this.hooks.emit('warning', error);
         return;
       }
       // Refused while the coordinator moves: made again next time (or read again by the next owner).
-      if (error.librdkafkaCode !== undefined && COORDINATOR_MOVING.has(error.librdkafkaCode)) {
+      if (refusal === 'coordinator') {
         this.hooks.emit('warning', error);
         return;
       }

@@ -14,7 +14,7 @@ function outcome(code, periodic) {
   const events = [];
   let again = 0;
   const dispatch = { notCommitted: (list) => { again += list.length; } };
-  const commits = new Commits({}, Kafka, dispatch, {}, (event) => events.push(event), () => {});
+  const commits = new Commits({}, dispatch, {}, (event) => events.push(event), () => {});
   commits.done(code === null ? null : { code, message: `code ${code}` }, OFFSETS, periodic);
   return { events, again };
 }
