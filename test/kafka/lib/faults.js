@@ -33,6 +33,11 @@ const F = require('./faults-values');
 const { FaultProxy, routesFromEnv } = require('../../lib/fault-proxy');
 
 const LONG = process.env.FAULTS_LONG === '1';
+/**
+ * librdkafka's error events while a broker's connections go away (reset, or the broker stopped):
+ * transient, the client reconnects; what was not delivered meanwhile is counted by the figures.
+ */
+const TRANSIENT_CONNECTION_ERRORS = /all broker connections are down|broker transport failure/;
 const SUMMARY = process.env.KDP_FAULTS_SUMMARY || path.join(os.tmpdir(), 'kdp-faults-summary.jsonl');
 const PRODUCER = path.join(__dirname, 'faults-producer.js');
 const CONSUMER = path.join(__dirname, 'faults-consumer.js');
@@ -377,4 +382,4 @@ if (require.main === module && process.argv[2] === '--summary') {
   if (s) console.log(s.line);
 }
 
-module.exports = { Scenario, needsProxy, summaryLine, size, LONG, SUMMARY };
+module.exports = { Scenario, needsProxy, summaryLine, size, LONG, SUMMARY, TRANSIENT_CONNECTION_ERRORS };
