@@ -6,6 +6,7 @@
 // Resequencer's: this only keeps the indexes in step.
 
 import type { OrderHeader } from '../partitioner/headers';
+import { Fifo } from '../core/fifo';
 import { chainPlace } from './message-order';
 import type { Held } from './partition-states';
 import type { ConsumedMessage } from './resequencer-types';
@@ -18,8 +19,7 @@ export class HeldMessages<M extends ConsumedMessage> {
   /** Per lane (topic, partition, key): held lane members in arrival (offset) order. */
   private readonly lanes = new Map<string, Held<M>[]>();
   /** Every held message, oldest first (entries of released ones are skipped lazily). */
-  private order: Held<M>[] = [];
-  private head = 0;
+  private readonly order = new Fifo<Held<M>>();
   private heldCount = 0;
   private heldBytes = 0;
 
@@ -111,12 +111,9 @@ export class HeldMessages<M extends ConsumedMessage> {
 
   /** The message held longest, or undefined when none is. */
   oldest(): Held<M> | undefined {
-    while (this.head < this.order.length && this.order[this.head].released) this.head++;
-    if (this.head > 1024 && this.head * 2 > this.order.length) {
-      this.order = this.order.slice(this.head);
-      this.head = 0;
-    }
-    return this.order[this.head];
+    const order = this.order;
+    while (order.size > 0 && order.peek().released) order.shift();
+    return order.size > 0 ? order.peek() : undefined;
   }
 
   /**
@@ -126,6 +123,6 @@ export class HeldMessages<M extends ConsumedMessage> {
    * until they are skipped).
    */
   sizes(): { lanes: number; waitingFor: number; bySequence: number; order: number } {
-    return { lanes: this.lanes.size, waitingFor: this.waitingFor.size, bySequence: this.bySequence.size, order: this.order.length - this.head };
+    return { lanes: this.lanes.size, waitingFor: this.waitingFor.size, bySequence: this.bySequence.size, order: this.order.size };
   }
 }

@@ -5,6 +5,7 @@
 // the task released first among those that may start: the loose FIFO's head and, from a
 // min-heap, the first waiting task of each idle lane.
 
+import { Fifo } from '../core/fifo';
 import type { Release, ConsumedMessage } from './resequencer-types';
 import { keyText } from './message-order';
 
@@ -26,9 +27,8 @@ export interface Task<M extends ConsumedMessage> {
 /** The tasks of one key or partition: one of them in a handler call at a time, in release order. */
 interface Lane<M extends ConsumedMessage> {
   readonly name: string;
-  readonly tasks: Task<M>[];
-  /** Index of the first task still waiting in `tasks`. */
-  head: number;
+  /** Its waiting tasks, in release order. */
+  readonly tasks: Fifo<Task<M>>;
   busy: boolean;
 }
 
@@ -123,9 +123,8 @@ export class TaskQueue<M extends ConsumedMessage> {
   private readonly lanes = new Map<string, Lane<M>>();
   /** Tasks that may start now: the first waiting task of each idle lane, by release order... */
   private readonly ready = new ReadyHeap<M>();
-  /** ...and the tasks of no lane, in release order (from `looseHead` on). */
-  private loose: Task<M>[] = [];
-  private looseHead = 0;
+  /** ...and the tasks of no lane, in release order. */
+  private readonly loose = new Fifo<Task<M>>();
   private count = 0;
   private seq = 0;
 
@@ -152,7 +151,7 @@ export class TaskQueue<M extends ConsumedMessage> {
     if (lane === undefined) this.loose.push(task);
     else {
       lane.tasks.push(task);
-      if (!lane.busy && lane.tasks.length - lane.head === 1) this.ready.push(task);
+      if (!lane.busy && lane.tasks.size === 1) this.ready.push(task);
     }
   }
 
@@ -161,7 +160,7 @@ export class TaskQueue<M extends ConsumedMessage> {
     if (!byPartition && !hasKey(m)) return undefined;
     const name = byPartition ? tp : keyLane(m);
     let lane = this.lanes.get(name);
-    if (lane === undefined) this.lanes.set(name, (lane = { name, tasks: [], head: 0, busy: false }));
+    if (lane === undefined) this.lanes.set(name, (lane = { name, tasks: new Fifo<Task<M>>(), busy: false }));
     return lane;
   }
 
@@ -178,10 +177,9 @@ export class TaskQueue<M extends ConsumedMessage> {
     if (batchLimit > 0) task.group = [];
     if (lane !== undefined) {
       lane.busy = true;
-      lane.tasks[lane.head++] = undefined as unknown as Task<M>;
-      while (batchLimit > 0 && lane.head < lane.tasks.length && task.group!.length + 1 < batchLimit) {
-        task.group!.push(lane.tasks[lane.head]);
-        lane.tasks[lane.head++] = undefined as unknown as Task<M>;
+      lane.tasks.shift();
+      while (batchLimit > 0 && lane.tasks.size > 0 && task.group!.length + 1 < batchLimit) {
+        task.group!.push(lane.tasks.shift());
         this.count--;
       }
     }
@@ -189,19 +187,9 @@ export class TaskQueue<M extends ConsumedMessage> {
   }
 
   private next(): Task<M> | undefined {
-    const loose = this.looseHead < this.loose.length ? this.loose[this.looseHead] : undefined;
+    const loose = this.loose.size > 0 ? this.loose.peek() : undefined;
     const laned = this.ready.peek();
-    if (loose !== undefined && (laned === undefined || loose.seq < laned.seq)) {
-      this.loose[this.looseHead++] = undefined as unknown as Task<M>;
-      if (this.looseHead === this.loose.length) {
-        this.loose.length = 0;
-        this.looseHead = 0;
-      } else if (this.looseHead > 1024 && this.looseHead * 2 > this.loose.length) {
-        this.loose = this.loose.slice(this.looseHead);
-        this.looseHead = 0;
-      }
-      return loose;
-    }
+    if (loose !== undefined && (laned === undefined || loose.seq < laned.seq)) return this.loose.shift();
     return laned === undefined ? undefined : this.ready.pop();
   }
 
@@ -210,7 +198,7 @@ export class TaskQueue<M extends ConsumedMessage> {
     const lane = task.lane;
     if (lane === undefined) return;
     lane.busy = false;
-    if (lane.head < lane.tasks.length) this.ready.push(lane.tasks[lane.head]);
+    if (lane.tasks.size > 0) this.ready.push(lane.tasks.peek());
     else this.lanes.delete(lane.name);
   }
 
@@ -227,12 +215,15 @@ export class TaskQueue<M extends ConsumedMessage> {
     left.leave(name, task.release);
     if (task.group !== undefined) for (const t of task.group) left.leave(name, t.release);
     if (lane !== undefined) {
-      for (let i = lane.head; i < lane.tasks.length && left.open; i++) lane.tasks[i].release = left.kept(name, lane.tasks[i].release);
+      for (let i = 0; i < lane.tasks.size && left.open; i++) {
+        const other = lane.tasks.at(i);
+        other.release = left.kept(name, other.release);
+      }
       return;
     }
     // One call at a time, no lanes: the key's next messages are among the loose ones.
-    for (let i = this.looseHead; i < this.loose.length && left.open; i++) {
-      const other = this.loose[i];
+    for (let i = 0; i < this.loose.size && left.open; i++) {
+      const other = this.loose.at(i);
       if (hasKey(other.release.message) && keyLane(other.release.message) === name) other.release = left.kept(name, other.release);
     }
   }
@@ -256,10 +247,7 @@ export class TaskQueue<M extends ConsumedMessage> {
       // With one call at a time no lane was made: the waiting messages with a key go into
       // their key's lane now, so that one behind a dropped message of its key is seen.
       const touched = new Set<Lane<M>>();
-      const loose = this.loose.slice(this.looseHead);
-      this.loose = [];
-      this.looseHead = 0;
-      for (const task of loose) {
+      for (const task of this.loose.takeAll()) {
         const lane = this.laneOf(task.release.message, task.tp, false);
         if (lane === undefined) this.loose.push(task);
         else {
@@ -269,38 +257,29 @@ export class TaskQueue<M extends ConsumedMessage> {
         }
       }
       for (const lane of touched) {
-        const waiting = lane.tasks.slice(lane.head).sort((a, b) => a.seq - b.seq);
-        lane.tasks.length = 0;
-        lane.tasks.push(...waiting);
-        lane.head = 0;
+        for (const task of lane.tasks.takeAll().sort((a, b) => a.seq - b.seq)) lane.tasks.push(task);
       }
     }
     for (const lane of this.lanes.values()) {
       // The first kept behind a dropped one, and each dropped one's successor in its chain (a
       // key's lane mixes its producers' chains), go flagged.
-      const kept: Task<M>[] = [];
       const left = byKey ? new LeftOut() : undefined;
-      for (let i = lane.head; i < lane.tasks.length; i++) {
-        const task = lane.tasks[i];
+      for (const task of lane.tasks.takeAll()) {
         if (!keep(task)) left?.leave(lane.name, task.release);
         else {
           if (left?.open) task.release = left.kept(lane.name, task.release);
-          kept.push(task);
+          lane.tasks.push(task);
         }
       }
-      lane.tasks.length = 0;
-      lane.tasks.push(...kept);
-      lane.head = 0;
-      if (!lane.busy && kept.length === 0) this.lanes.delete(lane.name);
+      if (!lane.busy && lane.tasks.size === 0) this.lanes.delete(lane.name);
     }
     // Ready: the tasks of no lane that stay, and the first task of each idle lane.
-    this.loose = this.loose.slice(this.looseHead).filter(keep);
-    this.looseHead = 0;
+    for (const task of this.loose.takeAll()) if (keep(task)) this.loose.push(task);
     this.ready.clear();
-    let waiting = this.loose.length;
+    let waiting = this.loose.size;
     for (const lane of this.lanes.values()) {
-      waiting += lane.tasks.length;
-      if (!lane.busy && lane.tasks.length > 0) this.ready.push(lane.tasks[0]);
+      waiting += lane.tasks.size;
+      if (!lane.busy && lane.tasks.size > 0) this.ready.push(lane.tasks.peek());
     }
     this.count = waiting;
     return removed;
@@ -308,12 +287,10 @@ export class TaskQueue<M extends ConsumedMessage> {
 
   /** Every waiting task goes (returned), and every lane. */
   clear(): Task<M>[] {
-    const removed = this.loose.slice(this.looseHead);
-    for (const lane of this.lanes.values()) for (let i = lane.head; i < lane.tasks.length; i++) removed.push(lane.tasks[i]);
+    const removed = this.loose.takeAll();
+    for (const lane of this.lanes.values()) for (const task of lane.tasks.takeAll()) removed.push(task);
     this.lanes.clear();
     this.ready.clear();
-    this.loose = [];
-    this.looseHead = 0;
     this.count = 0;
     return removed;
   }

@@ -14,6 +14,11 @@ export class Fifo<T> {
     this.items.push(item);
   }
 
+  /** The item `i` places from the oldest (0: the oldest); `i` must be below size. */
+  at(i: number): T {
+    return this.items[this.head + i] as T;
+  }
+
   /** The oldest item; the queue must not be empty. */
   peek(): T {
     return this.items[this.head] as T;

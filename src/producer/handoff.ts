@@ -17,6 +17,7 @@
 // its key's next messages would find no messages held before them, and overtake them.
 
 import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../core/abi';
+import { Fifo } from '../core/fifo';
 import { ORDER_HEADER, OrderFields } from '../partitioner/headers';
 
 const IN_FLIGHT = 0;
@@ -60,17 +61,11 @@ export interface HeldMessage {
   readonly after: Link | undefined;
 }
 
-/** A key's held messages: those from `head` on (the ones before are released). */
-interface Queue<M> {
-  items: M[];
-  head: number;
-}
-
 export class Handoff<M extends HeldMessage> {
   /** Per tracked-key entry: its chain's last marked message. */
   private readonly last: Array<Link | undefined>;
-  /** Per tracked-key entry: its held messages, oldest first (from `head` on). */
-  private readonly queues = new Map<number, Queue<M>>();
+  /** Per tracked-key entry: its held messages, oldest first. */
+  private readonly queues = new Map<number, Fifo<M>>();
   /** Messages held now. */
   held = 0;
   /** When set: whether a move with a delivered predecessor waits longer (see above). */
@@ -134,10 +129,12 @@ export class Handoff<M extends HeldMessage> {
   hold(entry: number, message: M): void {
     const queue = this.queues.get(entry);
     if (queue === undefined) {
-      this.queues.set(entry, { items: [message], head: 0 });
+      const fresh = new Fifo<M>();
+      fresh.push(message);
+      this.queues.set(entry, fresh);
       this.keep(entry, true);
     } else {
-      queue.items.push(message);
+      queue.push(message);
     }
     this.held++;
   }
@@ -163,10 +160,10 @@ export class Handoff<M extends HeldMessage> {
     const queue = this.queues.get(entry);
     if (queue === undefined) return;
     // Taken off the queue before it is produced: producing it may settle a link (a message
-    // refused at once), which comes back here for the same key. A head index, not shift():
-    // a key's queue can hold thousands, and shift() moves them all.
-    while (queue.head < queue.items.length) {
-      const m = queue.items[queue.head];
+    // refused at once), which comes back here for the same key (and finds a new queue once
+    // this one is empty).
+    while (queue.size > 0) {
+      const m = queue.peek();
       if (m.after !== undefined) {
         if (m.after.state === IN_FLIGHT) break;
         if (m.after.state === DELIVERED) {
@@ -174,18 +171,14 @@ export class Handoff<M extends HeldMessage> {
           complete(m.header!, m.after);
         }
       }
-      queue.items[queue.head++] = undefined as unknown as M;
+      queue.shift();
       if (this.gated.size > 0) this.gated.delete(entry);
       this.held--;
-      if (queue.head === queue.items.length) {
+      if (queue.size === 0) {
         this.queues.delete(entry);
         this.keep(entry, false);
       }
       this.release(m);
-    }
-    if (queue.head > 1024 && queue.head * 2 > queue.items.length && this.queues.get(entry) === queue) {
-      queue.items = queue.items.slice(queue.head);
-      queue.head = 0;
     }
   }
 
@@ -216,7 +209,7 @@ export class Handoff<M extends HeldMessage> {
   take(): M[] {
     const out: M[] = [];
     for (const [entry, queue] of this.queues) {
-      for (let i = queue.head; i < queue.items.length; i++) out.push(queue.items[i]);
+      for (const m of queue.takeAll()) out.push(m);
       this.keep(entry, false);
     }
     this.queues.clear();
