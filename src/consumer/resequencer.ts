@@ -242,7 +242,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       const out: Release<M>[] = [];
       this.passed(state, offset, out);
       // Released by the first message of a partition: push() returns them ahead of it.
-      this.pending.push(...out);
+      for (const r of out) this.pending.push(r);
     }
   }
 

@@ -82,7 +82,7 @@ export class Unplaced {
     const out: UnplacedMessage[] = [];
     for (const q of this.queues.values()) {
       clearTimeout(q.timer);
-      out.push(...q.items);
+      for (const m of q.items) out.push(m);
     }
     this.queues.clear();
     this.size = 0;
