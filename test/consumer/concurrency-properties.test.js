@@ -770,7 +770,7 @@ t.test('a spread key: a message after one this consumer released but did not han
 // logs' ends.
 
 const { clientOptions, kafka } = require('../lib/clients');
-const { committedAtEnds } = require('../lib/mock-cluster');
+const { bootstrapOf, committedAtEnds } = require('../lib/mock-cluster');
 const { DynamicProducer, DynamicConsumer } = require('../..');
 
 const MOCK_SEEDS = (process.env.PROPERTY_MOCK_SEEDS ?? (ONLY === undefined ? '1,2' : '')).split(',').filter(Boolean).map(Number);
@@ -826,8 +826,7 @@ for (const seed of MOCK_SEEDS) {
     const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, { partitioner: 'murmur2_random' }, clientOptions());
     await p.connect();
     t.teardown(() => p.disconnect());
-    const md = await new Promise((resolve, reject) => p.client.getMetadata({ timeout: 5000 }, (e, m) => (e ? reject(e) : resolve(m))));
-    const brokers = md.brokers.map((b) => `${b.host}:${b.port}`).join(',');
+    const brokers = await bootstrapOf(p.client);
     const topic = `concurrency-properties-${seed}`;
     const group = topic;
     await p.send(topic, 'warm-up', null);

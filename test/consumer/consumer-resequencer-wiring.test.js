@@ -5,15 +5,14 @@
 // awaits are read and fed to setCommitted(), and what that releases is handled.
 const t = require('tap');
 const { DynamicConsumer } = require('../..');
-const { mockProducer, partitionCount, collectReports, disconnect } = require('../lib/mock-cluster');
+const { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect } = require('../lib/mock-cluster');
 
 let producer;
 let brokers;
 
 t.before(async () => {
   producer = await mockProducer();
-  const md = await new Promise((res, rej) => producer.getMetadata({ timeout: 5000 }, (e, m) => (e ? rej(e) : res(m))));
-  brokers = md.brokers.map((b) => `${b.host}:${b.port}`).join(',');
+  brokers = await bootstrapOf(producer);
 });
 t.teardown(() => disconnect(producer));
 

@@ -54,6 +54,12 @@ function collectReports(producer, count, timeoutMs = 60000) {
   });
 }
 
+/** The cluster's bootstrap list ("host:port,..."), as `client` (anything with node-rdkafka's getMetadata) sees it. */
+async function bootstrapOf(client) {
+  const md = await new Promise((resolve, reject) => client.getMetadata({ timeout: 5000 }, (err, m) => (err ? reject(err) : resolve(m))));
+  return md.brokers.map((b) => `${b.host}:${b.port}`).join(',');
+}
+
 function disconnect(producer) {
   return new Promise((resolve) => producer.disconnect(5000, () => resolve()));
 }
@@ -73,4 +79,4 @@ async function committedAtEnds(t, brokers, group, topic, count = 4) {
   await new Promise((r) => check.disconnect(r));
 }
 
-module.exports = { mockProducer, partitionCount, collectReports, disconnect, committedAtEnds };
+module.exports = { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect, committedAtEnds };

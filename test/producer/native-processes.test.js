@@ -11,6 +11,7 @@ const { spawn } = require('node:child_process');
 const Kafka = require('node-rdkafka');
 const { partitionForKey } = require('../..');
 const { consumeAll, headerOf } = require('./lib/helpers');
+const { bootstrapOf } = require('../lib/mock-cluster');
 
 const ROOT = path.join(__dirname, '..', '..');
 const PROCESSES = 3;
@@ -72,8 +73,7 @@ t.test('three producer processes on the native engine: every message once, per-k
   const holder = new Kafka.Producer({ 'test.mock.num.brokers': 3, log_level: 0 });
   await new Promise((resolve, reject) => holder.connect({}, (err) => (err ? reject(err) : resolve())));
   t.teardown(() => new Promise((resolve) => holder.disconnect(resolve)));
-  const md = await new Promise((resolve, reject) => holder.getMetadata({ timeout: 5000 }, (err, m) => (err ? reject(err) : resolve(m))));
-  const brokers = md.brokers.map((b) => `${b.host}:${b.port}`).join(',');
+  const brokers = await bootstrapOf(holder);
   const topic = 'native-processes';
   const reports = await Promise.all(Array.from({ length: PROCESSES }, (_, id) => child(brokers, topic, id)));
   for (let id = 0; id < PROCESSES; id++) t.equal(reports[id].length, PER_PROCESS, `producer ${id}: a report per message`);
