@@ -7,6 +7,9 @@
 // interleaved so that machine noise hits every row alike; the table gives medians of msg/s,
 // each row's ratio to raw node-rdkafka with delivery reports and to the limit, the main
 // thread's CPU per message, and messages lost (delivered count short of sent: must be 0).
+// Each row times its process's first pass of the workload, as a new user's first run would;
+// --warm times the second pass instead (the same connection, after an untimed first pass that
+// warms V8's compilers and grows its heap), as a long-running producer runs.
 //
 // Peers that are not dependencies: Confluent's client when it is installed (bash
 // scripts/install-confluent.sh); @platformatic/kafka, which needs Node >= 22.22, with the npm
@@ -29,6 +32,7 @@ const args = flags(__filename, {
   partitions: { type: 'number', integer: true, min: 1, default: 12, help: 'with --brokers: partitions of the topic made for the run' },
   replication: { type: 'number', integer: true, min: 1, default: 1, help: 'with --brokers: replication factor of the topic made for the run' },
   only: { type: 'string', arg: 'ROW[,ROW]', help: 'only the rows whose names hold one of these' },
+  warm: { type: 'boolean', help: "time each row's second pass of the workload, in the same process and connection (the first warms up its JIT and heap, untimed)" },
   'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
   json: { type: 'boolean', help: 'print the figures as JSON' },
   child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
@@ -183,8 +187,9 @@ async function batched(keyList, work) {
   return total;
 }
 
-/** Times `run` (after a warm-up done by the caller): { seconds, cpuNs, delivered }. */
+/** Times `run` (after the caller's warm-up message, and with --warm after one untimed run): { seconds, cpuNs, delivered }. */
 async function timed(run, after) {
+  if (args.warm) await run();
   const cpu0 = mainCpu();
   const all0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
@@ -212,6 +217,7 @@ async function rawRow(keyList, reports, Kafka = require('node-rdkafka')) {
   p.on('delivery-report', () => delivered++);
   if (reports) p.setPollInterval(5);
   return timed(async () => {
+    delivered = 0;
     for (let i = 0; i < keyList.length; i++) {
       for (;;) {
         try {
@@ -311,11 +317,11 @@ async function main() {
     };
   });
   if (args.json) {
-    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: BROKERS ?? 'mock', rows }, null, 2));
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, warm: Boolean(args.warm), brokers: BROKERS ?? 'mock', rows }, null, 2));
     return;
   }
   const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
-  console.log(`\n${MESSAGES} messages of 100 bytes, 25% on one key, acks all, linger.ms 5, ${BROKERS ? `brokers ${BROKERS}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds`);
+  console.log(`\n${MESSAGES} messages of 100 bytes, 25% on one key, acks all, linger.ms 5, ${BROKERS ? `brokers ${BROKERS}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds${args.warm ? ', each the second pass in its process' : ''}`);
   console.log('| client | msg/s | × raw node-rdkafka with reports | × the limit | main-thread µs/msg | main-thread CPU × raw with reports | process CPU µs/msg | lost |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {

@@ -2,23 +2,16 @@
 // The sizes of every table a DynamicProducer and a DynamicConsumer keep, and the bound each
 // must stay under, taken from the options the instance was made with (never from what a run
 // showed). Read at sampling time only, never on the message path: public counters where there
-// are (metrics(), stats(), orderChains(), resequencer.awaited()), the internal counts made for
-// this file (Resequencer.tableSizes(), Dispatcher.laneCount), else the size of the internal
-// Map, Set or array itself. An internal that is not where this file
-// expects it fails the read with its name, so that a change of the classes cannot turn a
-// check into a no-op.
-
-/** An own field of `object`, or a TypeError naming it. */
-function field(object, name, owner) {
-  if (object === null || typeof object !== 'object' || !(name in object)) {
-    throw new TypeError(`soak tables: ${owner} has no field ${name} (the class changed: update bench/soak/tables.js)`);
-  }
-  return object[name];
-}
+// are (metrics(), stats(), resequencer.awaited()), else the internal counts made for this file
+// (the @internal tableSizes() of DynamicProducer, DynamicConsumer and Resequencer). A method
+// that is not where this file expects it fails the read with its name, so that a change of
+// the classes cannot turn a check into a no-op.
 
 /** The result of `object`'s method `name`, or a TypeError naming it. */
 function call(object, name, owner) {
-  if (typeof field(object, name, owner) !== 'function') throw new TypeError(`soak tables: ${owner}.${name} is not a method (the class changed: update bench/soak/tables.js)`);
+  if (object === null || typeof object !== 'object' || typeof object[name] !== 'function') {
+    throw new TypeError(`soak tables: ${owner}.${name} is not a method (the class changed: update bench/soak/tables.js)`);
+  }
   return object[name]();
 }
 
@@ -29,19 +22,18 @@ function call(object, name, owner) {
  */
 function producerTables(p) {
   const m = p.metrics();
-  const handoff = field(p, 'handoff', 'DynamicProducer');
-  const chains = call(p, 'orderChains', 'DynamicProducer');
+  const t = call(p, 'tableSizes', 'DynamicProducer');
   return {
     trackedKeys: m.trackedKeys.tracked,
     hotKeys: m.trackedKeys.hot,
-    topics: field(field(p, 'metadata', 'DynamicProducer'), 'topics', 'Metadata').size,
+    topics: t.topics,
     partitionerTopics: Object.keys(p.partitioner.stats().topics).length,
     inflight: m.inflight,
     held: m.held,
-    handoffKeys: handoff === undefined ? 0 : field(handoff, 'queues', 'Handoff').size,
-    orderChains: chains.open,
-    orderChainSlots: chains.slots,
-    unconfirmed: field(field(p, 'delivery', 'Delivery'), 'unconfirmed', 'Delivery').size,
+    handoffKeys: t.handoffKeys,
+    orderChains: t.orderChains,
+    orderChainSlots: t.orderChainSlots,
+    unconfirmed: t.unconfirmed,
   };
 }
 
@@ -49,7 +41,7 @@ function producerTables(p) {
 function producerBounds(p, globalConfig) {
   const o = p.partitioner.options;
   const queue = Number(globalConfig['queue.buffering.max.messages'] ?? 100000);
-  const maxQueued = field(p, 'options', 'DynamicProducer').maxQueued;
+  const maxQueued = call(p, 'tableSizes', 'DynamicProducer').maxQueued;
   // The tracked-key table grows with the topics up to trackedKeysBound; the producer keeps
   // counts for 16 x maxTopics topics (at least 1,024).
   const entries = p.partitioner.trackedKeysBound;
@@ -70,22 +62,19 @@ function producerBounds(p, globalConfig) {
 /** Table sizes of a DynamicConsumer and its Resequencer. */
 function consumerTables(c) {
   const r = c.resequencer;
-  let unhandled = 0;
-  // The messages waiting for or in a handler call, their lanes (its TaskQueue's), the offsets not yet handled and the last commits are the Dispatcher's (src/consumer/dispatch.ts).
-  const dispatch = field(c, 'dispatch', 'DynamicConsumer');
-  const perPartition = field(dispatch, 'unhandled', 'Dispatcher');
-  for (const s of perPartition.values()) unhandled += s.size;
+  // The messages waiting for or in a handler call, their lanes, the offsets not yet handled and the last commits (the Dispatcher's), the partitions assigned.
+  const d = call(c, 'tableSizes', 'DynamicConsumer');
   // held, heldBytes, chains, lanes, waitingFor, heldBySequence, heldOrder, partitionStates.
   const sizes = call(r, 'tableSizes', 'Resequencer');
   return {
     ...sizes,
     awaited: r.awaited().length,
-    queue: dispatch.waiting + dispatch.inFlight,
-    dispatchLanes: field(dispatch, 'laneCount', 'Dispatcher'),
-    unhandled,
-    unhandledPartitions: perPartition.size,
-    assigned: field(c, 'assigned', 'DynamicConsumer').size,
-    lastCommitted: field(dispatch, 'lastCommitted', 'Dispatcher').size,
+    queue: d.queue,
+    dispatchLanes: d.lanes,
+    unhandled: d.unhandled,
+    unhandledPartitions: d.unhandledPartitions,
+    assigned: d.assigned,
+    lastCommitted: d.lastCommitted,
   };
 }
 
@@ -98,7 +87,7 @@ function consumerTables(c) {
  */
 function consumerBounds(c, partitions) {
   const r = c.resequencer.options;
-  const o = field(c, 'options', 'DynamicConsumer');
+  const o = call(c, 'tableSizes', 'DynamicConsumer').options;
   const pending = o.maxPending + o.batchSize + r.maxBufferedMessages;
   return {
     held: r.maxBufferedMessages,

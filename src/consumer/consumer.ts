@@ -305,6 +305,15 @@ export class DynamicConsumer extends EventEmitter {
     this.emit(paused ? 'paused' : 'resumed');
   }
 
+  /**
+   * @internal The size of each table and the options that bound them, for bench/soak/tables.js
+   * (read at sampling time, never on the message path): the Dispatcher's tables, the partitions
+   * assigned, the handler queue.
+   */
+  tableSizes(): ReturnType<Dispatcher<ConsumedMessage>['tableSizes']> & { assigned: number; queue: number; options: Readonly<ResolvedConsumerOptions> } {
+    return { ...this.dispatch.tableSizes(), assigned: this.assigned.size, queue: this.dispatch.waiting + this.dispatch.inFlight, options: this.options };
+  }
+
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
   safeOffset(topic: string, partition: number): number | undefined {
     return this.dispatch.safeOffset(topic, partition);

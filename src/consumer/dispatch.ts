@@ -114,9 +114,15 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.running;
   }
 
-  /** @internal Lanes of the handler queue with a message waiting or in a call (bench/soak/tables.js). */
-  get laneCount(): number {
-    return this.queue.laneCount;
+  /**
+   * @internal The size of each table, for bench/soak/tables.js (read at sampling time, never on
+   * the message path): lanes of the handler queue with a message waiting or in a call, offsets
+   * not yet handled (all partitions), partitions with such a set, and last commits kept.
+   */
+  tableSizes(): { lanes: number; unhandled: number; unhandledPartitions: number; lastCommitted: number } {
+    let unhandled = 0;
+    for (const offsets of this.unhandled.values()) unhandled += offsets.size;
+    return { lanes: this.queue.laneCount, unhandled, unhandledPartitions: this.unhandled.size, lastCommitted: this.lastCommitted.size };
   }
 
   /** The handler is working, or messages wait for it. */

@@ -31,6 +31,12 @@ export class Delivery {
   inflight = 0;
   /** send() promises handed over and not settled: rejected at disconnect. */
   private readonly unconfirmed = new Set<Pending>();
+
+  /** send() calls handed over through a wrapped producer whose report has not come (the native engine's are in its slots). */
+  get unconfirmedCount(): number {
+    return this.unconfirmed.size;
+  }
+
   /** What settle() returns, overwritten by each report: nothing allocated per report. */
   private readonly settled: Settled = { report: undefined, failure: null, link: undefined };
 

@@ -121,6 +121,11 @@ export class Handoff<M extends HeldMessage> {
     this.last[this.replacedEntry] = this.replaced;
   }
 
+  /** Keys with messages held. */
+  get keys(): number {
+    return this.queues.size;
+  }
+
   /** Whether messages of `entry` are held (a new one of the key waits behind them). */
   busy(entry: number): boolean {
     return entry >= 0 && this.queues.has(entry);

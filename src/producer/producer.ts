@@ -303,12 +303,22 @@ export class DynamicProducer extends EventEmitter {
   }
 
   /**
-   * The spread keys' order chains open, and the slots for them (OrderChains.openChains()): for
-   * sampling a table's size (bench/soak/tables.js), not the message path.
+   * The size of each table and the option that bounds what is held, for bench/soak/tables.js
+   * (read at sampling time, never on the message path): the spread keys' order chains open and
+   * their slots (OrderChains.openChains()), the topics known, the keys with messages held for a
+   * handoff, and the send() calls handed over whose report has not come.
    * @internal
    */
-  orderChains(): { open: number; slots: number } {
-    return this.orders.openChains();
+  tableSizes(): { orderChains: number; orderChainSlots: number; topics: number; handoffKeys: number; unconfirmed: number; maxQueued: number } {
+    const chains = this.orders.openChains();
+    return {
+      orderChains: chains.open,
+      orderChainSlots: chains.slots,
+      topics: this.metadata.topics.size,
+      handoffKeys: this.handoff?.keys ?? 0,
+      unconfirmed: this.delivery.unconfirmedCount,
+      maxQueued: this.options.maxQueued,
+    };
   }
 
   private poll(): void {
