@@ -61,7 +61,7 @@ t.test('standalone (no assign): every partition counts as owned', async (t) => {
 });
 
 t.test('a predecessor on the message\'s own partition, offset unknown, not read here: below where this consumer started, it goes at once', async (t) => {
-  let now = 0;
+  const now = 0;
   const r = new Resequencer({ maxWaitMs: 30000 }, () => now);
   r.assign('t', [0]);
   // Partition 0 changed owner: this consumer starts it at the group's committed offset 20. The

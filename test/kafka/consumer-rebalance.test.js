@@ -193,7 +193,7 @@ t.test('partitions revoked while the handler is behind, then handed back: the co
       setTimeout(release, 200);
     }
   });
-  const run = await H.produceHot(topic, messages, {
+  await H.produceHot(topic, messages, {
     hotShare: 0.4,
     ratePerSec: RATE,
     seed: 0xbac,

@@ -178,7 +178,7 @@ function headerOf(message, name = 'kdp-order') {
   if (!Array.isArray(message.headers)) return undefined;
   let found;
   for (const h of message.headers) {
-    if (Object.prototype.hasOwnProperty.call(h, name)) {
+    if (Object.hasOwn(h, name)) {
       if (found !== undefined) throw new Error(`two ${name} headers on one message`);
       found = h[name];
     }

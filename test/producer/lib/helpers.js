@@ -67,7 +67,7 @@ async function knownPartitions(p, topic, timeoutMs = 15000) {
 /** The order header of a consumed message (node-rdkafka: headers = [{ name: Buffer }]), or undefined. */
 function headerOf(message, name = 'kdp-order') {
   if (!Array.isArray(message.headers)) return undefined;
-  const found = message.headers.filter((h) => Object.prototype.hasOwnProperty.call(h, name));
+  const found = message.headers.filter((h) => Object.hasOwn(h, name));
   if (found.length > 1) throw new Error(`${found.length} ${name} headers on one message`);
   return found.length ? found[0][name] : undefined;
 }
