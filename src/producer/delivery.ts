@@ -32,7 +32,7 @@ export class Delivery {
   /** send() promises handed over and not settled: rejected at disconnect. */
   private readonly unconfirmed = new Set<Pending>();
 
-  /** send() calls handed over through a wrapped producer whose report has not come (the native engine's are in its slots). */
+  /** send() calls handed over on the client library's produce() (engine 'client', or a wrapped producer) whose report has not come; the native engine's are in its slots. */
   get unconfirmedCount(): number {
     return this.unconfirmed.size;
   }
