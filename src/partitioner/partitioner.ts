@@ -101,9 +101,15 @@ export class DynamicPartitioner extends EventEmitter {
   decide(topic: string, key: Key | null | undefined, numPartitions: number): number {
     const p = this.place(topic, key, numPartitions);
     const i32 = this.core.i32;
-    this.record.read(i32, this.decisionAt);
+    const record = this.record;
+    record.read(i32, this.decisionAt);
+    if (i32[this.eventCell] === 0 && this.warnings.length === 0) return p;
+    // A listener may decide again (a producer's send() from a 'hot' listener): this call's
+    // record is what its caller reads after.
+    const mine = Object.assign(new DecisionRecord(), record);
     if (i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
     if (this.warnings.length !== 0) this.flushWarnings();
+    Object.assign(record, mine);
     return p;
   }
 

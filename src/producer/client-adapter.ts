@@ -23,6 +23,12 @@ import type { Pending, ProducerLike } from './types';
 
 /** librdkafka's default queue.buffering.max.messages (CONFIGURATION.md). */
 const LIBRDKAFKA_QUEUE_MESSAGES = 100_000;
+/**
+ * The native engine's, when the configuration does not set it: a message beyond librdkafka's
+ * queue waits in the producer's backlog, which costs more per message than librdkafka's queue
+ * (docs/native.md). librdkafka's queue.buffering.max.kbytes (1 GB by default) still bounds it.
+ */
+export const NATIVE_QUEUE_MESSAGES = 500_000;
 
 /** What DynamicProducer.disconnect(timeoutMs) keeps of its budget for the client's own disconnect (and gives it at least). */
 export const CLIENT_DISCONNECT_MS = 100;
@@ -99,6 +105,7 @@ export class ClientAdapter {
       if (addon !== undefined) {
         // Without reports, librdkafka still reports the messages it could not deliver: they are told as 'delivery' errors.
         if (!global.dr_cb && !global.dr_msg_cb && global['delivery.report.only.error'] === undefined) global['delivery.report.only.error'] = true;
+        if (global['queue.buffering.max.messages'] === undefined) global['queue.buffering.max.messages'] = NATIVE_QUEUE_MESSAGES;
         native = new NativeClient(addon, global, topic);
         client = native as unknown as ProducerLike;
       } else {
@@ -109,7 +116,7 @@ export class ClientAdapter {
       throw configError(err, given.global, given.topic);
     }
     hideSecrets(client);
-    return new ClientAdapter(client, library, native, true, Boolean(global.dr_cb || global.dr_msg_cb), split.global);
+    return new ClientAdapter(client, library, native, true, Boolean(global.dr_cb || global.dr_msg_cb), global);
   }
 
   /** The application's producer, wrapped (`kafka`: options.kafka, whose error names are read; it is not loaded here). */
@@ -128,8 +135,8 @@ export class ClientAdapter {
     this.onStats = (event) => events.stats(event);
     if (this.engine !== undefined) {
       this.engine.deliverTo(
-        (opaque, code, topic, partition, offset, timestamp, size, key, value) => outcomes.nativeReport(opaque, code, topic, partition, offset, timestamp, size, key, value),
-        (opaque, code, topic, partition, key) => outcomes.nativeRefused(opaque, code, topic, partition, key),
+        (opaque, code, topic, partition, offset, timestamp, size, key, value, member) => outcomes.nativeReport(opaque, code, topic, partition, offset, timestamp, size, key, value, member),
+        (opaque, code, topic, partition, key, member) => outcomes.nativeRefused(opaque, code, topic, partition, key, member),
         (topic) => events.unassigned(topic),
       );
     }

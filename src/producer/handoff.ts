@@ -36,8 +36,8 @@ export class Link {
   state = IN_FLIGHT;
 
   constructor(
-    /** The opaque the message has without the link (a send()'s promise handlers, or none). */
-    readonly opaque: unknown,
+    /** The opaque the message has without the link (a send()'s promise handlers or group, or none). */
+    public opaque: unknown,
     readonly entry: number,
     readonly order: number,
     partition: number,

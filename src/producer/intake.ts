@@ -13,6 +13,7 @@ import { Batch, type BatchMessage, Member } from './batch';
 import { checkMessage } from './input';
 import type { NativeClient } from './native-client';
 import type { Placement } from './placement';
+import { LaterSend } from './send-group';
 import { SendPending, promiseOf } from './send-pending';
 import type { DeliveryReport, Headers, Pending, Queued, Value } from './types';
 
@@ -41,6 +42,8 @@ export class Intake {
   private readonly backlog: Backlog<Queued>;
   private readonly engine: NativeClient | undefined;
   private readonly error: (err: unknown) => void;
+  /** On the native engine: the opaque of the send() being placed, whose promise is its group's (send-group.ts). */
+  private readonly later: LaterSend | undefined;
 
   constructor(parts: IntakeParts) {
     this.state = parts.state;
@@ -51,6 +54,7 @@ export class Intake {
     this.backlog = parts.backlog;
     this.engine = parts.engine;
     this.error = parts.error;
+    this.later = parts.engine !== undefined ? new LaterSend() : undefined;
   }
 
   /** DynamicProducer.produce(). */
@@ -74,6 +78,17 @@ export class Intake {
   send(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined): Promise<DeliveryReport> {
     if (!this.reports) {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
+    }
+    const later = this.later;
+    if (later !== undefined && !later.busy && this.state.phase === 'connected' && this.placement.held() < this.maxQueued) {
+      // The native engine's common case: the promise is its group's, or one of its own if the message is held.
+      later.begin(key ?? null);
+      try {
+        this.enqueue(topic, value, key, headers, timestamp, later);
+      } catch (err) {
+        later.reject(err as Error);
+      }
+      return later.end();
     }
     const pending = new SendPending(key ?? null);
     const promise = promiseOf(pending);

@@ -20,7 +20,9 @@ import { librdkafkaEventError, type NativeAddon } from '../core/native';
 import { NativeHandle } from '../core/native-handle';
 import { ORDER_FIELDS_MAX_BYTES, ORDER_HEADER, OrderFields, writeOrderFields } from '../partitioner/headers';
 import { ERR_QUEUE_FULL } from './backlog';
+import { Link } from './handoff';
 import { Slots } from './native-slots';
+import { LaterSend, SendGroup } from './send-group';
 import type { Headers } from './types';
 
 /** Messages per batch handed over in one call. */
@@ -32,11 +34,14 @@ const LAYOUT = 6;
 const HEADER = 4;
 /** Retry of a batch librdkafka's full queue stopped (ms). */
 const RETRY_MS = 1;
-/** One delivery report, as arguments: the message's opaque, librdkafka's code (0: delivered), where it went. */
-export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined) => void;
+/**
+ * One delivery report, as arguments: the message's opaque, librdkafka's code (0: delivered),
+ * where it went; `member`: a send()'s index in its group (the opaque, or its link's, is a SendGroup), else -1.
+ */
+export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined, member: number) => void;
 
 /** A message librdkafka refused for good as its batch was handed over (no report follows). */
-export type OnRefused = (opaque: unknown, code: number, topic: string, partition: number, key: unknown) => void;
+export type OnRefused = (opaque: unknown, code: number, topic: string, partition: number, key: unknown, member: number) => void;
 
 /** Bytes librdkafka adds to a message's key, value and headers in its size check (RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD, rdkafka_proto.h), with room for the headers' own varints. */
 const OVERHEAD = 36;
@@ -134,7 +139,7 @@ export class NativeClient extends EventEmitter {
 
   private event(kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown): void {
     // A failed delivery of a message produced without a slot: code, topic, partition, key, size, timestamp.
-    if (kind === 4) this.onDelivery(undefined, a as number, b as string, c as number, -1, f as number, e as number, d, undefined);
+    if (kind === 4) this.onDelivery(undefined, a as number, b as string, c as number, -1, f as number, e as number, d, undefined, -1);
     else if (kind === 1) this.emit('event.stats', { message: a });
     else if (kind === 2) {
       const err = librdkafkaEventError(this.addon, a as number, b, c);
@@ -200,7 +205,7 @@ export class NativeClient extends EventEmitter {
         const key = slots.keys[id];
         const value = slots.values[id];
         slots.release(id);
-        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], slots.sizes[id], key, value);
+        this.onDelivery(opaque, rErrors[i], topic, rPartitions[i], rOffsets[i], rTimestamps[i], slots.sizes[id], key, value, slots.members[id]);
       }
     } while (n === REPORTS);
   }
@@ -260,10 +265,28 @@ export class NativeClient extends EventEmitter {
     this.pos = pos;
     this.partitions[i] = partition ?? -1;
     this.timestamps[i] = timestamp ?? 0;
+    this.joined = -1;
     if (this.unslotted) {
       this.ids[i] = -1;
       this.rowKeys[i] = key;
-    } else this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value);
+    } else if (opaque instanceof LaterSend) {
+      // A send() (send-group.ts): a member of its partition's group in this batch.
+      const group = this.groupOf(partition ?? -1);
+      const member = group.add();
+      opaque.joined(group, member);
+      this.joined = i;
+      this.joiner = opaque;
+      this.ids[i] = this.slots.take(group, topic, valueLength, opaque.key, value, member);
+    } else if (opaque instanceof Link && opaque.opaque instanceof LaterSend) {
+      const later = opaque.opaque;
+      const group = this.groupOf(partition ?? -1);
+      const member = group.add();
+      later.joined(group, member);
+      opaque.opaque = group;
+      this.joined = i;
+      this.joiner = later;
+      this.ids[i] = this.slots.take(opaque, topic, valueLength, later.key, value, member);
+    } else this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value, -1);
     this.count = i + 1;
     if (pos - layout[l] + OVERHEAD * (1 + layout[l + 5]) > this.sizeLimit) return this.produceNow(i);
     if (this.count === BATCH) this.submit();
@@ -293,6 +316,33 @@ export class NativeClient extends EventEmitter {
   /** The batch index whose refusal is produce()'s answer (produceNow), and that answer. */
   private answerAt = -1;
   private answer = 0;
+
+  /** Per partition (+1): the group of this batch's send() calls to it (send-group.ts); which are set. */
+  private readonly groups: Array<SendGroup | undefined> = [];
+  private readonly grouped: number[] = [];
+  /** The batch index of the last send() joined to a group, and its LaterSend. */
+  private joined = -1;
+  private joiner: LaterSend | undefined;
+
+  /** The group of this batch's send() calls to `partition` (-1: librdkafka's choice). */
+  private groupOf(partition: number): SendGroup {
+    let group = this.groups[partition + 1];
+    if (group === undefined || group.done) {
+      group = new SendGroup();
+      if (this.groups[partition + 1] === undefined) this.grouped.push(partition + 1);
+      this.groups[partition + 1] = group;
+    }
+    return group;
+  }
+
+  /** A send() refused at once (produceNow, batch index i) leaves its group: its caller is told by the refusal. */
+  private unjoin(i: number, id: number): void {
+    const joiner = this.joiner;
+    if (i !== this.joined || joiner === undefined) return;
+    const opaque = this.slots.opaques[id];
+    if (opaque instanceof Link) opaque.opaque = joiner;
+    joiner.left();
+  }
 
   private readonly submitLater = (): void => {
     this.submitQueued = false;
@@ -369,6 +419,10 @@ export class NativeClient extends EventEmitter {
     if (handle === undefined || this.start === this.count) return;
     const start = this.start;
     const topic = this.topic;
+    // send() calls after this hand-over form new groups.
+    const grouped = this.grouped;
+    for (let k = 0; k < grouped.length; k++) this.groups[grouped[k]] = undefined;
+    grouped.length = 0;
     const end = this.addon.produce(handle, topic, start, this.count, this.partitions, this.ids, this.data, this.layout,
       this.timestamps, this.headerTable, this.results);
     // While sendBatch() calls are in flight, what was handed over leaves without waiting
@@ -383,7 +437,10 @@ export class NativeClient extends EventEmitter {
       if (result === 1) unassigned = true;
       else if (i === this.answerAt) {
         this.answer = result;
-        if (this.ids[i] >= 0) this.slots.release(this.ids[i]);
+        if (this.ids[i] >= 0) {
+          this.unjoin(i, this.ids[i]);
+          this.slots.release(this.ids[i]);
+        }
       } else (refused ??= []).push(this.ids[i], result, this.partitions[i], this.unslotted ? this.rowKeys[i] : undefined);
     }
     this.start = end;
@@ -401,12 +458,14 @@ export class NativeClient extends EventEmitter {
       const id = refused[k] as number;
       let opaque: unknown;
       let key = refused[k + 3];
+      let member = -1;
       if (id >= 0) {
         opaque = this.slots.opaques[id];
         key = this.slots.keys[id];
+        member = this.slots.members[id];
         this.slots.release(id);
       }
-      this.onRefused(opaque, refused[k + 1] as number, topic, refused[k + 2] as number, key);
+      this.onRefused(opaque, refused[k + 1] as number, topic, refused[k + 2] as number, key, member);
     }
   }
 
@@ -421,9 +480,14 @@ export class NativeClient extends EventEmitter {
   /** Batches in flight that should not linger (hurry()). */
   private hurrying = 0;
 
-  /** The opaques of the messages taken and not reported yet (for a disconnect to tell their callers). */
-  inflightOpaques(): Iterable<unknown> {
-    return this.slots.inflight();
+  /** The opaques of the messages taken and not reported yet (for a disconnect to tell their callers): a grouped send() as its member. */
+  *inflightOpaques(): Iterable<unknown> {
+    const slots = this.slots;
+    for (const id of slots.inflight()) {
+      const opaque = slots.opaques[id];
+      const inner = opaque instanceof Link ? opaque.opaque : opaque;
+      yield inner instanceof SendGroup ? inner.member(slots.members[id], slots.keys[id] as Key | null) : opaque;
+    }
   }
 
   /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */

@@ -1,6 +1,6 @@
 // The native engine's slots: what a message needs at its delivery report (its opaque, topic,
 // key, size, and with dr_msg_cb its value), kept here from NativeClient.produce() to the
-// report under a small integer id, which goes to librdkafka as the message's opaque (no
+// report under a small integer id (and a send()'s member index in its group: send-group.ts), which goes to librdkafka as the message's opaque (no
 // JavaScript object crosses into C). Ids are reused as reports free them; the tables double
 // when all are taken.
 
@@ -14,6 +14,8 @@ export class Slots {
   readonly values: Array<Buffer | null | undefined> = [];
   /** The value's size, for the report. */
   sizes = new Int32Array(1024);
+  /** A send() in a group (the opaque, or its link's, is a SendGroup): its member index; else -1. */
+  members = new Int32Array(1024);
   private free = new Int32Array(1024);
   private freeCount = 0;
   /** Ids handed out so far (free or not). */
@@ -22,7 +24,7 @@ export class Slots {
   constructor(private readonly keepValues: boolean) {}
 
   /** A slot for one message; its id. */
-  take(opaque: unknown, topic: string, size: number, key: unknown, value: Buffer | null): number {
+  take(opaque: unknown, topic: string, size: number, key: unknown, value: Buffer | null, member: number): number {
     let id: number;
     if (this.freeCount > 0) id = this.free[--this.freeCount];
     else {
@@ -31,6 +33,9 @@ export class Slots {
         const sizes = new Int32Array(id * 2);
         sizes.set(this.sizes);
         this.sizes = sizes;
+        const members = new Int32Array(id * 2);
+        members.set(this.members);
+        this.members = members;
         const free = new Int32Array(id * 2);
         free.set(this.free.subarray(0, this.freeCount));
         this.free = free;
@@ -40,6 +45,7 @@ export class Slots {
     this.topics[id] = topic;
     this.keys[id] = key;
     this.sizes[id] = size;
+    this.members[id] = member;
     if (this.keepValues) this.values[id] = value;
     return id;
   }
@@ -52,8 +58,8 @@ export class Slots {
     this.free[this.freeCount++] = id;
   }
 
-  /** The opaques of the messages taken and not reported yet. */
-  *inflight(): Iterable<unknown> {
-    for (let id = 0; id < this.count; id++) if (this.opaques[id] !== undefined) yield this.opaques[id];
+  /** The ids of the messages taken and not reported yet. */
+  *inflight(): Iterable<number> {
+    for (let id = 0; id < this.count; id++) if (this.opaques[id] !== undefined) yield id;
   }
 }

@@ -16,6 +16,7 @@ import type { Delivery } from './delivery';
 import { type Handoff, Link } from './handoff';
 import { ERR_UNKNOWN_FAILURE, ERR_UNKNOWN_PARTITION, ERR_UNKNOWN_TOPIC, type HandOver } from './hand-over';
 import type { Metadata } from './metadata';
+import { SendGroup } from './send-group';
 import { SEND } from './types';
 import type { DeliveryReport, Pending, Queued, Waiting } from './types';
 
@@ -96,12 +97,19 @@ export class Outcomes {
    * A delivery report of the native engine, as arguments (no report object unless a send()
    * or a 'delivery' listener takes one): the same accounting as delivered().
    */
-  nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value?: Buffer | null): void {
+  nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined, member: number): void {
     let link: Link | undefined;
     let pending = opaque as Pending | undefined;
     if (opaque instanceof Link) {
       link = opaque;
       pending = link.opaque as Pending | undefined;
+    }
+    // A send() of a group (send-group.ts): its key is the caller's, kept by the engine.
+    let group: SendGroup | undefined;
+    const inner: unknown = pending;
+    if (inner instanceof SendGroup) {
+      group = inner;
+      pending = undefined;
     }
     const failure = code === 0 ? null : toKafkaError({ code, message: librdkafkaMessage(code, this.library) }, `delivery to ${topic} [${partition}]`);
     if (!this.reports) {
@@ -111,13 +119,14 @@ export class Outcomes {
     }
     const sent = pending !== undefined && pending[SEND] === true;
     const listening = this.host.listening();
-    const report: DeliveryReport | undefined = sent || listening
-      ? (sent || value === undefined
+    const report: DeliveryReport | undefined = sent || listening || group !== undefined
+      ? (sent || group !== undefined || value === undefined
         ? { topic, partition, offset, key: sent ? pending!.key : (key as Key | null), timestamp, size }
         // dr_msg_cb: node-rdkafka's reports carry the value.
         : { topic, partition, offset, key: key as Key | null, value, timestamp, size } as DeliveryReport)
       : undefined;
     this.delivery.confirmed(pending, failure, report);
+    if (group !== undefined) group.settle(member, failure ?? report!);
     const metadata = this.metadata;
     const info = topic === metadata.lastName ? metadata.last : metadata.topics.get(topic);
     if (failure) {
@@ -137,13 +146,15 @@ export class Outcomes {
    * A message the native engine handed over with its batch and librdkafka refused for good (no
    * report follows): as a refusal at produce(), its send() rejects or 'delivery' tells.
    */
-  nativeRefused(opaque: unknown, code: number, topic: string, partition: number, key: unknown): void {
+  nativeRefused(opaque: unknown, code: number, topic: string, partition: number, key: unknown, member: number): void {
     let link: Link | undefined;
     let pending = opaque as Pending | undefined;
     if (opaque instanceof Link) {
       link = opaque;
       pending = link.opaque as Pending | undefined;
     }
+    const inner: unknown = pending;
+    if (inner instanceof SendGroup) pending = inner.member(member, key as Key | null);
     if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
     if (link !== undefined) this.handoff!.settled(link, -1, -1);
     this.failed(code, topic, partition, key as Key, pending, false);

@@ -21,6 +21,7 @@ import type { HandOver } from './hand-over';
 import { badTimestamp, checkHeaders, serialize, timestampError, withoutForwarded } from './input';
 import type { Metadata, TopicInfo } from './metadata';
 import type { Outcomes } from './outcomes';
+import { LaterSend } from './send-group';
 import type { Unplaced, UnplacedMessage } from './unplaced';
 import type { Headers, Pending, ProducerLike, Queued, Value, Waiting } from './types';
 
@@ -123,7 +124,7 @@ export class Placement {
         // Its topic's count is not known yet: it waits here for it (unplaced.ts), behind the
         // topic's messages already waiting, and is placed when it comes. Taken.
         this.metadata.request(topic);
-        const m: UnplacedMessage = { topic, value: payload, key, timestamp, headers, forwarded, pending };
+        const m: UnplacedMessage = { topic, value: payload, key, timestamp, headers, forwarded, pending: kept(pending, undefined) };
         if (this.held() < this.maxQueued / 2) {
           this.unplaced.hold(m);
           return true;
@@ -173,6 +174,8 @@ export class Placement {
     this.marked = false;
     if (info.partitions > 0) {
       partition = this.partitioner.decide(topic, key, info.partitions);
+      // A 'hot' listener's send() placed meanwhile may have marked its own message.
+      this.marked = false;
       const decision = this.partitioner.decision;
       zero = decision.keyZero;
       const order = decision.order;
@@ -204,6 +207,7 @@ export class Placement {
     if (after !== undefined || (entry >= 0 && this.handoff!.busy(entry))) {
       // An ordered handoff: it goes once its predecessor's offset is known (and behind the
       // key's messages already waiting). Taken: it is sent, or its caller told.
+      pending = kept(pending, link);
       this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
       if (this.held() < this.maxQueued) return true;
       // The memory bound: produce() says false as on a full queue, and 'drain' follows.
@@ -211,13 +215,13 @@ export class Placement {
       return false;
     }
     if (this.backlog.holding) {
-      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
+      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending: kept(pending, link), link });
       return false;
     }
     const code = this.handOver.produce(topic, partition, payload, key, timestamp, pending, headers, link);
     if (code === 0) return true;
     if (code === ERR_QUEUE_FULL) {
-      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending, link });
+      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending: kept(pending, link), link });
       return false;
     }
     // Refused for good: give its order sequence back, so the key's chain has no gap.
@@ -234,4 +238,15 @@ export class Placement {
     if (headers === undefined) return [header];
     return forwarded === -1 ? headers.concat(header) : withoutForwarded(headers, forwarded, header);
   }
+}
+
+/**
+ * The opaque a held message keeps: a send() still on its LaterSend (send-group.ts) gets a
+ * SendPending of its own here, its link's opaque too.
+ */
+function kept(pending: Pending | undefined, link: Link | undefined): Pending | undefined {
+  if (!(pending instanceof LaterSend)) return pending;
+  const own = pending.own();
+  if (link !== undefined && link.opaque === pending) link.opaque = own;
+  return own;
 }

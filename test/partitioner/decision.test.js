@@ -45,6 +45,32 @@ for (const relocate of [true, false]) {
   });
 }
 
+t.test("a 'hot' / 'cooled' listener that decides again does not change the decision record its call's caller reads", async (t) => {
+  const keys = stream(60_000, 11);
+  const n = 24;
+  const p = new DynamicPartitioner();
+  const d = p.decision;
+  let nested = 0;
+  const again = () => {
+    nested++;
+    // Another key, as a producer's send() from the listener would place it.
+    p.decide('t', `nested-${nested}`, n);
+  };
+  p.on('hot', again);
+  p.on('cooled', again);
+  let bad = 0;
+  let checked = 0;
+  for (const key of keys) {
+    const before = nested;
+    const q = p.decide('t', key, n);
+    if (nested === before) continue;
+    checked++;
+    if (d.partition !== q || d.keyZero !== (key.includes('\u0000') ? 1 : 0)) bad++;
+  }
+  t.ok(checked > 0, `premise: listeners decided again inside ${checked} calls`);
+  t.equal(bad, 0, "each such call's record is its own key's: its partition and zero byte");
+});
+
 t.test('a key too long for the key region: order none, no entry, zero byte not known', async (t) => {
   const p = new DynamicPartitioner();
   const q = p.decide('t', 'x'.repeat(70_000), 12);

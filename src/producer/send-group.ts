@@ -1,0 +1,190 @@
+// send() calls settled in groups, on the native engine. The send() calls whose messages go
+// into the engine's batch together for one partition form a SendGroup (native-client.ts):
+// each call's promise is the group's promise followed by `take`, and the group's promise
+// resolves once every member has its outcome (the reactions of one promise run in the order
+// they were added, so take's k-th run is member k's). A call then keeps one promise and one
+// reaction alive until its report, where a promise of its own keeps also two resolving
+// functions, their context and a holder: with many calls in flight, that garbage is most of
+// send()'s cost (docs/performance.md). A member waits at most for the others of its partition's
+// batch, which librdkafka sends together.
+//
+// The call's opaque until the engine takes the message is LaterSend, one per producer: a
+// message that is held instead (the backlog, a handoff, its topic's count) is given a
+// SendPending of its own at that point (Placement, own()), and one refused at once records its
+// error. Intake reads which of the three happened when the call returns.
+
+import type { Key } from '../core/key';
+import { SendPending, promiseOf } from './send-pending';
+import { SEND } from './types';
+import type { DeliveryReport, Pending } from './types';
+
+export class SendGroup {
+  /** Per member: its report or its error once it has one (undefined before, and once taken). */
+  private readonly outcomes: Array<DeliveryReport | Error | undefined> = [];
+  /** Members without an outcome. */
+  private left = 0;
+  /** Members whose promise is `take`'s, made in member order (the rest, if any, have one of their own). */
+  private inOrder = 0;
+  private ordered = true;
+  /** `take`'s next member. */
+  next = 0;
+  /** Whether every member has its outcome: a group takes no member after. */
+  done = false;
+  private resolve!: (group: SendGroup) => void;
+  private readonly settledAll = new Promise<SendGroup>((resolve) => {
+    this.resolve = resolve;
+  });
+
+  /** A new member: its index. */
+  add(): number {
+    this.left++;
+    return this.outcomes.push(undefined) - 1;
+  }
+
+  /** Takes back the last member, before its promise was made (its message was refused at once). */
+  drop(): void {
+    this.outcomes.pop();
+    this.left--;
+  }
+
+  /** Member `member`'s promise: made once per member, in member order (else a reaction of its own). */
+  promiseOf(member: number): Promise<DeliveryReport> {
+    if (this.ordered && member === this.inOrder) {
+      this.inOrder++;
+      return this.settledAll.then(take);
+    }
+    this.ordered = false;
+    return this.settledAll.then((group) => group.outcomeOf(member));
+  }
+
+  /** Member `member`'s outcome; a second one is ignored (a report after a disconnect settled it). */
+  settle(member: number, outcome: DeliveryReport | Error): void {
+    if (this.done || this.outcomes[member] !== undefined) return;
+    this.outcomes[member] = outcome;
+    if (--this.left === 0) {
+      this.done = true;
+      this.resolve(this);
+    }
+  }
+
+  /** The member as a Pending, for the paths that settle one (a refusal, a disconnect): made only there. */
+  member(member: number, key: Key | null): Pending {
+    return new GroupMember(this, member, key);
+  }
+
+  /** Member `member`'s report, or its error thrown; forgotten here. */
+  outcomeOf(member: number): DeliveryReport {
+    const outcome = this.outcomes[member];
+    this.outcomes[member] = undefined;
+    if (outcome instanceof Error) throw outcome;
+    return outcome as DeliveryReport;
+  }
+}
+
+/** The promise reaction of the members in order: the next one's outcome. */
+function take(group: SendGroup): DeliveryReport {
+  return group.outcomeOf(group.next++);
+}
+
+class GroupMember implements Pending {
+  readonly [SEND] = true as const;
+  constructor(private readonly group: SendGroup, private readonly index: number, public key: Key | null) {}
+
+  resolve(report: DeliveryReport): void {
+    this.group.settle(this.index, report);
+  }
+
+  reject(err: Error): void {
+    this.group.settle(this.index, err);
+  }
+}
+
+const NONE = 0;
+const GROUPED = 1;
+const OWN = 2;
+const FAILED = 3;
+
+/**
+ * The opaque of the send() being placed (one per producer, used by one call at a time): the
+ * native engine joins its message to a group, a part that holds the message gives it a
+ * SendPending of its own (own()), a refusal records its error.
+ */
+export class LaterSend implements Pending {
+  readonly [SEND] = true as const;
+  /** The call's key as the caller gave it, for its report. */
+  key: Key | null = null;
+  /** Whether a call is under way (a send() made meanwhile, from an event listener, takes the plain path). */
+  busy = false;
+  private state = NONE;
+  private group: SendGroup | undefined;
+  private index = -1;
+  private own$: SendPending | undefined;
+  private promise$: Promise<DeliveryReport> | undefined;
+  private error: Error | undefined;
+
+  /** A call begins. */
+  begin(key: Key | null): void {
+    this.busy = true;
+    this.key = key;
+    this.state = NONE;
+  }
+
+  /** The engine took the message as member `index` of `group`. */
+  joined(group: SendGroup, index: number): void {
+    this.state = GROUPED;
+    this.group = group;
+    this.index = index;
+  }
+
+  /** The engine gave the message back at once (refused): no member any more. */
+  left(): void {
+    this.group?.drop();
+    this.state = NONE;
+    this.group = undefined;
+  }
+
+  /** A SendPending of the call's own, for a part that holds the message. */
+  own(): SendPending {
+    if (this.state === OWN) return this.own$!;
+    const pending = new SendPending(this.key);
+    this.promise$ = promiseOf(pending);
+    this.state = OWN;
+    this.own$ = pending;
+    return pending;
+  }
+
+  resolve(): void {
+    throw new Error('a send() is settled by its group or its own SendPending');
+  }
+
+  /** Refused at once (or a fault): the call's promise rejects with `err`. */
+  reject(err: Error): void {
+    if (this.state === OWN) this.own$!.reject(err);
+    else if (this.state === GROUPED) this.group!.settle(this.index, err);
+    else {
+      this.state = FAILED;
+      this.error = err;
+    }
+  }
+
+  /** The call ends: its promise. */
+  end(): Promise<DeliveryReport> {
+    this.busy = false;
+    const state = this.state;
+    this.state = NONE;
+    if (state === GROUPED) {
+      const group = this.group!;
+      this.group = undefined;
+      return group.promiseOf(this.index);
+    }
+    if (state === OWN) {
+      const promise = this.promise$!;
+      this.own$ = undefined;
+      this.promise$ = undefined;
+      return promise;
+    }
+    const err = state === FAILED ? this.error! : new Error('send(): the message was neither taken nor refused');
+    this.error = undefined;
+    return Promise.reject(err);
+  }
+}
