@@ -19,9 +19,13 @@ import { SEND } from './types';
 import type { DeliveryReport, Pending } from './types';
 
 export class SendGroup {
-  /** Per member: its report or its error once it has one (undefined before, and once taken). */
-  private readonly outcomes: Array<DeliveryReport | Error | undefined> = [];
-  /** Members without an outcome. */
+  /**
+   * Per member: its report or its error once it has one (undefined before, and once taken);
+   * made at the first outcome, when the group has all its members (no array grown per member).
+   */
+  private outcomes: Array<DeliveryReport | Error | undefined> | undefined;
+  /** Members, and those without an outcome. */
+  private size = 0;
   private left = 0;
   /** Members whose promise is `take`'s, made in member order (the rest, if any, have one of their own). */
   private inOrder = 0;
@@ -38,13 +42,14 @@ export class SendGroup {
   /** A new member: its index. */
   add(): number {
     this.left++;
-    return this.outcomes.push(undefined) - 1;
+    return this.size++;
   }
 
   /** Takes back the last member, before its promise was made (its message was refused at once). */
   drop(): void {
-    this.outcomes.pop();
+    this.size--;
     this.left--;
+    if (this.outcomes !== undefined && this.outcomes.length > this.size) this.outcomes.length = this.size;
   }
 
   /** Member `member`'s promise: made once per member, in member order (else a reaction of its own). */
@@ -59,8 +64,10 @@ export class SendGroup {
 
   /** Member `member`'s outcome; a second one is ignored (a report after a disconnect settled it). */
   settle(member: number, outcome: DeliveryReport | Error): void {
-    if (this.done || this.outcomes[member] !== undefined) return;
-    this.outcomes[member] = outcome;
+    let outcomes = this.outcomes;
+    if (outcomes === undefined) outcomes = this.outcomes = new Array(this.size);
+    if (this.done || outcomes[member] !== undefined) return;
+    outcomes[member] = outcome;
     if (--this.left === 0) {
       this.done = true;
       this.resolve(this);
@@ -74,8 +81,9 @@ export class SendGroup {
 
   /** Member `member`'s report, or its error thrown; forgotten here. */
   outcomeOf(member: number): DeliveryReport {
-    const outcome = this.outcomes[member];
-    this.outcomes[member] = undefined;
+    const outcomes = this.outcomes!;
+    const outcome = outcomes[member];
+    outcomes[member] = undefined;
     if (outcome instanceof Error) throw outcome;
     return outcome as DeliveryReport;
   }
