@@ -264,7 +264,11 @@ export class DynamicProducer extends EventEmitter {
     return this.intake.produce(topic, value, key, headers, timestamp);
   }
 
-  /** Produces one message and resolves with its delivery report (rejects with KafkaError). Waits while too much is held. */
+  /**
+   * Produces one message and resolves with its delivery report (rejects with KafkaError). Waits
+   * while too much is held. On the native engine it resolves once the messages that went into
+   * librdkafka with it (one batch, one partition) are reported (docs/native.md).
+   */
   send(topic: string, value: Value, key?: Key | null, headers?: Headers, timestamp?: number | null): Promise<DeliveryReport> {
     return this.intake.send(topic, value, key, headers, timestamp);
   }

@@ -7,17 +7,11 @@
 // a disconnect with messages in flight. The producer suite's other files run on the engine
 // the default ('auto') picks; CI requires that to be this one (KDP_NATIVE_REQUIRED).
 const t = require('tap');
+const { nativeBuilt } = require('../lib/native-built');
 const { DynamicProducer, BatchError, KafkaError, InvalidArgTypeError, StateError, UndeliveredError } = require('../..');
 const { brokersOf, consumeAll, headerOf } = require('./lib/helpers');
 
-const native = (() => {
-  try {
-    require('node-gyp-build')(require('node:path').join(__dirname, '..', '..', 'native'));
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const native = nativeBuilt();
 
 t.test('the native engine is built (CI requires it)', { skip: process.env.KDP_NATIVE_REQUIRED === '1' ? false : !native && 'not built here' }, async (t) => {
   t.ok(native, 'native/build holds the addon');

@@ -6,6 +6,7 @@
 // messages of a key that no process spread are in sequence order in its partition (where
 // Kafka's partitioner puts them), and what each process's reports say is what the log holds.
 const t = require('tap');
+const { nativeBuilt } = require('../lib/native-built');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const Kafka = require('node-rdkafka');
@@ -18,14 +19,7 @@ const PROCESSES = 3;
 const PER_PROCESS = 30000;
 const N = 4; // partitions of an auto-created topic in the mock cluster
 
-const native = (() => {
-  try {
-    require('node-gyp-build')(path.join(ROOT, 'native'));
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const native = nativeBuilt();
 
 function child(brokers, topic, id) {
   const script = `

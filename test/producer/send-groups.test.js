@@ -8,18 +8,12 @@
 // listener in the middle of another); a message librdkafka refuses at once rejects its call
 // alone. Then SendGroup's own rules, unit by unit.
 const t = require('tap');
+const { nativeBuilt } = require('../lib/native-built');
 const { DynamicProducer, KafkaError } = require('../..');
 const { SendGroup } = require('../../build/producer/send-group');
 const { brokersOf, consumeAll, trackHot } = require('./lib/helpers');
 
-const native = (() => {
-  try {
-    require('node-gyp-build')(require('node:path').join(__dirname, '..', '..', 'native'));
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const native = nativeBuilt();
 const opts = { skip: !native && 'the native engine is not built here' };
 const CONFIG = { 'test.mock.num.brokers': 3, log_level: 0, 'linger.ms': 2 };
 
