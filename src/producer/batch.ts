@@ -42,10 +42,15 @@ export class Batch {
   }
 }
 
-/** Message i of a batch, as the opaque its report settles (no closure per message). */
+/** What a Member settles: a sendBatch()'s Batch, or a group of send() calls (send-group.ts). */
+export interface Settles {
+  settle(i: number, outcome: DeliveryReport | Error, failed: boolean): void;
+}
+
+/** Message i of a batch (or of a send() group), as the opaque its report settles (no closure per message). */
 export class Member implements Pending {
   readonly [SEND] = true as const;
-  constructor(private readonly batch: Batch, private readonly index: number, public key: Key | null) {}
+  constructor(private readonly batch: Settles, private readonly index: number, public key: Key | null) {}
 
   resolve(report: DeliveryReport): void {
     this.batch.settle(this.index, report, false);

@@ -265,27 +265,19 @@ export class NativeClient extends EventEmitter {
     this.pos = pos;
     this.partitions[i] = partition ?? -1;
     this.timestamps[i] = timestamp ?? 0;
-    this.joined = -1;
     if (this.unslotted) {
       this.ids[i] = -1;
       this.rowKeys[i] = key;
     } else if (opaque instanceof LaterSend) {
       // A send() (send-group.ts): a member of its partition's group in this batch.
       const group = this.groupOf(partition ?? -1);
-      const member = group.add();
-      opaque.joined(group, member);
-      this.joined = i;
-      this.joiner = opaque;
-      this.ids[i] = this.slots.take(group, topic, valueLength, opaque.key, value, member);
+      this.ids[i] = this.slots.take(group, topic, valueLength, opaque.key, value, this.join(opaque, group));
     } else if (opaque instanceof Link && opaque.opaque instanceof LaterSend) {
+      // A spread send(): its link goes with the message, the group in the link.
       const later = opaque.opaque;
       const group = this.groupOf(partition ?? -1);
-      const member = group.add();
-      later.joined(group, member);
       opaque.opaque = group;
-      this.joined = i;
-      this.joiner = later;
-      this.ids[i] = this.slots.take(opaque, topic, valueLength, later.key, value, member);
+      this.ids[i] = this.slots.take(opaque, topic, valueLength, later.key, value, this.join(later, group));
     } else this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value, -1);
     this.count = i + 1;
     if (pos - layout[l] + OVERHEAD * (1 + layout[l + 5]) > this.sizeLimit) return this.produceNow(i);
@@ -320,9 +312,16 @@ export class NativeClient extends EventEmitter {
   /** Per partition (+1): the group of this batch's send() calls to it (send-group.ts); which are set. */
   private readonly groups: Array<SendGroup | undefined> = [];
   private readonly grouped: number[] = [];
-  /** The batch index of the last send() joined to a group, and its LaterSend. */
-  private joined = -1;
+  /** The LaterSend of the last send() joined to a group. */
   private joiner: LaterSend | undefined;
+
+  /** Makes `later`'s send() a member of `group`; its index. */
+  private join(later: LaterSend, group: SendGroup): number {
+    const member = group.add();
+    later.joined(group, member);
+    this.joiner = later;
+    return member;
+  }
 
   /** The group of this batch's send() calls to `partition` (-1: librdkafka's choice). */
   private groupOf(partition: number): SendGroup {
@@ -335,10 +334,13 @@ export class NativeClient extends EventEmitter {
     return group;
   }
 
-  /** A send() refused at once (produceNow, batch index i) leaves its group: its caller is told by the refusal. */
-  private unjoin(i: number, id: number): void {
+  /**
+   * A send() refused at once (produceNow: the message just produced, slot `id`) leaves its
+   * group: its caller is told by the refusal.
+   */
+  private unjoin(id: number): void {
     const joiner = this.joiner;
-    if (i !== this.joined || joiner === undefined) return;
+    if (this.slots.members[id] < 0 || joiner === undefined) return;
     const opaque = this.slots.opaques[id];
     if (opaque instanceof Link) opaque.opaque = joiner;
     joiner.left();
@@ -440,7 +442,7 @@ export class NativeClient extends EventEmitter {
       else if (i === this.answerAt) {
         this.answer = result;
         if (this.ids[i] >= 0) {
-          this.unjoin(i, this.ids[i]);
+          this.unjoin(this.ids[i]);
           this.slots.release(this.ids[i]);
         }
       } else (refused ??= []).push(this.ids[i], result, this.partitions[i], this.unslotted ? this.rowKeys[i] : undefined);

@@ -14,11 +14,12 @@
 // error. Intake reads which of the three happened when the call returns.
 
 import type { Key } from '../core/key';
+import { Member, type Settles } from './batch';
 import { SendPending, promiseOf } from './send-pending';
 import { SEND } from './types';
 import type { DeliveryReport, Pending } from './types';
 
-export class SendGroup {
+export class SendGroup implements Settles {
   /**
    * Per member: its report or its error once it has one (undefined before, and once taken);
    * made at the first outcome, when the group has all its members (no array grown per member).
@@ -63,7 +64,7 @@ export class SendGroup {
   }
 
   /** Member `member`'s outcome; a second one is ignored (a report after a disconnect settled it). */
-  settle(member: number, outcome: DeliveryReport | Error): void {
+  settle(member: number, outcome: DeliveryReport | Error, _failed?: boolean): void {
     let outcomes = this.outcomes;
     if (outcomes === undefined) outcomes = this.outcomes = new Array(this.size);
     if (this.done || outcomes[member] !== undefined) return;
@@ -76,7 +77,7 @@ export class SendGroup {
 
   /** The member as a Pending, for the paths that settle one (a refusal, a disconnect): made only there. */
   member(member: number, key: Key | null): Pending {
-    return new GroupMember(this, member, key);
+    return new Member(this, member, key);
   }
 
   /** Member `member`'s report, or its error thrown; forgotten here. */
@@ -92,19 +93,6 @@ export class SendGroup {
 /** The promise reaction of the members in order: the next one's outcome. */
 function take(group: SendGroup): DeliveryReport {
   return group.outcomeOf(group.next++);
-}
-
-class GroupMember implements Pending {
-  readonly [SEND] = true as const;
-  constructor(private readonly group: SendGroup, private readonly index: number, public key: Key | null) {}
-
-  resolve(report: DeliveryReport): void {
-    this.group.settle(this.index, report);
-  }
-
-  reject(err: Error): void {
-    this.group.settle(this.index, err);
-  }
 }
 
 const NONE = 0;
