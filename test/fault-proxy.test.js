@@ -125,6 +125,25 @@ t.test('blackhole: nothing passes, then everything sent meanwhile arrives', asyn
   fresh.socket.destroy();
 });
 
+t.test('a restore whose timer fires early still restores, once the hold has ended', async (t) => {
+  const proxy = await setup(t);
+  const later = proxy.later.bind(proxy);
+  proxy.later = (fn, ms) => later(fn, Math.max(0, ms - 40)); // a loop's cached time, exaggerated
+  const c = await client(proxy);
+  c.socket.write('before');
+  t.ok(await c.until(6), 'passes before');
+  const restored = proxy.blackhole(0, 300);
+  const stalled = proxy.stall(() => true, 200);
+  c.socket.write('during');
+  const at = Date.now();
+  await Promise.all([restored, stalled]);
+  t.equal(c.received.toString(), 'before', 'nothing passed before the early timers fired');
+  t.ok(await c.until(12, 5000), 'what was sent during it arrives, well before any client timeout');
+  t.ok(Date.now() - at >= 290, `not before the blackhole ended (${Date.now() - at} ms)`);
+  t.equal(c.received.toString(), 'beforeduring', 'in order, complete');
+  c.socket.destroy();
+});
+
 t.test('stall holds only the chosen connections', async (t) => {
   const proxy = await setup(t);
   const a = await client(proxy);

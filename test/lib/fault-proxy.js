@@ -242,10 +242,19 @@ class FaultProxy {
     }
   }
 
+  /**
+   * Restores the connections whose holds have all ended. One still held is tried again when its
+   * hold ends: another hold may overlap, and a timer can fire a few ms before Date.now() reaches
+   * the end it was set for (libuv starts timers from the loop's cached time), which used to leave
+   * the connection paused until the client's own timeout.
+   */
   release(conns) {
+    const now = Date.now();
     for (const conn of conns) {
       if (conn.closed) continue;
-      for (const p of [conn.upPipe, conn.downPipe]) if (p && !p.held()) p.hold(false);
+      const left = Math.max(conn.heldUntil, conn.route.heldUntil) - now;
+      if (left > 0) this.later(() => this.release([conn]), left);
+      else for (const p of [conn.upPipe, conn.downPipe]) if (p) p.hold(false);
     }
   }
 
