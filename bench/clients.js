@@ -122,6 +122,33 @@ const ROWS = {
   async 'node-rdkafka, fire and forget'(keyList) {
     return rawRow(keyList, false);
   },
+  /**
+   * No Kafka: the floor of a promise per message. send()'s own promise machinery (SendGroup, a
+   * group per 85 calls as 1,024-message batches over 12 partitions make), the caller's
+   * Promise.all, and a report object per call made in chunks of 4,096 from later turns.
+   */
+  async 'send() promises alone, no Kafka'(keyList) {
+    const { SendGroup } = require('../build/producer/send-group');
+    const PER_GROUP = 85;
+    return timed(async () => {
+      const groups = [];
+      const all = new Array(keyList.length);
+      for (let i = 0; i < keyList.length; i++) {
+        if (i % PER_GROUP === 0) groups.push(new SendGroup());
+        const group = groups[groups.length - 1];
+        all[i] = group.promiseOf(group.add());
+      }
+      const done = Promise.all(all);
+      for (let at = 0; at < keyList.length;) {
+        await tick();
+        const end = Math.min(keyList.length, at + 4096);
+        for (; at < end; at++) {
+          groups[Math.floor(at / PER_GROUP)].settle(at % PER_GROUP, { topic: TOPIC, partition: at % 12, offset: at, key: keyList[at], timestamp: Date.now(), size: 100 });
+        }
+      }
+      return (await done).length;
+    }, async () => {});
+  },
   /** KafkaJS 2.2.4 send() of 500-message batches, 4 in flight, acks -1. */
   async 'KafkaJS, batches'(keyList) {
     const { Kafka, logLevel, Partitioners } = require('kafkajs');
