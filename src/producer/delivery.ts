@@ -48,10 +48,10 @@ export class Delivery {
     /** Whether the client emits delivery reports at all. */
     private readonly reports: boolean,
     /**
-     * The opaques of the messages in flight, when the client keeps them (the native engine's
+     * What the messages in flight settle, when the client keeps them (the native engine's
      * slots): then no set of its own is kept here (its upkeep was a fifth of send()'s cost).
      */
-    private readonly inflightOpaques?: () => Iterable<unknown>,
+    private readonly inflightPendings?: () => Iterable<unknown>,
   ) {}
 
   /** Whether a report's opaque is one of ours (on a wrapped client the app's own go to the app). */
@@ -62,7 +62,7 @@ export class Delivery {
   /** A message librdkafka took: one more report to wait for. */
   handedOver(pending: Pending | undefined): void {
     if (this.reports) this.inflight++;
-    if (pending !== undefined && pending !== this.mark && this.inflightOpaques === undefined) this.unconfirmed.add(pending);
+    if (pending !== undefined && pending !== this.mark && this.inflightPendings === undefined) this.unconfirmed.add(pending);
   }
 
   /** Takes one delivery report: undefined when it is not ours, else its promise settled. */
@@ -110,9 +110,9 @@ export class Delivery {
 
   /** Rejects every send() handed over and not confirmed (at disconnect). */
   rejectUnconfirmed(err: Error): void {
-    if (this.inflightOpaques !== undefined) {
-      for (const opaque of this.inflightOpaques()) {
-        const pending = (opaque instanceof Link ? opaque.opaque : opaque) as Pending | undefined;
+    if (this.inflightPendings !== undefined) {
+      for (const inflight of this.inflightPendings()) {
+        const pending = inflight as Pending | undefined;
         if (pending !== undefined && pending !== this.mark && typeof pending.reject === 'function') pending.reject(err);
       }
     }

@@ -484,13 +484,16 @@ export class NativeClient extends EventEmitter {
   /** Batches in flight that should not linger (hurry()). */
   private hurrying = 0;
 
-  /** The opaques of the messages taken and not reported yet (for a disconnect to tell their callers): a grouped send() as its member. */
-  *inflightOpaques(): Iterable<unknown> {
+  /**
+   * What each message taken and not reported yet settles (for a disconnect to tell their
+   * callers): its opaque, inside its handoff link if it has one; a grouped send() as its member.
+   */
+  *inflightPendings(): Iterable<unknown> {
     const slots = this.slots;
     for (const id of slots.inflight()) {
       const opaque = slots.opaques[id];
       const inner = opaque instanceof Link ? opaque.opaque : opaque;
-      yield inner instanceof SendGroup ? inner.member(slots.members[id], slots.keys[id] as Key | null) : opaque;
+      yield inner instanceof SendGroup ? inner.member(slots.members[id], slots.keys[id] as Key | null) : inner;
     }
   }
 

@@ -30,15 +30,9 @@ export class Slots {
     else {
       id = this.count++;
       if (id === this.sizes.length) {
-        const sizes = new Int32Array(id * 2);
-        sizes.set(this.sizes);
-        this.sizes = sizes;
-        const members = new Int32Array(id * 2);
-        members.set(this.members);
-        this.members = members;
-        const free = new Int32Array(id * 2);
-        free.set(this.free.subarray(0, this.freeCount));
-        this.free = free;
+        this.sizes = doubled(this.sizes, id);
+        this.members = doubled(this.members, id);
+        this.free = doubled(this.free, this.freeCount);
       }
     }
     this.opaques[id] = opaque;
@@ -62,4 +56,11 @@ export class Slots {
   *inflight(): Iterable<number> {
     for (let id = 0; id < this.count; id++) if (this.opaques[id] !== undefined) yield id;
   }
+}
+
+/** A table twice as long as `table`, with its first `used` entries. */
+function doubled(table: Int32Array, used: number): Int32Array<ArrayBuffer> {
+  const out = new Int32Array(table.length * 2);
+  out.set(table.subarray(0, used));
+  return out;
 }

@@ -141,7 +141,7 @@ export class DynamicProducer extends EventEmitter {
     const nativeClient = adapter.engine;
     // The native engine writes order headers from their fields (headers.ts OrderFields).
     this.orders.fields = nativeClient !== undefined;
-    const delivery = new Delivery(adapter.owned, adapter.mark, adapter.reports, nativeClient !== undefined ? () => nativeClient.inflightOpaques() : undefined);
+    const delivery = new Delivery(adapter.owned, adapter.mark, adapter.reports, nativeClient !== undefined ? () => nativeClient.inflightPendings() : undefined);
     this.delivery = delivery;
     const metadata = new Metadata({
       client: this.client,
