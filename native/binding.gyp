@@ -7,7 +7,7 @@
   "targets": [
     {
       "target_name": "kdp_native",
-      "sources": ["src/addon.c", "src/consume.c", "src/handle.c", "src/hurry.c", "src/produce.c"],
+      "sources": ["src/addon.c", "src/consume.c", "src/events.c", "src/handle.c", "src/hurry.c", "src/jobs.c", "src/napi.c", "src/produce.c"],
       "include_dirs": ["<(rdkafka_root)/deps/librdkafka/src"],
       "defines": ["NAPI_VERSION=8"],
       "cflags": ["-pthread", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-ignored-qualifiers"],

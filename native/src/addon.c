@@ -1,15 +1,24 @@
-// The module's exports. The engine's parts: handle.c (a client handle: configuration, wake-ups,
-// events, metadata, flush, close) and produce.c (many messages per call, delivery reports in bulk), hurry.c (sendBatch() without linger).
-#include "handle.h"
+// The module's exports: the functions native/contract.js lists (native/src/contract.h's
+// KDP_FUNCTIONS), each defined in the file of its role:
+//   napi.c     N-API values in and out (arguments, errors, partition lists)
+//   events.c   every event sent to onEvent (librdkafka's queue and its consumer callbacks)
+//   hurry.c    the thread that sends sendBatch() messages without linger.ms
+//   handle.c   a handle's life: create, wake-ups, keepAlive, outq, topic handles
+//   jobs.c     the calls on libuv's thread pool: metadata, flush, close, committed
+//   produce.c  a producer: produce (many messages per call) and poll (delivery reports in bulk)
+//   consume.c  a consumer: consume, subscribe, assignment, pause, commit, protocol, logs
+// and here: version, errstr and contract.
+#include "contract.h"
+#include "napi.h"
 
-static napi_value version(napi_env env, napi_callback_info info) {
+napi_value kdp_version(napi_env env, napi_callback_info info) {
   napi_value out;
   napi_create_string_utf8(env, rd_kafka_version_str(), NAPI_AUTO_LENGTH, &out);
   return out;
 }
 
 /* errstr(code): librdkafka's description of an error code (rd_kafka_err2str). */
-static napi_value errstr(napi_env env, napi_callback_info info) {
+napi_value kdp_errstr(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], out;
   int32_t code = 0;
@@ -19,27 +28,22 @@ static napi_value errstr(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* contract(): { NAME: value } for every number of the contract, as compiled here. */
+napi_value kdp_contract(napi_env env, napi_callback_info info) {
+  napi_value out, v;
+  napi_create_object(env, &out);
+#define KDP_NUMBER(name, value) \
+  napi_create_int32(env, value, &v); \
+  napi_set_named_property(env, out, name, v);
+  KDP_CONTRACT_NUMBERS(KDP_NUMBER)
+#undef KDP_NUMBER
+  return out;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
-  napi_property_descriptor props[] = {
-    {"version", NULL, version, NULL, NULL, NULL, napi_default, NULL},
-    {"errstr", NULL, errstr, NULL, NULL, NULL, napi_default, NULL},
-    {"create", NULL, kdp_create, NULL, NULL, NULL, napi_default, NULL},
-    {"metadata", NULL, kdp_metadata, NULL, NULL, NULL, napi_default, NULL},
-    {"flush", NULL, kdp_flush, NULL, NULL, NULL, napi_default, NULL},
-    {"close", NULL, kdp_close, NULL, NULL, NULL, napi_default, NULL},
-    {"poll", NULL, kdp_poll, NULL, NULL, NULL, napi_default, NULL},
-    {"produce", NULL, kdp_produce, NULL, NULL, NULL, napi_default, NULL},
-    {"outq", NULL, kdp_outq, NULL, NULL, NULL, napi_default, NULL},
-    {"hurry", NULL, kdp_hurry, NULL, NULL, NULL, napi_default, NULL},
-    {"consume", NULL, kdp_consume, NULL, NULL, NULL, napi_default, NULL},
-    {"subscribe", NULL, kdp_subscribe, NULL, NULL, NULL, napi_default, NULL},
-    {"assignment", NULL, kdp_assignment, NULL, NULL, NULL, napi_default, NULL},
-    {"pause", NULL, kdp_pause, NULL, NULL, NULL, napi_default, NULL},
-    {"commit", NULL, kdp_commit, NULL, NULL, NULL, napi_default, NULL},
-    {"committed", NULL, kdp_committed, NULL, NULL, NULL, napi_default, NULL},
-    {"protocol", NULL, kdp_protocol, NULL, NULL, NULL, napi_default, NULL},
-    {"logs", NULL, kdp_logs, NULL, NULL, NULL, napi_default, NULL},
-  };
+#define KDP_EXPORT(name, fn) {name, NULL, fn, NULL, NULL, NULL, napi_default, NULL},
+  napi_property_descriptor props[] = {KDP_FUNCTIONS(KDP_EXPORT)};
+#undef KDP_EXPORT
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;
 }

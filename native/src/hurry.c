@@ -8,14 +8,16 @@
 // A pulse, not a flush kept up while batches are in flight: while librdkafka is flushing, the
 // first message put into a partition's empty queue wakes the broker thread, which sends what is
 // there at once. A hand-over made while flushing therefore leaves in many small requests
-// (on a real broker, 57 messages a request for batches of 500, and the broker's CPU per message
-// doubled); made before the pulse, it leaves whole, since its messages wait for linger.ms until
+// (on a real broker, far fewer messages a request, and more broker CPU per message: the
+// figures are in docs/performance.md); made before the pulse, it leaves whole, since its messages wait for linger.ms until
 // the pulse wakes the brokers.
-#include "handle.h"
+#include "hurry.h"
+#include "napi.h"
 
 /* How long one pulse keeps librdkafka flushing (ms): long enough for its brokers' threads to take what is queued. */
 #define HURRY_PULSE_MS 1
 
+/* @locality the hurry thread. */
 static void *hurry_main(void *arg) {
   kdp_handle *h = arg;
   pthread_mutex_lock(&h->hurry_lock);
@@ -46,9 +48,8 @@ void kdp_hurry_stop(kdp_handle *h) {
 
 /* hurry(handle): messages of a batch that should not linger were just handed over: a pulse (the first starts the thread). */
 napi_value kdp_hurry(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
+  if (kdp_args(env, info, 1, argv, "hurry(handle)") == NULL) return NULL;
   kdp_handle *h = kdp_handle_of(env, argv[0]);
   if (h == NULL) return NULL;
   if (!h->hurry_started) {

@@ -22,7 +22,7 @@ import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } fr
 import { type Connectable, connectClient } from '../core/connect';
 import { Lifecycle } from '../core/lifecycle';
 import { hideSecrets } from '../core/secrets';
-import { chosenEngine, nativeAddon, nativeMissing } from '../core/native';
+import { chosenEngine, nativeAddon, nativeMissing } from '../native/addon';
 import { NativeConsumer } from './native-consumer';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, timeoutError, toKafkaError } from '../core/errors';
 

@@ -11,14 +11,19 @@ import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import { inspect } from 'node:util';
 import type { Config } from '../core/config';
-import { librdkafkaEventError, type NativeAddon } from '../core/native';
-import { NativeHandle, notConnected } from '../core/native-handle';
+import { librdkafkaEventError } from '../native/addon';
+import {
+  ASSIGN_ADD, ASSIGN_CLEAR, ASSIGN_REMOVE, ASSIGN_SET, EVENT_COMMITTED, EVENT_ERROR, EVENT_LOG, EVENT_REBALANCE, EVENT_STATS,
+  HEADER_ROW_NAME_AT, HEADER_ROW_NAME_LENGTH, HEADER_ROW_SIZE, HEADER_ROW_VALUE_AT, HEADER_ROW_VALUE_LENGTH, MESSAGE_ROW_ERROR,
+  MESSAGE_ROW_FIRST_HEADER, MESSAGE_ROW_HEADER_COUNT, MESSAGE_ROW_KEY_AT, MESSAGE_ROW_KEY_LENGTH, MESSAGE_ROW_OFFSET, MESSAGE_ROW_PARTITION,
+  MESSAGE_ROW_SIZE, MESSAGE_ROW_TIMESTAMP, MESSAGE_ROW_TOPIC, MESSAGE_ROW_VALUE_AT, MESSAGE_ROW_VALUE_LENGTH, type NativeAddon,
+  type NativeEvent, type NativePartition,
+} from '../native/contract';
+import { NativeHandle, notConnected } from '../native/handle';
 import { ORDER_HEADER } from '../partitioner/headers';
 import { ORDER_VALUE } from './message-order';
 import { partitionKey } from './dispatch';
 
-/** Numbers per message in a batch's table (native/src/consume.c). */
-const FIELDS = 11;
 /** librdkafka's codes a rebalance comes with (rdkafka.h). */
 const ERR__ASSIGN_PARTITIONS = -175;
 const ERR__REVOKE_PARTITIONS = -174;
@@ -26,6 +31,8 @@ interface TopicPartition {
   topic: string;
   partition: number;
   offset?: number;
+  /** Committed with the offset (commit, commitSync), or read with it (committed). */
+  metadata?: Buffer;
 }
 
 /** A consumed message, as node-rdkafka's: key and value are views of its batch's buffer. */
@@ -40,15 +47,13 @@ export interface NativeMessage {
   headers?: Array<Record<string, Buffer>>;
 }
 
-/** A header's four numbers in a batch's header table: name start, name length, value start, value length (-1: null). */
-const HEADER_FIELDS = 4;
 /** The order header's name (src/partitioner/headers.ts), as bytes to find it by without making a string. */
 const ORDER_NAME = Buffer.from(ORDER_HEADER, 'latin1');
 
 /** Whether the header at `e` in a batch's header table is the order header. */
 function isOrderHeader(data: Buffer, table: Int32Array, e: number): boolean {
-  if (table[e + 1] !== ORDER_NAME.length) return false;
-  const at = table[e];
+  if (table[e + HEADER_ROW_NAME_LENGTH] !== ORDER_NAME.length) return false;
+  const at = table[e + HEADER_ROW_NAME_AT];
   for (let i = 0; i < ORDER_NAME.length; i++) if (data[at + i] !== ORDER_NAME[i]) return false;
   return true;
 }
@@ -82,9 +87,11 @@ class BatchMessage implements NativeMessage {
       const list: Array<Record<string, Buffer>> = [];
       const { data, table } = this;
       for (let k = this.first, end = k + this.count; k < end; k++) {
-        const e = k * HEADER_FIELDS;
-        const name = data.toString('utf8', table[e], table[e] + table[e + 1]);
-        list.push({ [name]: data.subarray(table[e + 2], table[e + 2] + Math.max(0, table[e + 3])) });
+        const e = k * HEADER_ROW_SIZE;
+        const at = table[e + HEADER_ROW_NAME_AT];
+        const name = data.toString('utf8', at, at + table[e + HEADER_ROW_NAME_LENGTH]);
+        const value = table[e + HEADER_ROW_VALUE_AT];
+        list.push({ [name]: data.subarray(value, value + Math.max(0, table[e + HEADER_ROW_VALUE_LENGTH])) });
       }
       this.list = list;
     }
@@ -114,6 +121,11 @@ function columns(list: readonly TopicPartition[], withOffsets: boolean): [string
   return [topics, partitions, offsets];
 }
 
+/** Each partition's metadata as commit() takes it, or undefined when none has any. */
+function metadataOf(list: readonly TopicPartition[]): Array<Uint8Array | undefined> | undefined {
+  return list.some((p) => p.metadata !== undefined) ? list.map((p) => p.metadata) : undefined;
+}
+
 export class NativeConsumer extends EventEmitter {
   readonly globalConfig: Config;
   readonly topicConfig: Config;
@@ -132,7 +144,7 @@ export class NativeConsumer extends EventEmitter {
     this.topicConfig = topicConfig;
     this.rebalanceCb = typeof globalConfig.rebalance_cb === 'function' ? (globalConfig.rebalance_cb as NativeConsumer['rebalanceCb']) : undefined;
     // A bad setting throws here, as node-rdkafka's constructor does.
-    this.native = new NativeHandle(addon, 'consumer', globalConfig, topicConfig, () => this.wake(), (k, a, b, c) => this.event(k, a, b, c));
+    this.native = new NativeHandle(addon, 'consumer', globalConfig, topicConfig, () => this.wake(), (...event) => this.event(...event));
   }
 
   /** The addon's handle, undefined while closed. */
@@ -148,33 +160,31 @@ export class NativeConsumer extends EventEmitter {
     waiting?.();
   }
 
-  private event(kind: number, a: unknown, b: unknown, c: unknown): void {
-    switch (kind) {
-      case 1:
-        this.emit('event.stats', { message: a });
+  private event(...event: NativeEvent): void {
+    switch (event[0]) {
+      case EVENT_STATS:
+        this.emit('event.stats', { message: event[1] });
         break;
-      case 2: {
-        const err = librdkafkaEventError(this.addon, a as number, b, c);
-        if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
+      case EVENT_ERROR:
+        if (this.listenerCount('event.error') > 0) this.emit('event.error', librdkafkaEventError(this.addon, event[1], event[2], event[3]));
         break;
-      }
-      case 3:
-        this.emit('event.log', { severity: a, fac: b, message: c });
+      case EVENT_LOG:
+        this.emit('event.log', { severity: event[1], fac: event[2], message: event[3] });
         break;
-      case 4:
-        this.rebalance(a as number, b as TopicPartition[]);
+      case EVENT_REBALANCE:
+        this.rebalance(event[1], event[2]);
         break;
-      case 5: {
-        const code = a as number;
+      case EVENT_COMMITTED: {
+        const code = event[1];
         const err = code === 0 ? null : Object.assign(new Error(this.addon.errstr(code)), { code });
-        this.emit('offset.commit', err, b);
+        this.emit('offset.commit', err, event[2]);
         break;
       }
     }
   }
 
   /** A rebalance, within a consume call: the application's rebalance_cb assigns, or the default. */
-  private rebalance(code: number, partitions: TopicPartition[]): void {
+  private rebalance(code: number, partitions: NativePartition[]): void {
     const assignment = partitions.map(({ topic, partition }) => ({ topic, partition }));
     if (this.rebalanceCb !== undefined) {
       this.rebalanceCb.call(this, { code, message: this.addon.errstr(code) }, assignment);
@@ -254,30 +264,32 @@ export class NativeConsumer extends EventEmitter {
 
   /** What librdkafka has now, as messages (a batch's keys and values are views of its one buffer). */
   private read(n: number): NativeMessage[] {
-    const batch = this.addon.consume(this.h, n) as { data: Buffer; table: Float64Array; headers: Int32Array; topics: string[] } | undefined;
+    const batch = this.addon.consume(this.h, n);
     if (batch === undefined) return [];
     const { data, table, headers, topics } = batch;
-    const count = table.length / FIELDS;
+    const count = table.length / MESSAGE_ROW_SIZE;
     const out: BatchMessage[] = [];
     for (let i = 0; i < count; i++) {
-      const r = i * FIELDS;
-      const code = table[r + 10];
+      const r = i * MESSAGE_ROW_SIZE;
+      const code = table[r + MESSAGE_ROW_ERROR];
       if (code !== 0) {
         // A consumer error (not a message): reported as node-rdkafka does, through 'event.error'.
-        this.event(2, code, this.addon.errstr(code), false);
+        this.event(EVENT_ERROR, code, this.addon.errstr(code), false);
         continue;
       }
-      const keyLength = table[r + 5];
-      const valueLength = table[r + 7];
-      const first = table[r + 8];
-      const headerCount = table[r + 9];
+      const keyAt = table[r + MESSAGE_ROW_KEY_AT];
+      const keyLength = table[r + MESSAGE_ROW_KEY_LENGTH];
+      const valueAt = table[r + MESSAGE_ROW_VALUE_AT];
+      const valueLength = table[r + MESSAGE_ROW_VALUE_LENGTH];
+      const first = table[r + MESSAGE_ROW_FIRST_HEADER];
+      const headerCount = table[r + MESSAGE_ROW_HEADER_COUNT];
       const message = new BatchMessage(
-        topics[table[r]],
-        table[r + 1],
-        table[r + 2],
-        table[r + 3],
-        keyLength < 0 ? null : data.subarray(table[r + 4], table[r + 4] + keyLength),
-        valueLength < 0 ? null : data.subarray(table[r + 6], table[r + 6] + valueLength),
+        topics[table[r + MESSAGE_ROW_TOPIC]],
+        table[r + MESSAGE_ROW_PARTITION],
+        table[r + MESSAGE_ROW_OFFSET],
+        table[r + MESSAGE_ROW_TIMESTAMP],
+        keyLength < 0 ? null : data.subarray(keyAt, keyAt + keyLength),
+        valueLength < 0 ? null : data.subarray(valueAt, valueAt + valueLength),
         Math.max(0, valueLength),
         data,
         headers,
@@ -285,9 +297,10 @@ export class NativeConsumer extends EventEmitter {
         headerCount,
       );
       for (let k = first, end = first + headerCount; k < end; k++) {
-        const e = k * HEADER_FIELDS;
+        const e = k * HEADER_ROW_SIZE;
         if (isOrderHeader(data, headers, e)) {
-          message[ORDER_VALUE] = data.subarray(headers[e + 2], headers[e + 2] + Math.max(0, headers[e + 3]));
+          const at = headers[e + HEADER_ROW_VALUE_AT];
+          message[ORDER_VALUE] = data.subarray(at, at + Math.max(0, headers[e + HEADER_ROW_VALUE_LENGTH]));
           break;
         }
       }
@@ -308,25 +321,25 @@ export class NativeConsumer extends EventEmitter {
 
   assign(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.assignment(this.h, 0, topics, partitions, offsets);
+    this.addon.assignment(this.h, ASSIGN_SET, topics, partitions, offsets);
     this.owned.clear();
     for (const { topic, partition } of list) this.owned.set(partitionKey(topic, partition), { topic, partition });
   }
 
   unassign(): void {
-    this.addon.assignment(this.h, 1);
+    this.addon.assignment(this.h, ASSIGN_CLEAR);
     this.owned.clear();
   }
 
   incrementalAssign(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.assignment(this.h, 2, topics, partitions, offsets);
+    this.addon.assignment(this.h, ASSIGN_ADD, topics, partitions, offsets);
     for (const { topic, partition } of list) this.owned.set(partitionKey(topic, partition), { topic, partition });
   }
 
   incrementalUnassign(list: TopicPartition[]): void {
     const [topics, partitions] = columns(list, false);
-    this.addon.assignment(this.h, 3, topics, partitions, undefined);
+    this.addon.assignment(this.h, ASSIGN_REMOVE, topics, partitions, undefined);
     for (const { topic, partition } of list) this.owned.delete(partitionKey(topic, partition));
   }
 
@@ -342,12 +355,12 @@ export class NativeConsumer extends EventEmitter {
 
   commit(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.commit(this.h, topics, partitions, offsets!, true);
+    this.addon.commit(this.h, topics, partitions, offsets!, metadataOf(list), true);
   }
 
   commitSync(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.commit(this.h, topics, partitions, offsets!, false);
+    this.addon.commit(this.h, topics, partitions, offsets!, metadataOf(list), false);
   }
 
   committed(list: TopicPartition[], timeoutMs: number, cb: (err: any, offsets?: TopicPartition[]) => void): void {

@@ -12,7 +12,7 @@ import { configError } from '../core/config';
 import { type Connectable, ERR__TIMED_OUT, connectClient } from '../core/connect';
 import { StateError, UndeliveredError, toKafkaError } from '../core/errors';
 import { kafkaLibrary, warnIfBothLoaded, type KafkaLibrary } from '../core/library';
-import { nativeAddon, nativeMissing } from '../core/native';
+import { nativeAddon, nativeMissing } from '../native/addon';
 import { hideSecrets } from '../core/secrets';
 import { within } from '../core/time';
 import { deliversReports, isHighLevel, nativeBinding, type NativeProducer } from './client';

@@ -9,15 +9,21 @@
 // A message librdkafka refuses for good when its batch is handed over gets a failed report.
 // librdkafka's queue full: the rest of the batch stays here and goes at the next poll; a new
 // message finds no room and gets ERR_QUEUE_FULL, as from node-rdkafka.
-// The librdkafka handle itself (made, connected, its thread pool calls, closed): src/core/native-handle.ts;
+// The librdkafka handle itself (made, connected, its thread pool calls, closed): src/native/handle.ts;
 // what a message needs at its report, kept under its slot id: native-slots.ts.
 
 import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import { type Key, writeAscii } from '../core/key';
-import { librdkafkaEventError, type NativeAddon } from '../core/native';
-import { NativeHandle } from '../core/native-handle';
+import { librdkafkaEventError } from '../native/addon';
+import {
+  EVENT_DELIVERY_FAILED, EVENT_ERROR, EVENT_LOG, EVENT_STATS, HEADER_ROW_NAME_AT, HEADER_ROW_NAME_LENGTH, HEADER_ROW_SIZE,
+  HEADER_ROW_VALUE_AT, HEADER_ROW_VALUE_LENGTH, type NativeAddon, type NativeEvent, PRODUCE_ROW_FIRST_HEADER, PRODUCE_ROW_HEADER_COUNT,
+  PRODUCE_ROW_KEY_AT, PRODUCE_ROW_KEY_LENGTH, PRODUCE_ROW_SIZE, PRODUCE_ROW_VALUE_AT, PRODUCE_ROW_VALUE_LENGTH, PRODUCED_TAKEN,
+  PRODUCED_UNASSIGNED,
+} from '../native/contract';
+import { NativeHandle } from '../native/handle';
 import { ORDER_FIELDS_MAX_BYTES, ORDER_HEADER, OrderFields, writeOrderFields } from '../partitioner/headers';
 import { ERR_QUEUE_FULL } from './backlog';
 import { Link } from './handoff';
@@ -29,9 +35,6 @@ import type { Headers } from './types';
 const BATCH = 1024;
 /** Reports read per native poll() call. */
 const REPORTS = 4096;
-/** Bytes per message and per header in the layout tables (see native/src/produce.c). */
-const LAYOUT = 6;
-const HEADER = 4;
 /** Retry of a batch librdkafka's full queue stopped (ms). */
 const RETRY_MS = 1;
 /**
@@ -71,9 +74,9 @@ export class NativeClient extends EventEmitter {
   private data: Buffer = Buffer.allocUnsafeSlow(1 << 18);
   private readonly partitions = new Int32Array(BATCH);
   private readonly ids = new Int32Array(BATCH);
-  private readonly layout = new Int32Array(BATCH * LAYOUT);
+  private readonly layout = new Int32Array(BATCH * PRODUCE_ROW_SIZE);
   private readonly timestamps = new Float64Array(BATCH);
-  private headerTable = new Int32Array(BATCH * HEADER);
+  private headerTable = new Int32Array(BATCH * HEADER_ROW_SIZE);
   private headerCount = 0;
   private readonly results = new Int32Array(BATCH);
   private submitQueued = false;
@@ -95,7 +98,7 @@ export class NativeClient extends EventEmitter {
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
     // A bad setting throws here, as node-rdkafka's constructor does.
-    this.handle = new NativeHandle(addon, 'producer', globalConfig, topicConfig, () => this.poll(), (k, a, b, c, d, e, f) => this.event(k, a, b, c, d, e, f));
+    this.handle = new NativeHandle(addon, 'producer', globalConfig, topicConfig, () => this.poll(), (...event) => this.event(...event));
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
     this.slots = new Slots(Boolean(globalConfig.dr_msg_cb));
@@ -137,14 +140,24 @@ export class NativeClient extends EventEmitter {
     this.handle.connect(options?.timeout ?? 30_000, () => this.emit('ready', { name: 'kdp-native' }), cb);
   }
 
-  private event(kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown): void {
-    // A failed delivery of a message produced without a slot: code, topic, partition, key, size, timestamp.
-    if (kind === 4) this.onDelivery(undefined, a as number, b as string, c as number, -1, f as number, e as number, d, undefined, -1);
-    else if (kind === 1) this.emit('event.stats', { message: a });
-    else if (kind === 2) {
-      const err = librdkafkaEventError(this.addon, a as number, b, c);
-      if (this.listenerCount('event.error') > 0) this.emit('event.error', err);
-    } else if (kind === 3) this.emit('event.log', { severity: a, fac: b, message: c });
+  private event(...event: NativeEvent): void {
+    switch (event[0]) {
+      case EVENT_DELIVERY_FAILED: {
+        // A failed delivery of a message produced without a slot.
+        const [, code, topic, partition, key, size, timestamp] = event;
+        this.onDelivery(undefined, code, topic, partition, -1, timestamp, size, key, undefined, -1);
+        break;
+      }
+      case EVENT_STATS:
+        this.emit('event.stats', { message: event[1] });
+        break;
+      case EVENT_ERROR:
+        if (this.listenerCount('event.error') > 0) this.emit('event.error', librdkafkaEventError(this.addon, event[1], event[2], event[3]));
+        break;
+      case EVENT_LOG:
+        this.emit('event.log', { severity: event[1], fac: event[2], message: event[3] });
+        break;
+    }
   }
 
   getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): void {
@@ -228,38 +241,38 @@ export class NativeClient extends EventEmitter {
     // Room for the value, the key (a string: at most 3 bytes per UTF-16 unit) and the headers.
     const need = pos + valueLength + (key == null ? 0 : typeof key === 'string' ? key.length * 3 : key.length) + (headers === undefined ? 0 : 4096);
     if (need > data.length) data = this.grow(need);
-    const l = i * LAYOUT;
+    const l = i * PRODUCE_ROW_SIZE;
     const layout = this.layout;
     if (value === null || value === undefined) {
-      layout[l] = pos;
-      layout[l + 1] = -1;
+      layout[l + PRODUCE_ROW_VALUE_AT] = pos;
+      layout[l + PRODUCE_ROW_VALUE_LENGTH] = -1;
     } else {
-      layout[l] = pos;
-      layout[l + 1] = valueLength;
+      layout[l + PRODUCE_ROW_VALUE_AT] = pos;
+      layout[l + PRODUCE_ROW_VALUE_LENGTH] = valueLength;
       data.set(value, pos);
       pos += valueLength;
     }
     if (key === null || key === undefined) {
-      layout[l + 2] = pos;
-      layout[l + 3] = -1;
+      layout[l + PRODUCE_ROW_KEY_AT] = pos;
+      layout[l + PRODUCE_ROW_KEY_LENGTH] = -1;
     } else if (typeof key === 'string') {
       // A short ASCII key byte by byte: cheaper than a call into Buffer's UTF-8 encoder.
       let n = key.length <= SHORT_KEY ? writeAscii(data, pos, key) : -1;
       if (n < 0) n = data.write(key, pos);
-      layout[l + 2] = pos;
-      layout[l + 3] = n;
+      layout[l + PRODUCE_ROW_KEY_AT] = pos;
+      layout[l + PRODUCE_ROW_KEY_LENGTH] = n;
       pos += n;
     } else {
-      layout[l + 2] = pos;
-      layout[l + 3] = key.length;
+      layout[l + PRODUCE_ROW_KEY_AT] = pos;
+      layout[l + PRODUCE_ROW_KEY_LENGTH] = key.length;
       data.set(key, pos);
       pos += key.length;
     }
-    layout[l + 4] = this.headerCount;
-    layout[l + 5] = 0;
+    layout[l + PRODUCE_ROW_FIRST_HEADER] = this.headerCount;
+    layout[l + PRODUCE_ROW_HEADER_COUNT] = 0;
     if (headers !== undefined) {
       this.pos = pos;
-      layout[l + 5] = this.writeHeaders(headers);
+      layout[l + PRODUCE_ROW_HEADER_COUNT] = this.writeHeaders(headers);
       pos = this.pos;
     }
     this.pos = pos;
@@ -280,7 +293,7 @@ export class NativeClient extends EventEmitter {
       this.ids[i] = this.slots.take(opaque, topic, valueLength, later.key, value, this.join(later, group));
     } else this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value, -1);
     this.count = i + 1;
-    if (pos - layout[l] + OVERHEAD * (1 + layout[l + 5]) > this.sizeLimit) return this.produceNow(i);
+    if (pos - layout[l + PRODUCE_ROW_VALUE_AT] + OVERHEAD * (1 + layout[l + PRODUCE_ROW_HEADER_COUNT]) > this.sizeLimit) return this.produceNow(i);
     if (this.count === BATCH) this.submit();
     else if (!this.submitQueued) {
       this.submitQueued = true;
@@ -360,16 +373,16 @@ export class NativeClient extends EventEmitter {
       if (header instanceof OrderFields) {
         // Our order header: its text written from its fields (no string made for it).
         this.reserveHeader(ORDER_NAME.length + ORDER_FIELDS_MAX_BYTES);
-        const h = this.headerCount++ * HEADER;
+        const h = this.headerCount++ * HEADER_ROW_SIZE;
         const table = this.headerTable;
         const data = this.data;
-        table[h] = this.pos;
-        table[h + 1] = ORDER_NAME.length;
+        table[h + HEADER_ROW_NAME_AT] = this.pos;
+        table[h + HEADER_ROW_NAME_LENGTH] = ORDER_NAME.length;
         data.set(ORDER_NAME, this.pos);
         this.pos += ORDER_NAME.length;
-        table[h + 2] = this.pos;
+        table[h + HEADER_ROW_VALUE_AT] = this.pos;
         const end = writeOrderFields(data, this.pos, header);
-        table[h + 3] = end - this.pos;
+        table[h + HEADER_ROW_VALUE_LENGTH] = end - this.pos;
         this.pos = end;
         count++;
         continue;
@@ -378,21 +391,21 @@ export class NativeClient extends EventEmitter {
         const value = header[name];
         const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value == null ? 0 : value.length;
         this.reserveHeader(name.length * 3 + bytes);
-        const h = this.headerCount++ * HEADER;
+        const h = this.headerCount++ * HEADER_ROW_SIZE;
         const table = this.headerTable;
         const data = this.data;
-        table[h] = this.pos;
-        table[h + 1] = data.write(name, this.pos);
-        this.pos += table[h + 1];
-        table[h + 2] = this.pos;
-        if (value == null) table[h + 3] = -1;
+        table[h + HEADER_ROW_NAME_AT] = this.pos;
+        table[h + HEADER_ROW_NAME_LENGTH] = data.write(name, this.pos);
+        this.pos += table[h + HEADER_ROW_NAME_LENGTH];
+        table[h + HEADER_ROW_VALUE_AT] = this.pos;
+        if (value == null) table[h + HEADER_ROW_VALUE_LENGTH] = -1;
         else if (typeof value === 'string') {
-          table[h + 3] = data.write(value, this.pos);
+          table[h + HEADER_ROW_VALUE_LENGTH] = data.write(value, this.pos);
         } else {
           data.set(value, this.pos);
-          table[h + 3] = value.length;
+          table[h + HEADER_ROW_VALUE_LENGTH] = value.length;
         }
-        this.pos += Math.max(0, table[h + 3]);
+        this.pos += Math.max(0, table[h + HEADER_ROW_VALUE_LENGTH]);
         count++;
       }
     }
@@ -401,7 +414,7 @@ export class NativeClient extends EventEmitter {
 
   /** Room for one more header in the header table, and for `bytes` more in the batch buffer. */
   private reserveHeader(bytes: number): void {
-    if (this.headerCount + 1 > this.headerTable.length / HEADER) {
+    if (this.headerCount + 1 > this.headerTable.length / HEADER_ROW_SIZE) {
       const table = new Int32Array(this.headerTable.length * 2);
       table.set(this.headerTable);
       this.headerTable = table;
@@ -437,8 +450,8 @@ export class NativeClient extends EventEmitter {
     let unassigned = false;
     for (let i = start; i < end; i++) {
       const result = this.results[i];
-      if (result === 0) continue;
-      if (result === 1) unassigned = true;
+      if (result === PRODUCED_TAKEN) continue;
+      if (result === PRODUCED_UNASSIGNED) unassigned = true;
       else if (i === this.answerAt) {
         this.answer = result;
         if (this.ids[i] >= 0) {

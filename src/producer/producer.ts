@@ -37,7 +37,7 @@ import { Polling } from './polling';
 import { applyStatistics } from './statistics';
 import { ConnectOptions, resolveConnectOptions } from './connect-options';
 import { writableOf } from './stream';
-import { chosenEngine } from '../core/native';
+import { chosenEngine } from '../native/addon';
 import { Lifecycle, type Phase } from '../core/lifecycle';
 import type { BatchMessage } from './batch';
 import { CLIENT_DISCONNECT_MS, ClientAdapter } from './client-adapter';

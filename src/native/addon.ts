@@ -1,47 +1,20 @@
 // The native engine (native/, an N-API addon built on install by node-gyp): loaded once, after
 // the client library, so that the librdkafka.so.1 it needs is the one already in the process
 // (docs/native.md). Absent when it was not built: callers fall back to the client library.
+// Its functions, tables and events: contract.ts, generated from native/contract.js.
 
 import * as path from 'node:path';
-import { InvalidOptionError } from './errors';
-import type { Config } from './config';
-import type { KafkaLibrary } from './library';
+import { InvalidOptionError } from '../core/errors';
+import type { Config } from '../core/config';
+import type { KafkaLibrary } from '../core/library';
+import type { NativeAddon } from './contract';
 
-/** The addon's functions (native/src/addon.c). */
-export interface NativeAddon {
-  version(): string;
-  errstr(code: number): string;
-  create(kind: 'producer' | 'consumer', global: string[], topic: string[], wake: () => void,
-    onEvent: (kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown) => void): object;
-  metadata(handle: object, timeoutMs: number, cb: (err: NativeError | null, metadata: any) => void, topic?: string): void;
-  flush(handle: object, timeoutMs: number, cb: (err: NativeError | null) => void): void;
-  close(handle: object, timeoutMs: number, cb: (err: NativeError | null) => void): void;
-  poll(handle: object, ids: Int32Array, partitions: Int32Array, offsets: Float64Array, errors: Int32Array, timestamps: Float64Array): number;
-  produce(handle: object, topic: string, start: number, end: number, partitions: Int32Array, ids: Int32Array, data: Uint8Array,
-    layout: Int32Array, timestamps: Float64Array, headers: Int32Array, results: Int32Array): number;
-  outq(handle: object, keepAlive?: boolean): number;
-  /** delta 1 / -1: a batch that should not linger starts / ends; 0: its messages were just handed over. */
-  /** A pulse of librdkafka's flushing state after a hand-over of sendBatch() messages (native/src/hurry.c). */
-  hurry(handle: object): void;
-  // The consumer (native/src/consume.c).
-  consume(handle: object, max: number): unknown;
-  subscribe(handle: object, topics: string[]): void;
-  assignment(handle: object, mode: number, topics?: string[], partitions?: Int32Array, offsets?: Float64Array): void;
-  pause(handle: object, pause: boolean, topics: string[], partitions: Int32Array): void;
-  commit(handle: object, topics: string[], partitions: Int32Array, offsets: Float64Array, async: boolean): void;
-  committed(handle: object, topics: string[], partitions: Int32Array, timeoutMs: number, cb: (err: NativeError | null, offsets?: any) => void): void;
-  protocol(handle: object): string;
-  logs(handle: object): void;
-}
-
-export interface NativeError extends Error {
-  code: number;
-}
+export type { NativeAddon, NativeError } from './contract';
 
 let loaded: NativeAddon | null | undefined;
 let failure: unknown;
 
-/** The folder holding binding.gyp, from build/core/ (compiled) or src/core/. */
+/** The folder holding binding.gyp, from build/native/ (compiled) or src/native/. */
 const NATIVE_DIR = path.join(__dirname, '..', '..', 'native');
 
 /**

@@ -1,4 +1,4 @@
-// The native engine's librdkafka handle (native/src/handle.c), a producer's or a consumer's:
+// The native engine's librdkafka handle (native/src/handle.c, its calls on the thread pool native/src/jobs.c), a producer's or a consumer's:
 // made from the configuration at construction (a bad setting throws there, as from
 // node-rdkafka's constructors) and again at a connect() after a disconnect; connected by a
 // metadata read, as node-rdkafka's connect() is; the calls it makes on the thread pool
@@ -7,8 +7,9 @@
 // (src/consumer/native-consumer.ts) work through `current`, and turn its events into
 // node-rdkafka's.
 
-import type { Config } from './config';
-import { configPairs, type NativeAddon, type NativeError } from './native';
+import type { Config } from '../core/config';
+import { configPairs } from './addon';
+import type { NativeAddon, NativeError, NativeEvent } from './contract';
 
 /** Each handle's configuration as the addon takes it (secrets included), for a handle made again after a disconnect. */
 const CONFIGS = new WeakMap<object, [string[], string[]]>();
@@ -24,14 +25,14 @@ export class NativeHandle {
   constructor(private readonly addon: NativeAddon, private readonly kind: 'producer' | 'consumer', globalConfig: Config, topicConfig: Config,
     /** librdkafka's wake-up: reports (or messages, rebalances, logs) are there to read. */
     private readonly wake: () => void,
-    /** One of its events (statistics, an error, a log line, a failed delivery of a message without a slot: native/src/handle.c). */
-    private readonly onEvent: (kind: number, a: unknown, b: unknown, c: unknown, d?: unknown, e?: unknown, f?: unknown) => void) {
+    /** One of its events (native/contract.js lists their kinds and arguments). */
+    private readonly onEvent: (...event: NativeEvent) => void) {
     // Taken now (globalConfig is replaced by a copy with its secrets hidden once the client is
     // made), and kept off the object, where inspecting or serialising it would show them.
     CONFIGS.set(this, [configPairs(globalConfig), configPairs(topicConfig)]);
     this.open();
     // Until connect() the handle does not keep the process alive.
-    this.addon.outq(this.current!, false);
+    this.addon.keepAlive(this.current!, false);
   }
 
   private open(): void {
@@ -56,7 +57,7 @@ export class NativeHandle {
     this.getMetadata({ timeout: timeoutMs }, (err) => {
       if (!err && this.current !== undefined) {
         this.connected = true;
-        this.addon.outq(this.current, true);
+        this.addon.keepAlive(this.current, true);
         ready();
       }
       cb(err);
