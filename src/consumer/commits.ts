@@ -3,11 +3,14 @@
 // this writes it — periodically and asynchronously, or synchronously on revoke and stop — takes
 // the results, and reads the group's committed offsets of the partitions the Resequencer
 // awaits (a held message waits for its predecessor there to be handled by another member).
+// With handled records (records.ts), each offset goes with its partition's record, and a commit
+// goes when only the record changed; the offsets read back come with the others' records.
 
 import type * as Kafka from 'node-rdkafka';
 import { toKafkaError } from '../core/errors';
 import type { Dispatcher, PartitionOffset } from './dispatch';
 import type { ConsumedMessage, Resequencer } from './resequencer';
+import type { HandledRecords } from './records';
 
 /** Kafka's codes (librdkafka's alike) of the group's refusals of a commit while it rebalances. */
 const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
@@ -48,6 +51,8 @@ export class Commits {
     private readonly emit: (event: 'committed' | 'warning' | 'error', value: unknown) => void,
     /** The committed offsets read released messages to the dispatcher. */
     private readonly accepted: () => void,
+    /** The handled records committed with the offsets and read back (a client that commits metadata), or none. */
+    private readonly records?: HandledRecords<Message>,
   ) {}
 
   /**
@@ -57,7 +62,8 @@ export class Commits {
    * next owner starts where this consumer left off.
    */
   commit(partitions: Iterable<TopicPartitionOffset>, sync: boolean): void {
-    const offsets = this.dispatch.toCommit(partitions, !sync);
+    const records = this.records;
+    const offsets = this.dispatch.toCommit(partitions, !sync, records && ((t, p, o) => records.textOf(t, p, o)));
     if (offsets.length === 0) return;
     try {
       if (sync) {
@@ -74,6 +80,7 @@ export class Commits {
   /** The result of a commit: 'committed', or 'error' (and the offsets are committed again next time). */
   done(err: any, offsets: TopicPartitionOffset[], periodic: boolean): void {
     const list = (offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset })) as PartitionOffset[];
+    // The commit result gives metadata back as Buffers: the listeners get offsets alone, as before.
     if (!err) {
       this.emit('committed', list);
       return;
@@ -104,6 +111,7 @@ export class Commits {
     this.reading = true;
     const generation = this.generation;
     const toppars = awaited.map(({ topic, partition }) => ({ topic, partition }));
+    this.records?.reading();
     this.client.committed(toppars, COMMITTED_READ_TIMEOUT_MS, (err, offsets) => {
       if (generation !== this.generation) return; // stopped meanwhile
       this.reading = false;
@@ -111,9 +119,15 @@ export class Commits {
         this.emit('warning', toKafkaError(err, 'committed'));
         return;
       }
-      this.dispatch.committedRead(offsets ?? []);
+      if (this.records !== undefined) this.dispatch.accept(this.records.read(offsets ?? []));
+      else this.dispatch.committedRead(offsets ?? []);
       this.accepted();
     });
+  }
+
+  /** The group's committed offsets (and metadata) of `partitions`, for a consumer they come to. */
+  committedOf(partitions: Array<{ topic: string; partition: number }>, cb: (err: unknown, offsets?: unknown[]) => void): void {
+    this.client.committed(partitions, COMMITTED_READ_TIMEOUT_MS, cb as (err: any, offsets: any) => void);
   }
 
   /** The run ended: a read under way is ignored. */

@@ -16,6 +16,7 @@ import { kafkaLibrary, type KafkaLibrary } from '../core/library';
 import { Resequencer, type ConsumedMessage } from './resequencer';
 import { Dispatcher, type HandledInfo, partitionKey } from './dispatch';
 import { Commits, type TopicPartitionOffset } from './commits';
+import { type CommittedOffset, HandledRecords, type RecordCounts } from './records';
 import type { DynamicConsumerOptions, MessageHandler, BatchHandler } from './consumer-options';
 import { splitConfig, configError, Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
@@ -76,6 +77,8 @@ export class DynamicConsumer extends EventEmitter {
   private failure: HandlerError | undefined;
   /** The commits, and the reads of the group's committed offsets. */
   private readonly commits: Commits;
+  /** The handled records committed with the offsets and read back: on a client that commits metadata (the native engine). */
+  private readonly records: HandledRecords<Kafka.Message & ConsumedMessage> | undefined;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
@@ -130,7 +133,12 @@ export class DynamicConsumer extends EventEmitter {
     // that long when no message comes, and a few idle consumers starve the pool (4 threads).
     this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
-    this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind());
+    if (this.engine === 'native') {
+      // The native engine commits metadata: members share what they handled (docs/ordering.md).
+      this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err), (tp, paused) => this.press(tp, paused));
+      this.resequencer.useRecords();
+    }
+    this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind(), this.records);
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
   }
 
@@ -296,13 +304,40 @@ export class DynamicConsumer extends EventEmitter {
     if (partitions.length > 0) {
       try {
         if (paused) this.client.pause(partitions);
-        else this.client.resume(partitions);
+        else {
+          this.client.resume(partitions);
+          // Partitions whose record is near the limit stay paused.
+          const pressed = this.records?.pressedPartitions() ?? [];
+          if (pressed.length > 0) this.client.pause(pressed);
+        }
       } catch (err) {
         this.emit('warning', toKafkaError(err, paused ? 'pause' : 'resume'));
       }
     }
     this.paused = paused;
     this.emit(paused ? 'paused' : 'resumed');
+  }
+
+  /**
+   * What the consumer holds and does now: messages held by the resequencer, waiting for a
+   * handler call and in calls, and its handled records' costs (null on a client that commits no
+   * metadata, engine 'client'): records committed and their characters, partitions committed
+   * without one (too large), reads of other members' records, foreign metadata ignored,
+   * messages not handed out again after a restart or rebalance, partitions paused by pressure.
+   */
+  metrics(): { engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; records: RecordCounts | null } {
+    return { engine: this.engine, held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, records: this.records?.metrics() ?? null };
+  }
+
+  /** A partition's record nears the broker's limit (paused), or is back below half of it (resumed unless everything is paused). */
+  private press(tp: { topic: string; partition: number }, paused: boolean): void {
+    if (this.life.phase !== 'running' || !this.assigned.has(partitionKey(tp.topic, tp.partition)) || (!paused && this.paused)) return;
+    try {
+      if (paused) this.client.pause([tp]);
+      else this.client.resume([tp]);
+    } catch (err) {
+      this.emit('warning', toKafkaError(err, paused ? 'pause' : 'resume'));
+    }
   }
 
   /**
@@ -327,6 +362,7 @@ export class DynamicConsumer extends EventEmitter {
   private forget(partitions: TopicPartitionOffset[]): void {
     for (const { topic, partition } of partitions) this.assigned.delete(partitionKey(topic, partition));
     this.dispatch.forget(partitions);
+    this.records?.leave(partitions);
   }
 
   /** Incremental (cooperative) rebalancing: only the partitions that move are touched. */
@@ -337,7 +373,10 @@ export class DynamicConsumer extends EventEmitter {
       this.dispatch.assign(assignment);
       if (cooperative) this.client.incrementalAssign(assignment);
       else this.client.assign(assignment);
-      if (this.paused) this.client.pause(assignment.map(({ topic, partition }) => ({ topic, partition })));
+      const list = assignment.map(({ topic, partition }) => ({ topic, partition }));
+      // With handled records, nothing of the partitions is taken before their previous owner's record is read.
+      if (this.paused || (this.records !== undefined && list.length > 0)) this.client.pause(list);
+      if (this.records !== undefined && list.length > 0) this.inherit(list);
       this.emit('assigned', assignment);
     } else if (err.code === this.library.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       // Nothing more of the partitions leaving is handed out; handler calls of theirs under way
@@ -373,6 +412,27 @@ export class DynamicConsumer extends EventEmitter {
     } else {
       this.emit('error', toKafkaError(err, 'rebalance'));
     }
+  }
+
+  /**
+   * Reads the records the partitions coming here were committed with (their previous owner's),
+   * so that what it handled is not handed out again, then resumes them. A failed read is a
+   * 'warning': they are resumed without it (what was handled above the offset comes again).
+   */
+  private inherit(list: Array<{ topic: string; partition: number }>): void {
+    const generation = this.generation;
+    this.commits.committedOf(list, (err, offsets) => {
+      if (generation !== this.generation || this.life.phase !== 'running') return;
+      if (err) this.emit('warning', toKafkaError(err, 'committed'));
+      else this.accept(this.records!.inherit((offsets ?? []) as CommittedOffset[]));
+      const mine = list.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
+      if (this.paused || mine.length === 0) return;
+      try {
+        this.client.resume(mine);
+      } catch (e) {
+        this.emit('warning', toKafkaError(e, 'resume'));
+      }
+    });
   }
 
   /**

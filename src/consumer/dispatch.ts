@@ -35,6 +35,8 @@ export interface PartitionOffset {
   topic: string;
   partition: number;
   offset: number;
+  /** The handled record committed with the offset (src/consumer/handled-record.ts). */
+  metadata?: string;
 }
 
 /** The key of a topic-partition in the maps below. */
@@ -79,8 +81,11 @@ export class Dispatcher<M extends ConsumedMessage> {
   batchLimit = 0;
   /** Per topic-partition: offsets released but not yet handled (waiting, or in a call). */
   private readonly unhandled = new Map<string, Set<number>>();
-  /** Per topic-partition: the offset last committed (or being committed). */
+  /** Per topic-partition: the order headers of the marked messages among `unhandled`, by offset (for handled records). */
+  private readonly unhandledMarked = new Map<string, Map<number, OrderHeader>>();
+  /** Per topic-partition: the offset last committed (or being committed), and its record's text. */
   private readonly lastCommitted = new Map<string, number>();
+  private readonly lastRecord = new Map<string, string | undefined>();
   /** Released messages waiting for a handler call, by lane. */
   private readonly queue = new TaskQueue<M>();
   /** partitionKey()s made once per topic and partition. */
@@ -162,6 +167,11 @@ export class Dispatcher<M extends ConsumedMessage> {
       let pending = this.unhandled.get(tp);
       if (!pending) this.unhandled.set(tp, (pending = new Set()));
       pending.add(m.offset);
+      if (r.order !== null) {
+        let marked = this.unhandledMarked.get(tp);
+        if (!marked) this.unhandledMarked.set(tp, (marked = new Map()));
+        marked.set(m.offset, r.order);
+      }
       if (this.leaving.size > 0 && this.leaving.has(tp)) {
         this.unreleased(r);
         if (this.ordering === 'key' && hasKey(m)) (left ??= new LeftOut()).leave(keyLane(m), r);
@@ -281,16 +291,30 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** A call's counts go (`handled`: its offsets leave the unhandled ones). */
   private end(task: Task<M>, handled: boolean): void {
-    if (handled && this.unhandled.get(task.tp) === task.pending) task.pending.delete(task.release.message.offset);
+    if (handled) this.handled(task);
     if (task.group !== undefined) {
       for (const t of task.group) {
-        if (handled && this.unhandled.get(t.tp) === t.pending) t.pending.delete(t.release.message.offset);
+        if (handled) this.handled(t);
         this.runningIn.end(t.tp);
       }
     }
     this.running--;
     this.runningIn.end(task.tp);
     if (this.markedCalls.size > 0) this.markedCalls.delete(task);
+  }
+
+  /** A task's message is handled: it leaves the unhandled ones (unless its partition was forgotten since). */
+  private handled(task: Task<M>): void {
+    if (this.unhandled.get(task.tp) !== task.pending) return;
+    const offset = task.release.message.offset;
+    task.pending.delete(offset);
+    if (task.release.order !== null) this.unhandledMarked.get(task.tp)?.delete(offset);
+  }
+
+  /** A partition's offsets released and not handled yet, and the order headers of the marked ones among them. */
+  unhandledOf(topic: string, partition: number): [Iterable<number>, Iterable<OrderHeader>] {
+    const tp = this.tpName(topic, partition);
+    return [this.unhandled.get(tp) ?? [], this.unhandledMarked.get(tp)?.values() ?? []];
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
@@ -305,14 +329,19 @@ export class Dispatcher<M extends ConsumedMessage> {
    * The offsets to commit for `partitions` (their safe offsets; with `onlyMoved`, those that
    * moved since the last commit), remembered as committed.
    */
-  toCommit(partitions: Iterable<{ topic: string; partition: number }>, onlyMoved: boolean): PartitionOffset[] {
+  toCommit(partitions: Iterable<{ topic: string; partition: number }>, onlyMoved: boolean,
+    recordOf?: (topic: string, partition: number, offset: number) => string | undefined): PartitionOffset[] {
     const offsets: PartitionOffset[] = [];
     for (const { topic, partition } of partitions) {
       const offset = this.safeOffset(topic, partition);
       const tp = this.tpName(topic, partition);
-      if (offset === undefined || (onlyMoved && this.lastCommitted.get(tp) === offset)) continue;
-      offsets.push({ topic, partition, offset });
+      if (offset === undefined) continue;
+      // With handled records, a commit also goes when only the record changed (other members wait for it).
+      const metadata = recordOf?.(topic, partition, offset);
+      if (onlyMoved && this.lastCommitted.get(tp) === offset && this.lastRecord.get(tp) === metadata) continue;
+      offsets.push(metadata === undefined ? { topic, partition, offset } : { topic, partition, offset, metadata });
       this.lastCommitted.set(tp, offset);
+      this.lastRecord.set(tp, metadata);
     }
     return offsets;
   }
@@ -321,7 +350,10 @@ export class Dispatcher<M extends ConsumedMessage> {
   notCommitted(offsets: readonly PartitionOffset[]): void {
     for (const { topic, partition, offset } of offsets) {
       const tp = this.tpName(topic, partition);
-      if (this.lastCommitted.get(tp) === offset) this.lastCommitted.delete(tp);
+      if (this.lastCommitted.get(tp) === offset) {
+        this.lastCommitted.delete(tp);
+        this.lastRecord.delete(tp);
+      }
     }
   }
 
@@ -375,7 +407,9 @@ export class Dispatcher<M extends ConsumedMessage> {
     for (const { topic, partition } of list) {
       const tp = this.tpName(topic, partition);
       this.unhandled.delete(tp);
+      this.unhandledMarked.delete(tp);
       this.lastCommitted.delete(tp);
+      this.lastRecord.delete(tp);
       this.leaving.delete(tp);
       this.resequencer.forget(topic, partition);
     }
@@ -414,7 +448,9 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Forgets every offset (after a stop: the next run starts from the committed offsets). */
   clear(): void {
     this.unhandled.clear();
+    this.unhandledMarked.clear();
     this.lastCommitted.clear();
+    this.lastRecord.clear();
     this.leaving.clear();
   }
 }

@@ -31,8 +31,8 @@ interface TopicPartition {
   topic: string;
   partition: number;
   offset?: number;
-  /** Committed with the offset (commit, commitSync), or read with it (committed). */
-  metadata?: Buffer;
+  /** Committed with the offset (commit, commitSync: a string is sent as its latin1 bytes), or read with it (committed: a Buffer). */
+  metadata?: Buffer | string;
 }
 
 /** A consumed message, as node-rdkafka's: key and value are views of its batch's buffer. */
@@ -123,7 +123,9 @@ function columns(list: readonly TopicPartition[], withOffsets: boolean): [string
 
 /** Each partition's metadata as commit() takes it, or undefined when none has any. */
 function metadataOf(list: readonly TopicPartition[]): Array<Uint8Array | undefined> | undefined {
-  return list.some((p) => p.metadata !== undefined) ? list.map((p) => p.metadata) : undefined;
+  return list.some((p) => p.metadata !== undefined)
+    ? list.map((p) => (typeof p.metadata === 'string' ? Buffer.from(p.metadata, 'latin1') : p.metadata))
+    : undefined;
 }
 
 export class NativeConsumer extends EventEmitter {

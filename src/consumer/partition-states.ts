@@ -8,6 +8,7 @@ import type { OrderHeader } from '../partitioner/headers';
 import { allowedPartitions } from '../partitioner/allowed';
 import { PARTITIONERS } from '../core/hash';
 import type { ConsumedMessage } from './resequencer-types';
+import type { RecordView } from './handled-record';
 
 /** What is known of one partition of a topic. */
 export interface PartitionState {
@@ -20,8 +21,20 @@ export interface PartitionState {
   committed: number;
   /** Held messages of this partition. */
   readonly held: Set<Held<any>>;
-  /** Held messages (of any partition) waiting for this partition to pass an offset. */
+  /** Held messages (of any partition) waiting for this partition to pass an offset, or for its record to show their predecessor handled. */
   watchers: Held<any>[];
+  /**
+   * The latest handled record known of this partition (handled-record.ts): read from its
+   * owner's commits while something waits for it, or committed by its previous owner when it
+   * came here. null: none.
+   */
+  record: RecordView | null;
+  /** The record committed by this partition's previous owner when it came here: what it says is handled is not handed out again. */
+  inherited: RecordView | null;
+  /** Marked messages the inherited record counts pending and that were not read again yet ("id:sequence"). */
+  inheritedMarked: Set<string> | null;
+  /** Per producer, the highest sequence of its marked messages read here (this consumer's, and the inherited record's); most recent last. */
+  readonly producers: Map<string, number>;
 }
 
 export interface TopicState {
@@ -76,7 +89,10 @@ export class PartitionStates {
   partition(topic: string, partition: number): PartitionState {
     const t = this.topic(topic);
     let s = t.partitions.get(partition);
-    if (s === undefined) t.partitions.set(partition, (s = { topic: t, partition, next: -1, first: -1, committed: -1, held: new Set(), watchers: [] }));
+    if (s === undefined) t.partitions.set(partition, (s = {
+      topic: t, partition, next: -1, first: -1, committed: -1, held: new Set(), watchers: [], record: null, inherited: null, inheritedMarked: null,
+      producers: new Map(),
+    }));
     return s;
   }
 

@@ -14,11 +14,13 @@
 //   each other in a cycle: a lane only ever waits for lower offsets of the same partition, and
 //   a chain leads back to its ANCHOR at a lower offset of that partition.
 //
-// A consumer of a group does not read every partition. A chained message whose predecessor is
-// on a partition this consumer does not own is never held for another consumer: with the
-// predecessor's offset (a handoff, order header version 2) it waits until the group's
-// committed offset of that partition has passed it (setCommitted()); without it, it is
-// released at once with `ordered: false, reason: 'unowned'`.
+// A consumer of a group does not read every partition. When the group's members commit
+// handled records (useRecords(); DynamicConsumer on the native engine does), a chained message
+// whose predecessor is on a partition another member owns waits until that partition's record
+// (setRecord(), src/consumer/handled-record.ts) shows the predecessor handled: by its offset
+// (a handoff) or by its producer and sequence. Without records, with the predecessor's offset it
+// waits until the group's committed offset of that partition has passed it (setCommitted());
+// without the offset, it is released at once with `ordered: false, reason: 'unowned'`.
 //
 // Memory is bounded (maxBufferedMessages / maxBufferedBytes): past the bound the oldest held
 // message is released with `ordered: false`; so is a message held longer than maxWaitMs (its
@@ -35,6 +37,7 @@ import { type Held, type PartitionState, PartitionStates } from './partition-sta
 import { InvalidArgTypeError } from '../core/errors';
 import { checkKey } from '../core/key';
 import { RESEQUENCER_DEFAULTS, resolveResequencerOptions } from '../core/options';
+import { type HandledRecord, RECORD_MAX_PRODUCERS, RecordView } from './handled-record';
 
 export type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from './resequencer-types';
 export { RESEQUENCER_DEFAULTS };
@@ -47,6 +50,10 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   /** The held messages, by lane, chain place and what they wait for, and oldest first. */
   private readonly holding = new HeldMessages<M>();
   private readonly topics = new PartitionStates();
+  /** The group's members commit handled records (useRecords()). */
+  private records = false;
+  /** Messages not handed out because the record their partition's previous owner committed counts them handled. */
+  skipped = 0;
 
   constructor(options: ResequencerOptions = {}, private readonly now: () => number = Date.now) {
     const o = resolveResequencerOptions(options);
@@ -93,6 +100,10 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (message.offset >= state.next) state.next = message.offset + 1;
     if (state.first < 0) this.firstSeen(state, message.offset);
     const order = orderOf(message);
+    if (order !== null && this.records) this.read(state, order);
+    // Handled by this partition's previous owner, as its last commit's record says: not again.
+    const inherited = state.inherited;
+    if (inherited !== null && message.offset < inherited.record.end && inherited.handledOffset(message.offset)) return this.skip(state, message, order);
     // Cold fast path: nothing is held in any lane, so an unmarked message has nothing to wait behind.
     if (order === null && !this.holding.laned && this.pending.length === 0) return [{ message, ordered: true, outOfOrder: false, order: null }];
 
@@ -162,6 +173,99 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   }
 
   /**
+   * The group's members commit handled records (DynamicConsumer on the native engine does): a
+   * message whose predecessor is on a partition another member owns waits until setRecord()
+   * gives a record of that partition showing it handled (or maxWaitMs), instead of going out
+   * flagged 'unowned'. Read awaited() for the partitions to read records of.
+   */
+  useRecords(): void {
+    this.records = true;
+  }
+
+  /**
+   * The latest handled record of a partition another member owns (its last commit's): held
+   * messages whose predecessor it shows handled go, in order; its offset counts as
+   * setCommitted()'s. Returns what it released.
+   */
+  setRecord(topic: string, partition: number, record: HandledRecord): Release<M>[] {
+    if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
+    if (!Number.isInteger(partition) || partition < 0) throw new InvalidArgTypeError('partition', 'a partition number', partition);
+    const state = this.topics.partition(topic, partition);
+    state.record = new RecordView(record);
+    if (record.offset > state.committed) state.committed = record.offset;
+    const out: Release<M>[] = [];
+    this.passed(state, state.committed, out);
+    return out;
+  }
+
+  /**
+   * The record the previous owner of a partition coming to this consumer committed, before its
+   * first message is read: what it counts handled is not handed out again (skipped), and what
+   * waits for a predecessor it shows handled goes. Returns what it released.
+   */
+  inherit(topic: string, partition: number, record: HandledRecord): Release<M>[] {
+    const state = this.topics.partition(topic, partition);
+    const view = new RecordView(record);
+    state.record = view;
+    state.inherited = view;
+    state.inheritedMarked = record.marked.length > 0 ? new Set(record.marked.map((m) => `${record.producers[m.producer].id}:${m.sequence}`)) : null;
+    for (const p of record.producers) {
+      const read = state.producers.get(p.id);
+      if (read === undefined || p.read > read) state.producers.set(p.id, p.read);
+    }
+    if (record.offset > state.committed) state.committed = record.offset;
+    const out: Release<M>[] = [];
+    this.passed(state, state.committed, out);
+    return out;
+  }
+
+  /**
+   * The handled record to commit with `offset` for a partition this consumer owns: `pending`,
+   * the offsets released and not handled yet, and `marked`, the order headers of those that
+   * are marked (the Dispatcher's); held messages and what an inherited record still counts
+   * pending are added here.
+   */
+  recordOf(topic: string, partition: number, offset: number, pending: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
+    const state = this.topics.partition(topic, partition);
+    const inherited = state.inherited?.record;
+    const end = Math.max(offset, state.next, inherited?.end ?? -1);
+    const offsets = new Set<number>();
+    const orders: OrderHeader[] = [];
+    for (const o of pending) if (o >= offset) offsets.add(o);
+    for (const o of marked) orders.push(o);
+    for (const h of state.held) {
+      if (h.message.offset >= offset) offsets.add(h.message.offset);
+      if (h.order !== null) orders.push(h.order);
+    }
+    if (inherited !== undefined) for (const o of inherited.pending) if (o >= offset && o >= state.next) offsets.add(o);
+    if (end > offset) offsets.add(offset);
+    // The producers most recently read, with every pending marked message of theirs: a producer
+    // left out is not known there, so its messages are never counted handled by mistake.
+    const ids = [...state.producers.keys()].slice(-RECORD_MAX_PRODUCERS);
+    const index = new Map(ids.map((id, i) => [id, i]));
+    const seen = new Set<string>();
+    const out: Array<{ producer: number; sequence: number }> = [];
+    const add = (id: string, sequence: number): void => {
+      const i = index.get(id);
+      const name = `${id}:${sequence}`;
+      if (i === undefined || seen.has(name)) return;
+      seen.add(name);
+      out.push({ producer: i, sequence });
+    };
+    for (const o of orders) add(o.producerId, o.sequence);
+    if (state.inheritedMarked !== null) {
+      for (const name of state.inheritedMarked) {
+        const at = name.lastIndexOf(':');
+        add(name.slice(0, at), Number(name.slice(at + 1)));
+      }
+    }
+    return {
+      offset, end, pending: [...offsets].sort((a, b) => a - b),
+      producers: ids.map((id) => ({ id, read: state.producers.get(id)! })), marked: out,
+    };
+  }
+
+  /**
    * Releases, out of order, what has waited longer than maxWaitMs, and forgets chains idle
    * longer than maxChainIdleMs; call it now and then (DynamicConsumer does).
    */
@@ -205,6 +309,9 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     // What waits for this partition to pass an offset keeps waiting (now for the group's commits).
     state.next = -1;
     state.first = -1;
+    state.inherited = null;
+    state.inheritedMarked = null;
+    state.producers.clear();
     return dropped;
   }
 
@@ -246,6 +353,33 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     }
   }
 
+  /** A marked message read on `state`'s partition: the producer's highest sequence read there, most recent last. */
+  private read(state: PartitionState, order: OrderHeader): void {
+    const producers = state.producers;
+    const read = producers.get(order.producerId);
+    if (read !== undefined) producers.delete(order.producerId);
+    producers.set(order.producerId, read === undefined || order.sequence > read ? order.sequence : read);
+    if (state.inheritedMarked !== null) state.inheritedMarked.delete(`${order.producerId}:${order.sequence}`);
+  }
+
+  /**
+   * A message the partition's previous owner handled (its record says so): not handed out. A
+   * marked one counts as released for its chain, so what waits for it here goes.
+   */
+  private skip(state: PartitionState, message: M, order: OrderHeader | null): Release<M>[] {
+    this.skipped++;
+    const out: Release<M>[] = this.pending.length > 0 ? this.pending.splice(0) : [];
+    if (order === null) return out;
+    const h: Held<M> = {
+      message, order, chain: chainName(message.topic, order.producerId, keyText(message.key)), lane: '', state, at: 0, bytes: 0,
+      waitsChain: false, waitsLane: false, unowned: false, released: false,
+    };
+    const at = out.length;
+    this.release(h, true, undefined, out);
+    out.splice(at, 1); // its own release: it is not handed out
+    return out;
+  }
+
   /** Releases found by firstSeen(), returned by the push() that found them. */
   private readonly pending: Release<M>[] = [];
 
@@ -265,10 +399,19 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (before === h.message.partition) {
       if (this.holding.find(h.chain, order.previous) === undefined && !this.chains.unhandledHere(h.chain, order.previous)) return;
     }
-    if (before >= 0 && order.afterOffset >= 0) {
-      const state = this.topics.partition(t.name, before);
+    const state = before >= 0 ? this.topics.partition(t.name, before) : undefined;
+    // The partition's record (its owner's last commit, or its previous owner's) shows it handled.
+    if (state !== undefined && state.record !== null && handledIn(state.record, order)) return;
+    if (state !== undefined && order.afterOffset >= 0) {
       const owned = this.topics.owns(t, before);
       if ((owned && state.first >= 0 && order.afterOffset < state.first) || order.afterOffset < state.committed) return;
+      h.waitsChain = true;
+      state.watchers.push(h);
+      this.holding.waitFor(h, order);
+      return;
+    }
+    if (state !== undefined && this.records && !this.topics.owns(t, before)) {
+      // Another member's partition: its record will show the predecessor handled.
       h.waitsChain = true;
       state.watchers.push(h);
       this.holding.waitFor(h, order);
@@ -282,14 +425,19 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     h.unowned = true;
   }
 
-  /** A partition passed `offset`: what waited for an offset below it no longer waits for its chain. */
+  /**
+   * A partition passed `offset`, or has a new record: what waited for an offset below it, or
+   * for a predecessor the record shows handled, no longer waits for its chain.
+   */
   private passed(state: PartitionState, offset: number, out: Release<M>[]): void {
     let kept = 0;
     const watchers = state.watchers;
     const ready: Held<M>[] = [];
+    const record = state.record;
     for (const h of watchers) {
       if (h.released || !h.waitsChain) continue;
-      if (h.order!.afterOffset < offset) ready.push(h);
+      const order = h.order!;
+      if ((order.afterOffset >= 0 && order.afterOffset < offset) || (record !== null && handledIn(record, order))) ready.push(h);
       else watchers[kept++] = h;
     }
     watchers.length = kept;
@@ -366,4 +514,9 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       }
     }
   }
+}
+
+/** Whether a record shows a chained message's predecessor handled: by its offset (a handoff), or by its producer and sequence. */
+function handledIn(record: RecordView, order: OrderHeader): boolean {
+  return (order.afterOffset >= 0 && record.handledOffset(order.afterOffset)) || record.handledSequence(order.producerId, order.previous);
 }

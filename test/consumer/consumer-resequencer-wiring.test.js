@@ -79,7 +79,7 @@ t.test('the handler gets ordered, outOfOrder and the decoded order header; assig
   t.same([...new Set(assigns.flatMap(([, p]) => p))].sort(), [0, 1, 2, 3], 'with every partition assigned');
 });
 
-t.test('committed offsets of awaited partitions reach setCommitted(), and its releases reach the handler', async (t) => {
+t.test('committed offsets of awaited partitions reach setCommitted() (through setRecord() with a handled record), and its releases reach the handler', async (t) => {
   const topic = 'wiring-committed';
   const reports = await produce(topic, [[0, 'm0', null], [0, 'm1', null], [0, 'm2', null]]);
   const end = reports[2].offset + 1; // what the group commits once all three are handled
@@ -96,6 +96,8 @@ t.test('committed offsets of awaited partitions reach setCommitted(), and its re
     released = true;
     return [{ message: late, ordered: false, outOfOrder: true, reason: 'unowned', order: null }];
   };
+  // On the native engine the group's commits carry handled records: their offset is the committed one.
+  c.resequencer.setRecord = (tp, partition, record) => c.resequencer.setCommitted(tp, partition, record.offset);
   await c.connect();
   const seen = [];
   const deadline = setTimeout(() => c.stop(), 30000);

@@ -1,0 +1,230 @@
+// The handled record a consumer commits with each partition's offset (Kafka's commit metadata):
+// what it has handled above the committed offset, and what the group's other members need to
+// release a split key's messages whose predecessor is on this partition. The format and its
+// sizes are docs/ordering.md's ("The handled record"); the Resequencer reads records
+// (src/consumer/resequencer.ts), the Dispatcher and Commits write them (dispatch.ts, commits.ts).
+//
+// Text, since Kafka's metadata is a string: `kdp1:` and the base64 of
+//   varint   end - offset            offsets in [offset, end) were read; above end, nothing is known
+//   byte     0: deltas | 1: bitmap   how the pending offsets are written (the smaller of the two)
+//   ...      pending offsets in (offset, end): varint count, then varint gaps; or a bitmap of (offset, end)
+//   varint   producers, then per producer 8 bytes of id and varint highest sequence read here
+//   varint   pending marked messages, then per message varint producer index and varint sequence
+// `offset` itself (the committed offset) is pending whenever end > offset: that is why it is committed.
+
+import { Buffer } from 'node:buffer';
+
+/** What a member has handled of one partition, as of one commit. */
+export interface HandledRecord {
+  /** The committed offset: every message below it is handled. */
+  readonly offset: number;
+  /** Offsets in [offset, end) that are not pending are handled (or hold no message); nothing is known from end on. */
+  readonly end: number;
+  /** Offsets in [offset, end) not handled yet, ascending (offset itself first when end > offset). */
+  readonly pending: readonly number[];
+  /** Per producer whose marked messages were read here: its id (16 hex digits) and the highest sequence read. */
+  readonly producers: ReadonlyArray<{ readonly id: string; readonly read: number }>;
+  /** Marked messages read here and not handled yet: their producer's index in `producers` and their sequence. */
+  readonly marked: ReadonlyArray<{ readonly producer: number; readonly sequence: number }>;
+}
+
+/** The record's text starts so: a record of another client (or garbled text) is told apart by it and by its parse. */
+export const RECORD_PREFIX = 'kdp1:';
+/** Kafka's default offset.metadata.max.bytes, the broker's limit per partition (characters). */
+export const RECORD_MAX_CHARS = 4096;
+/** Past this share of the limit, a consumer stops taking messages of the partition until it is below half. */
+export const RECORD_PRESSURE = 0.75;
+/** Producers kept in a record: the most recently read. */
+export const RECORD_MAX_PRODUCERS = 64;
+
+const DELTAS = 0;
+const BITMAP = 1;
+
+class Writer {
+  private bytes: number[] = [];
+  varint(n: number): void {
+    // Unsigned LEB128, for integers up to 2^53.
+    while (n >= 0x80) {
+      this.bytes.push((n % 0x80) | 0x80);
+      n = Math.floor(n / 0x80);
+    }
+    this.bytes.push(n);
+  }
+  byte(n: number): void {
+    this.bytes.push(n & 0xff);
+  }
+  raw(b: Buffer): void {
+    for (const x of b) this.bytes.push(x);
+  }
+  get length(): number {
+    return this.bytes.length;
+  }
+  buffer(): Buffer {
+    return Buffer.from(this.bytes);
+  }
+}
+
+class Reader {
+  private at = 0;
+  constructor(private readonly b: Buffer) {}
+  varint(): number {
+    let n = 0;
+    let scale = 1;
+    for (let i = 0; i < 8; i++) {
+      if (this.at >= this.b.length) throw new RangeError('truncated');
+      const x = this.b[this.at++];
+      n += (x & 0x7f) * scale;
+      if (x < 0x80) return n;
+      scale *= 0x80;
+    }
+    throw new RangeError('varint too long');
+  }
+  byte(): number {
+    if (this.at >= this.b.length) throw new RangeError('truncated');
+    return this.b[this.at++];
+  }
+  raw(n: number): Buffer {
+    if (this.at + n > this.b.length) throw new RangeError('truncated');
+    const out = this.b.subarray(this.at, this.at + n);
+    this.at += n;
+    return out;
+  }
+  get done(): boolean {
+    return this.at === this.b.length;
+  }
+}
+
+/** The pending offsets above `offset` as gaps (each from the one before, the first from `offset`). */
+function deltas(offset: number, pending: readonly number[]): Buffer {
+  const w = new Writer();
+  w.byte(DELTAS);
+  const above = pending[0] === offset ? 1 : 0;
+  w.varint(pending.length - above);
+  let last = offset;
+  for (let i = above; i < pending.length; i++) {
+    w.varint(pending[i] - last - 1);
+    last = pending[i];
+  }
+  return w.buffer();
+}
+
+/** The pending offsets of (offset, end) as a bitmap, one bit per offset. */
+function bitmap(offset: number, end: number, pending: readonly number[]): Buffer {
+  const bits = Math.max(0, end - offset - 1);
+  const out = Buffer.alloc(1 + Math.ceil(bits / 8));
+  out[0] = BITMAP;
+  for (const p of pending) {
+    if (p === offset) continue;
+    const i = p - offset - 1;
+    out[1 + (i >> 3)] |= 1 << (i & 7);
+  }
+  return out;
+}
+
+/** A record as text: the smaller of its two encodings of the pending offsets. */
+export function encodeRecord(record: HandledRecord): string {
+  const w = new Writer();
+  w.varint(record.end - record.offset);
+  const d = deltas(record.offset, record.pending);
+  // A bitmap costs one bit per offset read: worth it only for many pending offsets close together.
+  const span = record.end - record.offset;
+  const pending = span <= d.length * 8 ? bitmap(record.offset, record.end, record.pending) : d;
+  w.raw(pending.length < d.length ? pending : d);
+  w.varint(record.producers.length);
+  for (const p of record.producers) {
+    w.raw(Buffer.from(p.id, 'hex'));
+    w.varint(p.read);
+  }
+  w.varint(record.marked.length);
+  for (const m of record.marked) {
+    w.varint(m.producer);
+    w.varint(m.sequence);
+  }
+  return RECORD_PREFIX + w.buffer().toString('base64');
+}
+
+/**
+ * The record a commit's metadata holds, with the offset committed; null when it is not one
+ * of ours (another client's metadata, an older or newer format, garbled text): never trusted.
+ */
+export function decodeRecord(metadata: unknown, offset: number): HandledRecord | null {
+  const text = typeof metadata === 'string' ? metadata : Buffer.isBuffer(metadata) ? metadata.toString('latin1') : undefined;
+  if (text === undefined || !text.startsWith(RECORD_PREFIX) || !Number.isSafeInteger(offset) || offset < 0) return null;
+  const body = text.slice(RECORD_PREFIX.length);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body)) return null;
+  try {
+    const r = new Reader(Buffer.from(body, 'base64'));
+    const end = offset + r.varint();
+    const pending: number[] = end > offset ? [offset] : [];
+    const how = r.byte();
+    if (how === DELTAS) {
+      const count = r.varint();
+      if (count > end - offset) return null;
+      let last = offset;
+      for (let i = 0; i < count; i++) {
+        last += r.varint() + 1;
+        if (last >= end) return null;
+        pending.push(last);
+      }
+    } else if (how === BITMAP) {
+      const bits = Math.max(0, end - offset - 1);
+      const map = r.raw(Math.ceil(bits / 8));
+      for (let i = 0; i < bits; i++) if (map[i >> 3] & (1 << (i & 7))) pending.push(offset + 1 + i);
+    } else return null;
+    const producerCount = r.varint();
+    if (producerCount > RECORD_MAX_PRODUCERS) return null;
+    const producers: Array<{ id: string; read: number }> = [];
+    for (let i = 0; i < producerCount; i++) producers.push({ id: r.raw(8).toString('hex'), read: r.varint() });
+    const markedCount = r.varint();
+    if (markedCount > pending.length) return null;
+    const marked: Array<{ producer: number; sequence: number }> = [];
+    for (let i = 0; i < markedCount; i++) {
+      const producer = r.varint();
+      const sequence = r.varint();
+      if (producer >= producerCount || sequence < 1) return null;
+      marked.push({ producer, sequence });
+    }
+    if (!r.done) return null;
+    return { offset, end, pending, producers, marked };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A record read back, for questions: whether an offset is handled, and whether a producer's
+ * marked message of a given sequence (known to be on this partition) is.
+ */
+export class RecordView {
+  private readonly pendingSet: Set<number>;
+  private readonly reads = new Map<string, number>();
+  private readonly markedSet = new Set<string>();
+
+  constructor(readonly record: HandledRecord) {
+    this.pendingSet = new Set(record.pending);
+    for (const p of record.producers) this.reads.set(p.id, p.read);
+    for (const m of record.marked) this.markedSet.add(`${record.producers[m.producer].id}:${m.sequence}`);
+  }
+
+  /** Whether the message at `offset` is handled (false: pending, or not read yet). */
+  handledOffset(offset: number): boolean {
+    const r = this.record;
+    return offset < r.offset || (offset < r.end && !this.pendingSet.has(offset));
+  }
+
+  /**
+   * Whether producer `id`'s marked message `sequence`, known to be on this partition, is handled:
+   * a later one of that producer was read here (a producer's messages to one partition are in
+   * the order it sent them), and it is not pending. A message that was never written counts as
+   * handled once a later one is read: nothing will come.
+   */
+  handledSequence(id: string, sequence: number): boolean {
+    const read = this.reads.get(id);
+    return read !== undefined && sequence <= read && !this.markedSet.has(`${id}:${sequence}`);
+  }
+
+  /** Highest sequence of `id` read on the partition, -1 when none. */
+  readOf(id: string): number {
+    return this.reads.get(id) ?? -1;
+  }
+}

@@ -1,0 +1,156 @@
+// A DynamicConsumer's handled records (handled-record.ts), on a client that commits metadata
+// (the native engine): the text committed with each partition's offset, made from what the
+// Dispatcher has not handled and what the Resequencer holds (commits.ts sends it); the records
+// of other members' partitions read back while a message waits for one of them; the record a
+// partition's previous owner committed, read when the partition comes here (nothing it counts
+// handled is handed out again); and their costs, counted for metrics().
+
+import type { ConsumedMessage, Release, Resequencer } from './resequencer';
+import type { Dispatcher } from './dispatch';
+import { decodeRecord, encodeRecord, RECORD_MAX_CHARS, RECORD_PRESSURE } from './handled-record';
+import { partitionKey } from './dispatch';
+
+/** What a committed offset read back holds (node-rdkafka's shape, with the native engine's metadata). */
+export interface CommittedOffset {
+  topic: string;
+  partition: number;
+  offset?: unknown;
+  metadata?: unknown;
+  error?: unknown;
+}
+
+/** What handled records cost and did, for DynamicConsumer.metrics(). */
+export interface RecordCounts {
+  /** Records committed, and their characters in all (a partition's last one: `lastChars`). */
+  committed: number;
+  committedChars: number;
+  /** Partitions committed without a record because it would not fit the broker's limit. */
+  tooLarge: number;
+  /** Reads of other members' records (one call to the group coordinator each), and the records they gave. */
+  reads: number;
+  recordsRead: number;
+  /** Commit metadata that was not a record of ours (another client's, or garbled): ignored. */
+  foreign: number;
+  /** Messages not handed out again because a partition's previous owner had handled them. */
+  skipped: number;
+  /** Partitions paused now because their record neared the limit. */
+  pressed: number;
+}
+
+export class HandledRecords<M extends ConsumedMessage> {
+  private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, foreign: 0 };
+  private warnedTooLarge = false;
+  private warnedForeign = false;
+  /** Partitions paused because their record neared the limit (partitionKey), until it is below half of it. */
+  private readonly pressed = new Map<string, { topic: string; partition: number }>();
+
+  constructor(
+    private readonly dispatch: Dispatcher<M>,
+    private readonly resequencer: Resequencer<M>,
+    /** One warning (an Error with a `code`): a record too large, foreign metadata. */
+    private readonly warn: (err: Error) => void,
+    /** Pauses (true) or resumes a partition: the back-pressure of a record near the limit. */
+    private readonly press: (partition: { topic: string; partition: number }, paused: boolean) => void,
+    private readonly maxChars = RECORD_MAX_CHARS,
+  ) {}
+
+  /** The text to commit with `offset` for a partition this consumer owns, or undefined (too large: a plain commit). */
+  textOf(topic: string, partition: number, offset: number): string | undefined {
+    const [pending, marked] = this.dispatch.unhandledOf(topic, partition);
+    const text = encodeRecord(this.resequencer.recordOf(topic, partition, offset, pending, marked));
+    this.pressure(topic, partition, text.length);
+    if (text.length > this.maxChars) {
+      this.counts.tooLarge++;
+      if (!this.warnedTooLarge) {
+        this.warnedTooLarge = true;
+        this.warn(Object.assign(new Error(`the handled record of ${topic} [${partition}] is ${text.length} characters, past the broker's ` +
+          `${this.maxChars}: committed without it (a restart may hand out again what was handled above the offset, ` +
+          'and other members wait for the committed offset); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
+      }
+      return undefined;
+    }
+    this.counts.committed++;
+    this.counts.committedChars += text.length;
+    return text;
+  }
+
+  /** Near the limit: the partition is paused (no more taken of it) until its record is below half of it. */
+  private pressure(topic: string, partition: number, chars: number): void {
+    const tp = partitionKey(topic, partition);
+    if (chars > this.maxChars * RECORD_PRESSURE && !this.pressed.has(tp)) {
+      this.pressed.set(tp, { topic, partition });
+      this.press({ topic, partition }, true);
+    } else if (chars < this.maxChars / 2 && this.pressed.has(tp)) {
+      this.pressed.delete(tp);
+      this.press({ topic, partition }, false);
+    }
+  }
+
+  /** Partitions that leave: not pressed any more (their next owner starts fresh). */
+  leave(partitions: Iterable<{ topic: string; partition: number }>): void {
+    for (const { topic, partition } of partitions) this.pressed.delete(partitionKey(topic, partition));
+  }
+
+  /** The partitions paused by pressure now (a consumer that resumes everything pauses them again). */
+  pressedPartitions(): Array<{ topic: string; partition: number }> {
+    return [...this.pressed.values()];
+  }
+
+  /** A read of other members' committed offsets is made. */
+  reading(): void {
+    this.counts.reads++;
+  }
+
+  /**
+   * Other members' committed offsets and records, read back for what waits: what they show
+   * handled goes. An entry with an error, or no offset committed yet, is skipped.
+   */
+  read(offsets: readonly CommittedOffset[]): Release<M>[] {
+    const out: Release<M>[] = [];
+    for (const tp of offsets) {
+      const offset = this.offsetOf(tp);
+      if (offset === undefined) continue;
+      const record = this.recordOf(tp, offset);
+      if (record !== null) {
+        this.counts.recordsRead++;
+        out.push(...this.resequencer.setRecord(tp.topic, tp.partition, record));
+      } else out.push(...this.resequencer.setCommitted(tp.topic, tp.partition, offset));
+    }
+    return out;
+  }
+
+  /** The records partitions coming here were committed with, given to the resequencer before their first message. */
+  inherit(offsets: readonly CommittedOffset[]): Release<M>[] {
+    const out: Release<M>[] = [];
+    for (const tp of offsets) {
+      const offset = this.offsetOf(tp);
+      const record = offset === undefined ? null : this.recordOf(tp, offset);
+      if (record !== null) out.push(...this.resequencer.inherit(tp.topic, tp.partition, record));
+    }
+    return out;
+  }
+
+  private offsetOf(tp: CommittedOffset): number | undefined {
+    return tp.error || !(typeof tp.offset === 'number' && Number.isSafeInteger(tp.offset) && tp.offset >= 0) ? undefined : tp.offset;
+  }
+
+  /** The record of an entry, or null; metadata that is not one of ours is counted and warned of once. */
+  private recordOf(tp: CommittedOffset, offset: number) {
+    const metadata = tp.metadata;
+    if (metadata === undefined || metadata === null || (metadata as { length?: number }).length === 0) return null;
+    const record = decodeRecord(metadata, offset);
+    if (record === null) {
+      this.counts.foreign++;
+      if (!this.warnedForeign) {
+        this.warnedForeign = true;
+        this.warn(Object.assign(new Error(`the commit metadata of ${tp.topic} [${tp.partition}] is not a handled record of this ` +
+          'package (another client\'s, or another format): ignored, its committed offset alone is used; warned once'), { code: 'ERR_KDP_FOREIGN_RECORD' }));
+      }
+    }
+    return record;
+  }
+
+  metrics(): RecordCounts {
+    return { ...this.counts, skipped: this.resequencer.skipped, pressed: this.pressed.size };
+  }
+}
