@@ -33,8 +33,11 @@ export { CONSUMER_DEFAULTS };
 const FETCH_QUEUE_BACKOFF_MS = 10;
 /** How long fetching is held while the handler is behind before the partitions are paused in librdkafka (ms). */
 const HOLD_MS = 1000;
-/** How often the group's committed offsets are read while the resequencer awaits some (ms). */
+/** How often the group's committed offsets are read while the resequencer awaits some (ms); with handled records, how often they are looked for. */
 const COMMITTED_READ_MS = 200;
+const RECORD_READ_MS = 20;
+/** With handled records, how soon after a marked message is handled its partition's record is committed (ms): a member may wait for it. */
+const RECORD_COMMIT_MS = 10;
 
 
 export type { HandledInfo };
@@ -68,6 +71,8 @@ export class DynamicConsumer extends EventEmitter {
   private pausedFor = 0;
   /** Fetching held (no consume call) because the handler is behind: the timer that looks again. */
   private holdTimer: NodeJS.Timeout | undefined;
+  /** A commit soon after a marked message was handled (handled records), pending. */
+  private soonTimer: NodeJS.Timeout | undefined;
   /** Bumped when a run ends: a read of committed offsets of an earlier run is ignored. */
   private generation = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -96,6 +101,7 @@ export class DynamicConsumer extends EventEmitter {
       progress: () => {
         if (this.pausedAt > 0 && this.dispatch.waiting <= this.options.maxPending / 2) this.caughtUp();
       },
+      handledMarked: () => this.commitSoon(),
     });
     this.dispatch.concurrency = this.options.concurrency;
     this.dispatch.ordering = this.options.ordering;
@@ -191,7 +197,7 @@ export class DynamicConsumer extends EventEmitter {
     this.failure = undefined;
     this.life.phase = 'running';
     this.timers.push(setInterval(() => this.commits.commit(this.assigned.values(), false), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.commits.readCommitted(), COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), this.records !== undefined ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
@@ -238,10 +244,15 @@ export class DynamicConsumer extends EventEmitter {
         this.emit('error', toKafkaError(err, 'consume'));
       } else {
         this.fetchedNothing = messages.length === 0;
+        let last: Kafka.Message | undefined;
         for (const m of messages) {
           if (!this.assigned.has(partitionKey(m.topic, m.partition))) continue; // revoked meanwhile
           this.accept(this.resequencer.push(m as Kafka.Message & ConsumedMessage));
+          // Each partition's turn in the batch (they come in runs): is its record near the limit?
+          if (this.records !== undefined && last !== undefined && (last.partition !== m.partition || last.topic !== m.topic)) this.records.taken(last.topic, last.partition);
+          last = m;
         }
+        if (this.records !== undefined && last !== undefined) this.records.taken(last.topic, last.partition);
       }
       setImmediate(() => this.fetch());
     });
@@ -327,6 +338,18 @@ export class DynamicConsumer extends EventEmitter {
    */
   metrics(): { engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; records: RecordCounts | null } {
     return { engine: this.engine, held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, records: this.records?.metrics() ?? null };
+  }
+
+  /**
+   * A marked message was handled: a member of the group may wait for it, so the records are
+   * committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs.
+   */
+  private commitSoon(): void {
+    if (this.records === undefined || this.soonTimer !== undefined || this.life.phase !== 'running') return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      if (this.life.phase === 'running') this.commits.commit(this.assigned.values(), false);
+    }, RECORD_COMMIT_MS);
   }
 
   /** A partition's record nears the broker's limit (paused), or is back below half of it (resumed unless everything is paused). */
@@ -459,6 +482,8 @@ export class DynamicConsumer extends EventEmitter {
       this.timers = [];
       if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
       this.holdTimer = undefined;
+      if (this.soonTimer !== undefined) clearTimeout(this.soonTimer);
+      this.soonTimer = undefined;
       try {
         // With the partitions revoked whose calls were still waited for: they are still ours.
         this.commits.commit([...this.assigned.values(), ...this.revoking.values()], true);

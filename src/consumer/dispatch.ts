@@ -65,6 +65,8 @@ export interface DispatchHooks<M> {
   fail(error: HandlerError): void;
   /** The queue got shorter. */
   progress(): void;
+  /** A marked message was handled (another member may wait for it). */
+  handledMarked?(): void;
 }
 
 /** What the handler gets with a message. */
@@ -308,7 +310,10 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (this.unhandled.get(task.tp) !== task.pending) return;
     const offset = task.release.message.offset;
     task.pending.delete(offset);
-    if (task.release.order !== null) this.unhandledMarked.get(task.tp)?.delete(offset);
+    if (task.release.order !== null) {
+      this.unhandledMarked.get(task.tp)?.delete(offset);
+      this.hooks.handledMarked?.();
+    }
   }
 
   /** A partition's offsets released and not handled yet, and the order headers of the marked ones among them. */

@@ -9,7 +9,9 @@
 //   byte     0: deltas | 1: bitmap   how the pending offsets are written (the smaller of the two)
 //   ...      pending offsets in (offset, end): varint count, then varint gaps; or a bitmap of (offset, end)
 //   varint   producers, then per producer 8 bytes of id and varint highest sequence read here
-//   varint   pending marked messages, then per message varint producer index and varint sequence
+//   varint   pending marked messages, then per message, ordered by producer index and sequence:
+//            varint producer index step from the message before (the first: the index), and varint
+//            sequence (the first of a producer) or step from the one before, less 1 (the others)
 // `offset` itself (the committed offset) is pending whenever end > offset: that is why it is committed.
 
 import { Buffer } from 'node:buffer';
@@ -24,7 +26,7 @@ export interface HandledRecord {
   readonly pending: readonly number[];
   /** Per producer whose marked messages were read here: its id (16 hex digits) and the highest sequence read. */
   readonly producers: ReadonlyArray<{ readonly id: string; readonly read: number }>;
-  /** Marked messages read here and not handled yet: their producer's index in `producers` and their sequence. */
+  /** Marked messages read here and not handled yet: their producer's index in `producers` and their sequence (each once). */
   readonly marked: ReadonlyArray<{ readonly producer: number; readonly sequence: number }>;
 }
 
@@ -135,10 +137,16 @@ export function encodeRecord(record: HandledRecord): string {
     w.raw(Buffer.from(p.id, 'hex'));
     w.varint(p.read);
   }
-  w.varint(record.marked.length);
-  for (const m of record.marked) {
-    w.varint(m.producer);
-    w.varint(m.sequence);
+  const marked = [...record.marked].sort((a, b) => a.producer - b.producer || a.sequence - b.sequence);
+  w.varint(marked.length);
+  let producer = 0;
+  let sequence = 0;
+  for (let i = 0; i < marked.length; i++) {
+    const m = marked[i];
+    w.varint(m.producer - producer);
+    w.varint(i > 0 && m.producer === producer ? m.sequence - sequence - 1 : m.sequence);
+    producer = m.producer;
+    sequence = m.sequence;
   }
   return RECORD_PREFIX + w.buffer().toString('base64');
 }
@@ -178,9 +186,13 @@ export function decodeRecord(metadata: unknown, offset: number): HandledRecord |
     const markedCount = r.varint();
     if (markedCount > pending.length) return null;
     const marked: Array<{ producer: number; sequence: number }> = [];
+    let producer = 0;
+    let sequence = 0;
     for (let i = 0; i < markedCount; i++) {
-      const producer = r.varint();
-      const sequence = r.varint();
+      const step = r.varint();
+      const value = r.varint();
+      sequence = i > 0 && step === 0 ? sequence + value + 1 : value;
+      producer += step;
       if (producer >= producerCount || sequence < 1) return null;
       marked.push({ producer, sequence });
     }

@@ -37,6 +37,9 @@ export interface RecordCounts {
   pressed: number;
 }
 
+/** Characters a pending message adds to a record, about (its offset's gap and, marked, its producer and sequence steps, in base64). */
+const PENDING_CHARS = 4;
+
 export class HandledRecords<M extends ConsumedMessage> {
   private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, foreign: 0 };
   private warnedTooLarge = false;
@@ -72,6 +75,18 @@ export class HandledRecords<M extends ConsumedMessage> {
     this.counts.committed++;
     this.counts.committedChars += text.length;
     return text;
+  }
+
+  /**
+   * A partition's messages were just taken: when what is pending of it (held, or released and
+   * not handled) would make its record near the limit (about 4 characters a pending message),
+   * it is paused now, before its next commit would find the record too large.
+   */
+  taken(topic: string, partition: number): void {
+    const [pending] = this.dispatch.unhandledOf(topic, partition);
+    const count = pending instanceof Set ? pending.size : 0;
+    const held = this.resequencer.heldIn(topic, partition);
+    if ((count + held) * PENDING_CHARS > this.maxChars * RECORD_PRESSURE) this.pressure(topic, partition, this.maxChars);
   }
 
   /** Near the limit: the partition is paused (no more taken of it) until its record is below half of it. */
@@ -114,7 +129,11 @@ export class HandledRecords<M extends ConsumedMessage> {
       if (record !== null) {
         this.counts.recordsRead++;
         out.push(...this.resequencer.setRecord(tp.topic, tp.partition, record));
-      } else out.push(...this.resequencer.setCommitted(tp.topic, tp.partition, offset));
+      } else {
+        // Committed without a record: a predecessor of unknown offset there cannot be told handled.
+        out.push(...this.resequencer.setCommitted(tp.topic, tp.partition, offset));
+        out.push(...this.resequencer.withoutRecord(tp.topic, tp.partition));
+      }
     }
     return out;
   }

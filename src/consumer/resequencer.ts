@@ -67,6 +67,11 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     return this.holding.count;
   }
 
+  /** Messages of a partition held now. */
+  heldIn(topic: string, partition: number): number {
+    return this.topics.get(topic)?.partitions.get(partition)?.held.size ?? 0;
+  }
+
   /** Chains (producer and key) known now. */
   get chainCount(): number {
     return this.chains.size;
@@ -199,6 +204,35 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   }
 
   /**
+   * A partition another member owns was committed without a handled record (its record did
+   * not fit the broker's limit, or its member commits none): what waits there for a predecessor
+   * of unknown offset goes now, flagged 'unowned', as without records; a handoff keeps waiting
+   * for the committed offset. Returns what it released.
+   */
+  withoutRecord(topic: string, partition: number): Release<M>[] {
+    const state = this.topics.partition(topic, partition);
+    state.record = null;
+    const out: Release<M>[] = [];
+    let kept = 0;
+    const watchers = state.watchers;
+    const ready: Held<M>[] = [];
+    for (const h of watchers) {
+      if (h.released || !h.waitsChain) continue;
+      if (h.order!.afterOffset < 0 && !this.topics.owns(state.topic, partition)) ready.push(h);
+      else watchers[kept++] = h;
+    }
+    watchers.length = kept;
+    for (const h of ready) {
+      if (h.released) continue;
+      h.unowned = true;
+      h.waitsChain = false;
+      this.holding.dropWaiter(h);
+      if (!h.waitsLane) this.release(h, false, 'unowned', out);
+    }
+    return out;
+  }
+
+  /**
    * The record the previous owner of a partition coming to this consumer committed, before its
    * first message is read: what it counts handled is not handed out again (skipped), and what
    * waits for a predecessor it shows handled goes. Returns what it released.
@@ -307,6 +341,17 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       dropped++;
     }
     // What waits for this partition to pass an offset keeps waiting (now for the group's commits).
+    // What waited here for a predecessor that would be read on it now waits for its next owner's
+    // record (or, a handoff, for the group's committed offset past it).
+    const watching = new Set(state.watchers);
+    for (const other of t.partitions.values()) {
+      for (const h of other.held) {
+        const order = h.order;
+        if (h.waitsChain && order !== null && order.afterPartition === partition && (this.records || order.afterOffset >= 0) && !watching.has(h)) {
+          state.watchers.push(h);
+        }
+      }
+    }
     state.next = -1;
     state.first = -1;
     state.inherited = null;

@@ -1,6 +1,10 @@
 'use strict';
-// A known limit of order in a consumer group (docs/ordering.md, Limits): two consumers can wait
-// for each other's committed offsets. Consumer X holds a handoff that waits for the group's
+// Two consumers waiting for each other's committed offsets (docs/ordering.md, "Order in a
+// group"): a limit where members share only their committed offsets (engine 'client', which
+// commits no metadata), gone where they share handled records (the native engine), which show
+// each predecessor handled whatever is held below it.
+//
+// Without records: Consumer X holds a handoff that waits for the group's
 // committed offset of a partition of consumer Y to pass its predecessor; Y cannot commit that
 // far because it holds a message below it, which waits (through a chain and a lane of Y's own
 // partitions) for a handoff that waits for X's committed offset, which X's held message keeps
@@ -14,6 +18,7 @@
 // docs/ordering.md specifies them.
 const t = require('tap');
 const { Resequencer, ORDER_HEADER } = require('../..');
+const { encodeRecord, decodeRecord } = require('../../build/consumer/handled-record');
 
 const P1 = '00000000000000a1';
 const P2 = '00000000000000a2';
@@ -94,4 +99,54 @@ t.test('two consumers waiting for each other\'s commits: broken by maxWaitMs, fl
   const all = [...handled.x, ...handled.y].map((n) => n.replace(/!.*/, '')).sort();
   t.same(all, ['0@25', '0@30', '1@10', '1@20', '2@1', '2@5', '2@6'], 'every message handled once');
   t.ok([...handled.x, ...handled.y].some((n) => n.endsWith('!timeout')), 'the cycle was broken by a timeout, flagged');
+});
+
+/** Each consumer's handled records passed to the other, through their text, as DynamicConsumer commits and reads them (here handled = released). */
+function exchangeRecords(from, fromPartitions, to) {
+  const out = [];
+  for (const p of fromPartitions) {
+    const offset = from.committable('t', p);
+    if (offset === undefined) continue;
+    const text = encodeRecord(from.recordOf('t', p, offset, [], []));
+    out.push(...to.setRecord('t', p, decodeRecord(text, offset)));
+  }
+  return out;
+}
+
+t.test('with handled records the same interleaving waits for no timeout: every message in order, none flagged', async (t) => {
+  const now = 0;
+  const x = new Resequencer({ maxWaitMs: 30_000 }, () => now);
+  const y = new Resequencer({ maxWaitMs: 30_000 }, () => now);
+  x.useRecords();
+  y.useRecords();
+  x.assign('t', [1]);
+  y.assign('t', [0, 2]);
+  const handled = { x: [], y: [] };
+  const sequence = []; // both members' handling, in the order it happened
+  const take = (who, out) => {
+    handled[who].push(...names(out));
+    sequence.push(...names(out));
+  };
+  take('y', y.push(LOGS[2][0]));
+  take('x', x.push(LOGS[1][0]));
+  take('y', y.push(LOGS[0][0]));
+  take('x', exchangeRecords(y, [0, 2], x));
+  take('x', x.push(LOGS[1][1]));
+  take('y', y.push(LOGS[0][1]));
+  take('y', y.push(LOGS[2][1]));
+  take('y', y.push(LOGS[2][2]));
+  for (let round = 0; round < 10 && x.held + y.held > 0; round++) {
+    take('x', exchangeRecords(y, [0, 2], x));
+    take('y', exchangeRecords(x, [1], y));
+  }
+  t.equal(x.held + y.held, 0, 'nothing held, with no time passed (no maxWaitMs)');
+  const all = [...handled.x, ...handled.y];
+  t.same(all.filter((n) => n.includes('!')), [], 'none flagged');
+  t.same(all.sort(), ['0@25', '0@30', '1@10', '1@20', '2@1', '2@5', '2@6'], 'every message handled once');
+  // Per producer and key, send order, across members: P2's k 2@1 (Y), 1@20 (X), 2@5 (Y); P1's k
+  // 2@6 (Y) then 0@25 (Y); P3's k2 0@30 (Y) then 1@10 (X).
+  const before = (a, b) => sequence.indexOf(a) >= 0 && sequence.indexOf(a) < sequence.indexOf(b);
+  t.ok(before('2@1', '1@20') && before('1@20', '2@5'), "P2's messages of k in send order across X and Y");
+  t.ok(before('2@6', '0@25'), "P1's anchor of k before its spread message");
+  t.ok(before('0@30', '1@10'), "P3's messages of k2 in send order across Y and X");
 });

@@ -1,0 +1,134 @@
+'use strict';
+// The handled record a consumer commits as Kafka commit metadata (docs/ordering.md, "The handled
+// record"): its bytes as the format specifies them (the expected bytes are written by hand from
+// the format's table, not from the encoder), both encodings of the pending offsets read back,
+// the smaller kept, what it answers (is an offset handled, is a producer's sequence), its size
+// within the broker's 4,096 characters, and metadata that is not a record of ours refused.
+const t = require('tap');
+const { Buffer } = require('node:buffer');
+const { encodeRecord, decodeRecord, RecordView, RECORD_PREFIX, RECORD_MAX_CHARS } = require('../../build/consumer/handled-record');
+
+const P1 = '00000000000000a1';
+const P2 = '00000000000000a2';
+const bytesOf = (text) => [...Buffer.from(text.slice(RECORD_PREFIX.length), 'base64')];
+
+t.test('the bytes of a record, as the format writes them', async (t) => {
+  const record = {
+    offset: 100, end: 180, pending: [100, 105, 106, 170],
+    producers: [{ id: P1, read: 42 }, { id: P2, read: 300 }], marked: [{ producer: 0, sequence: 40 }, { producer: 1, sequence: 300 }],
+  };
+  const text = encodeRecord(record);
+  t.ok(text.startsWith('kdp1:'), 'the prefix');
+  t.same(bytesOf(text), [
+    80, // end - offset: 80
+    0, // pending as gaps
+    3, 4, 0, 63, // 3 pending above 100: 105 (gap 4), 106 (gap 0), 170 (gap 63)
+    2, // 2 producers
+    0, 0, 0, 0, 0, 0, 0, 0xa1, 42, // P1, highest sequence read 42
+    0, 0, 0, 0, 0, 0, 0, 0xa2, 0xac, 0x02, // P2, 300 as a varint (0xac 0x02)
+    2, 0, 40, 1, 0xac, 0x02, // 2 pending marked: (P1, 40), (P2, 300)
+  ]);
+  t.same(decodeRecord(text, 100), record, 'read back');
+});
+
+t.test("a producer's pending marked messages as steps from the one before", async (t) => {
+  const record = {
+    offset: 0, end: 10, pending: [0, 1, 2, 3], producers: [{ id: P1, read: 9 }, { id: P2, read: 300 }],
+    marked: [{ producer: 1, sequence: 300 }, { producer: 0, sequence: 9 }, { producer: 0, sequence: 5 }],
+  };
+  t.same(bytesOf(encodeRecord(record)).slice(-8), [
+    3, // 3 pending marked, by producer then sequence:
+    0, 5, // P1 (index 0), sequence 5
+    0, 3, // P1 again, 9 = 5 + 3 + 1
+    1, 0xac, 0x02, // P2 (index 0 + 1), sequence 300
+  ]);
+  t.same(decodeRecord(encodeRecord(record), 0).marked, [{ producer: 0, sequence: 5 }, { producer: 0, sequence: 9 }, { producer: 1, sequence: 300 }], 'read back in that order');
+});
+
+t.test('a bitmap when it is smaller: many pending offsets close together', async (t) => {
+  const pending = [0];
+  for (let o = 1; o < 2000; o += 2) pending.push(o);
+  const record = { offset: 0, end: 2000, pending, producers: [], marked: [] };
+  const bytes = bytesOf(encodeRecord(record));
+  t.equal(bytes[2], 1, 'the bitmap kind');
+  t.equal(bytes.length, 2 + 1 + Math.ceil(1999 / 8) + 2, 'end (2 bytes), kind, 1,999 bits, no producers, no marked');
+  t.same(decodeRecord(encodeRecord(record), 0), record, 'read back');
+  const sparse = { offset: 0, end: 1_000_000, pending: [0, 10, 999_999], producers: [], marked: [] };
+  t.equal(bytesOf(encodeRecord(sparse))[3], 0, 'gaps for a few pending offsets far apart');
+  t.same(decodeRecord(encodeRecord(sparse), 0), sparse);
+});
+
+t.test('random records read back as written', async (t) => {
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let i = 0; i < 500; i++) {
+    const offset = Math.floor(random() * 1e12);
+    const span = Math.floor(random() * (random() < 0.5 ? 50 : 100_000));
+    const pending = span > 0 ? [offset] : [];
+    for (let o = offset + 1; o < offset + span && pending.length < 400; o += 1 + Math.floor(random() * (random() < 0.5 ? 3 : 5000))) pending.push(o);
+    const producers = Array.from({ length: Math.floor(random() * 5) }, (_, k) => ({ id: (0xb000 + k).toString(16).padStart(16, '0'), read: 1 + Math.floor(random() * 1e9) }));
+    // Each (producer, sequence) once, in the order the record keeps them: by producer, then sequence.
+    const names = new Set();
+    const marked = (producers.length === 0 ? [] : pending.slice(0, Math.floor(random() * pending.length))
+      .map(() => ({ producer: Math.floor(random() * producers.length), sequence: 1 + Math.floor(random() * 1e6) })))
+      .filter((m) => !names.has(`${m.producer}:${m.sequence}`) && names.add(`${m.producer}:${m.sequence}`))
+      .sort((a, b) => a.producer - b.producer || a.sequence - b.sequence);
+    const record = { offset, end: offset + span, pending, producers, marked };
+    const back = decodeRecord(encodeRecord(record), offset);
+    if (JSON.stringify(back) !== JSON.stringify(record)) {
+      t.fail(`record ${i} read back differs: ${JSON.stringify(record).slice(0, 200)}`);
+      return;
+    }
+  }
+  t.pass('500 records');
+});
+
+t.test('what a record answers', async (t) => {
+  const view = new RecordView({
+    offset: 10, end: 20, pending: [10, 14], producers: [{ id: P1, read: 9 }], marked: [{ producer: 0, sequence: 7 }],
+  });
+  t.ok(view.handledOffset(3) && view.handledOffset(9), 'below the committed offset: handled');
+  t.notOk(view.handledOffset(10) || view.handledOffset(14), 'pending: not handled');
+  t.ok(view.handledOffset(11) && view.handledOffset(19), 'read and not pending: handled');
+  t.notOk(view.handledOffset(20), 'not read yet: not known');
+  t.ok(view.handledSequence(P1, 5) && view.handledSequence(P1, 9), "a producer's sequence up to the highest read, not pending: handled");
+  t.notOk(view.handledSequence(P1, 7), 'pending');
+  t.notOk(view.handledSequence(P1, 10), 'above the highest read: not known');
+  t.notOk(view.handledSequence(P2, 1), 'a producer the record does not know');
+});
+
+t.test('within the broker limit for a busy partition: 64 producers and 600 pending offsets over 50,000', async (t) => {
+  const producers = Array.from({ length: 64 }, (_, k) => ({ id: (0xc000 + k).toString(16).padStart(16, '0'), read: 5_000_000 + k }));
+  const pending = [1_000_000];
+  for (let k = 1; k < 600; k++) pending.push(1_000_000 + k * 83);
+  const marked = pending.slice(0, 300).map((_, k) => ({ producer: k % 64, sequence: 4_000_000 + k }));
+  const text = encodeRecord({ offset: 1_000_000, end: 1_050_000, pending, producers, marked });
+  t.ok(text.length <= RECORD_MAX_CHARS, `${text.length} characters`);
+});
+
+t.test('metadata that is not a record of ours is refused, never trusted', async (t) => {
+  const good = encodeRecord({ offset: 5, end: 8, pending: [5, 7], producers: [{ id: P1, read: 3 }], marked: [{ producer: 0, sequence: 3 }] });
+  t.ok(decodeRecord(good, 5), 'premise: the good one reads');
+  t.ok(decodeRecord(Buffer.from(good, 'latin1'), 5), 'as the Buffer the native engine gives');
+  const body = Buffer.from(good.slice(RECORD_PREFIX.length), 'base64');
+  const withBody = (mutate) => {
+    const b = Buffer.from(body);
+    return RECORD_PREFIX + mutate(b).toString('base64');
+  };
+  for (const [bad, why] of [
+    ['', 'empty'],
+    ['{"consumer":"other"}', "another client's metadata"],
+    ['kdp2:' + good.slice(RECORD_PREFIX.length), 'another version'],
+    ['kdp1:!!!', 'not base64'],
+    [good.slice(0, -4), 'truncated'],
+    [withBody((b) => Buffer.concat([b, Buffer.from([0])])), 'trailing bytes'],
+    [withBody((b) => { b[1] = 7; return b; }), 'an unknown encoding of the pending offsets'],
+    [withBody((b) => { b[0] = 1; return b; }), 'a pending offset past the end'],
+    [withBody((b) => { b[b.length - 2] = 4; return b; }), 'a marked message of a producer not listed'],
+    [withBody(() => Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01])), 'a varint too long'],
+  ]) {
+    t.equal(decodeRecord(bad, 5), null, why);
+  }
+  t.equal(decodeRecord(good, -1), null, 'no offset committed');
+  t.equal(decodeRecord(42, 5), null, 'not text');
+});
