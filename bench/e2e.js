@@ -69,6 +69,8 @@ const args = flags(__filename, {
   'penalty-gain': { type: 'number', min: 0, max: 100, default: 3, help: 'slow-consumer, dynamic: the LagMonitor\'s penaltyGain (0: lag gives no penalty)' },
   seed: { type: 'number', integer: true, min: 0, default: 1, help: 'seed of the key streams (producer i uses seed + i)' },
   only: { type: 'string', choices: ['static', 'dynamic'], help: 'run one side' },
+  'producer-options': { type: 'string', arg: 'JSON', help: 'options for the dynamic producers, over the defaults (e.g. {"hotRun":200,"balanceTolerance":0.2})' },
+  'consumer-options': { type: 'string', arg: 'JSON', help: 'options for the dynamic consumers, over the run\'s (e.g. {"groupOrder":"wait"})' },
   'handler-ms': { type: 'number', arg: 'MS', min: 0.001, max: 60000, help: 'each consumer\'s handler awaits a timer of N ms per message (I/O-like) instead of the capacity delay (--capacity is then not used; slow-consumer: consumer 0\'s N doubles), with --concurrency calls at once' },
   concurrency: {
     type: 'number', integer: true, min: 1, max: 65536, default: 1,
@@ -127,6 +129,8 @@ function options() {
     dump: args.dump,
     handlerMs: args['handler-ms'] !== undefined ? args['handler-ms'] : null,
     concurrency: args.concurrency,
+    producerOptions: args['producer-options'] === undefined ? {} : JSON.parse(args['producer-options']),
+    consumerOptions: args['consumer-options'] === undefined ? {} : JSON.parse(args['consumer-options']),
   };
 }
 
@@ -241,7 +245,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
   for (let w = 0; w < o.consumerProcs; w++) {
     const count = Math.floor(o.consumers / o.consumerProcs) + (w < o.consumers % o.consumerProcs ? 1 : 0);
     const cw = worker('consumer.js', { UV_THREADPOOL_SIZE: '16' });
-    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs, commitMs: o.commitMs, handlerMs: o.handlerMs, concurrency: o.concurrency });
+    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs, commitMs: o.commitMs, handlerMs: o.handlerMs, concurrency: o.concurrency, consumerOptions: o.consumerOptions });
     consumerWorkers.push(cw);
     first += count;
   }
@@ -254,7 +258,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
   for (let p = 0; p < o.producers; p++) {
     const pw = worker('producer.js', {});
     pw.send({ cmd: 'start', side, brokers, topic, index: p, rate: o.rate / o.producers, seconds: o.warmup + o.seconds, zipf: o.zipf, keys: o.keys, seed: o.seed + p, lingerMs: o.lingerMs,
-      group, lagMonitor: slowing && side !== 'static', lagMonitorMs: o.lagIntervalMs, holdHandoffsMs: o.holdHandoffsMs, penaltyGain: o.penaltyGain });
+      group, lagMonitor: slowing && side !== 'static', lagMonitorMs: o.lagIntervalMs, holdHandoffsMs: o.holdHandoffsMs, penaltyGain: o.penaltyGain, producerOptions: o.producerOptions });
     producerWorkers.push(pw);
   }
   await Promise.all(producerWorkers.map((w) => w.next('ready')));

@@ -247,7 +247,7 @@ function staticConcurrent(consumer, index, pace, running, halt) {
 }
 
 async function startDynamic(config, index, pace) {
-  const options = { commitIntervalMs: job.commitMs, ...(job.handlerMs ? { concurrency: job.concurrency, ordering: 'key' } : {}) };
+  const options = { commitIntervalMs: job.commitMs, ...(job.handlerMs ? { concurrency: job.concurrency, ordering: 'key' } : {}), ...job.consumerOptions };
   const consumer = new DynamicConsumer(config, { 'auto.offset.reset': 'earliest' }, options);
   consumer.on('error', (err) => process.send({ type: 'warn', message: `consumer ${index}: ${err && err.message || err}` }));
   await consumer.connect();

@@ -71,7 +71,8 @@ async function start(msg) {
     producer.setPollInterval(10);
   } else {
     // 'unordered' (--resequencer-cost): the same producer without order headers.
-    producer = new DynamicProducer(global, { partitioner: 'murmur2_random' }, { orderHeaders: msg.side === 'unordered' ? 'none' : 'spread' });
+    producer = new DynamicProducer(global, { partitioner: 'murmur2_random' },
+      { orderHeaders: msg.side === 'unordered' ? 'none' : 'spread', ...msg.producerOptions });
     // Client errors (a metadata read that timed out, a broker gone for a while) are not lost
     // messages: a message that fails rejects its send(). Counted apart.
     producer.on('error', (err) => {

@@ -12,8 +12,7 @@
 /* subscribe(handle, topics[]) */
 napi_value kdp_subscribe(napi_env env, napi_callback_info info) {
   napi_value argv[2];
-  if (kdp_args(env, info, 2, argv, "subscribe(handle, topics)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 2, 2, argv, NULL, "subscribe(handle, topics)");
   if (h == NULL) return NULL;
   uint32_t n;
   char **names = kdp_strings(env, argv[1], &n);
@@ -32,11 +31,9 @@ napi_value kdp_subscribe(napi_env env, napi_callback_info info) {
  * mode ASSIGN_SET, ASSIGN_CLEAR (no list), ASSIGN_ADD or ASSIGN_REMOVE.
  */
 napi_value kdp_assignment(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
+  size_t argc;
   napi_value argv[5];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc < 2) return kdp_throw(env, 0, "assignment(handle, mode, ...)");
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 2, 5, argv, &argc, "assignment(handle, mode, topics, partitions, offsets)");
   if (h == NULL) return NULL;
   int32_t mode = 0;
   napi_get_value_int32(env, argv[1], &mode);
@@ -63,8 +60,7 @@ napi_value kdp_assignment(napi_env env, napi_callback_info info) {
 /* pause(handle, pause bool, topics[], partitions Int32Array) */
 napi_value kdp_pause(napi_env env, napi_callback_info info) {
   napi_value argv[4];
-  if (kdp_args(env, info, 4, argv, "pause(handle, pause, topics, partitions)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 4, 4, argv, NULL, "pause(handle, pause, topics, partitions)");
   if (h == NULL) return NULL;
   bool pause = false;
   napi_get_value_bool(env, argv[1], &pause);
@@ -83,8 +79,7 @@ napi_value kdp_pause(napi_env env, napi_callback_info info) {
  */
 napi_value kdp_commit(napi_env env, napi_callback_info info) {
   napi_value argv[6];
-  if (kdp_args(env, info, 6, argv, "commit(handle, topics, partitions, offsets, metadata, async)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 6, 6, argv, NULL, "commit(handle, topics, partitions, offsets, metadata, async)");
   if (h == NULL) return NULL;
   bool async = true;
   napi_get_value_bool(env, argv[5], &async);
@@ -101,8 +96,7 @@ napi_value kdp_commit(napi_env env, napi_callback_info info) {
 
 napi_value kdp_protocol(napi_env env, napi_callback_info info) {
   napi_value argv[1], out;
-  if (kdp_args(env, info, 1, argv, "protocol(handle)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 1, 1, argv, NULL, "protocol(handle)");
   if (h == NULL) return NULL;
   napi_create_string_utf8(env, rd_kafka_rebalance_protocol(h->rk), NAPI_AUTO_LENGTH, &out);
   return out;
@@ -116,8 +110,7 @@ napi_value kdp_protocol(napi_env env, napi_callback_info info) {
  */
 napi_value kdp_consume(napi_env env, napi_callback_info info) {
   napi_value argv[2], undefined;
-  if (kdp_args(env, info, 2, argv, "consume(handle, max)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 2, 2, argv, NULL, "consume(handle, max)");
   if (h == NULL) return NULL;
   int32_t max = 0;
   napi_get_value_int32(env, argv[1], &max);
@@ -251,8 +244,7 @@ napi_value kdp_consume(napi_env env, napi_callback_info info) {
 /* logs(handle): a consumer's log events (EVENT_LOG), read without waiting. */
 napi_value kdp_logs(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  if (kdp_args(env, info, 1, argv, "logs(handle)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 1, 1, argv, NULL, "logs(handle)");
   if (h == NULL || h->logq == NULL) return NULL;
   atomic_store(&h->scheduled, 0);
   rd_kafka_event_t *ev;

@@ -201,8 +201,7 @@ napi_value kdp_create(napi_env env, napi_callback_info info) {
 /* keepAlive(handle, keep): whether pending wake-ups keep the event loop alive. */
 napi_value kdp_keep_alive(napi_env env, napi_callback_info info) {
   napi_value argv[2];
-  if (kdp_args(env, info, 2, argv, "keepAlive(handle, keep)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 2, 2, argv, NULL, "keepAlive(handle, keep)");
   if (h == NULL) return NULL;
   bool keep = false;
   if (napi_get_value_bool(env, argv[1], &keep) != napi_ok) return kdp_throw(env, 0, "keepAlive: keep must be a boolean");
@@ -214,8 +213,7 @@ napi_value kdp_keep_alive(napi_env env, napi_callback_info info) {
 /* outq(handle): librdkafka's count of messages and requests not done yet. */
 napi_value kdp_outq(napi_env env, napi_callback_info info) {
   napi_value argv[1], out;
-  if (kdp_args(env, info, 1, argv, "outq(handle)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 1, 1, argv, NULL, "outq(handle)");
   if (h == NULL) return NULL;
   napi_create_int32(env, rd_kafka_outq_len(h->rk), &out);
   return out;

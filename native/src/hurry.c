@@ -49,8 +49,7 @@ void kdp_hurry_stop(kdp_handle *h) {
 /* hurry(handle): messages of a batch that should not linger were just handed over: a pulse (the first starts the thread). */
 napi_value kdp_hurry(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  if (kdp_args(env, info, 1, argv, "hurry(handle)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 1, 1, argv, NULL, "hurry(handle)");
   if (h == NULL) return NULL;
   if (!h->hurry_started) {
     pthread_mutex_init(&h->hurry_lock, NULL);

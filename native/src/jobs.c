@@ -124,11 +124,9 @@ static void start(napi_env env, kdp_handle *h, int kind, int timeout, napi_value
 
 /* (handle, timeoutMs, cb[, topic]) for metadata, flush and close. */
 static napi_value start_handle_job(napi_env env, napi_callback_info info, int kind) {
-  size_t argc = 4;
+  size_t argc;
   napi_value argv[4];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc < 3) return kdp_throw(env, 0, "(handle, timeoutMs, cb[, topic])");
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 3, 4, argv, &argc, "(handle, timeoutMs, cb[, topic])");
   if (h == NULL) return NULL;
   int32_t timeout = 0;
   napi_get_value_int32(env, argv[1], &timeout);
@@ -159,8 +157,7 @@ napi_value kdp_close(napi_env env, napi_callback_info info) { return start_handl
 /* committed(handle, topics[], partitions Int32Array, timeoutMs, cb(err, NativePartition[])). */
 napi_value kdp_committed(napi_env env, napi_callback_info info) {
   napi_value argv[5];
-  if (kdp_args(env, info, 5, argv, "committed(handle, topics, partitions, timeoutMs, cb)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 5, 5, argv, NULL, "committed(handle, topics, partitions, timeoutMs, cb)");
   if (h == NULL) return NULL;
   rd_kafka_topic_partition_list_t *list = kdp_partitions(env, argv[1], argv[2], NULL, NULL);
   if (list == NULL) return NULL;

@@ -38,6 +38,17 @@ napi_value *kdp_args(napi_env env, napi_callback_info info, size_t want, napi_va
   return argv;
 }
 
+kdp_handle *kdp_call(napi_env env, napi_callback_info info, size_t want, size_t max, napi_value *argv, size_t *argc, const char *usage) {
+  size_t n = max;
+  if (napi_get_cb_info(env, info, &n, argv, NULL, NULL) != napi_ok) return NULL;
+  if (n < want) {
+    kdp_throw(env, 0, usage);
+    return NULL;
+  }
+  if (argc != NULL) *argc = n;
+  return kdp_handle_of(env, argv[0]);
+}
+
 kdp_handle *kdp_handle_of(napi_env env, napi_value value) {
   void *data = NULL;
   napi_valuetype type;

@@ -32,5 +32,11 @@ rd_kafka_topic_partition_list_t *kdp_partitions(napi_env env, napi_value topics,
 napi_value kdp_partitions_value(napi_env env, const rd_kafka_topic_partition_list_t *list);
 /* The argument count a call needs: the arguments into argv, or NULL with "name(usage)" thrown. */
 napi_value *kdp_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv, const char *usage);
+/*
+ * A call on a handle: at least `want` and at most `max` arguments into argv (their count into
+ * *argc unless NULL; the missing ones undefined), and the open handle of the first; NULL with
+ * a JS exception pending (too few arguments: `usage` thrown).
+ */
+kdp_handle *kdp_call(napi_env env, napi_callback_info info, size_t want, size_t max, napi_value *argv, size_t *argc, const char *usage);
 
 #endif

@@ -50,8 +50,7 @@ static rd_kafka_resp_err_t produce_one(rd_kafka_t *rk, rd_kafka_topic_t *rkt, in
  */
 napi_value kdp_produce(napi_env env, napi_callback_info info) {
   napi_value argv[11], out;
-  if (kdp_args(env, info, 11, argv, "produce: 11 arguments") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 11, 11, argv, NULL, "produce: 11 arguments");
   if (h == NULL) return NULL;
   char topic[512];
   size_t topic_len;
@@ -104,8 +103,7 @@ napi_value kdp_produce(napi_env env, napi_callback_info info) {
  */
 napi_value kdp_poll(napi_env env, napi_callback_info info) {
   napi_value argv[6], out;
-  if (kdp_args(env, info, 6, argv, "poll(handle, ids, partitions, offsets, errors, timestamps)") == NULL) return NULL;
-  kdp_handle *h = kdp_handle_of(env, argv[0]);
+  kdp_handle *h = kdp_call(env, info, 6, 6, argv, NULL, "poll(handle, ids, partitions, offsets, errors, timestamps)");
   if (h == NULL) return NULL;
   int32_t *ids, *partitions, *errors;
   double *offsets, *timestamps;

@@ -46,6 +46,15 @@ export interface DynamicConsumerOptions {
   readonly revokeTimeoutMs?: number;
   /** At most this many messages per runBatches() handler call (default 100). */
   readonly handlerBatchSize?: number;
+  /**
+   * A spread key's message whose predecessor is on a partition another member of the group
+   * owns, at an offset not known: 'flag' (the default) hands it out at once, flagged
+   * `reason: 'unowned'`; 'wait' waits until that member's handled record shows the predecessor
+   * handled (docs/ordering.md, "Order in a group"). 'wait' needs the native engine (its commits
+   * carry the records), and producers that change a split key's partition in long runs (each
+   * change to another member's partition costs a commit and a read: docs/consumer.md).
+   */
+  readonly groupOrder?: 'flag' | 'wait';
 }
 
 export type MessageHandler = (message: Kafka.Message, info: HandledInfo) => void | Promise<void>;

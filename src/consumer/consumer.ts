@@ -126,6 +126,9 @@ export class DynamicConsumer extends EventEmitter {
     const engine = chosenEngine(options as { engine?: unknown } | undefined, this.options.engine);
     const addon = engine === 'client' ? undefined : nativeAddon(this.options.kafka);
     if (engine === 'native' && addon === undefined) throw new StateError(`engine 'native': ${nativeMissing()}`);
+    if (this.options.groupOrder === 'wait' && addon === undefined) {
+      throw new InvalidOptionError('options.groupOrder', "'flag' on engine 'client' (node-rdkafka commits no metadata: no handled records to wait for)", 'wait');
+    }
     try {
       this.client = addon !== undefined
         ? new NativeConsumer(addon, global, split.topic) as unknown as Kafka.KafkaConsumer
@@ -142,7 +145,7 @@ export class DynamicConsumer extends EventEmitter {
     if (this.engine === 'native') {
       // The native engine commits metadata: members share what they handled (docs/ordering.md).
       this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err), (tp, paused) => this.press(tp, paused));
-      this.resequencer.useRecords();
+      if (this.options.groupOrder === 'wait') this.resequencer.useRecords();
     }
     this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind(), this.records);
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
@@ -197,7 +200,7 @@ export class DynamicConsumer extends EventEmitter {
     this.failure = undefined;
     this.life.phase = 'running';
     this.timers.push(setInterval(() => this.commits.commit(this.assigned.values(), false), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.commits.readCommitted(), this.records !== undefined ? RECORD_READ_MS : COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), this.options.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
@@ -345,7 +348,7 @@ export class DynamicConsumer extends EventEmitter {
    * committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs.
    */
   private commitSoon(): void {
-    if (this.records === undefined || this.soonTimer !== undefined || this.life.phase !== 'running') return;
+    if (this.options.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
       if (this.life.phase === 'running') this.commits.commit(this.assigned.values(), false);

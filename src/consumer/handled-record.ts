@@ -235,6 +235,11 @@ export class RecordView {
     return read !== undefined && sequence <= read && !this.markedSet.has(`${id}:${sequence}`);
   }
 
+  /** Whether it shows a chained message's predecessor handled: by its offset (a handoff), or by its producer and sequence. */
+  handles(order: { readonly producerId: string; readonly previous: number; readonly afterOffset: number }): boolean {
+    return (order.afterOffset >= 0 && this.handledOffset(order.afterOffset)) || this.handledSequence(order.producerId, order.previous);
+  }
+
   /** Highest sequence of `id` read on the partition, -1 when none. */
   readOf(id: string): number {
     return this.reads.get(id) ?? -1;

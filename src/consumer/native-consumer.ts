@@ -11,9 +11,9 @@ import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import { inspect } from 'node:util';
 import type { Config } from '../core/config';
-import { librdkafkaEventError } from '../native/addon';
+import { emitClientEvent } from '../native/addon';
 import {
-  ASSIGN_ADD, ASSIGN_CLEAR, ASSIGN_REMOVE, ASSIGN_SET, EVENT_COMMITTED, EVENT_ERROR, EVENT_LOG, EVENT_REBALANCE, EVENT_STATS,
+  ASSIGN_ADD, ASSIGN_CLEAR, ASSIGN_REMOVE, ASSIGN_SET, EVENT_COMMITTED, EVENT_ERROR, EVENT_REBALANCE,
   HEADER_ROW_NAME_AT, HEADER_ROW_NAME_LENGTH, HEADER_ROW_SIZE, HEADER_ROW_VALUE_AT, HEADER_ROW_VALUE_LENGTH, MESSAGE_ROW_ERROR,
   MESSAGE_ROW_FIRST_HEADER, MESSAGE_ROW_HEADER_COUNT, MESSAGE_ROW_KEY_AT, MESSAGE_ROW_KEY_LENGTH, MESSAGE_ROW_OFFSET, MESSAGE_ROW_PARTITION,
   MESSAGE_ROW_SIZE, MESSAGE_ROW_TIMESTAMP, MESSAGE_ROW_TOPIC, MESSAGE_ROW_VALUE_AT, MESSAGE_ROW_VALUE_LENGTH, type NativeAddon,
@@ -163,16 +163,8 @@ export class NativeConsumer extends EventEmitter {
   }
 
   private event(...event: NativeEvent): void {
+    if (emitClientEvent(this, this.addon, event)) return;
     switch (event[0]) {
-      case EVENT_STATS:
-        this.emit('event.stats', { message: event[1] });
-        break;
-      case EVENT_ERROR:
-        if (this.listenerCount('event.error') > 0) this.emit('event.error', librdkafkaEventError(this.addon, event[1], event[2], event[3]));
-        break;
-      case EVENT_LOG:
-        this.emit('event.log', { severity: event[1], fac: event[2], message: event[3] });
-        break;
       case EVENT_REBALANCE:
         this.rebalance(event[1], event[2]);
         break;

@@ -8,7 +8,7 @@ import type { OrderHeader } from '../partitioner/headers';
 import { allowedPartitions } from '../partitioner/allowed';
 import { PARTITIONERS } from '../core/hash';
 import type { ConsumedMessage } from './resequencer-types';
-import type { RecordView } from './handled-record';
+import { type HandledRecord, RECORD_MAX_PRODUCERS, RecordView } from './handled-record';
 
 /** What is known of one partition of a topic. */
 export interface PartitionState {
@@ -121,4 +121,70 @@ export class PartitionStates {
       return false;
     }
   }
+}
+
+/**
+ * The handled record of a partition this consumer owns, to commit with `offset`: `pending` and
+ * `marked` are the Dispatcher's (released, not handled yet); held messages and what an
+ * inherited record still counts pending are added.
+ */
+export function recordOfState(state: PartitionState, offset: number, pending: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
+  const inherited = state.inherited?.record;
+  const end = Math.max(offset, state.next, inherited?.end ?? -1);
+  const offsets = new Set<number>();
+  const orders: OrderHeader[] = [];
+  for (const o of pending) if (o >= offset) offsets.add(o);
+  for (const o of marked) orders.push(o);
+  for (const h of state.held) {
+    if (h.message.offset >= offset) offsets.add(h.message.offset);
+    if (h.order !== null) orders.push(h.order);
+  }
+  if (inherited !== undefined) for (const o of inherited.pending) if (o >= offset && o >= state.next) offsets.add(o);
+  if (end > offset) offsets.add(offset);
+  // The producers most recently read, with every pending marked message of theirs: a producer
+  // left out is not known there, so its messages are never counted handled by mistake.
+  const ids = [...state.producers.keys()].slice(-RECORD_MAX_PRODUCERS);
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const seen = new Set<string>();
+  const out: Array<{ producer: number; sequence: number }> = [];
+  const add = (id: string, sequence: number): void => {
+    const i = index.get(id);
+    const name = `${id}:${sequence}`;
+    if (i === undefined || seen.has(name)) return;
+    seen.add(name);
+    out.push({ producer: i, sequence });
+  };
+  for (const o of orders) add(o.producerId, o.sequence);
+  if (state.inheritedMarked !== null) {
+    for (const name of state.inheritedMarked) {
+      const at = name.lastIndexOf(':');
+      add(name.slice(0, at), Number(name.slice(at + 1)));
+    }
+  }
+  return {
+    offset, end, pending: [...offsets].sort((a, b) => a - b),
+    producers: ids.map((id) => ({ id, read: state.producers.get(id)! })), marked: out,
+  };
+}
+
+/** The record a partition's previous owner committed, taken as this state's before its first message. */
+export function inheritRecord(state: PartitionState, record: HandledRecord): void {
+  const view = new RecordView(record);
+  state.record = view;
+  state.inherited = view;
+  state.inheritedMarked = record.marked.length > 0 ? new Set(record.marked.map((m) => `${record.producers[m.producer].id}:${m.sequence}`)) : null;
+  for (const p of record.producers) {
+    const read = state.producers.get(p.id);
+    if (read === undefined || p.read > read) state.producers.set(p.id, p.read);
+  }
+  if (record.offset > state.committed) state.committed = record.offset;
+}
+
+/** A marked message read on `state`'s partition: the producer's highest sequence read there, most recent last. */
+export function noteRead(state: PartitionState, order: OrderHeader): void {
+  const producers = state.producers;
+  const read = producers.get(order.producerId);
+  if (read !== undefined) producers.delete(order.producerId);
+  producers.set(order.producerId, read === undefined || order.sequence > read ? order.sequence : read);
+  if (state.inheritedMarked !== null) state.inheritedMarked.delete(`${order.producerId}:${order.sequence}`);
 }

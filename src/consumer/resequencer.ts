@@ -33,11 +33,11 @@ import type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from
 import { chainName, keyText, orderOf } from './message-order';
 import { ReleasedChains } from './released-chains';
 import { HeldMessages } from './held-messages';
-import { type Held, type PartitionState, PartitionStates } from './partition-states';
+import { type Held, inheritRecord, noteRead, type PartitionState, PartitionStates, recordOfState } from './partition-states';
 import { InvalidArgTypeError } from '../core/errors';
 import { checkKey } from '../core/key';
 import { RESEQUENCER_DEFAULTS, resolveResequencerOptions } from '../core/options';
-import { type HandledRecord, RECORD_MAX_PRODUCERS, RecordView } from './handled-record';
+import { type HandledRecord, RecordView } from './handled-record';
 
 export type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from './resequencer-types';
 export { RESEQUENCER_DEFAULTS };
@@ -105,7 +105,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (message.offset >= state.next) state.next = message.offset + 1;
     if (state.first < 0) this.firstSeen(state, message.offset);
     const order = orderOf(message);
-    if (order !== null && this.records) this.read(state, order);
+    if (order !== null && this.records) noteRead(state, order);
     // Handled by this partition's previous owner, as its last commit's record says: not again.
     const inherited = state.inherited;
     if (inherited !== null && message.offset < inherited.record.end && inherited.handledOffset(message.offset)) return this.skip(state, message, order);
@@ -239,15 +239,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
    */
   inherit(topic: string, partition: number, record: HandledRecord): Release<M>[] {
     const state = this.topics.partition(topic, partition);
-    const view = new RecordView(record);
-    state.record = view;
-    state.inherited = view;
-    state.inheritedMarked = record.marked.length > 0 ? new Set(record.marked.map((m) => `${record.producers[m.producer].id}:${m.sequence}`)) : null;
-    for (const p of record.producers) {
-      const read = state.producers.get(p.id);
-      if (read === undefined || p.read > read) state.producers.set(p.id, p.read);
-    }
-    if (record.offset > state.committed) state.committed = record.offset;
+    inheritRecord(state, record);
     const out: Release<M>[] = [];
     this.passed(state, state.committed, out);
     return out;
@@ -260,43 +252,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
    * pending are added here.
    */
   recordOf(topic: string, partition: number, offset: number, pending: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
-    const state = this.topics.partition(topic, partition);
-    const inherited = state.inherited?.record;
-    const end = Math.max(offset, state.next, inherited?.end ?? -1);
-    const offsets = new Set<number>();
-    const orders: OrderHeader[] = [];
-    for (const o of pending) if (o >= offset) offsets.add(o);
-    for (const o of marked) orders.push(o);
-    for (const h of state.held) {
-      if (h.message.offset >= offset) offsets.add(h.message.offset);
-      if (h.order !== null) orders.push(h.order);
-    }
-    if (inherited !== undefined) for (const o of inherited.pending) if (o >= offset && o >= state.next) offsets.add(o);
-    if (end > offset) offsets.add(offset);
-    // The producers most recently read, with every pending marked message of theirs: a producer
-    // left out is not known there, so its messages are never counted handled by mistake.
-    const ids = [...state.producers.keys()].slice(-RECORD_MAX_PRODUCERS);
-    const index = new Map(ids.map((id, i) => [id, i]));
-    const seen = new Set<string>();
-    const out: Array<{ producer: number; sequence: number }> = [];
-    const add = (id: string, sequence: number): void => {
-      const i = index.get(id);
-      const name = `${id}:${sequence}`;
-      if (i === undefined || seen.has(name)) return;
-      seen.add(name);
-      out.push({ producer: i, sequence });
-    };
-    for (const o of orders) add(o.producerId, o.sequence);
-    if (state.inheritedMarked !== null) {
-      for (const name of state.inheritedMarked) {
-        const at = name.lastIndexOf(':');
-        add(name.slice(0, at), Number(name.slice(at + 1)));
-      }
-    }
-    return {
-      offset, end, pending: [...offsets].sort((a, b) => a - b),
-      producers: ids.map((id) => ({ id, read: state.producers.get(id)! })), marked: out,
-    };
+    return recordOfState(this.topics.partition(topic, partition), offset, pending, marked);
   }
 
   /**
@@ -398,15 +354,6 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     }
   }
 
-  /** A marked message read on `state`'s partition: the producer's highest sequence read there, most recent last. */
-  private read(state: PartitionState, order: OrderHeader): void {
-    const producers = state.producers;
-    const read = producers.get(order.producerId);
-    if (read !== undefined) producers.delete(order.producerId);
-    producers.set(order.producerId, read === undefined || order.sequence > read ? order.sequence : read);
-    if (state.inheritedMarked !== null) state.inheritedMarked.delete(`${order.producerId}:${order.sequence}`);
-  }
-
   /**
    * A message the partition's previous owner handled (its record says so): not handed out. A
    * marked one counts as released for its chain, so what waits for it here goes.
@@ -446,7 +393,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     }
     const state = before >= 0 ? this.topics.partition(t.name, before) : undefined;
     // The partition's record (its owner's last commit, or its previous owner's) shows it handled.
-    if (state !== undefined && state.record !== null && handledIn(state.record, order)) return;
+    if (state !== undefined && state.record !== null && state.record.handles(order)) return;
     if (state !== undefined && order.afterOffset >= 0) {
       const owned = this.topics.owns(t, before);
       if ((owned && state.first >= 0 && order.afterOffset < state.first) || order.afterOffset < state.committed) return;
@@ -482,7 +429,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     for (const h of watchers) {
       if (h.released || !h.waitsChain) continue;
       const order = h.order!;
-      if ((order.afterOffset >= 0 && order.afterOffset < offset) || (record !== null && handledIn(record, order))) ready.push(h);
+      if ((order.afterOffset >= 0 && order.afterOffset < offset) || (record !== null && record.handles(order))) ready.push(h);
       else watchers[kept++] = h;
     }
     watchers.length = kept;
@@ -559,9 +506,4 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
       }
     }
   }
-}
-
-/** Whether a record shows a chained message's predecessor handled: by its offset (a handoff), or by its producer and sequence. */
-function handledIn(record: RecordView, order: OrderHeader): boolean {
-  return (order.afterOffset >= 0 && record.handledOffset(order.afterOffset)) || record.handledSequence(order.producerId, order.previous);
 }

@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { InvalidOptionError } from '../core/errors';
 import type { Config } from '../core/config';
 import type { KafkaLibrary } from '../core/library';
-import type { NativeAddon } from './contract';
+import type { EventEmitter } from 'node:events';
+import { EVENT_ERROR, EVENT_LOG, EVENT_STATS, type NativeAddon, type NativeEvent } from './contract';
 
 export type { NativeAddon, NativeError } from './contract';
 
@@ -79,4 +80,25 @@ export function librdkafkaEventError(addon: NativeAddon, code: number, reason: u
   const at = text.indexOf(': ');
   return Object.assign(new Error(at === -1 ? text.toLowerCase() : text.slice(at + 2).toLowerCase()),
     { code, origin: at === -1 ? undefined : text.slice(0, at).toLowerCase(), reason: String(reason), isFatal: fatal === true });
+}
+
+/**
+ * A client's own events, a producer's and a consumer's alike, emitted as node-rdkafka's
+ * ('event.stats', 'event.error' when listened to, 'event.log'); false for another kind, which
+ * the caller handles.
+ */
+export function emitClientEvent(emitter: EventEmitter, addon: NativeAddon, event: NativeEvent): boolean {
+  switch (event[0]) {
+    case EVENT_STATS:
+      emitter.emit('event.stats', { message: event[1] });
+      return true;
+    case EVENT_ERROR:
+      if (emitter.listenerCount('event.error') > 0) emitter.emit('event.error', librdkafkaEventError(addon, event[1], event[2], event[3]));
+      return true;
+    case EVENT_LOG:
+      emitter.emit('event.log', { severity: event[1], fac: event[2], message: event[3] });
+      return true;
+    default:
+      return false;
+  }
 }

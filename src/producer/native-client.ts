@@ -16,9 +16,9 @@ import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import { type Key, writeAscii } from '../core/key';
-import { librdkafkaEventError } from '../native/addon';
+import { emitClientEvent } from '../native/addon';
 import {
-  EVENT_DELIVERY_FAILED, EVENT_ERROR, EVENT_LOG, EVENT_STATS, HEADER_ROW_NAME_AT, HEADER_ROW_NAME_LENGTH, HEADER_ROW_SIZE,
+  EVENT_DELIVERY_FAILED, HEADER_ROW_NAME_AT, HEADER_ROW_NAME_LENGTH, HEADER_ROW_SIZE,
   HEADER_ROW_VALUE_AT, HEADER_ROW_VALUE_LENGTH, type NativeAddon, type NativeEvent, PRODUCE_ROW_FIRST_HEADER, PRODUCE_ROW_HEADER_COUNT,
   PRODUCE_ROW_KEY_AT, PRODUCE_ROW_KEY_LENGTH, PRODUCE_ROW_SIZE, PRODUCE_ROW_VALUE_AT, PRODUCE_ROW_VALUE_LENGTH, PRODUCED_TAKEN,
   PRODUCED_UNASSIGNED,
@@ -141,24 +141,12 @@ export class NativeClient extends EventEmitter {
   }
 
   private event(...event: NativeEvent): void {
-    switch (event[0]) {
-      case EVENT_DELIVERY_FAILED: {
-        // A failed delivery of a message produced without a slot.
-        const [, code, topic, partition, key, size, timestamp] = event;
-        this.onDelivery(undefined, code, topic, partition, -1, timestamp, size, key, undefined, -1);
-        break;
-      }
-      case EVENT_STATS:
-        this.emit('event.stats', { message: event[1] });
-        break;
-      case EVENT_ERROR:
-        if (this.listenerCount('event.error') > 0) this.emit('event.error', librdkafkaEventError(this.addon, event[1], event[2], event[3]));
-        break;
-      case EVENT_LOG:
-        this.emit('event.log', { severity: event[1], fac: event[2], message: event[3] });
-        break;
-    }
+    if (emitClientEvent(this, this.addon, event) || event[0] !== EVENT_DELIVERY_FAILED) return;
+    // A failed delivery of a message produced without a slot.
+    const [, code, topic, partition, key, size, timestamp] = event;
+    this.onDelivery(undefined, code, topic, partition, -1, timestamp, size, key, undefined, -1);
   }
+
 
   getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): void {
     this.handle.getMetadata(options, cb);

@@ -10,7 +10,7 @@ t.test('defaults', async (t) => {
   // The values the README's DynamicConsumer section states.
   t.same({ ...CONSUMER_DEFAULTS }, {
     commitIntervalMs: 250, batchSize: 500, maxPending: 5000, fetchTimeoutMs: 100, handlerRetries: 2, retryBackoffMs: 100,
-    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000, handlerBatchSize: 100,
+    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000, handlerBatchSize: 100, groupOrder: 'flag',
   });
 });
 

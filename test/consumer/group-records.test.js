@@ -57,11 +57,14 @@ function member(brokers, group, options) {
   }, {}, { engine: 'native', ...options });
 }
 
-t.test("engine 'client' commits no records: metrics().records is null", async (t) => {
+t.test("engine 'client' commits no records: metrics().records is null, and groupOrder 'wait' is refused there", async (t) => {
   const config = { 'metadata.broker.list': '127.0.0.1:1', 'group.id': 'group-records-client' };
   const client = new DynamicConsumer(config, {}, { engine: 'client' });
   t.equal(client.metrics().engine, 'client');
   t.equal(client.metrics().records, null, 'no records on the client engine');
+  t.throws(() => new DynamicConsumer(config, {}, { engine: 'client', groupOrder: 'wait' }), { name: 'InvalidOptionError', message: /groupOrder/ },
+    "groupOrder 'wait' needs the records the client engine does not commit");
+  t.throws(() => new DynamicConsumer(config, {}, { groupOrder: 'always' }), { name: 'InvalidOptionError', message: /groupOrder/ }, 'an unknown groupOrder');
   if (!skip) {
     const native = new DynamicConsumer(config, {}, { engine: 'native' });
     t.equal(native.metrics().engine, 'native');
@@ -80,7 +83,7 @@ t.test("a group of three: a spread key's order holds across members", { skip, ti
   const group = 'group-records-order';
   await createTopic(p, topic);
 
-  const members = [0, 1, 2].map(() => member(brokers, group, { commitIntervalMs: 100, resequencer: { maxWaitMs: 20000 } }));
+  const members = [0, 1, 2].map(() => member(brokers, group, { groupOrder: 'wait', commitIntervalMs: 100, resequencer: { maxWaitMs: 20000 } }));
   const owned = members.map(() => new Set());
   const moves = [];
   members.forEach((c, i) => {
