@@ -145,6 +145,7 @@ export class DynamicConsumer extends EventEmitter {
     if (this.engine === 'native') {
       // The native engine commits metadata: members share what they handled (docs/ordering.md).
       this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err), (tp, paused) => this.press(tp, paused));
+      this.resequencer.keepRecords();
       if (this.options.groupOrder === 'wait') this.resequencer.useRecords();
     }
     this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind(), this.records);

@@ -50,8 +50,10 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
   /** The held messages, by lane, chain place and what they wait for, and oldest first. */
   private readonly holding = new HeldMessages<M>();
   private readonly topics = new PartitionStates();
-  /** The group's members commit handled records (useRecords()). */
+  /** The group's members wait for each other's handled records (useRecords()). */
   private records = false;
+  /** Each producer's highest sequence read per partition is kept, for recordOf() (keepRecords(), useRecords()). */
+  private recording = false;
   /** Messages not handed out because the record their partition's previous owner committed counts them handled. */
   skipped = 0;
 
@@ -105,7 +107,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
     if (message.offset >= state.next) state.next = message.offset + 1;
     if (state.first < 0) this.firstSeen(state, message.offset);
     const order = orderOf(message);
-    if (order !== null && this.records) noteRead(state, order);
+    if (order !== null && this.recording) noteRead(state, order);
     // Handled by this partition's previous owner, as its last commit's record says: not again.
     const inherited = state.inherited;
     if (inherited !== null && message.offset < inherited.record.end && inherited.handledOffset(message.offset)) return this.skip(state, message, order);
@@ -185,6 +187,15 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> {
    */
   useRecords(): void {
     this.records = true;
+    this.recording = true;
+  }
+
+  /**
+   * This consumer commits handled records (recordOf()), whether or not it waits for others':
+   * each producer's highest sequence read on each partition is kept for them.
+   */
+  keepRecords(): void {
+    this.recording = true;
   }
 
   /**
