@@ -144,7 +144,7 @@ export class DynamicConsumer extends EventEmitter {
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     if (this.engine === 'native') {
       // The native engine commits metadata: members share what they handled (docs/ordering.md).
-      this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err), (tp, paused) => this.press(tp, paused));
+      this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err));
       this.resequencer.keepRecords();
       if (this.options.groupOrder === 'wait') this.resequencer.useRecords();
     }
@@ -248,15 +248,10 @@ export class DynamicConsumer extends EventEmitter {
         this.emit('error', toKafkaError(err, 'consume'));
       } else {
         this.fetchedNothing = messages.length === 0;
-        let last: Kafka.Message | undefined;
         for (const m of messages) {
           if (!this.assigned.has(partitionKey(m.topic, m.partition))) continue; // revoked meanwhile
           this.accept(this.resequencer.push(m as Kafka.Message & ConsumedMessage));
-          // Each partition's turn in the batch (they come in runs): is its record near the limit?
-          if (this.records !== undefined && last !== undefined && (last.partition !== m.partition || last.topic !== m.topic)) this.records.taken(last.topic, last.partition);
-          last = m;
         }
-        if (this.records !== undefined && last !== undefined) this.records.taken(last.topic, last.partition);
       }
       setImmediate(() => this.fetch());
     });
@@ -319,12 +314,7 @@ export class DynamicConsumer extends EventEmitter {
     if (partitions.length > 0) {
       try {
         if (paused) this.client.pause(partitions);
-        else {
-          this.client.resume(partitions);
-          // Partitions whose record is near the limit stay paused.
-          const pressed = this.records?.pressedPartitions() ?? [];
-          if (pressed.length > 0) this.client.pause(pressed);
-        }
+        else this.client.resume(partitions);
       } catch (err) {
         this.emit('warning', toKafkaError(err, paused ? 'pause' : 'resume'));
       }
@@ -338,7 +328,7 @@ export class DynamicConsumer extends EventEmitter {
    * handler call and in calls, and its handled records' costs (null on a client that commits no
    * metadata, engine 'client'): records committed and their characters, partitions committed
    * without one (too large), reads of other members' records, foreign metadata ignored,
-   * messages not handed out again after a restart or rebalance, partitions paused by pressure.
+   * messages not handed out again after a restart or rebalance.
    */
   metrics(): { engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; records: RecordCounts | null } {
     return { engine: this.engine, held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, records: this.records?.metrics() ?? null };
@@ -354,17 +344,6 @@ export class DynamicConsumer extends EventEmitter {
       this.soonTimer = undefined;
       if (this.life.phase === 'running') this.commits.commit(this.assigned.values(), false);
     }, RECORD_COMMIT_MS);
-  }
-
-  /** A partition's record nears the broker's limit (paused), or is back below half of it (resumed unless everything is paused). */
-  private press(tp: { topic: string; partition: number }, paused: boolean): void {
-    if (this.life.phase !== 'running' || !this.assigned.has(partitionKey(tp.topic, tp.partition)) || (!paused && this.paused)) return;
-    try {
-      if (paused) this.client.pause([tp]);
-      else this.client.resume([tp]);
-    } catch (err) {
-      this.emit('warning', toKafkaError(err, paused ? 'pause' : 'resume'));
-    }
   }
 
   /**
@@ -389,7 +368,6 @@ export class DynamicConsumer extends EventEmitter {
   private forget(partitions: TopicPartitionOffset[]): void {
     for (const { topic, partition } of partitions) this.assigned.delete(partitionKey(topic, partition));
     this.dispatch.forget(partitions);
-    this.records?.leave(partitions);
   }
 
   /** Incremental (cooperative) rebalancing: only the partitions that move are touched. */

@@ -34,8 +34,6 @@ export interface HandledRecord {
 export const RECORD_PREFIX = 'kdp1:';
 /** Kafka's default offset.metadata.max.bytes, the broker's limit per partition (characters). */
 export const RECORD_MAX_CHARS = 4096;
-/** Past this share of the limit, a consumer stops taking messages of the partition until it is below half. */
-export const RECORD_PRESSURE = 0.75;
 /** Producers kept in a record: the most recently read. */
 export const RECORD_MAX_PRODUCERS = 64;
 

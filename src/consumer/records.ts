@@ -7,8 +7,7 @@
 
 import type { ConsumedMessage, Release, Resequencer } from './resequencer';
 import type { Dispatcher } from './dispatch';
-import { decodeRecord, encodeRecord, RECORD_MAX_CHARS, RECORD_PRESSURE } from './handled-record';
-import { partitionKey } from './dispatch';
+import { decodeRecord, encodeRecord, RECORD_MAX_CHARS } from './handled-record';
 
 /** What a committed offset read back holds (node-rdkafka's shape, with the native engine's metadata). */
 export interface CommittedOffset {
@@ -33,27 +32,18 @@ export interface RecordCounts {
   foreign: number;
   /** Messages not handed out again because a partition's previous owner had handled them. */
   skipped: number;
-  /** Partitions paused now because their record neared the limit. */
-  pressed: number;
 }
-
-/** Characters a pending message adds to a record, about (its offset's gap and, marked, its producer and sequence steps, in base64). */
-const PENDING_CHARS = 4;
 
 export class HandledRecords<M extends ConsumedMessage> {
   private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, foreign: 0 };
   private warnedTooLarge = false;
   private warnedForeign = false;
-  /** Partitions paused because their record neared the limit (partitionKey), until it is below half of it. */
-  private readonly pressed = new Map<string, { topic: string; partition: number }>();
 
   constructor(
     private readonly dispatch: Dispatcher<M>,
     private readonly resequencer: Resequencer<M>,
     /** One warning (an Error with a `code`): a record too large, foreign metadata. */
     private readonly warn: (err: Error) => void,
-    /** Pauses (true) or resumes a partition: the back-pressure of a record near the limit. */
-    private readonly press: (partition: { topic: string; partition: number }, paused: boolean) => void,
     private readonly maxChars = RECORD_MAX_CHARS,
   ) {}
 
@@ -61,7 +51,6 @@ export class HandledRecords<M extends ConsumedMessage> {
   textOf(topic: string, partition: number, offset: number): string | undefined {
     const [pending, marked] = this.dispatch.unhandledOf(topic, partition);
     const text = encodeRecord(this.resequencer.recordOf(topic, partition, offset, pending, marked));
-    this.pressure(topic, partition, text.length);
     if (text.length > this.maxChars) {
       this.counts.tooLarge++;
       if (!this.warnedTooLarge) {
@@ -75,40 +64,6 @@ export class HandledRecords<M extends ConsumedMessage> {
     this.counts.committed++;
     this.counts.committedChars += text.length;
     return text;
-  }
-
-  /**
-   * A partition's messages were just taken: when what is pending of it (held, or released and
-   * not handled) would make its record near the limit (about 4 characters a pending message),
-   * it is paused now, before its next commit would find the record too large.
-   */
-  taken(topic: string, partition: number): void {
-    const [pending] = this.dispatch.unhandledOf(topic, partition);
-    const count = pending instanceof Set ? pending.size : 0;
-    const held = this.resequencer.heldIn(topic, partition);
-    if ((count + held) * PENDING_CHARS > this.maxChars * RECORD_PRESSURE) this.pressure(topic, partition, this.maxChars);
-  }
-
-  /** Near the limit: the partition is paused (no more taken of it) until its record is below half of it. */
-  private pressure(topic: string, partition: number, chars: number): void {
-    const tp = partitionKey(topic, partition);
-    if (chars > this.maxChars * RECORD_PRESSURE && !this.pressed.has(tp)) {
-      this.pressed.set(tp, { topic, partition });
-      this.press({ topic, partition }, true);
-    } else if (chars < this.maxChars / 2 && this.pressed.has(tp)) {
-      this.pressed.delete(tp);
-      this.press({ topic, partition }, false);
-    }
-  }
-
-  /** Partitions that leave: not pressed any more (their next owner starts fresh). */
-  leave(partitions: Iterable<{ topic: string; partition: number }>): void {
-    for (const { topic, partition } of partitions) this.pressed.delete(partitionKey(topic, partition));
-  }
-
-  /** The partitions paused by pressure now (a consumer that resumes everything pauses them again). */
-  pressedPartitions(): Array<{ topic: string; partition: number }> {
-    return [...this.pressed.values()];
   }
 
   /** A read of other members' committed offsets is made. */
@@ -170,6 +125,6 @@ export class HandledRecords<M extends ConsumedMessage> {
   }
 
   metrics(): RecordCounts {
-    return { ...this.counts, skipped: this.resequencer.skipped, pressed: this.pressed.size };
+    return { ...this.counts, skipped: this.resequencer.skipped };
   }
 }

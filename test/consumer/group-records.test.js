@@ -68,7 +68,7 @@ t.test("engine 'client' commits no records: metrics().records is null, and group
   if (!skip) {
     const native = new DynamicConsumer(config, {}, { engine: 'native' });
     t.equal(native.metrics().engine, 'native');
-    t.match(native.metrics().records, { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, foreign: 0, skipped: 0, pressed: 0 },
+    t.match(native.metrics().records, { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, foreign: 0, skipped: 0 },
       'the native engine counts its records from zero');
   }
 });
@@ -186,7 +186,7 @@ t.test("a group of three: a spread key's order holds across members", { skip, ti
     `${hops} changes of partition, ${crossHops} of them to another member's`);
   t.comment(`handled ${handled}, duplicates ${duplicates}, flagged ${JSON.stringify(flagged)}, inversions ${inverted.length}, most held by a member ${mostHeld}`);
   t.comment(`records per member: ${records.map((r) => `committed ${r.committed} (${Math.round(r.committedChars / Math.max(1, r.committed))} chars each), ` +
-    `too large ${r.tooLarge}, reads ${r.reads}, read ${r.recordsRead}, pressed ${r.pressed}`).join('; ')}`);
+    `too large ${r.tooLarge}, reads ${r.reads}, read ${r.recordsRead}`).join('; ')}`);
   if (warnings.length > 0) t.comment(`warnings: ${[...new Set(warnings)].join(', ')}`);
   if (inverted.length > 0) t.comment(`first inversions: ${inverted.slice(0, 10).join('; ')}`);
 
