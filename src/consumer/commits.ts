@@ -65,6 +65,7 @@ export class Commits {
     const records = this.records;
     const offsets = this.dispatch.toCommit(partitions, !sync, records && ((t, p, o) => records.textOf(t, p, o)));
     if (offsets.length === 0) return;
+    records?.sent(offsets);
     try {
       if (sync) {
         this.client.commitSync(offsets as Kafka.TopicPartitionOffset[]);

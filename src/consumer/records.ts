@@ -20,7 +20,7 @@ export interface CommittedOffset {
 
 /** What handled records cost and did, for DynamicConsumer.metrics(). */
 export interface RecordCounts {
-  /** Records committed, and their characters in all (a partition's last one: `lastChars`). */
+  /** Records committed (with an offset that went to the broker), and their characters in all. */
   committed: number;
   committedChars: number;
   /** Partitions committed without a record because it would not fit the broker's limit. */
@@ -57,13 +57,20 @@ export class HandledRecords<M extends ConsumedMessage> {
         this.warnedTooLarge = true;
         this.warn(Object.assign(new Error(`the handled record of ${topic} [${partition}] is ${text.length} characters, past the broker's ` +
           `${this.maxChars}: committed without it (a restart may hand out again what was handled above the offset, ` +
-          'and other members wait for the committed offset); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
+          'and what other members hold for a predecessor of unknown offset on it goes flagged \'unowned\'); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
       }
       return undefined;
     }
-    this.counts.committed++;
-    this.counts.committedChars += text.length;
     return text;
+  }
+
+  /** Offsets about to be committed: those with a record count as records committed (textOf() is asked also for commits that do not go). */
+  sent(offsets: ReadonlyArray<{ metadata?: string }>): void {
+    for (const { metadata } of offsets) {
+      if (metadata === undefined) continue;
+      this.counts.committed++;
+      this.counts.committedChars += metadata.length;
+    }
   }
 
   /** A read of other members' committed offsets is made. */
