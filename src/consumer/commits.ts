@@ -14,17 +14,24 @@ import type { HandledRecords } from './records';
 
 /** Kafka's codes (librdkafka's alike) of the group's refusals of a commit while it rebalances. */
 const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
-/** Kafka's codes of a refusal while the group's coordinator moves (a broker restarting). */
-const COORDINATOR_MOVING = new Set([14 /* COORDINATOR_LOAD_IN_PROGRESS */, 15 /* COORDINATOR_NOT_AVAILABLE */, 16 /* NOT_COORDINATOR */]);
+/**
+ * The codes of a commit that failed for a while only: the group's coordinator moving (Kafka's
+ * codes, a broker restarting) or the connection to it lost (librdkafka's local codes).
+ */
+const TRANSIENT = new Set([
+  14 /* COORDINATOR_LOAD_IN_PROGRESS */, 15 /* COORDINATOR_NOT_AVAILABLE */, 16 /* NOT_COORDINATOR */,
+  7 /* REQUEST_TIMED_OUT */, 13 /* NETWORK_EXCEPTION */,
+  -195 /* __TRANSPORT */, -187 /* __ALL_BROKERS_DOWN */, -185 /* __TIMED_OUT */,
+]);
 
 /**
  * What a refused commit's code says, for both consumers: the group is rebalancing (a periodic
- * commit is made again silently, one on revoke is a 'warning'), its coordinator is moving (a
- * 'warning', made again), or anything else.
+ * commit is made again silently, one on revoke is a 'warning'), the failure is transient (its
+ * coordinator moving, the connection to it lost: a 'warning', made again), or anything else.
  */
-export function commitRefusal(code: unknown): 'rebalancing' | 'coordinator' | 'other' {
+export function commitRefusal(code: unknown): 'rebalancing' | 'transient' | 'other' {
   if (typeof code !== 'number') return 'other';
-  return REBALANCING.has(code) ? 'rebalancing' : COORDINATOR_MOVING.has(code) ? 'coordinator' : 'other';
+  return REBALANCING.has(code) ? 'rebalancing' : TRANSIENT.has(code) ? 'transient' : 'other';
 }
 
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
@@ -95,9 +102,9 @@ export class Commits {
       if (!periodic) this.emit('warning', toKafkaError(err, 'commit'));
       return;
     }
-    // The group's coordinator moving (a broker restarted, in a rolling restart too): made again
-    // next time, or read again by the next owner; a 'warning', not an 'error'.
-    this.emit(refusal === 'coordinator' ? 'warning' : 'error', toKafkaError(err, 'commit'));
+    // The group's coordinator moving or out of reach (a broker restarted, in a rolling restart
+    // too): made again next time, or read again by the next owner; a 'warning', not an 'error'.
+    this.emit(refusal === 'transient' ? 'warning' : 'error', toKafkaError(err, 'commit'));
   }
 
   /**

@@ -76,8 +76,8 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
         if (!periodic) this.hooks.emit('warning', error);
         return;
       }
-      // Refused while the coordinator moves: made again next time (or read again by the next owner).
-      if (refusal === 'coordinator') {
+      // Refused while the coordinator moves or is out of reach: made again next time (or read again by the next owner).
+      if (refusal === 'transient') {
         this.hooks.emit('warning', error);
         return;
       }

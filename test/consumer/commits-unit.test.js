@@ -80,3 +80,17 @@ t.test('the KafkaJS-API adapter: the same outcomes', async (t) => {
   t.same(await kafkaJsOutcome(30, true), { events: ['error'], again: 1, threw: false }, 'another refusal, periodic: an error');
   t.same(await kafkaJsOutcome(30, false), { events: [], again: 1, threw: true }, 'another refusal, on stop: thrown');
 });
+
+t.test("failed for want of a connection (a broker going down): a 'warning', made again", async (t) => {
+  // librdkafka's local codes, as its rdkafka.h numbers them.
+  t.equal(E.ERR__TRANSPORT, -195, "librdkafka's RD_KAFKA_RESP_ERR__TRANSPORT");
+  t.equal(E.ERR__ALL_BROKERS_DOWN, -187, "librdkafka's RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN");
+  t.equal(E.ERR__TIMED_OUT, -185, "librdkafka's RD_KAFKA_RESP_ERR__TIMED_OUT");
+  t.equal(E.ERR_REQUEST_TIMED_OUT, 7, "Kafka's REQUEST_TIMED_OUT");
+  t.equal(E.ERR_NETWORK_EXCEPTION, 13, "Kafka's NETWORK_EXCEPTION");
+  for (const code of [-195, -187, -185, 7, 13]) {
+    t.same(outcome(code, true), { events: ['warning'], again: 1 }, `periodic, code ${code}`);
+    t.same(outcome(code, false), { events: ['warning'], again: 1 }, `on revoke, code ${code}`);
+    t.same(await kafkaJsOutcome(code, true), { events: ['warning'], again: 1, threw: false }, `KafkaJS API, periodic, code ${code}`);
+  }
+});
