@@ -57,6 +57,7 @@ import { configure as setUp } from "./configure";
 import { PARAMS, intParam } from "./params";
 import { decideAt, decideBatchAt, account as accountAt, DECISION } from "./decide";
 import * as topics from "./topics";
+import * as choice from "./choice";
 import { CELLS, events } from "./events";
 import { refused, estimateAt } from "./admission";
 import { spreadStepAt } from "./spread";
@@ -84,6 +85,8 @@ export function decideBatch(topic: i32, algorithm: i32, from: i32, count: i32, p
 export function topicReset(topic: i32, partitions: i32): void { topics.topicReset(topic, partitions); }
 export function topicResize(topic: i32, partitions: i32): void { topics.topicResize(topic, partitions); }
 export function tick(factor: f64, loadFactor: f64): void { topics.tick(factor, loadFactor); }
+/** One tick of the run clock of split keys' timed runs (choice.ts; splitRunMs). */
+export function runTick(): void { choice.runTick(); }
 /** Slot `topic`'s key clock and load clock (decay.ts): counts divided by them are recent messages. */
 export function currentWeight(topic: i32): f64 { return topics.topicWeight(topic); }
 export function currentLoadWeight(topic: i32): f64 { return topics.topicLoadWeight(topic); }

@@ -190,6 +190,13 @@ function worker(file, env) {
     }
     if (msg.type === 'warn') { if (w.warnings.length < 20) w.warnings.push(msg.message); return; }
     if (msg.type === 'records') { w.chunks.push(msg.records); return; }
+    if (msg.type === 'metrics') {
+      const m = msg.metrics;
+      log(`consumer ${msg.consumer}: held ${m.held}, waiting ${m.waiting}` + (m.reads === undefined ? '' : `; records committed ${m.committed} (${m.committedChars} chars), ` +
+        `${m.commits} async (${(m.commitMs / Math.max(1, m.commits)).toFixed(1)} ms each, longest ${m.commitMsMax.toFixed(0)} ms); ` +
+        `reads ${m.reads} (${(m.readMs / Math.max(1, m.reads)).toFixed(1)} ms each, longest ${m.readMsMax.toFixed(0)} ms), records read ${m.recordsRead}, skipped ${m.skipped}`));
+      return;
+    }
     if (msg.type === 'assigned' && w.onAssigned) w.onAssigned(msg);
     const list = waiting.get(msg.type);
     if (list && list.length) list.shift().resolve(msg);
@@ -365,6 +372,7 @@ function table(runs) {
     ['latency p50 ms', (r) => fmt(r.latencyMs.p50, 1)],
     ['latency p99 ms', (r) => fmt(r.latencyMs.p99, 1)],
     ['latency max ms', (r) => fmt(r.latencyMs.max, 1)],
+    ['marked (hot keys\') latency p50 / p99 ms', (r) => (r.markedLatencyMs && !Number.isNaN(r.markedLatencyMs.p99) ? `${fmt(r.markedLatencyMs.p50, 1)} / ${fmt(r.markedLatencyMs.p99, 1)}` : '-')],
     ['drain s', drainText],
     ['order violations', (r) => fmt(r.violations)],
     ['  overtaken by a flagged one', (r) => (r.side !== 'static' ? fmt(r.overtakenByFlagged) : '-')],
@@ -374,6 +382,8 @@ function table(runs) {
     ['  unexplained (last line; must be 0)', (r) => (r.side !== 'static' ? fmt(r.orderViolationsUnexplained) : '-')],
     ['(producer, key) pairs relocated / split', (r) => (r.side !== 'static' ? `${r.keysByClass.relocated} / ${r.keysByClass.split}` : '-')],
     ['split keys\' messages handed out ordered', (r) => (r.side !== 'static' && r.splitOrderedShare !== null ? `${fmt(100 * r.splitOrderedShare, 1)}% of ${r.splitMessages}` : '-')],
+    ['split keys\' hops to another consumer: n, wait p50 / p99 ms', (r) => (r.hops && r.hops.cross.n ? `${r.hops.cross.n}, ${fmt(r.hops.cross.p50, 0)} / ${fmt(r.hops.cross.p99, 0)}` : '-')],
+    ['  within a consumer / staying: wait p50 / p99 ms', (r) => (r.hops && r.hops.stay.n ? `${r.hops.sameConsumer.n ? `${fmt(r.hops.sameConsumer.p50, 0)} / ${fmt(r.hops.sameConsumer.p99, 0)}` : '-'}; ${fmt(r.hops.stay.p50, 0)} / ${fmt(r.hops.stay.p99, 0)}` : '-')],
     ['lost', (r) => fmt(r.lost)],
     ['duplicated', (r) => fmt(r.duplicated)],
     ['flagged outOfOrder', (r) => (r.side !== 'static' ? fmt(r.flaggedOutOfOrder) : '-')],

@@ -68,7 +68,7 @@ t.test('configure() reads every parameter of P_* from what the options say', asy
     sketch: { width: 2048, depth: 3, sampling: 2 }, maxTrackedKeys: 77, maxTopics: 5, maxPartitions: 96,
     horizon: { messages: 1000 }, loadHorizon: { ms: 500 }, hotThreshold: 0.3, coolThreshold: 0.2, reliefThreshold: 0.1,
     minHotMessages: 9, warmupMessages: 321, spreadFactor: 1.5, maxSpread: 7, spread: false, stickyRun: 33,
-    balanceTolerance: 0.25, hotRun: 5, relocate: false, spreadable: () => true,
+    balanceTolerance: 0.25, hotRun: 5, splitRunMs: 750, relocate: false, spreadable: () => true,
   });
   p.close();
   // What each parameter is, from the options above (README "DynamicPartitioner options").
@@ -78,6 +78,7 @@ t.test('configure() reads every parameter of P_* from what the options say', asy
     P_HOT: 0.3, P_COOL: 0.2, P_RELIEF: 0.1, P_ADMIT: 0.05, // half the lowest hot line (relief, 0.1)
     P_MIN_HOT: 9, P_WARMUP: 321, P_SPREAD_FACTOR: 1.5, P_MAX_SPREAD: 7, P_SPREAD: 0, P_STICKY_RUN: 33,
     P_WIDEN_ABOVE: 1.25, P_HOT_RUN: 5, P_RELOCATE: 0, P_ASK_ON_HOT: 1, // a spreadable() was given
+    P_SPLIT_RUN: 1, // timed runs (splitRunMs above 0)
   };
   const names = Object.keys(abi).filter((name) => name.startsWith('P_'));
   t.same(names.sort(), Object.keys(expected).sort(), 'one expected value per parameter');

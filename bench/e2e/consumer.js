@@ -267,6 +267,8 @@ async function startDynamic(config, index, pace) {
   return {
     assigned: () => assignedCount(consumer.client),
     stop: async () => {
+      const { held, waiting, records: counts } = consumer.metrics();
+      process.send({ type: 'metrics', consumer: index, metrics: { held, waiting, ...(counts ?? {}) } });
       await consumer.stop();
       await ended;
     },

@@ -92,6 +92,9 @@ function summarizeRun({ producers, parts, consumers, keys, measureFrom = -Infini
   // Latency of the messages sent in the measured window (from measureFrom, after the warm-up).
   const latency = new Float64Array(r.length);
   let measured = 0;
+  // ... and of those with an order header (a hot key's).
+  const markedLatency = new Float64Array(r.length);
+  let markedMeasured = 0;
   const perConsumer = new Array(consumers).fill(0);
   let unique = 0;
   let violations = 0;
@@ -112,6 +115,7 @@ function summarizeRun({ producers, parts, consumers, keys, measureFrom = -Infini
   const flaggedSeqs = new Map();
   const violationPairs = [];
   const split = { messages: 0, ordered: 0 };
+  const splitRows = [];
   for (const i of order) {
     const p = r.producer[i];
     const n = r.n[i];
@@ -122,13 +126,17 @@ function summarizeRun({ producers, parts, consumers, keys, measureFrom = -Infini
     if (seen < 255) handled[p][n] = seen + 1;
     if (seen > 0) continue;
     firstAt[unique++] = r.at[i];
-    if (r.sent[i] >= measureFrom) latency[measured++] = r.at[i] - r.sent[i];
+    if (r.sent[i] >= measureFrom) {
+      latency[measured++] = r.at[i] - r.sent[i];
+      if (r.flags[i] & MARKED) markedLatency[markedMeasured++] = r.at[i] - r.sent[i];
+    }
     const slot = p * keys + r.key[i];
     const kind = r.kind[i];
     if (kind & KIND_SPLIT || (kind & 7) === KINDS.spread) keyClass[slot] = 2;
     else if ((kind & 7) === KINDS.moved && keyClass[slot] === 0) keyClass[slot] = 1;
     const isFlagged = (r.flags[i] & (OUT_OF_ORDER | NOT_ORDERED)) !== 0;
     if (kind & KIND_SPLIT) {
+      splitRows.push(i);
       split.messages++;
       if (!isFlagged) split.ordered++;
     }
@@ -192,15 +200,47 @@ function summarizeRun({ producers, parts, consumers, keys, measureFrom = -Infini
     }
   });
   const lat = latency.subarray(0, measured).sort();
+  const hops = splitHops(r, splitRows, keys);
+  const markedLat = markedLatency.subarray(0, markedMeasured).sort();
   return {
+    hops,
     sent, acked, handled: unique, handlings: r.length, lost, duplicated, handledNotAcked, unknown,
     violations, violationsByKeyClass: byClass, unexplainedViolations: unexplained, unexplainedViolationsNotSplit: unexplainedRelocated,
     keysByClass, splitMessages: split.messages, splitOrderedShare: split.messages ? split.ordered / split.messages : null,
     unflaggedViolations, unflaggedWithOrderHeader: unflaggedMarked, overtakenByFlagged, unannouncedViolations: unannounced, flaggedOutOfOrder: flagged, notOrdered: hasOrdered ? notOrdered : null, flaggedReasons: reasons, withOrderHeader: marked,
     latencyMs: { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1] : NaN },
+    markedLatencyMs: { p50: quantile(markedLat, 0.5), p99: quantile(markedLat, 0.99) },
     perConsumer,
     firstHandledAt: firstAt.slice(0, unique).sort(),
   };
+}
+
+/**
+ * What a split key's change of partition cost its handling: per (producer, key), in sequence
+ * order, each message whose predecessor was on another partition (a hop) is counted, with the
+ * time it waited beyond its predecessor's handling and its own sending (at - max(predecessor's
+ * at, sent)); the same for messages that followed one on the same partition. Hops to a
+ * partition another consumer handled are counted apart (they wait for a commit and a read).
+ */
+function splitHops(r, rows, keys) {
+  rows.sort((a, b) => ((r.producer[a] * keys + r.key[a]) - (r.producer[b] * keys + r.key[b])) || (r.seq[a] - r.seq[b]));
+  const cross = [];
+  const sameConsumer = [];
+  const stay = [];
+  for (let j = 1; j < rows.length; j++) {
+    const a = rows[j - 1];
+    const b = rows[j];
+    if (r.producer[a] !== r.producer[b] || r.key[a] !== r.key[b] || r.seq[b] !== r.seq[a] + 1) continue;
+    const wait = r.at[b] - Math.max(r.at[a], r.sent[b]);
+    if (r.partition[a] === r.partition[b]) stay.push(wait);
+    else if (r.consumer[a] === r.consumer[b] && r.worker[a] === r.worker[b]) sameConsumer.push(wait);
+    else cross.push(wait);
+  }
+  const figures = (list) => {
+    const sorted = Float64Array.from(list).sort();
+    return { n: sorted.length, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), sum: sorted.reduce((s, x) => s + Math.max(0, x), 0) };
+  };
+  return { cross: figures(cross), sameConsumer: figures(sameConsumer), stay: figures(stay) };
 }
 
 /**

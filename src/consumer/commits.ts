@@ -34,6 +34,9 @@ export function commitRefusal(code: unknown): 'rebalancing' | 'transient' | 'oth
   return REBALANCING.has(code) ? 'rebalancing' : TRANSIENT.has(code) ? 'transient' : 'other';
 }
 
+/** An asynchronous commit not back after this long (ms) no longer holds back commitSoon()'s. */
+const SOON_STUCK_MS = 1000;
+
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
 const COMMITTED_READ_TIMEOUT_MS = 5000;
 
@@ -50,6 +53,10 @@ export class Commits {
   private reading = false;
   /** Bumped by reset(): a read made before it is ignored. */
   private generation = 0;
+  /** When each asynchronous commit under way was made (their results come back in order). */
+  private readonly asyncSince: number[] = [];
+  /** A commit asked for by commitSoon() while another was under way: the partitions to commit once it is back. */
+  private soon: (() => Iterable<TopicPartitionOffset>) | undefined;
 
   constructor(
     private readonly client: Kafka.KafkaConsumer,
@@ -79,14 +86,43 @@ export class Commits {
         this.emit('committed', offsets);
       } else {
         this.client.commit(offsets as Kafka.TopicPartitionOffset[]);
+        this.asyncSince.push(performance.now());
       }
     } catch (err: unknown) {
       this.done(err, offsets, false);
     }
   }
 
+  /**
+   * Commits `partitions()` now, or, while an asynchronous commit is under way, as soon as it is
+   * back: one at a time, so that a member waiting for this one's record waits for one commit,
+   * not for a queue of them at the group's coordinator. A commit not back within
+   * SOON_STUCK_MS no longer holds the next one back.
+   */
+  commitSoon(partitions: () => Iterable<TopicPartitionOffset>): void {
+    const oldest = this.asyncSince[0];
+    if (oldest !== undefined && performance.now() - oldest < SOON_STUCK_MS) {
+      this.soon = partitions;
+      return;
+    }
+    this.soon = undefined;
+    this.commit(partitions(), false);
+  }
+
+  /** An asynchronous commit's result came back: counted, and a commit that waited for it goes. */
+  private asyncDone(): void {
+    const since = this.asyncSince.shift();
+    if (since !== undefined) this.records?.commitTook(performance.now() - since);
+    const soon = this.soon;
+    if (soon !== undefined && this.asyncSince.length === 0) {
+      this.soon = undefined;
+      this.commit(soon(), false);
+    }
+  }
+
   /** The result of a commit: 'committed', or 'error' (and the offsets are committed again next time). */
   done(err: any, offsets: TopicPartitionOffset[], periodic: boolean): void {
+    if (periodic) this.asyncDone();
     const list = (offsets ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset })) as PartitionOffset[];
     // The commit result gives metadata back as Buffers: the listeners get offsets alone, as before.
     if (!err) {
@@ -123,6 +159,7 @@ export class Commits {
     this.client.committed(toppars, COMMITTED_READ_TIMEOUT_MS, (err, offsets) => {
       if (generation !== this.generation) return; // stopped meanwhile
       this.reading = false;
+      this.records?.readDone();
       if (err) {
         this.emit('warning', toKafkaError(err, 'committed'));
         return;
@@ -142,5 +179,7 @@ export class Commits {
   reset(): void {
     this.generation++;
     this.reading = false;
+    this.soon = undefined;
+    this.asyncSince.length = 0;
   }
 }

@@ -35,9 +35,9 @@ const FETCH_QUEUE_BACKOFF_MS = 10;
 const HOLD_MS = 1000;
 /** How often the group's committed offsets are read while the resequencer awaits some (ms); with handled records, how often they are looked for. */
 const COMMITTED_READ_MS = 200;
-const RECORD_READ_MS = 20;
+const RECORD_READ_MS = 5;
 /** With handled records, how soon after a marked message is handled its partition's record is committed (ms): a member may wait for it. */
-const RECORD_COMMIT_MS = 10;
+const RECORD_COMMIT_MS = 2;
 
 
 export type { HandledInfo };
@@ -47,6 +47,8 @@ export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   /** The engine under the consumer: the native batch engine, or the client library's KafkaConsumer. */
   readonly engine: 'native' | 'client';
+  /** options.groupOrder, or its default for the engine ('wait' on the native engine, 'flag' on the client). */
+  readonly groupOrder: 'flag' | 'wait';
   /** The client library (options.kafka, or node-rdkafka). */
   private readonly library: KafkaLibrary;
   readonly resequencer: Resequencer<Kafka.Message & ConsumedMessage>;
@@ -126,7 +128,9 @@ export class DynamicConsumer extends EventEmitter {
     const engine = chosenEngine(options as { engine?: unknown } | undefined, this.options.engine);
     const addon = engine === 'client' ? undefined : nativeAddon(this.options.kafka);
     if (engine === 'native' && addon === undefined) throw new StateError(`engine 'native': ${nativeMissing()}`);
-    if (this.options.groupOrder === 'wait' && addon === undefined) {
+    // Waiting for another member's handled record is the default where records are committed.
+    this.groupOrder = this.options.groupOrder ?? (addon === undefined ? 'flag' : 'wait');
+    if (this.groupOrder === 'wait' && addon === undefined) {
       throw new InvalidOptionError('options.groupOrder', "'flag' on engine 'client' (node-rdkafka commits no metadata: no handled records to wait for)", 'wait');
     }
     try {
@@ -146,7 +150,7 @@ export class DynamicConsumer extends EventEmitter {
       // The native engine commits metadata: members share what they handled (docs/ordering.md).
       this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err));
       this.resequencer.keepRecords();
-      if (this.options.groupOrder === 'wait') this.resequencer.useRecords();
+      if (this.groupOrder === 'wait') this.resequencer.useRecords();
     }
     this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind(), this.records);
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
@@ -201,7 +205,7 @@ export class DynamicConsumer extends EventEmitter {
     this.failure = undefined;
     this.life.phase = 'running';
     this.timers.push(setInterval(() => this.commits.commit(this.assigned.values(), false), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.commits.readCommitted(), this.options.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), this.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
@@ -336,13 +340,14 @@ export class DynamicConsumer extends EventEmitter {
 
   /**
    * A marked message was handled: a member of the group may wait for it, so the records are
-   * committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs.
+   * committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs (or as soon as
+   * the commit under way is back).
    */
   private commitSoon(): void {
-    if (this.options.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
+    if (this.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
-      if (this.life.phase === 'running') this.commits.commit(this.assigned.values(), false);
+      this.commits.commitSoon(() => (this.life.phase === 'running' ? this.assigned.values() : []));
     }, RECORD_COMMIT_MS);
   }
 

@@ -28,6 +28,13 @@ export interface RecordCounts {
   /** Reads of other members' records (one call to the group coordinator each), and the records they gave. */
   reads: number;
   recordsRead: number;
+  /** The time the reads took, in all and the longest (ms): what a message waiting for another member's record waits on. */
+  readMs: number;
+  readMsMax: number;
+  /** Asynchronous commits with a record made, the time they took in all and the longest (ms): what another member waiting for this one's record waits on. */
+  commits: number;
+  commitMs: number;
+  commitMsMax: number;
   /** Commit metadata that was not a record of ours (another client's, or garbled): ignored. */
   foreign: number;
   /** Messages not handed out again because a partition's previous owner had handled them. */
@@ -35,7 +42,9 @@ export interface RecordCounts {
 }
 
 export class HandledRecords<M extends ConsumedMessage> {
-  private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, foreign: 0 };
+  private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, readMs: 0, readMsMax: 0, commits: 0, commitMs: 0, commitMsMax: 0, foreign: 0 };
+  private readSince = 0;
+
   private warnedTooLarge = false;
   private warnedForeign = false;
 
@@ -76,6 +85,21 @@ export class HandledRecords<M extends ConsumedMessage> {
   /** A read of other members' committed offsets is made. */
   reading(): void {
     this.counts.reads++;
+    this.readSince = performance.now();
+  }
+
+  /** An asynchronous commit came back (taken or refused) `ms` after it was made. */
+  commitTook(ms: number): void {
+    this.counts.commits++;
+    this.counts.commitMs += ms;
+    if (ms > this.counts.commitMsMax) this.counts.commitMsMax = ms;
+  }
+
+  /** The read made last came back (with offsets or an error). */
+  readDone(): void {
+    const ms = performance.now() - this.readSince;
+    this.counts.readMs += ms;
+    if (ms > this.counts.readMsMax) this.counts.readMsMax = ms;
   }
 
   /**

@@ -225,3 +225,7 @@ export const P_HOT_RUN = 152;
 export const P_RELOCATE = 160;
 /** 1: a batch stops after a message at which a key turned hot, so the TS side can ask spreadable() before the key's next message. */
 export const P_ASK_ON_HOT = 168;
+/** 1: a split key's runs last splitRunMs (the TS side's clock ticks runTick() RUN_TICKS times in it), 0: hotRun's. */
+export const P_SPLIT_RUN = 176;
+/** Ticks of the run clock in splitRunMs. */
+export const RUN_TICKS = 4;

@@ -83,6 +83,16 @@ export interface DynamicPartitionerOptions {
    * half of balanceTolerance).
    */
   readonly hotRun?: number;
+  /**
+   * A split key (one spread over several partitions) stays on each partition it picks for
+   * about this long (ms) — but for no more than a quarter of a partition's recent messages —
+   * before it picks again; 0: its runs are hotRun's (as they are until the clock first ticks,
+   * in a synchronous loop). A consumer group restores a split key's order by
+   * waiting, at each change of partition, for the member that handled its predecessor to
+   * commit it (DynamicConsumer's groupOrder 'wait'): a few changes a second keep that wait a
+   * small part of the key's time.
+   */
+  readonly splitRunMs?: number;
   /** Topics with state at once; the least recently used one is forgotten to make room. */
   readonly maxTopics?: number;
   /** The largest partition count of a topic. */
@@ -108,6 +118,7 @@ export interface ResolvedOptions {
   readonly warmupMessages: number;
   readonly stickyRun: number;
   readonly hotRun: number;
+  readonly splitRunMs: number;
   readonly maxTopics: number;
   readonly maxPartitions: number;
 }
@@ -140,6 +151,7 @@ const PARTITIONER_FIELDS: Fields = {
   warmupMessages: number(0, 1e12).default(200),
   stickyRun: integer(1, 1e9).default(256),
   hotRun: integer(1, 1e6).default(8),
+  splitRunMs: number(0, 3_600_000).default(2000),
   maxTopics: integer(1, 1 << 16).default(64),
   maxPartitions: integer(1, 1 << 20).default(1024),
 };
@@ -319,7 +331,8 @@ export interface ResolvedConsumerOptions {
   readonly ordering: 'key' | 'partition' | 'none';
   readonly revokeTimeoutMs: number;
   readonly handlerBatchSize: number;
-  readonly groupOrder: 'flag' | 'wait';
+  /** Unset: 'wait' where the engine commits handled records (native), else 'flag'. */
+  readonly groupOrder?: 'flag' | 'wait';
   /** The Resequencer's options, defaults filled in; absent when none were given. */
   readonly resequencer?: ResolvedResequencerOptions;
   readonly kafka?: KafkaLibrary;
@@ -338,7 +351,7 @@ const CONSUMER_FIELDS: Fields = {
   ordering: oneOf(['key', 'partition', 'none'] as const).default('key'),
   revokeTimeoutMs: integer(0, MAX_TIMER_MS).default(10_000),
   handlerBatchSize: integer(1, 65_536).default(100),
-  groupOrder: oneOf(['flag', 'wait'] as const).default('flag'),
+  groupOrder: oneOf(['flag', 'wait'] as const),
 };
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);

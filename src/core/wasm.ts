@@ -30,6 +30,7 @@ export interface CoreExports {
   topicReset(topic: number, partitions: number): void;
   topicResize(topic: number, partitions: number): void;
   tick(factor: number, loadFactor: number): void;
+  runTick(): void;
   account(topic: number, partition: number): void;
   /** Keeps tracked entry `entry` on its own partition while it is tracked (spreadable() said no). */
   pin(entry: number): void;

@@ -6,7 +6,7 @@ import type { ResolvedOptions, Horizon } from '../core/options';
 import {
   P_SKETCH_WIDTH, P_SKETCH_DEPTH, P_ENTRIES, P_TOPICS, P_PARTITIONS, P_GROWTH, P_LOAD_GROWTH, P_HOT, P_COOL,
   P_ADMIT, P_MIN_HOT, P_WARMUP, P_SPREAD_FACTOR, P_MAX_SPREAD, P_SPREAD, P_STICKY_RUN, P_WIDEN_ABOVE, P_RELIEF,
-  P_SAMPLING, P_HOT_RUN, P_RELOCATE, P_ASK_ON_HOT,
+  P_SAMPLING, P_HOT_RUN, P_RELOCATE, P_ASK_ON_HOT, P_SPLIT_RUN,
 } from '../core/abi';
 
 /** Admission to exact tracking happens at this fraction of the lowest hot line. */
@@ -44,4 +44,5 @@ export function writeParams(params: Float64Array, o: ResolvedOptions): void {
   set(P_HOT_RUN, o.hotRun);
   set(P_RELOCATE, o.relocate ? 1 : 0);
   set(P_ASK_ON_HOT, o.spreadable ? 1 : 0);
+  set(P_SPLIT_RUN, o.splitRunMs > 0 ? 1 : 0);
 }

@@ -19,7 +19,7 @@ import { TopicSlots, TopicState } from './topic-slots';
 import { HotKeyTable, HotKey, Emitted } from './hot-keys';
 import { Decision, DecisionRecord, writeStaticDecision } from './decision';
 import { readStats, loadPerPartition, PartitionerStats } from './stats';
-import { startClock } from './clock';
+import { startClock, startRunClock } from './clock';
 
 export declare interface DynamicPartitioner {
   on(event: 'hot', listener: (key: HotKey) => void): this;
@@ -58,6 +58,7 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly eventCell: number;
   private readonly decisionAt: number;
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly runTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DynamicPartitionerOptions = {}) {
     super();
@@ -75,6 +76,7 @@ export class DynamicPartitioner extends EventEmitter {
     this.slots = new TopicSlots(this.core, this.regions, o, this.warnings, () => this.drainEvents(undefined, undefined, 0));
     this.hot = new HotKeyTable(this.core, this.regions, this.slots, o);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = startClock(this.core, o.horizon, o.loadHorizon);
+    if (o.splitRunMs > 0) this.runTimer = startRunClock(this.core, o.splitRunMs);
   }
 
   /**
@@ -221,9 +223,10 @@ export class DynamicPartitioner extends EventEmitter {
     return readStats(this.core, this.regions, this.options, this.slots, this.hot);
   }
 
-  /** Stops the clock of a time horizon; the partitioner stays usable (counts stop fading). */
+  /** Stops the clocks (a time horizon's, split keys' runs); the partitioner stays usable (counts stop fading, runs end by count). */
   close(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.runTimer) clearInterval(this.runTimer);
   }
 
   /** The decision for one message, its by-products left in the core's decision record; events not drained. */

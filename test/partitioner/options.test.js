@@ -65,6 +65,7 @@ const BAD = [
   [{ stickyRun: 0 }, 'options.stickyRun'], [{ stickyRun: 1.5 }, 'options.stickyRun'], [{ stickyRun: 1e9 + 1 }, 'options.stickyRun'],
   [{ stickyRun: -5 }, 'options.stickyRun'],
   [{ hotRun: 0 }, 'options.hotRun'], [{ hotRun: 1.5 }, 'options.hotRun'], [{ hotRun: 1e6 + 1 }, 'options.hotRun'], [{ hotRun: null }, 'options.hotRun'],
+  [{ splitRunMs: -1 }, 'options.splitRunMs'], [{ splitRunMs: 3_600_001 }, 'options.splitRunMs'], [{ splitRunMs: NaN }, 'options.splitRunMs'], [{ splitRunMs: '2000' }, 'options.splitRunMs'],
   [{ maxTopics: 0 }, 'options.maxTopics'], [{ maxTopics: 1.5 }, 'options.maxTopics'], [{ maxTopics: 2 ** 16 + 1 }, 'options.maxTopics'],
   [{ maxPartitions: 0 }, 'options.maxPartitions'], [{ maxPartitions: 1.5 }, 'options.maxPartitions'],
   [{ maxPartitions: 2 ** 20 + 1 }, 'options.maxPartitions'], [{ maxPartitions: '1024' }, 'options.maxPartitions'],
@@ -139,7 +140,7 @@ t.test('valid edge values are accepted', async (t) => {
     { spreadFactor: 0 }, { spreadFactor: 1e6 }, { balanceTolerance: 0 }, { balanceTolerance: 1e6 },
     { maxSpread: 0 }, { maxSpread: 1 }, { maxSpread: 2 ** 31 - 1 },
     { minHotMessages: 0 }, { minHotMessages: 1e12 }, { warmupMessages: 0 }, { warmupMessages: 1e12 },
-    { stickyRun: 1 }, { stickyRun: 1e9 }, { hotRun: 1 }, { hotRun: 1e6 },
+    { stickyRun: 1 }, { stickyRun: 1e9 }, { hotRun: 1 }, { hotRun: 1e6 }, { splitRunMs: 0 }, { splitRunMs: 3_600_000 },
     { sketch: { sampling: 1 } }, { sketch: { sampling: 64 } },
     { maxTopics: 1 }, { maxTopics: 2 ** 16, maxPartitions: 1 }, { maxPartitions: 1 }, { maxTopics: 1, maxPartitions: 2 ** 20 },
     { maxTopics: 64, maxPartitions: 2 ** 18 }, // exactly 2^24
@@ -179,7 +180,7 @@ t.test('DEFAULTS is frozen, nested objects too, and construction does not change
     partitioner: 'murmur2_random', spread: true, relocate: true, hotThreshold: 0.1, coolThreshold: 0.05, reliefThreshold: 0.025,
     horizon: { messages: 20000 }, loadHorizon: { messages: 10000 }, sketch: { width: 16384, depth: 4, sampling: 4 },
     maxTrackedKeys: 1024, spreadFactor: 1, balanceTolerance: 0.02, maxSpread: 0, minHotMessages: 16,
-    warmupMessages: 200, stickyRun: 256, hotRun: 8, maxTopics: 64, maxPartitions: 1024,
+    warmupMessages: 200, stickyRun: 256, hotRun: 8, splitRunMs: 2000, maxTopics: 64, maxPartitions: 1024,
   }, 'the documented values');
 });
 
