@@ -58,7 +58,8 @@ export class DynamicPartitioner extends EventEmitter {
   private readonly eventCell: number;
   private readonly decisionAt: number;
   private readonly timer: NodeJS.Timeout | undefined;
-  private readonly runTimer: NodeJS.Timeout | undefined;
+  /** A true private field: a Timeout is circular, and the partitioner (within a producer) must stay serialisable. */
+  readonly #runTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DynamicPartitionerOptions = {}) {
     super();
@@ -76,7 +77,7 @@ export class DynamicPartitioner extends EventEmitter {
     this.slots = new TopicSlots(this.core, this.regions, o, this.warnings, () => this.drainEvents(undefined, undefined, 0));
     this.hot = new HotKeyTable(this.core, this.regions, this.slots, o);
     if ('ms' in o.horizon || 'ms' in o.loadHorizon) this.timer = startClock(this.core, o.horizon, o.loadHorizon);
-    if (o.splitRunMs > 0) this.runTimer = startRunClock(this.core, o.splitRunMs);
+    if (o.splitRunMs > 0) this.#runTimer = startRunClock(this.core, o.splitRunMs);
   }
 
   /**
@@ -226,7 +227,7 @@ export class DynamicPartitioner extends EventEmitter {
   /** Stops the clocks (a time horizon's, split keys' runs); the partitioner stays usable (counts stop fading, runs end by count). */
   close(): void {
     if (this.timer) clearInterval(this.timer);
-    if (this.runTimer) clearInterval(this.runTimer);
+    if (this.#runTimer) clearInterval(this.#runTimer);
   }
 
   /** The decision for one message, its by-products left in the core's decision record; events not drained. */
