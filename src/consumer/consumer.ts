@@ -24,7 +24,7 @@ import { type Connectable, connectClient } from '../core/connect';
 import { Lifecycle } from '../core/lifecycle';
 import { hideSecrets } from '../core/secrets';
 import { chosenEngine, nativeAddon, nativeMissing } from '../native/addon';
-import { NativeConsumer } from './native-consumer';
+import { NativeConsumer } from '../native/consume';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, timeoutError, toKafkaError } from '../core/errors';
 
 export { CONSUMER_DEFAULTS };

@@ -13,6 +13,7 @@ import { PartitionCalls } from './partition-calls';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
+import { partitionKey } from '../core/partition-key';
 
 /** What the handler gets besides the message (from the Resequencer's Release). */
 export interface HandledInfo {
@@ -39,10 +40,8 @@ export interface PartitionOffset {
   metadata?: string;
 }
 
-/** The key of a topic-partition in the maps below. */
-export function partitionKey(topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`;
-}
+/** The key of a topic-partition in the maps below (src/core/partition-key.ts). */
+export { partitionKey };
 
 /**
  * Which handler calls may overlap: 'key' — never two of one key (its messages in release order,

@@ -5,6 +5,9 @@
 
 import { loaded } from './library';
 
+/** librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL (rdkafka.h): hold the message and retry (both engines' hand-over answer it). */
+export const ERR_QUEUE_FULL = -184;
+
 /** node-rdkafka's code for an Error it could not read a code from. */
 const UNREAD = -1;
 

@@ -17,7 +17,8 @@ import { hideSecrets } from '../core/secrets';
 import { within } from '../core/time';
 import { deliversReports, isHighLevel, nativeBinding, type NativeProducer } from './client';
 import { type Delivery, OURS, interceptReports } from './delivery';
-import { NativeClient } from './native-client';
+import { NativeClient } from '../native/produce';
+import { SendGroups } from './send-group';
 import type { Outcomes } from './outcomes';
 import type { Pending, ProducerLike } from './types';
 
@@ -106,7 +107,7 @@ export class ClientAdapter {
         // Without reports, librdkafka still reports the messages it could not deliver: they are told as 'delivery' errors.
         if (!global.dr_cb && !global.dr_msg_cb && global['delivery.report.only.error'] === undefined) global['delivery.report.only.error'] = true;
         if (global['queue.buffering.max.messages'] === undefined) global['queue.buffering.max.messages'] = NATIVE_QUEUE_MESSAGES;
-        native = new NativeClient(addon, global, topic);
+        native = new NativeClient(addon, global, topic, new SendGroups());
         client = native as unknown as ProducerLike;
       } else {
         client = new library.Producer(global as any, topic as any) as unknown as ProducerLike;

@@ -7,7 +7,7 @@
 // partition count sends the message unassigned (librdkafka places it) and asks for the count again.
 
 import type { Key } from '../core/key';
-import { ERR_QUEUE_FULL } from './backlog';
+import { ERR_QUEUE_FULL } from '../core/rdkafka-codes';
 import type { HighLevelLike, NativeProducer } from './client';
 import type { Delivery } from './delivery';
 import type { Link } from './handoff';

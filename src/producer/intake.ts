@@ -11,7 +11,7 @@ import type { Lifecycle } from '../core/lifecycle';
 import type { Backlog } from './backlog';
 import { Batch, type BatchMessage, Member } from './batch';
 import { checkMessage } from './input';
-import type { NativeClient } from './native-client';
+import type { NativeClient } from '../native/produce';
 import type { Placement } from './placement';
 import { LaterSend } from './send-group';
 import { SendPending, promiseOf } from './send-pending';

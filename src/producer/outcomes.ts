@@ -16,7 +16,7 @@ import type { Delivery } from './delivery';
 import { type Handoff, Link } from './handoff';
 import { ERR_UNKNOWN_FAILURE, ERR_UNKNOWN_PARTITION, ERR_UNKNOWN_TOPIC, type HandOver } from './hand-over';
 import type { Metadata } from './metadata';
-import { SendGroup } from './send-group';
+import { SendGroup, settledBy } from './send-group';
 import { SEND } from './types';
 import type { DeliveryReport, Pending, Queued, Waiting } from './types';
 
@@ -147,14 +147,8 @@ export class Outcomes {
    * report follows): as a refusal at produce(), its send() rejects or 'delivery' tells.
    */
   nativeRefused(opaque: unknown, code: number, topic: string, partition: number, key: unknown, member: number): void {
-    let link: Link | undefined;
-    let pending = opaque as Pending | undefined;
-    if (opaque instanceof Link) {
-      link = opaque;
-      pending = link.opaque as Pending | undefined;
-    }
-    const inner: unknown = pending;
-    if (inner instanceof SendGroup) pending = inner.member(member, key as Key | null);
+    const link = opaque instanceof Link ? opaque : undefined;
+    const pending = settledBy(opaque, member, key);
     if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
     if (link !== undefined) this.handoff!.settled(link, -1, -1);
     this.failed(code, topic, partition, key as Key, pending, false);

@@ -10,7 +10,7 @@
 // backlog.ts: messages held while librdkafka's queue is full), hand-over.ts (the client's
 // produce()), outcomes.ts (what a delivery report or a refusal does; delivery.ts: the
 // accounting). Beside it: client-adapter.ts (the client made or wrapped, connected, flushed,
-// disconnected; client.ts: the only reader of node-rdkafka's private fields; native-client.ts:
+// disconnected; client.ts: the only reader of node-rdkafka's private fields; src/native/produce.ts:
 // the native engine's client), metadata.ts (partition counts), polling.ts,
 // statistics.ts (queue depths into penalties), input.ts (argument checks), stream.ts, metrics.ts.
 

@@ -12,9 +12,18 @@
 // message that is held instead (the backlog, a handoff, its topic's count) is given a
 // SendPending of its own at that point (Placement, own()), and one refused at once records its
 // error. Intake reads which of the three happened when the call returns.
+//
+// SendGroups is how the engine's messages take their slots (the engine's SlotTaker,
+// src/native/produce.ts): a LaterSend's message joins its partition's group of the batch.
+// settledBy() takes a slot's opaque apart (its handoff link, a group's member), for every path
+// that settles one.
 
+import type { Buffer } from 'node:buffer';
 import type { Key } from '../core/key';
+import type { SlotTaker } from '../native/produce';
+import type { Slots } from '../native/slots';
 import { Member, type Settles } from './batch';
+import { Link } from './handoff';
 import { SendPending, promiseOf } from './send-pending';
 import { SEND } from './types';
 import type { DeliveryReport, Pending } from './types';
@@ -182,5 +191,78 @@ export class LaterSend implements Pending {
     const err = state === FAILED ? this.error! : new Error('send(): the message was neither taken nor refused');
     this.error = undefined;
     return Promise.reject(err);
+  }
+}
+
+/**
+ * What a message's opaque settles: inside its handoff link (handoff.ts) if it has one, a
+ * grouped send() as its member `member`.
+ */
+export function settledBy(opaque: unknown, member: number, key: unknown): Pending | undefined {
+  const inner = opaque instanceof Link ? opaque.opaque : opaque;
+  return inner instanceof SendGroup ? inner.member(member, key as Key | null) : (inner as Pending | undefined);
+}
+
+/** The native engine's SlotTaker: a send()'s message (its LaterSend, alone or in a link) joins its partition's group of the batch. */
+export class SendGroups implements SlotTaker {
+  /** Per partition (+1): the group of this batch's send() calls to it; which are set. */
+  private readonly groups: Array<SendGroup | undefined> = [];
+  private readonly grouped: number[] = [];
+  /** The LaterSend of the last send() joined to a group. */
+  private joiner: LaterSend | undefined;
+
+  take(slots: Slots, opaque: unknown, topic: string, partition: number, size: number, key: Key | null | undefined, value: Buffer | null): number {
+    if (opaque instanceof LaterSend) {
+      // A send(): a member of its partition's group in this batch.
+      const group = this.groupOf(partition);
+      return slots.take(group, topic, size, opaque.key, value, this.join(opaque, group));
+    }
+    if (opaque instanceof Link && opaque.opaque instanceof LaterSend) {
+      // A spread send(): its link goes with the message, the group in the link.
+      const later = opaque.opaque;
+      const group = this.groupOf(partition);
+      opaque.opaque = group;
+      return slots.take(opaque, topic, size, later.key, value, this.join(later, group));
+    }
+    return slots.take(opaque, topic, size, key, value, -1);
+  }
+
+  /** send() calls after this hand-over form new groups. */
+  handedOver(): void {
+    const grouped = this.grouped;
+    for (let k = 0; k < grouped.length; k++) this.groups[grouped[k]] = undefined;
+    grouped.length = 0;
+  }
+
+  /** A send() refused at once (the message just taken, slot `id`) leaves its group: its caller is told by the refusal. */
+  refusedAtOnce(slots: Slots, id: number): void {
+    const joiner = this.joiner;
+    if (slots.members[id] < 0 || joiner === undefined) return;
+    const opaque = slots.opaques[id];
+    if (opaque instanceof Link) opaque.opaque = joiner;
+    joiner.left();
+  }
+
+  settles(opaque: unknown, member: number, key: unknown): unknown {
+    return settledBy(opaque, member, key);
+  }
+
+  /** Makes `later`'s send() a member of `group`; its index. */
+  private join(later: LaterSend, group: SendGroup): number {
+    const member = group.add();
+    later.joined(group, member);
+    this.joiner = later;
+    return member;
+  }
+
+  /** The group of this batch's send() calls to `partition` (-1: librdkafka's choice). */
+  private groupOf(partition: number): SendGroup {
+    let group = this.groups[partition + 1];
+    if (group === undefined || group.done) {
+      group = new SendGroup();
+      if (this.groups[partition + 1] === undefined) this.grouped.push(partition + 1);
+      this.groups[partition + 1] = group;
+    }
+    return group;
   }
 }
