@@ -12,7 +12,7 @@
 // The twin of native/src/produce.c. The librdkafka handle itself (made, connected, its thread
 // pool calls, closed): handle.ts; the batch's bytes: produce-rows.ts; what a message needs at its
 // report, kept under its slot id: slots.ts. How a message's opaque takes its slot is the
-// producer's (SlotTaker: src/producer/settle/send-group.ts groups send() calls); this file
+// producer's (SlotTaker: src/producer/settle/send-groups.ts groups send() calls); this file
 // imports nothing of the producer.
 
 import type { Buffer } from 'node:buffer';
@@ -43,7 +43,7 @@ export type OnRefused = (opaque: unknown, code: number, topic: string, partition
 
 /**
  * How a message's opaque takes its slot, and what a slot's message settles: the producer's
- * (src/producer/settle/send-group.ts joins send() calls into groups); by default the opaque as it is.
+ * (src/producer/settle/send-groups.ts joins send() calls into groups); by default the opaque as it is.
  */
 export interface SlotTaker {
   /** A slot for a message going to `partition` (-1: librdkafka's choice): its id. */

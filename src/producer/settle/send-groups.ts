@@ -8,25 +8,25 @@
 // send()'s cost (docs/performance.md). A member waits at most for the others of its partition's
 // batch, which librdkafka sends together.
 //
-// The call's opaque until the engine takes the message is LaterSend, one per producer: a
+// The call's opaque until the engine takes the message is CurrentSend, one per producer: a
 // message that is held instead (the backlog, a handoff, its topic's count) is given a
 // SendPending of its own at that point (Placement, own()), and one refused at once records its
 // error. Intake reads which of the three happened when the call returns.
 //
 // SendGroups is how the engine's messages take their slots (the engine's SlotTaker,
-// src/native/produce.ts): a LaterSend's message joins its partition's group of the batch.
+// src/native/produce.ts): a CurrentSend's message joins its partition's group of the batch.
 // settledBy() takes a slot's opaque apart (its handoff link, a group's member), for every path
 // that settles one.
 
 import type { Buffer } from 'node:buffer';
-import type { Key } from '../core/key';
-import type { SlotTaker } from '../native/produce';
-import type { Slots } from '../native/slots';
-import { Member, type Settles } from './batch';
-import { Link } from './handoff';
+import type { Key } from '../../core/key';
+import type { SlotTaker } from '../../native/produce';
+import type { Slots } from '../../native/slots';
+import { MemberPending, type Settles } from './send-batch';
+import { Link } from '../hold/key-handoffs';
 import { SendPending, promiseOf } from './send-pending';
-import { SEND } from './types';
-import type { DeliveryReport, Pending } from './types';
+import { SEND } from '../types';
+import type { DeliveryReport, Pending } from '../types';
 
 export class SendGroup implements Settles {
   /**
@@ -86,7 +86,7 @@ export class SendGroup implements Settles {
 
   /** The member as a Pending, for the paths that settle one (a refusal, a disconnect): made only there. */
   member(member: number, key: Key | null): Pending {
-    return new Member(this, member, key);
+    return new MemberPending(this, member, key);
   }
 
   /** Member `member`'s report, or its error thrown; forgotten here. */
@@ -114,7 +114,7 @@ const FAILED = 3;
  * native engine joins its message to a group, a part that holds the message gives it a
  * SendPending of its own (own()), a refusal records its error.
  */
-export class LaterSend implements Pending {
+export class CurrentSend implements Pending {
   readonly [SEND] = true as const;
   /** The call's key as the caller gave it, for its report. */
   key: Key | null = null;
@@ -195,7 +195,7 @@ export class LaterSend implements Pending {
 }
 
 /**
- * What a message's opaque settles: inside its handoff link (handoff.ts) if it has one, a
+ * What a message's opaque settles: inside its handoff link (hold/key-handoffs.ts) if it has one, a
  * grouped send() as its member `member`.
  */
 export function settledBy(opaque: unknown, member: number, key: unknown): Pending | undefined {
@@ -203,21 +203,21 @@ export function settledBy(opaque: unknown, member: number, key: unknown): Pendin
   return inner instanceof SendGroup ? inner.member(member, key as Key | null) : (inner as Pending | undefined);
 }
 
-/** The native engine's SlotTaker: a send()'s message (its LaterSend, alone or in a link) joins its partition's group of the batch. */
+/** The native engine's SlotTaker: a send()'s message (its CurrentSend, alone or in a link) joins its partition's group of the batch. */
 export class SendGroups implements SlotTaker {
   /** Per partition (+1): the group of this batch's send() calls to it; which are set. */
   private readonly groups: Array<SendGroup | undefined> = [];
   private readonly grouped: number[] = [];
-  /** The LaterSend of the last send() joined to a group. */
-  private joiner: LaterSend | undefined;
+  /** The CurrentSend of the last send() joined to a group. */
+  private joiner: CurrentSend | undefined;
 
   take(slots: Slots, opaque: unknown, topic: string, partition: number, size: number, key: Key | null | undefined, value: Buffer | null): number {
-    if (opaque instanceof LaterSend) {
+    if (opaque instanceof CurrentSend) {
       // A send(): a member of its partition's group in this batch.
       const group = this.groupOf(partition);
       return slots.take(group, topic, size, opaque.key, value, this.join(opaque, group));
     }
-    if (opaque instanceof Link && opaque.opaque instanceof LaterSend) {
+    if (opaque instanceof Link && opaque.opaque instanceof CurrentSend) {
       // A spread send(): its link goes with the message, the group in the link.
       const later = opaque.opaque;
       const group = this.groupOf(partition);
@@ -248,7 +248,7 @@ export class SendGroups implements SlotTaker {
   }
 
   /** Makes `later`'s send() a member of `group`; its index. */
-  private join(later: LaterSend, group: SendGroup): number {
+  private join(later: CurrentSend, group: SendGroup): number {
     const member = group.add();
     later.joined(group, member);
     this.joiner = later;
