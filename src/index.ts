@@ -12,7 +12,8 @@ export type { TopicStats, PartitionerStats, TrackedKeyStats } from './partitione
 export type { Decision } from './partitioner/decision';
 export { DEFAULTS } from './core/options';
 export type { DynamicPartitionerOptions, Horizon, SketchOptions } from './core/options';
-export { DynamicProducer, wrapProducer, PRODUCER_DEFAULTS } from './producer/producer';
+export { DynamicProducer, PRODUCER_DEFAULTS } from './producer/producer';
+export { wrapProducer } from './producer/wrap';
 export type { DynamicProducerOptions, DeliveryReport, Value, Headers, ProducerLike } from './producer/producer';
 export { ORDER_HEADER, decodeOrderHeader, encodeOrderHeader } from './partitioner/headers';
 export type { OrderHeader, OrderKind } from './partitioner/headers';

@@ -15,7 +15,8 @@
 //   settle/     and back: outcomes.ts (what a report or a refusal does), delivery.ts (the accounting), the
 //               promises: send-pending.ts (one send()), send-groups.ts (send() calls grouped on the native
 //               engine), send-batch.ts (one sendBatch()).
-// Beside it: types.ts, connect-options.ts, statistics.ts (queue depths into penalties), stream.ts, metrics.ts.
+// Beside it: wrap.ts (wrapProducer: this class over an application's producer), types.ts,
+// connect-options.ts, statistics.ts (queue depths into penalties), stream.ts, metrics.ts.
 
 import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
@@ -29,7 +30,7 @@ import { splitConfig, basePartitioner, checkNotOptions, Config, LIBRDKAFKA_DEFAU
 import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout } from '../core/errors';
 import { delay } from '../core/time';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
-import { isHighLevel, type NativeProducer } from './hand-over/client-fields';
+import type { NativeProducer } from './hand-over/client-fields';
 import type { Key } from '../core/key';
 import { Metadata } from './place/metadata';
 import { Unplaced, UNPLACED_WAIT_MS } from './place/unplaced';
@@ -430,32 +431,4 @@ export class DynamicProducer extends EventEmitter {
     const snapshot = this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.placement.held());
     return { ...snapshot, engine: this.adapter.engine !== undefined ? 'native' : 'client' };
   }
-}
-
-/**
- * Swaps dynamic partitioning into an app that already has a connected node-rdkafka
- * Producer or HighLevelProducer (or a producer with the same interface). The existing
- * producer keeps its configuration; its `partitioner` topic setting (librdkafka's default if
- * unset) becomes the base partitioner. send() needs delivery reports (dr_cb) enabled on it
- * (a HighLevelProducer always has them). A HighLevelProducer's key and value serializers are
- * applied here, before partitioning, so the partition is the serialized key's; they must be
- * synchronous.
- */
-export function wrapProducer(existing: ProducerLike, options: DynamicProducerOptions = {}): DynamicProducer {
-  if (typeof existing !== 'object' || existing === null || typeof existing.produce !== 'function' ||
-    typeof existing.getMetadata !== 'function' || typeof existing.on !== 'function') {
-    throw new InvalidArgTypeError('existing', 'a node-rdkafka Producer (with produce, getMetadata and on)', existing);
-  }
-  if (typeof existing.isConnected === 'function' && !existing.isConnected()) {
-    throw new StateError('wrapProducer needs a connected producer: call connect() on it first');
-  }
-  // A HighLevelProducer polls fast only for messages of its own produce(): poll for ours.
-  // pollIntervalMs defaults differently here; anything but an options object is left for the schema to refuse.
-  const given = options as Record<string, unknown> | null | undefined;
-  const withPolling = typeof given === 'object' && given !== null && !Array.isArray(given) && given.pollIntervalMs === undefined
-    ? { ...given, pollIntervalMs: isHighLevel(existing) ? 5 : 0 }
-    : given;
-  const producer = new DynamicProducer({}, {}, withPolling as DynamicProducerOptions, existing);
-  producer.refreshMetadata().catch((err) => producer.emit('error', err));
-  return producer;
 }
