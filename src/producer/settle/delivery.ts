@@ -49,7 +49,7 @@ export class Delivery {
     private readonly reports: boolean,
     /**
      * What the messages in flight settle, when the client keeps them (the native engine's
-     * slots): then no set of its own is kept here (its upkeep was a fifth of send()'s cost).
+     * slots): then no set of its own is kept here (its upkeep weighed on send(): docs/performance.md).
      */
     private readonly inflightPendings?: () => Iterable<unknown>,
   ) {}
