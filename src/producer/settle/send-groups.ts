@@ -1,5 +1,5 @@
 // send() calls settled in groups, on the native engine. The send() calls whose messages go
-// into the engine's batch together for one partition form a SendGroup (native-client.ts):
+// into the engine's batch together for one partition form a SendGroup (src/native/produce.ts):
 // each call's promise is the group's promise followed by `take`, and the group's promise
 // resolves once every member has its outcome (the reactions of one promise run in the order
 // they were added, so take's k-th run is member k's). A call then keeps one promise and one
