@@ -131,7 +131,7 @@ const ROWS = {
    * Promise.all, and a report object per call made in chunks of 4,096 from later turns.
    */
   async 'send() promises alone, no Kafka'(keyList) {
-    const { SendGroup } = require('../build/producer/send-group');
+    const { SendGroup } = require('../build/producer/settle/send-groups');
     const PER_GROUP = 85;
     return timed(async () => {
       const groups = [];

@@ -1,6 +1,6 @@
 'use strict';
 // node bench/new-topic.js — what a new topic's first messages pay for waiting in DynamicProducer
-// for the topic's partition count (src/producer/unplaced.ts), against leaving them to librdkafka
+// for the topic's partition count (src/producer/place/unplaced.ts), against leaving them to librdkafka
 // unassigned (maxQueued 2: none can wait), which keeps them in its queue until it has the
 // topic's metadata. Each round, each way: a new producer, connected, sends MESSAGES messages
 // (20 keys) to a topic never used before; the figures are the time from the first send() to its

@@ -7,30 +7,29 @@
 //     crash loses nothing (at-least-once);
 //   - fetching held while the application is behind (and the partitions paused in librdkafka
 //     when that lasts), resumed when it catches up;
+//   - its client made in consumer-client.ts (the native engine's, or the client library's), the
+//     hold of its fetching in fetch-hold.ts;
 //   - a handler that fails is called again on the same message, in place; when it keeps
 //     failing the consumer stops there and run() rejects (nothing skipped, at-least-once).
 
 import { EventEmitter } from 'node:events';
 import type * as Kafka from 'node-rdkafka';
-import { kafkaLibrary, type KafkaLibrary } from '../core/library';
+import type { KafkaLibrary } from '../core/library';
 import { Resequencer, type ConsumedMessage } from './resequencer';
 import { Dispatcher, type HandledInfo, partitionKey } from './dispatch';
 import { Commits, type TopicPartitionOffset } from './commits';
 import { type CommittedOffset, HandledRecords, type RecordCounts } from './records';
 import type { DynamicConsumerOptions, MessageHandler, BatchHandler } from './consumer-options';
-import { splitConfig, configError, Config } from '../core/config';
+import type { Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
 import { type Connectable, connectClient } from '../core/connect';
 import { Lifecycle } from '../core/lifecycle';
-import { hideSecrets } from '../core/secrets';
-import { chosenEngine, nativeAddon, nativeMissing } from '../native/addon';
-import { NativeConsumer } from './native-consumer';
-import { type HandlerError, InvalidArgTypeError, InvalidOptionError, StateError, timeoutError, toKafkaError } from '../core/errors';
+import { makeConsumerClient } from './consumer-client';
+import { FetchHold } from './fetch-hold';
+import { type HandlerError, InvalidArgTypeError, StateError, timeoutError, toKafkaError } from '../core/errors';
 
 export { CONSUMER_DEFAULTS };
 
-/** The consumer's default fetch.queue.backoff.ms (librdkafka's is 1000). */
-const FETCH_QUEUE_BACKOFF_MS = 10;
 /** How long fetching is held while the handler is behind before the partitions are paused in librdkafka (ms). */
 const HOLD_MS = 1000;
 /** How often the group's committed offsets are read while the resequencer awaits some (ms); with handled records, how often they are looked for. */
@@ -65,14 +64,10 @@ export class DynamicConsumer extends EventEmitter {
    * consumer may connect and run again: it resumes from the group's committed offsets.
    */
   private readonly life = new Lifecycle('idle');
-  private paused = false;
+  /** Fetching held while the handler is behind, and the partitions paused in librdkafka (fetch-hold.ts). */
+  private readonly hold: FetchHold;
   /** The last consume call found nothing: the next one waits for a message (fetchTimeoutMs). */
   private fetchedNothing = true;
-  /** Since when the handler has been behind (maxPending waiting; 0: it is not), and how long it was before (ms). */
-  private pausedAt = 0;
-  private pausedFor = 0;
-  /** Fetching held (no consume call) because the handler is behind: the timer that looks again. */
-  private holdTimer: NodeJS.Timeout | undefined;
   /** A commit soon after a marked message was handled (handled records), pending. */
   private soonTimer: NodeJS.Timeout | undefined;
   /** Bumped when a run ends: a read of committed offsets of an earlier run is ignored. */
@@ -92,7 +87,15 @@ export class DynamicConsumer extends EventEmitter {
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     this.options = resolveConsumerOptions(options);
-    this.resequencer = new Resequencer(this.options.resequencer ?? {}, () => this.clock());
+    this.hold = new FetchHold(this.options.maxPending, {
+      waiting: () => this.dispatch.waiting,
+      partitions: () => (this.life.phase === 'running' ? [...this.assigned.values()].map(({ topic, partition }) => ({ topic, partition })) : []),
+      pause: (partitions, paused) => (paused ? this.client.pause(partitions) : this.client.resume(partitions)),
+      emit: (event) => this.emit(event),
+      warn: (err) => this.emit('warning', err),
+      fetch: () => this.fetch(),
+    });
+    this.resequencer = new Resequencer(this.options.resequencer ?? {}, () => this.hold.clock());
     this.dispatch = new Dispatcher(this.resequencer, this.options.handlerRetries, this.options.retryBackoffMs, {
       handle: (message, info) => this.handler!(message, info),
       handleBatch: (messages, infos) => this.batchHandler!(messages, infos),
@@ -101,50 +104,18 @@ export class DynamicConsumer extends EventEmitter {
       handlerError: (error, message) => this.emit('handlerError', error, message),
       fail: (error) => this.fail(error),
       progress: () => {
-        if (this.pausedAt > 0 && this.dispatch.waiting <= this.options.maxPending / 2) this.caughtUp();
+        if (this.hold.pausedAt > 0 && this.dispatch.waiting <= this.options.maxPending / 2) this.hold.caughtUp();
       },
       handledMarked: () => this.commitSoon(),
     });
     this.dispatch.concurrency = this.options.concurrency;
     this.dispatch.ordering = this.options.ordering;
-    const split = splitConfig(globalConfig, topicConfig);
-    if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
-      throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
-    }
-    const global: Config = {
-      'partition.assignment.strategy': 'cooperative-sticky',
-      // librdkafka waits this long before fetching again for a partition whose local queue is
-      // past queued.min.messages (default 1000 ms): a JavaScript application reads slower than
-      // librdkafka fetches, so with the default it fetched about once a second (about 130,000
-      // messages a second from one broker, 12 partitions); 10 ms keeps the queue fed.
-      'fetch.queue.backoff.ms': FETCH_QUEUE_BACKOFF_MS,
-      ...split.global,
-      'enable.auto.commit': false,
-      // The periodic commits are asynchronous: their results come as 'offset.commit' events.
-      offset_commit_cb: split.global.offset_commit_cb ?? true,
-      rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => this.rebalance(err, assignment),
-    };
-    this.library = kafkaLibrary(this.options.kafka);
-    const engine = chosenEngine(options as { engine?: unknown } | undefined, this.options.engine);
-    const addon = engine === 'client' ? undefined : nativeAddon(this.options.kafka);
-    if (engine === 'native' && addon === undefined) throw new StateError(`engine 'native': ${nativeMissing()}`);
+    const made = makeConsumerClient(globalConfig, topicConfig, options, this.options, (err, assignment) => this.rebalance(err, assignment));
+    this.client = made.client;
+    this.engine = made.engine;
+    this.library = made.library;
     // Waiting for another member's handled record is the default where records are committed.
-    this.groupOrder = this.options.groupOrder ?? (addon === undefined ? 'flag' : 'wait');
-    if (this.groupOrder === 'wait' && addon === undefined) {
-      throw new InvalidOptionError('options.groupOrder', "'flag' on engine 'client' (node-rdkafka commits no metadata: no handled records to wait for)", 'wait');
-    }
-    try {
-      this.client = addon !== undefined
-        ? new NativeConsumer(addon, global, split.topic) as unknown as Kafka.KafkaConsumer
-        : new this.library.KafkaConsumer(global as any, split.topic as any);
-    } catch (err) {
-      throw configError(err, globalConfig, topicConfig);
-    }
-    this.engine = addon !== undefined ? 'native' : 'client';
-    hideSecrets(this.client);
-    // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
-    // that long when no message comes, and a few idle consumers starve the pool (4 threads).
-    this.client.setDefaultConsumeTimeout(this.options.fetchTimeoutMs);
+    this.groupOrder = this.options.groupOrder ?? (this.engine === 'native' ? 'wait' : 'flag');
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     if (this.engine === 'native') {
       // The native engine commits metadata: members share what they handled (docs/ordering.md).
@@ -152,7 +123,7 @@ export class DynamicConsumer extends EventEmitter {
       this.resequencer.keepRecords();
       if (this.groupOrder === 'wait') this.resequencer.useRecords();
     }
-    this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.behind(), this.records);
+    this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.hold.behind(), this.records);
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
   }
 
@@ -222,15 +193,16 @@ export class DynamicConsumer extends EventEmitter {
     // call) until they are down to half, for up to HOLD_MS at a time: librdkafka keeps
     // fetching into its own bounded queue meanwhile. Pausing the partitions in librdkafka
     // would throw away what it has fetched, and after the resume the next fetch waits for the
-    // one in flight (up to fetch.wait.max.ms, 500 ms): at a few 10,000 messages a second that
-    // left the handler idle most of the time. Held longer than HOLD_MS, the partitions are
+    // one in flight (up to fetch.wait.max.ms, 500 ms), which left the handler idle most of the
+    // time (docs/performance.md). Held longer than HOLD_MS, the partitions are
     // paused, and consume calls go on (they serve rebalances and keep max.poll.interval.ms).
     if (this.dispatch.waiting >= this.options.maxPending) {
-      this.behind();
-      if (!this.paused && Date.now() - this.pausedAt >= HOLD_MS) this.setPaused(true);
-      if (!this.paused) {
-        this.holdTimer = setTimeout(() => {
-          this.holdTimer = undefined;
+      const hold = this.hold;
+      hold.behind();
+      if (!hold.paused && Date.now() - hold.pausedAt >= HOLD_MS) hold.setPaused(true);
+      if (!hold.paused) {
+        hold.holdTimer = setTimeout(() => {
+          hold.holdTimer = undefined;
           this.fetch();
         }, HOLD_MS);
         return;
@@ -263,26 +235,7 @@ export class DynamicConsumer extends EventEmitter {
 
   private accept(released: Parameters<Dispatcher<Kafka.Message & ConsumedMessage>['accept']>[0]): void {
     this.dispatch.accept(released);
-    this.behind();
-  }
-
-  /** Marks when the handler fell behind (maxPending waiting): the resequencer's clock stops there at once; fetch() holds or pauses. */
-  private behind(): void {
-    if (this.pausedAt === 0 && this.dispatch.waiting >= this.options.maxPending) this.pausedAt = Date.now();
-  }
-
-  /** The handler caught up (maxPending / 2 waiting): fetching goes on, the partitions resumed if they were paused. */
-  private caughtUp(): void {
-    if (this.paused) this.setPaused(false);
-    else if (this.pausedAt > 0) {
-      this.pausedFor += Date.now() - this.pausedAt;
-      this.pausedAt = 0;
-    }
-    if (this.holdTimer !== undefined) {
-      clearTimeout(this.holdTimer);
-      this.holdTimer = undefined;
-      setImmediate(() => this.fetch());
-    }
+    this.hold.behind();
   }
 
   /**
@@ -294,37 +247,6 @@ export class DynamicConsumer extends EventEmitter {
     this.failure = error;
     // run() rejects with `error`; a failed final commit was emitted as 'error' already.
     this.stop(0).catch(() => undefined);
-  }
-
-  /**
-   * The resequencer's clock: time that stands still while fetching is paused because the
-   * handler is behind. A held message waits maxWaitMs for its predecessor to be read, and
-   * nothing is read meanwhile: that wait is the handler's, not the predecessor's.
-   */
-  private clock(): number {
-    return (this.pausedAt > 0 ? this.pausedAt : Date.now()) - this.pausedFor;
-  }
-
-  private setPaused(paused: boolean): void {
-    if (paused && this.pausedAt === 0) this.pausedAt = Date.now();
-    else if (!paused && this.pausedAt > 0) {
-      this.pausedFor += Date.now() - this.pausedAt;
-      this.pausedAt = 0;
-    }
-    // Only a running consumer's client is paused or resumed: a handler call that ends after
-    // stop() began (it was not waited for) must not touch a client that is disconnecting,
-    // whose pause/resume throw (-172, "Local: Erroneous state").
-    const partitions = this.life.phase === 'running' ? [...this.assigned.values()].map(({ topic, partition }) => ({ topic, partition })) : [];
-    if (partitions.length > 0) {
-      try {
-        if (paused) this.client.pause(partitions);
-        else this.client.resume(partitions);
-      } catch (err) {
-        this.emit('warning', toKafkaError(err, paused ? 'pause' : 'resume'));
-      }
-    }
-    this.paused = paused;
-    this.emit(paused ? 'paused' : 'resumed');
   }
 
   /**
@@ -385,7 +307,7 @@ export class DynamicConsumer extends EventEmitter {
       else this.client.assign(assignment);
       const list = assignment.map(({ topic, partition }) => ({ topic, partition }));
       // With handled records, nothing of the partitions is taken before their previous owner's record is read.
-      if (this.paused || (this.records !== undefined && list.length > 0)) this.client.pause(list);
+      if (this.hold.paused || (this.records !== undefined && list.length > 0)) this.client.pause(list);
       if (this.records !== undefined && list.length > 0) this.inherit(list);
       this.emit('assigned', assignment);
     } else if (err.code === this.library.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
@@ -436,7 +358,7 @@ export class DynamicConsumer extends EventEmitter {
       if (err) this.emit('warning', toKafkaError(err, 'committed'));
       else this.accept(this.records!.inherit((offsets ?? []) as CommittedOffset[]));
       const mine = list.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
-      if (this.paused || mine.length === 0) return;
+      if (this.hold.paused || mine.length === 0) return;
       try {
         this.client.resume(mine);
       } catch (e) {
@@ -467,8 +389,8 @@ export class DynamicConsumer extends EventEmitter {
       this.commits.reset();
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
-      if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
-      this.holdTimer = undefined;
+      if (this.hold.holdTimer !== undefined) clearTimeout(this.hold.holdTimer);
+      this.hold.holdTimer = undefined;
       if (this.soonTimer !== undefined) clearTimeout(this.soonTimer);
       this.soonTimer = undefined;
       try {
@@ -486,7 +408,7 @@ export class DynamicConsumer extends EventEmitter {
     this.forget([...this.assigned.values(), ...this.revoking.values()]);
     this.revoking.clear();
     this.dispatch.clear();
-    this.paused = false;
+    this.hold.paused = false;
     this.life.ended();
     const settle = this.settle;
     const failure = this.failure;

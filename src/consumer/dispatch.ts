@@ -13,61 +13,13 @@ import { PartitionCalls } from './partition-calls';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
+import { partitionKey } from '../core/partition-key';
+import type { DispatchHooks, HandledInfo, Ordering, PartitionOffset } from './dispatch-types';
 
-/** What the handler gets besides the message (from the Resequencer's Release). */
-export interface HandledInfo {
-  /**
-   * True when its predecessor in its producer's chain of the key was handled first (here, or
-   * by another member of the group before an ordered handoff); true for a message of no chain.
-   * After a message handed out with ordered false, later ones are in order after it only (see
-   * Release.ordered).
-   */
-  readonly ordered: boolean;
-  /** `!ordered`. */
-  readonly outOfOrder: boolean;
-  /** Why it went before its predecessor: 'capacity', 'timeout', 'flush' or 'unowned'. */
-  readonly reason?: Release['reason'];
-  /** Its decoded order header (producer id, sequence, previous, ...), or null when it has none. */
-  readonly order: OrderHeader | null;
-}
+export type { DispatchHooks, HandledInfo, Ordering, PartitionOffset } from './dispatch-types';
 
-export interface PartitionOffset {
-  topic: string;
-  partition: number;
-  offset: number;
-  /** The handled record committed with the offset (src/consumer/handled-record.ts). */
-  metadata?: string;
-}
-
-/** The key of a topic-partition in the maps below. */
-export function partitionKey(topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`;
-}
-
-/**
- * Which handler calls may overlap: 'key' — never two of one key (its messages in release order,
- * a spread key's across its partitions; messages without a key are independent); 'partition' —
- * never two of one partition (KafkaJS's partitionsConsumedConcurrently); 'none' — any.
- */
-export type Ordering = 'key' | 'partition' | 'none';
-
-/** What the dispatcher asks of the consumer that owns it. */
-export interface DispatchHooks<M> {
-  /** Calls the application's handler. */
-  handle(message: M, info: HandledInfo): void | Promise<void>;
-  /** Calls the application's batch handler (Dispatcher.batchLimit above 0): consecutive messages of one lane. */
-  handleBatch?(messages: M[], infos: HandledInfo[]): void | Promise<void>;
-  /** Whether a partition (partitionKey) is still this consumer's: a failed message of a revoked one is left to its next owner. */
-  owns(key: string): boolean;
-  /** One failed call of the handler (the message is handed to it again unless the retries are used up). */
-  handlerError(error: HandlerError, message: M): void;
-  /** The retries are used up on a message: nothing more is handled; the consumer stops. */
-  fail(error: HandlerError): void;
-  /** The queue got shorter. */
-  progress(): void;
-  /** A marked message was handled (another member may wait for it). */
-  handledMarked?(): void;
-}
+/** The key of a topic-partition in the maps below (src/core/partition-key.ts). */
+export { partitionKey };
 
 /** What the handler gets with a message. */
 function infoOf<M extends ConsumedMessage>(r: Release<M>): HandledInfo {

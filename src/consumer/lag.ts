@@ -3,7 +3,7 @@
 // hot-key traffic moves away from partitions whose consumers fall behind. Cold keys never move.
 // Attached to a DynamicProducer, it also gives the producer the group's committed offsets and
 // their pace, so that a key moved off a partition whose consumers are far behind waits in the
-// producer, not in the consumer of its new partition (holdHandoffsMs, src/producer/progress.ts).
+// producer, not in the consumer of its new partition (holdHandoffsMs, src/producer/hold/progress.ts).
 
 import { EventEmitter } from 'node:events';
 import type * as Kafka from 'node-rdkafka';

@@ -5,6 +5,7 @@
 
 import { Buffer } from 'node:buffer';
 import { decodeOrderHeader, ORDER_HEADER, type OrderHeader } from '../partitioner/headers';
+import { ORDER_VALUE } from '../native/consume';
 
 type Key = Buffer | string | null | undefined;
 
@@ -27,11 +28,8 @@ export function chainPlace(chain: string, sequence: number): string {
   return `${chain}\u0000${sequence}`;
 }
 
-/**
- * Where a message that keeps its headers unread (a native batch's) holds its order header's
- * value: a Buffer, or null when it has none. Other messages have no such property.
- */
-export const ORDER_VALUE: unique symbol = Symbol('kdp.orderValue');
+/** Where a native batch's message holds its order header's value (src/native/consume.ts). */
+export { ORDER_VALUE };
 
 /** The order header among a message's headers (node-rdkafka's array, or a KafkaJS-style object); null when none reads. */
 export function orderOf(message: { readonly headers?: unknown }): OrderHeader | null {

@@ -18,11 +18,11 @@ export const NULL_LENGTH = NULL_KEY;
 export const DOES_NOT_FIT = -2;
 
 // Up to this many UTF-16 units a JS loop beats the fixed cost of a native utf8 write
-// (bench/hash.js: four ASCII characters per 32-bit store beat Buffer#write up to ~64).
+// (bench/hash.js: four ASCII characters per 32-bit store beat Buffer#write up to about 64).
 const SHORT_STRING = 64;
 // Up to this many bytes, at a 4-byte aligned offset, four bytes per 32-bit store beat the
 // fixed cost of Uint8Array.prototype.set; from about 12 on, set wins, and a byte loop never
-// does (Node 20: partitionForKey on 16-byte Buffers 29 ns with one, 21 ns with set).
+// does (the figures: docs/performance.md, "Figures behind choices in the code").
 const SHORT_BYTES = 8;
 
 /** What a message key may be (null and undefined: no key). */

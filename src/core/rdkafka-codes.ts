@@ -1,9 +1,13 @@
-// node-rdkafka (3.6) hands a failed delivery report over as an Error holding only librdkafka's
-// text, lower-cased and cut after its origin ('Broker: Topic authorization failed' becomes
+// librdkafka's codes as the layers above read them: the code of a full queue both engines answer,
+// and the codes node-rdkafka loses. node-rdkafka (3.6) hands a failed delivery report over as an
+// Error holding only librdkafka's text, lower-cased and cut after its origin ('Broker: Topic authorization failed' becomes
 // 'topic authorization failed'), with code -1 (lib/error.js): the code is lost. It is found
 // again here in librdkafka's own table of texts (err2str over node-rdkafka's CODES.ERRORS).
 
 import { loaded } from './library';
+
+/** librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL (rdkafka.h): hold the message and retry (both engines' hand-over answer it). */
+export const ERR_QUEUE_FULL = -184;
 
 /** node-rdkafka's code for an Error it could not read a code from. */
 const UNREAD = -1;

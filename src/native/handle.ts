@@ -3,9 +3,8 @@
 // node-rdkafka's constructors) and again at a connect() after a disconnect; connected by a
 // metadata read, as node-rdkafka's connect() is; the calls it makes on the thread pool
 // (metadata, flush, committed offsets) counted, so that closing it waits for them.
-// NativeClient (src/producer/native-client.ts) and NativeConsumer
-// (src/consumer/native-consumer.ts) work through `current`, and turn its events into
-// node-rdkafka's.
+// NativeClient (produce.ts) and NativeConsumer (consume.ts) work through `current` (the addon's
+// handle object; `live` throws while closed), and turn its events into node-rdkafka's.
 
 import type { Config } from '../core/config';
 import { configPairs } from './addon';

@@ -3,48 +3,52 @@
 //   that explicit partition (+ an order header for a spread key) → delivery report →
 //   the promise / 'delivery' event → metrics.
 // This file is the public class: its API, the parts it is composed of (wired in the
-// constructor), connect / flush / disconnect. The parts, along the data path: intake.ts (the
-// entry: produce / send / sendBatch, waiting for room; promises in send-pending.ts and
-// batch.ts), placement.ts (where a message goes; unplaced.ts: a new topic's messages waiting
-// for its count; handoff.ts: ordered handoffs of relocated keys, gated by progress.ts;
-// backlog.ts: messages held while librdkafka's queue is full), hand-over.ts (the client's
-// produce()), outcomes.ts (what a delivery report or a refusal does; delivery.ts: the
-// accounting). Beside it: client-adapter.ts (the client made or wrapped, connected, flushed,
-// disconnected; client.ts: the only reader of node-rdkafka's private fields; native-client.ts:
-// the native engine's client), metadata.ts (partition counts), polling.ts,
-// statistics.ts (queue depths into penalties), input.ts (argument checks), stream.ts, metrics.ts.
+// constructor), connect / flush / disconnect. The parts, one folder per stage of the data path:
+//   take/       what is taken in: intake.ts (produce / send / sendBatch, waiting for room), input.ts (argument checks);
+//   place/      where it goes: placement.ts, unplaced.ts (a new topic's messages waiting for its count),
+//               metadata.ts (partition counts);
+//   hold/       what waits: backlog.ts (librdkafka's queue full), key-handoffs.ts (ordered handoffs of
+//               relocated keys), progress.ts (the consumers' progress that gates them);
+//   hand-over/  to librdkafka: hand-over.ts (the client's produce()), client-adapter.ts (the client made or
+//               wrapped, connected, flushed, disconnected; the native engine's is src/native/produce.ts),
+//               client-fields.ts (the only reader of node-rdkafka's private fields), polling.ts;
+//   settle/     and back: outcomes.ts (what a report or a refusal does), delivery.ts (the accounting), the
+//               promises: send-pending.ts (one send()), send-groups.ts (send() calls grouped on the native
+//               engine), send-batch.ts (one sendBatch()).
+// Beside it: wrap.ts (wrapProducer: this class over an application's producer), types.ts,
+// connect-options.ts, statistics.ts (queue depths into penalties), stream.ts, metrics.ts.
 
 import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import { DynamicPartitioner } from '../partitioner/partitioner';
 import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
-import { Handoff } from './handoff';
-import { ProgressGate, type TopicProgress } from './progress';
+import { KeyHandoffs } from './hold/key-handoffs';
+import { ProgressGate, type TopicProgress } from './hold/progress';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
 import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout } from '../core/errors';
 import { delay } from '../core/time';
 import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
-import { isHighLevel, type NativeProducer } from './client';
+import type { NativeProducer } from './hand-over/client-fields';
 import type { Key } from '../core/key';
-import { Metadata } from './metadata';
-import { Unplaced, UNPLACED_WAIT_MS } from './unplaced';
+import { Metadata } from './place/metadata';
+import { Unplaced, UNPLACED_WAIT_MS } from './place/unplaced';
 import { topicsKept } from '../core/topic-table';
-import { Backlog } from './backlog';
-import { Delivery } from './delivery';
-import { Polling } from './polling';
+import { Backlog } from './hold/backlog';
+import { Delivery } from './settle/delivery';
+import { Polling } from './hand-over/polling';
 import { applyStatistics } from './statistics';
 import { ConnectOptions, resolveConnectOptions } from './connect-options';
 import { writableOf } from './stream';
 import { chosenEngine } from '../native/addon';
 import { Lifecycle, type Phase } from '../core/lifecycle';
-import type { BatchMessage } from './batch';
-import { CLIENT_DISCONNECT_MS, ClientAdapter } from './client-adapter';
-import { HandOver } from './hand-over';
-import { Outcomes } from './outcomes';
-import { Placement } from './placement';
-import { Intake } from './intake';
+import type { BatchMessage } from './settle/send-batch';
+import { CLIENT_DISCONNECT_MS, ClientAdapter } from './hand-over/client-adapter';
+import { HandOver } from './hand-over/hand-over';
+import { Outcomes } from './settle/outcomes';
+import { Placement } from './place/placement';
+import { Intake } from './take/intake';
 import type { DeliveryReport, DynamicProducerOptions, Headers, ProducerLike, Queued, Value, Waiting } from './types';
 
 export { PRODUCER_DEFAULTS };
@@ -69,7 +73,7 @@ export class DynamicProducer extends EventEmitter {
   readonly partitioner: DynamicPartitioner;
   readonly producerId: Buffer;
   private readonly options: ProducerSettings;
-  /** The client made or wrapped, and all done to it but produce (client-adapter.ts). */
+  /** The client made or wrapped, and all done to it but produce (hand-over/client-adapter.ts). */
   private readonly adapter: ClientAdapter;
   private readonly metadata: Metadata;
   private readonly backlog: Backlog<Queued>;
@@ -78,10 +82,10 @@ export class DynamicProducer extends EventEmitter {
   private readonly delivery: Delivery;
   private readonly polling: Polling;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
-  private readonly handoff: Handoff<Waiting> | undefined;
+  private readonly handoff: KeyHandoffs<Waiting> | undefined;
   /** A consumer group's progress, from an attached LagMonitor: it gates the handoffs (with them only). */
   private readonly gate: ProgressGate | undefined;
-  /** Spread keys' order chains (placement.ts marks messages with them; orderChains() counts them). */
+  /** Spread keys' order chains (place/placement.ts marks messages with them; orderChains() counts them). */
   private readonly orders: OrderChains;
   private readonly handOver: HandOver;
   private readonly outcomes: Outcomes;
@@ -90,7 +94,7 @@ export class DynamicProducer extends EventEmitter {
   /**
    * idle → connecting → connected → stopping → stopped (src/core/lifecycle.ts), never running;
    * 'connected' from construction for a wrapped client connected already. disconnect() stops it
-   * for good, connected or not, and a connect() under way is shared; the send path (intake.ts)
+   * for good, connected or not, and a connect() under way is shared; the send path (take/intake.ts)
    * reads the phase.
    */
   private readonly state = new Lifecycle('stopped', { stopIdle: true, joinConnect: true });
@@ -134,7 +138,7 @@ export class DynamicProducer extends EventEmitter {
     if (adapter.connected) this.state.phase = 'connected';
     const marking = this.options.orderHeaders === 'spread';
     const handoff = marking && adapter.reports && this.partitioner.options.relocate && this.partitioner.options.spread
-      ? new Handoff<Waiting>(this.partitioner.trackedKeysBound, (m) => this.placement.released(m), (entry, held) => this.partitioner.hold(entry, held))
+      ? new KeyHandoffs<Waiting>(this.partitioner.trackedKeysBound, (m) => this.placement.released(m), (entry, held) => this.partitioner.hold(entry, held))
       : undefined;
     this.handoff = handoff;
     this.gate = handoff && new ProgressGate(handoff, () => this.placement.held(), this.options.maxQueued);
@@ -249,7 +253,7 @@ export class DynamicProducer extends EventEmitter {
     else if (this.adapter.reports) this.polling.watch();
   }
 
-  /** The binding messages are produced through (hand-over.ts), from connect() on: a producer we own's, or the native engine's client. */
+  /** The binding messages are produced through (hand-over/hand-over.ts), from connect() on: a producer we own's, or the native engine's client. */
   private get native(): NativeProducer | undefined {
     return this.handOver.native;
   }
@@ -298,7 +302,7 @@ export class DynamicProducer extends EventEmitter {
    * A LagMonitor's (`source`'s) read of its group's progress on `topic` (undefined: it stopped). While it is
    * known, a relocated key's move waits here, rather than in the consumer of its new partition,
    * while the consumers of its old partition are far behind its last message there
-   * (progress.ts).
+   * (hold/progress.ts).
    * @internal
    */
   consumerProgress(topic: string, progress: TopicProgress | undefined, source?: object): void {
@@ -427,32 +431,4 @@ export class DynamicProducer extends EventEmitter {
     const snapshot = this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.placement.held());
     return { ...snapshot, engine: this.adapter.engine !== undefined ? 'native' : 'client' };
   }
-}
-
-/**
- * Swaps dynamic partitioning into an app that already has a connected node-rdkafka
- * Producer or HighLevelProducer (or a producer with the same interface). The existing
- * producer keeps its configuration; its `partitioner` topic setting (librdkafka's default if
- * unset) becomes the base partitioner. send() needs delivery reports (dr_cb) enabled on it
- * (a HighLevelProducer always has them). A HighLevelProducer's key and value serializers are
- * applied here, before partitioning, so the partition is the serialized key's; they must be
- * synchronous.
- */
-export function wrapProducer(existing: ProducerLike, options: DynamicProducerOptions = {}): DynamicProducer {
-  if (typeof existing !== 'object' || existing === null || typeof existing.produce !== 'function' ||
-    typeof existing.getMetadata !== 'function' || typeof existing.on !== 'function') {
-    throw new InvalidArgTypeError('existing', 'a node-rdkafka Producer (with produce, getMetadata and on)', existing);
-  }
-  if (typeof existing.isConnected === 'function' && !existing.isConnected()) {
-    throw new StateError('wrapProducer needs a connected producer: call connect() on it first');
-  }
-  // A HighLevelProducer polls fast only for messages of its own produce(): poll for ours.
-  // pollIntervalMs defaults differently here; anything but an options object is left for the schema to refuse.
-  const given = options as Record<string, unknown> | null | undefined;
-  const withPolling = typeof given === 'object' && given !== null && !Array.isArray(given) && given.pollIntervalMs === undefined
-    ? { ...given, pollIntervalMs: isHighLevel(existing) ? 5 : 0 }
-    : given;
-  const producer = new DynamicProducer({}, {}, withPolling as DynamicProducerOptions, existing);
-  producer.refreshMetadata().catch((err) => producer.emit('error', err));
-  return producer;
 }

@@ -2,7 +2,7 @@
 // metrics() and turned into a penalty the partitioner steers hot keys away by.
 
 import type { DynamicPartitioner } from '../partitioner/partitioner';
-import type { TopicInfo } from './metadata';
+import type { TopicInfo } from './place/metadata';
 
 /**
  * Reads one 'event.stats' message into the topics' queue depths (and, with `penalize`, the

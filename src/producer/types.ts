@@ -4,7 +4,7 @@
 import type { Key } from '../core/key';
 import type { DynamicPartitionerOptions } from '../core/options';
 import type { Config } from '../core/config';
-import type { Link } from './handoff';
+import type { Link } from './hold/key-handoffs';
 
 export type Value = Buffer | Uint8Array | string | null;
 export type Headers = Array<Record<string, string | Buffer>>;
@@ -77,7 +77,7 @@ export interface Queued {
   link: Link | undefined;
 }
 
-/** A message held for an ordered handoff (src/producer/handoff.ts). */
+/** A message held for an ordered handoff (src/producer/hold/key-handoffs.ts). */
 export interface Waiting extends Queued {
   readonly header: Record<string, string> | undefined;
   readonly after: Link | undefined;

@@ -38,9 +38,8 @@ export const SIMULATION_DEFAULTS: SimulationSettings = Object.freeze({
 /**
  * What a run may ask for, from what simulate() allocates. Per key: its name on the V8 heap
  * (a string and an array slot, about 40 bytes), the CDF (8), the static partition (4) and the
- * moved flag (1): 10 million keys take about 0.7 GB of RSS and 5 s to set up, well under
- * Node's default heap limit. Messages cost time, not memory (about 150 ns each, so 10^9 is a
- * few minutes), but each window keeps two figures and scans every partition, so the number of
+ * moved flag (1): 10 million keys stay well under Node's default heap limit. Messages cost
+ * time, not memory (the figures: docs/performance.md), but each window keeps two figures and scans every partition, so the number of
  * windows is bounded too. Partitions are bounded by the partitioner's maxPartitions.
  */
 export const SIMULATION_LIMITS = Object.freeze({

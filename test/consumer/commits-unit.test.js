@@ -46,9 +46,9 @@ t.test("any other refusal is an 'error', and made again", async (t) => {
   }
 });
 
-// The KafkaJS-API adapter's commits (src/consumer/kafkajs-commits.ts) follow the same rule; its
+// The KafkaJS-API adapter's commits (src/kafkajs/commits.ts) follow the same rule; its
 // client's errors carry Kafka's numeric code (KafkaJS's KafkaJSProtocolError: code and type).
-const { KafkaJsCommits } = require('../../build/consumer/kafkajs-commits');
+const { KafkaJsCommits } = require('../../build/kafkajs/commits');
 
 /** The events of one commit refused with `code` (null: taken), and whether it threw. */
 async function kafkaJsOutcome(code, periodic) {

@@ -1,5 +1,5 @@
 'use strict';
-// What a LagMonitor hands an attached DynamicProducer for its handoffs (src/producer/progress.ts):
+// What a LagMonitor hands an attached DynamicProducer for its handoffs (src/producer/hold/progress.ts):
 // per partition the group's committed offset and its pace between two reads. The monitor's
 // client is stubbed: the offsets are the test's, and the expected pace is worked from them.
 const t = require('tap');

@@ -1,9 +1,9 @@
 'use strict';
-// The backlog (src/producer/backlog.ts) alone: send() calls waiting for room go in call order,
+// The backlog (src/producer/hold/backlog.ts) alone: send() calls waiting for room go in call order,
 // as room frees, however many wait (the queue of waiters is compacted as it is read), and a
 // disconnect runs every one still waiting.
 const t = require('tap');
-const { Backlog } = require('../../build/producer/backlog');
+const { Backlog } = require('../../build/producer/hold/backlog');
 
 /** A backlog over `held` messages held elsewhere (the test moves it), maxQueued 10. */
 function backlog() {

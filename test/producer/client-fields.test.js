@@ -1,11 +1,11 @@
 'use strict';
-// The node-rdkafka private fields DynamicProducer reads (src/producer/client.ts), checked on the
+// The node-rdkafka private fields DynamicProducer reads (src/producer/hand-over/client-fields.ts), checked on the
 // installed node-rdkafka itself: this fails when an upgrade renames or reshapes one of them.
 
 const t = require('tap');
 const Kafka = require('node-rdkafka');
 const { DynamicProducer } = require('../../build');
-const { nativeBinding, deliversReports, isHighLevel } = require('../../build/producer/client');
+const { nativeBinding, deliversReports, isHighLevel } = require('../../build/producer/hand-over/client-fields');
 
 t.test('Producer: _client is the native binding with produce(); _cb_configs.event.delivery_cb follows dr_cb / dr_msg_cb', async (t) => {
   const withReports = new Kafka.Producer({ 'metadata.broker.list': '127.0.0.1:1', dr_cb: true });

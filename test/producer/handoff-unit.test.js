@@ -1,8 +1,8 @@
 'use strict';
-// The Handoff bookkeeping (src/producer/handoff.ts) alone, without a client: which messages wait, in
+// The KeyHandoffs bookkeeping (src/producer/hold/key-handoffs.ts) alone, without a client: which messages wait, in
 // what order they are released, and what their order header's `after` field says then.
 const t = require('tap');
-const { Handoff } = require('../../build/producer/handoff');
+const { KeyHandoffs } = require('../../build/producer/hold/key-handoffs');
 const { ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } = require('../..');
 
 const HEADER = 'kdp-order';
@@ -13,7 +13,7 @@ const afterOf = (h) => h[HEADER].slice(h[HEADER].lastIndexOf(';') + 1);
 function setup() {
   const released = [];
   const kept = new Set(); // entries the handoff asks to keep (DynamicPartitioner.hold())
-  const h = new Handoff(8, (m) => released.push(m.name), (e, held) => {
+  const h = new KeyHandoffs(8, (m) => released.push(m.name), (e, held) => {
     if (held === kept.has(e)) throw new Error(`entry ${e} kept ${held} twice`);
     if (held) kept.add(e);
     else kept.delete(e);
@@ -102,7 +102,7 @@ t.test('a release that settles another link of the same key (refused at once) re
   const released = [];
   let h;
   const links = {};
-  h = new Handoff(4, (m) => {
+  h = new KeyHandoffs(4, (m) => {
     released.push(m.name);
     if (m.name === 'm1') h.settled(links.m1, -1, -1); // refused at once: its successors go on
   }, () => {});

@@ -102,7 +102,7 @@ t.test("a new topic's first sends wait for its count (a topic being created answ
 });
 
 t.test('a topic whose count does not come: its sends wait at most UNPLACED_WAIT_MS, then go to librdkafka; later ones do not wait again', async (t) => {
-  const { UNPLACED_WAIT_MS } = require('../../build/producer/unplaced');
+  const { UNPLACED_WAIT_MS } = require('../../build/producer/place/unplaced');
   const { producer, sent } = fakes();
   const admin = creatingAdmin('kj-never', Infinity);
   const p = wrapKafkaJsProducer(producer, { admin, metadataRefreshMs: 600000 });
@@ -131,7 +131,7 @@ t.test("connect(topics, timeoutMs)'s timeout: the package's one check (a number,
 });
 
 t.test('a send whose every message has its partition does not wait for an unknown count', async (t) => {
-  const { UNPLACED_WAIT_MS } = require('../../build/producer/unplaced');
+  const { UNPLACED_WAIT_MS } = require('../../build/producer/place/unplaced');
   const { producer, sent } = fakes();
   const p = wrapKafkaJsProducer(producer, { admin: creatingAdmin('kj-explicit', Infinity), metadataRefreshMs: 600000 });
   t.teardown(() => p.disconnect());

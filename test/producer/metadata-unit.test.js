@@ -1,10 +1,10 @@
 'use strict';
-// The producer's table of topics (build/producer/metadata.js) without a cluster: it keeps
+// The producer's table of topics (build/producer/place/metadata.js) without a cluster: it keeps
 // maxEntries topics (DynamicProducer: 16 × maxTopics, at least 1,024); the next one makes it
 // forget the least recently used quarter at once (one sort per quarter instead of a scan per
 // new topic).
 const t = require('tap');
-const { Metadata } = require('../../build/producer/metadata');
+const { Metadata } = require('../../build/producer/place/metadata');
 
 function table(maxEntries) {
   const asked = [];

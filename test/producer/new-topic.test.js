@@ -9,7 +9,7 @@
 const t = require('tap');
 const { DynamicProducer, partitionForKey, InvalidOptionError, KafkaError } = require('../..');
 const { recordHandOvers, sleep } = require('./lib/helpers');
-const { UNPLACED_WAIT_MS } = require('../../build/producer/unplaced');
+const { UNPLACED_WAIT_MS } = require('../../build/producer/place/unplaced');
 
 const N = 4; // the mock cluster's partitions per auto-created topic
 

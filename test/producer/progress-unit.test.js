@@ -1,10 +1,10 @@
 'use strict';
-// The handoff gate (src/producer/progress.ts) alone: when a move waits in the producer for the
+// The handoff gate (src/producer/hold/progress.ts) alone: when a move waits in the producer for the
 // consumers of the partition its key left. The figures are worked by hand from the rule: a
 // partition whose committed offset is c and advances at r messages per ms reaches a
 // predecessor at offset o in (o + 1 - c) / r ms; the move waits while that is over 250 ms.
 const t = require('tap');
-const { ConsumerProgress, HOLD_FROM_MS } = require('../../build/producer/progress');
+const { ConsumerProgress, HOLD_FROM_MS } = require('../../build/producer/hold/progress');
 
 const progress = (over = {}) => {
   const p = new ConsumerProgress();

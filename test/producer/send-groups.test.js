@@ -1,5 +1,5 @@
 'use strict';
-// send() on the native engine settles its calls in groups (src/producer/send-group.ts): the
+// send() on the native engine settles its calls in groups (src/producer/settle/send-groups.ts): the
 // calls whose messages go into one batch for one partition share one settlement. Checked here,
 // each against the log read back with a plain node-rdkafka consumer (the independent source):
 // every call resolves with its own message's report, whichever way the message went (straight
@@ -10,7 +10,7 @@
 const t = require('tap');
 const { nativeBuilt } = require('../lib/native-built');
 const { DynamicProducer, KafkaError } = require('../..');
-const { SendGroup } = require('../../build/producer/send-group');
+const { SendGroup } = require('../../build/producer/settle/send-groups');
 const { brokersOf, consumeAll, trackHot } = require('./lib/helpers');
 
 const native = nativeBuilt();

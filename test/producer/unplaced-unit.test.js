@@ -1,10 +1,10 @@
 'use strict';
-// Unplaced (src/producer/unplaced.ts) alone: a disconnect takes back every message still
+// Unplaced (src/producer/place/unplaced.ts) alone: a disconnect takes back every message still
 // waiting for its topic's partition count, in call order, however many (more than one spread
 // call's arguments, about 120,000 on Node 20), and ends their waits.
 
 const t = require('tap');
-const { Unplaced } = require('../../build/producer/unplaced');
+const { Unplaced } = require('../../build/producer/place/unplaced');
 
 t.test('take() hands back 300,000 held messages of two topics, each topic in call order', (t) => {
   const released = [];

@@ -1,8 +1,8 @@
 // Polling the client for delivery reports: on a timer (pollIntervalMs), or, with pollIntervalMs
 // 0, left to the application, with a watch that takes over if nothing polls while reports are due.
 
-import { PRODUCER_DEFAULTS } from '../core/options';
-import type { ProducerLike } from './types';
+import { PRODUCER_DEFAULTS } from '../../core/options';
+import type { ProducerLike } from '../types';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 

@@ -2,10 +2,10 @@
 // as a send()'s), all counting into one promise for the batch that settles once every message
 // has its outcome: the reports in input order, or a BatchError with every outcome.
 
-import { BatchError } from '../core/errors';
-import type { Key } from '../core/key';
-import { SEND } from './types';
-import type { DeliveryReport, Headers, Pending, Value } from './types';
+import { BatchError } from '../../core/errors';
+import type { Key } from '../../core/key';
+import { SEND } from '../types';
+import type { DeliveryReport, Headers, Pending, Value } from '../types';
 
 /** One message of sendBatch(). */
 export interface BatchMessage {
@@ -15,7 +15,7 @@ export interface BatchMessage {
   readonly timestamp?: number | null;
 }
 
-export class Batch {
+export class SendBatch {
   readonly outcomes: Array<DeliveryReport | Error>;
   private left: number;
   private failed = 0;
@@ -42,13 +42,13 @@ export class Batch {
   }
 }
 
-/** What a Member settles: a sendBatch()'s Batch, or a group of send() calls (send-group.ts). */
+/** What a MemberPending settles: a sendBatch()'s SendBatch, or a group of send() calls (settle/send-groups.ts). */
 export interface Settles {
   settle(i: number, outcome: DeliveryReport | Error, failed: boolean): void;
 }
 
 /** Message i of a batch (or of a send() group), as the opaque its report settles (no closure per message). */
-export class Member implements Pending {
+export class MemberPending implements Pending {
   readonly [SEND] = true as const;
   constructor(private readonly batch: Settles, private readonly index: number, public key: Key | null) {}
 

@@ -7,8 +7,8 @@
 // - HighLevelProducer#_oldProduce (Producer.prototype.produce, which its own produce() wraps
 //   with serializers and a callback) and #_hl, which tell a HighLevelProducer apart.
 
-import type { Key } from '../core/key';
-import type { Headers, ProducerLike } from './types';
+import type { Key } from '../../core/key';
+import type { Headers, ProducerLike } from '../types';
 
 /** The native binding's produce(): an error code, 0 on success. */
 export interface NativeProducer {

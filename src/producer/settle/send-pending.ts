@@ -1,11 +1,11 @@
 // send()'s promise and the opaque its message is produced with: a SendPending holds the
-// promise's handlers and the caller's key, and goes along with the message (placement.ts,
-// hand-over.ts) until its outcome settles it (outcomes.ts, delivery.ts). sendBatch()'s
-// messages have theirs in batch.ts.
+// promise's handlers and the caller's key, and goes along with the message (place/placement.ts,
+// hand-over/hand-over.ts) until its outcome settles it (settle/outcomes.ts, settle/delivery.ts). sendBatch()'s
+// messages have theirs in settle/send-batch.ts.
 
-import type { Key } from '../core/key';
-import { SEND } from './types';
-import type { DeliveryReport, Pending } from './types';
+import type { Key } from '../../core/key';
+import { SEND } from '../types';
+import type { DeliveryReport, Pending } from '../types';
 
 /** A send()'s promise handlers and key: the opaque its message goes with. */
 export class SendPending implements Pending {

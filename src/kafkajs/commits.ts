@@ -1,4 +1,4 @@
-// KafkaJsDynamicConsumer's commits (src/consumer/kafkajs-consumer.ts), as commits.ts is
+// KafkaJsDynamicConsumer's commits (src/kafkajs/consumer.ts), as src/consumer/commits.ts is
 // DynamicConsumer's: what may be committed is the Dispatcher's safe offset of each partition
 // (below every message held or not yet handled); this writes it — periodically with the
 // consumer's commitOffsets(), synchronously on revoke with its internal client's commitSync() —
@@ -7,9 +7,9 @@
 
 import { type KafkaError, StateError, toKafkaError } from '../core/errors';
 import { delay } from '../core/time';
-import { commitRefusal } from './commits';
-import type { Dispatcher, PartitionOffset } from './dispatch';
-import type { ConsumedMessage, Resequencer } from './resequencer';
+import { commitRefusal } from '../consumer/commits';
+import type { Dispatcher, PartitionOffset } from '../consumer/dispatch';
+import type { ConsumedMessage, Resequencer } from '../consumer/resequencer';
 
 
 /** How long one read of committed offsets may take (ms); a later tick tries again. */

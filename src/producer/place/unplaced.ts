@@ -10,8 +10,8 @@
 // to librdkafka unassigned (it places them with the same partitioner), in call order, and its
 // later messages follow them there until the count is known.
 
-import type { Key } from '../core/key';
-import type { Headers, Pending } from './types';
+import type { Key } from '../../core/key';
+import type { Headers, Pending } from '../types';
 
 /** How long a topic's first messages wait here for its partition count. */
 export const UNPLACED_WAIT_MS = 2000;

@@ -2,12 +2,12 @@
 // a send()'s Pending, a handoff Link around it, or the fire-and-forget mark), the count in
 // flight, and the send() promises a report or a disconnect settles.
 
-import { toKafkaError } from '../core/errors';
-import { withLibrdkafkaCode } from '../core/rdkafka-codes';
-import type { KafkaError } from '../core/errors';
-import { Link } from './handoff';
-import { SEND } from './types';
-import type { DeliveryReport, Pending, ProducerLike } from './types';
+import { toKafkaError } from '../../core/errors';
+import { withLibrdkafkaCode } from '../../core/rdkafka-codes';
+import type { KafkaError } from '../../core/errors';
+import { Link } from '../hold/key-handoffs';
+import { SEND } from '../types';
+import type { DeliveryReport, Pending, ProducerLike } from '../types';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
@@ -49,7 +49,7 @@ export class Delivery {
     private readonly reports: boolean,
     /**
      * What the messages in flight settle, when the client keeps them (the native engine's
-     * slots): then no set of its own is kept here (its upkeep was a fifth of send()'s cost).
+     * slots): then no set of its own is kept here (its upkeep weighed on send(): docs/performance.md).
      */
     private readonly inflightPendings?: () => Iterable<unknown>,
   ) {}

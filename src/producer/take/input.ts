@@ -3,16 +3,16 @@
 
 // Node's global Buffer is a getter on globalThis, called at each read: the module's is a plain binding.
 import { Buffer } from 'node:buffer';
-import { ORDER_HEADER } from '../partitioner/headers';
-import { InvalidArgTypeError, OutOfRangeError, StateError } from '../core/errors';
-import { checkKey } from '../core/key';
-import type { HighLevelLike } from './client';
-import type { Headers } from './types';
+import { ORDER_HEADER } from '../../partitioner/headers';
+import { InvalidArgTypeError, OutOfRangeError, StateError } from '../../core/errors';
+import { checkKey } from '../../core/key';
+import type { HighLevelLike } from '../hand-over/client-fields';
+import type { Headers } from '../types';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
- * The argument checks the send path makes (placement.ts), made up front for a message whose
+ * The argument checks the send path makes (place/placement.ts), made up front for a message whose
  * taking is deferred (it waits for room) or that is one of a batch (each checked before any is
  * sent). A HighLevelProducer's serializers may take other types: its value and key are checked
  * after them, when the message is taken.

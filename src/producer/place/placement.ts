@@ -1,29 +1,30 @@
 // Where a message goes: the middle of the send path (DynamicProducer's send() / produce() /
-// sendBatch() → here → hand-over.ts). A message taken is checked and made a payload, then
-// waits for its topic's partition count (unplaced.ts), or is decided (one WebAssembly call,
+// sendBatch() → here → hand-over/hand-over.ts). A message taken is checked and made a payload, then
+// waits for its topic's partition count (place/unplaced.ts), or is decided (one WebAssembly call,
 // DynamicPartitioner.decide) and given a spread key's order header; it is then held for an
-// ordered handoff (handoff.ts), behind the backlog (backlog.ts), or handed over at once. The
+// ordered handoff (hold/key-handoffs.ts), behind the backlog (hold/backlog.ts), or handed over at once. The
 // messages those parts held come back here to be placed or handed over in their turn.
 
 // Node's global Buffer is a getter on globalThis, called at each read: the module's is a plain binding.
 import { Buffer } from 'node:buffer';
-import { ORDER_NONE } from '../core/abi';
-import { InvalidArgTypeError } from '../core/errors';
-import { checkKey } from '../core/key';
-import type { Key } from '../core/key';
-import type { OrderChains } from '../partitioner/headers';
-import type { DynamicPartitioner } from '../partitioner/partitioner';
-import { type Backlog, ERR_QUEUE_FULL } from './backlog';
-import type { HighLevelLike } from './client';
-import type { Delivery } from './delivery';
-import type { Handoff, Link } from './handoff';
-import type { HandOver } from './hand-over';
-import { badTimestamp, checkHeaders, serialize, timestampError, withoutForwarded } from './input';
+import { ORDER_NONE } from '../../core/abi';
+import { InvalidArgTypeError } from '../../core/errors';
+import { checkKey } from '../../core/key';
+import type { Key } from '../../core/key';
+import type { OrderChains } from '../../partitioner/headers';
+import type { DynamicPartitioner } from '../../partitioner/partitioner';
+import type { Backlog } from '../hold/backlog';
+import { ERR_QUEUE_FULL } from '../../core/rdkafka-codes';
+import type { HighLevelLike } from '../hand-over/client-fields';
+import type { Delivery } from '../settle/delivery';
+import type { KeyHandoffs, Link } from '../hold/key-handoffs';
+import type { HandOver } from '../hand-over/hand-over';
+import { badTimestamp, checkHeaders, serialize, timestampError, withoutForwarded } from '../take/input';
 import type { Metadata, TopicInfo } from './metadata';
-import type { Outcomes } from './outcomes';
-import { LaterSend } from './send-group';
+import type { Outcomes } from '../settle/outcomes';
+import { CurrentSend } from '../settle/send-groups';
 import type { Unplaced, UnplacedMessage } from './unplaced';
-import type { Headers, Pending, ProducerLike, Queued, Value, Waiting } from './types';
+import type { Headers, Pending, ProducerLike, Queued, Value, Waiting } from '../types';
 
 export interface PlacementParts {
   readonly client: ProducerLike;
@@ -38,7 +39,7 @@ export interface PlacementParts {
   readonly unplaced: Unplaced;
   readonly backlog: Backlog<Queued>;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
-  readonly handoff: Handoff<Waiting> | undefined;
+  readonly handoff: KeyHandoffs<Waiting> | undefined;
   readonly delivery: Delivery;
   readonly handOver: HandOver;
   readonly outcomes: Outcomes;
@@ -56,7 +57,7 @@ export class Placement {
   private readonly metadata: Metadata;
   private readonly unplaced: Unplaced;
   private readonly backlog: Backlog<Queued>;
-  private readonly handoff: Handoff<Waiting> | undefined;
+  private readonly handoff: KeyHandoffs<Waiting> | undefined;
   private readonly delivery: Delivery;
   private readonly handOver: HandOver;
   private readonly outcomes: Outcomes;
@@ -121,7 +122,7 @@ export class Placement {
     if (info.partitions <= 0 || this.unplaced.size > 0) {
       checkKey('key', key);
       if (this.unplaced.holds(topic) || (info.partitions <= 0 && !info.unassigned)) {
-        // Its topic's count is not known yet: it waits here for it (unplaced.ts), behind the
+        // Its topic's count is not known yet: it waits here for it (place/unplaced.ts), behind the
         // topic's messages already waiting, and is placed when it comes. Taken.
         this.metadata.request(topic);
         const m: UnplacedMessage = { topic, value: payload, key, timestamp, headers, forwarded, pending: kept(pending, undefined) };
@@ -241,11 +242,11 @@ export class Placement {
 }
 
 /**
- * The opaque a held message keeps: a send() still on its LaterSend (send-group.ts) gets a
+ * The opaque a held message keeps: a send() still on its CurrentSend (settle/send-groups.ts) gets a
  * SendPending of its own here, its link's opaque too.
  */
 function kept(pending: Pending | undefined, link: Link | undefined): Pending | undefined {
-  if (!(pending instanceof LaterSend)) return pending;
+  if (!(pending instanceof CurrentSend)) return pending;
   const own = pending.own();
   if (link !== undefined && link.opaque === pending) link.opaque = own;
   return own;

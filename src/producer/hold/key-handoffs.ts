@@ -16,9 +16,9 @@
 // here, the entry is kept (`keep`: DynamicPartitioner.hold()): freed and given to another key,
 // its key's next messages would find no messages held before them, and overtake them.
 
-import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../core/abi';
-import { Fifo } from '../core/fifo';
-import { ORDER_HEADER, OrderFields } from '../partitioner/headers';
+import { ORDER_MOVED, ORDER_RETURN, ORDER_SPREAD } from '../../core/abi';
+import { Fifo } from '../../core/fifo';
+import { ORDER_HEADER, OrderFields } from '../../partitioner/headers';
 
 const IN_FLIGHT = 0;
 const DELIVERED = 1;
@@ -61,7 +61,7 @@ export interface HeldMessage {
   readonly after: Link | undefined;
 }
 
-export class Handoff<M extends HeldMessage> {
+export class KeyHandoffs<M extends HeldMessage> {
   /** Per tracked-key entry: its chain's last marked message. */
   private readonly last: Array<Link | undefined>;
   /** Per tracked-key entry: its held messages, oldest first. */

@@ -3,11 +3,9 @@
 // more than maxQueued messages are held (the memory bound); and when 'drain' is due to a
 // produce() that said false.
 
-import { Fifo } from '../core/fifo';
-import type { Queued } from './types';
-
-/** librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL (rdkafka.h): hold the message and retry. */
-export const ERR_QUEUE_FULL = -184;
+import { Fifo } from '../../core/fifo';
+import { ERR_QUEUE_FULL } from '../../core/rdkafka-codes';
+import type { Queued } from '../types';
 
 export interface BacklogHooks<M extends Queued> {
   /** Called before a retry: lets librdkafka hand out delivery reports (and free room). */

@@ -15,7 +15,7 @@
 // commitOffsets([{ topic, partition, offset }]): explicit offsets, below every message held or
 // not yet handled (Dispatcher.safeOffset), as DynamicConsumer does; on revoke synchronously,
 // with the consumer's own client's commitSync(), before the consumer unassigns the partitions
-// (the commits, and the reads of the group's committed offsets, in kafkajs-commits.ts).
+// (the commits, and the reads of the group's committed offsets, in commits.ts).
 //
 // Rebalances: that consumer takes a rebalance_cb only from the config it was built with, so
 // the assignment changes are read from its internal client's 'rebalance' events (emitted
@@ -24,9 +24,9 @@
 // here ends the run the one way that consumer allows, by disconnecting it.
 
 import { EventEmitter } from 'node:events';
-import { Resequencer, type ResequencerOptions, type ConsumedMessage } from './resequencer';
-import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from './dispatch';
-import { KafkaJsCommits } from './kafkajs-commits';
+import { Resequencer, type ResequencerOptions, type ConsumedMessage } from '../consumer/resequencer';
+import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from '../consumer/dispatch';
+import { KafkaJsCommits } from './commits';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle } from '../core/lifecycle';

@@ -6,23 +6,30 @@
 // buffer per batch, and each message's key and value are views of that buffer (never reused
 // while a view lives: the buffer is the batch's own). librdkafka's callbacks (rebalance, commit
 // results) are served by that call and reach JS within it, as node-rdkafka's reach it later.
+// The twin of native/src/consume.c; the librdkafka handle: handle.ts; the rows it reads: contract.ts.
 
 import { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import { inspect } from 'node:util';
 import type { Config } from '../core/config';
-import { emitClientEvent } from '../native/addon';
+import { partitionKey } from '../core/partition-key';
+import { emitClientEvent } from './addon';
 import {
   ASSIGN_ADD, ASSIGN_CLEAR, ASSIGN_REMOVE, ASSIGN_SET, EVENT_COMMITTED, EVENT_ERROR, EVENT_REBALANCE,
   HEADER_ROW_NAME_AT, HEADER_ROW_NAME_LENGTH, HEADER_ROW_SIZE, HEADER_ROW_VALUE_AT, HEADER_ROW_VALUE_LENGTH, MESSAGE_ROW_ERROR,
   MESSAGE_ROW_FIRST_HEADER, MESSAGE_ROW_HEADER_COUNT, MESSAGE_ROW_KEY_AT, MESSAGE_ROW_KEY_LENGTH, MESSAGE_ROW_OFFSET, MESSAGE_ROW_PARTITION,
   MESSAGE_ROW_SIZE, MESSAGE_ROW_TIMESTAMP, MESSAGE_ROW_TOPIC, MESSAGE_ROW_VALUE_AT, MESSAGE_ROW_VALUE_LENGTH, type NativeAddon,
   type NativeEvent, type NativePartition,
-} from '../native/contract';
-import { NativeHandle, notConnected } from '../native/handle';
+} from './contract';
+import { NativeHandle, notConnected } from './handle';
 import { ORDER_HEADER } from '../partitioner/headers';
-import { ORDER_VALUE } from './message-order';
-import { partitionKey } from './dispatch';
+
+/**
+ * Where a message that keeps its headers unread (a native batch's) holds its order header's
+ * value: a Buffer, or null when it has none. Other messages have no such property
+ * (src/consumer/message-order.ts reads it).
+ */
+export const ORDER_VALUE: unique symbol = Symbol('kdp.orderValue');
 
 /** librdkafka's codes a rebalance comes with (rdkafka.h). */
 const ERR__ASSIGN_PARTITIONS = -175;
@@ -132,7 +139,7 @@ export class NativeConsumer extends EventEmitter {
   readonly globalConfig: Config;
   readonly topicConfig: Config;
   /** The librdkafka handle (its `current` is the addon's, undefined while closed). */
-  private readonly native: NativeHandle;
+  private readonly handle: NativeHandle;
   private timeoutMs = 1000;
   private readonly rebalanceCb: ((err: { code: number; message: string }, assignment: TopicPartition[]) => void) | undefined;
   /** A consume() waiting for messages: called at the next wake-up, or at its timeout. */
@@ -146,17 +153,13 @@ export class NativeConsumer extends EventEmitter {
     this.topicConfig = topicConfig;
     this.rebalanceCb = typeof globalConfig.rebalance_cb === 'function' ? (globalConfig.rebalance_cb as NativeConsumer['rebalanceCb']) : undefined;
     // A bad setting throws here, as node-rdkafka's constructor does.
-    this.native = new NativeHandle(addon, 'consumer', globalConfig, topicConfig, () => this.wake(), (...event) => this.event(...event));
-  }
-
-  /** The addon's handle, undefined while closed. */
-  private get handle(): object | undefined {
-    return this.native.current;
+    this.handle = new NativeHandle(addon, 'consumer', globalConfig, topicConfig, () => this.wake(), (...event) => this.event(...event));
   }
 
   private wake(): void {
     // Logs first: connect() reads a refused login from them before anything is consumed.
-    if (this.handle !== undefined) this.addon.logs(this.handle);
+    const current = this.handle.current;
+    if (current !== undefined) this.addon.logs(current);
     const waiting = this.waiting;
     this.waiting = undefined;
     waiting?.();
@@ -194,24 +197,20 @@ export class NativeConsumer extends EventEmitter {
     }
   }
 
-  private get h(): object {
-    return this.native.live;
-  }
-
   isConnected(): boolean {
-    return this.native.isConnected();
+    return this.handle.isConnected();
   }
 
   connect(options: { timeout?: number } | undefined, cb: (err: unknown) => void): void {
-    this.native.connect(options?.timeout ?? 30_000, () => this.emit('ready', { name: 'kdp-native-consumer' }), cb);
+    this.handle.connect(options?.timeout ?? 30_000, () => this.emit('ready', { name: 'kdp-native-consumer' }), cb);
   }
 
   getMetadata(options: { topic?: string; timeout?: number }, cb: (err: any, metadata: any) => void): void {
-    this.native.getMetadata(options, cb);
+    this.handle.getMetadata(options, cb);
   }
 
   subscribe(topics: string[]): void {
-    this.addon.subscribe(this.h, topics);
+    this.addon.subscribe(this.handle.live, topics);
   }
 
   setDefaultConsumeTimeout(ms: number): void {
@@ -246,7 +245,7 @@ export class NativeConsumer extends EventEmitter {
       let later: NativeMessage[] = [];
       let error: unknown = null;
       try {
-        if (this.handle !== undefined) later = this.read(n);
+        if (this.handle.current !== undefined) later = this.read(n);
       } catch (err) {
         error = err;
       }
@@ -258,7 +257,7 @@ export class NativeConsumer extends EventEmitter {
 
   /** What librdkafka has now, as messages (a batch's keys and values are views of its one buffer). */
   private read(n: number): NativeMessage[] {
-    const batch = this.addon.consume(this.h, n);
+    const batch = this.addon.consume(this.handle.live, n);
     if (batch === undefined) return [];
     const { data, table, headers, topics } = batch;
     const count = table.length / MESSAGE_ROW_SIZE;
@@ -305,35 +304,35 @@ export class NativeConsumer extends EventEmitter {
 
   pause(list: TopicPartition[]): void {
     const [topics, partitions] = columns(list, false);
-    this.addon.pause(this.h, true, topics, partitions);
+    this.addon.pause(this.handle.live, true, topics, partitions);
   }
 
   resume(list: TopicPartition[]): void {
     const [topics, partitions] = columns(list, false);
-    this.addon.pause(this.h, false, topics, partitions);
+    this.addon.pause(this.handle.live, false, topics, partitions);
   }
 
   assign(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.assignment(this.h, ASSIGN_SET, topics, partitions, offsets);
+    this.addon.assignment(this.handle.live, ASSIGN_SET, topics, partitions, offsets);
     this.owned.clear();
     for (const { topic, partition } of list) this.owned.set(partitionKey(topic, partition), { topic, partition });
   }
 
   unassign(): void {
-    this.addon.assignment(this.h, ASSIGN_CLEAR);
+    this.addon.assignment(this.handle.live, ASSIGN_CLEAR);
     this.owned.clear();
   }
 
   incrementalAssign(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.assignment(this.h, ASSIGN_ADD, topics, partitions, offsets);
+    this.addon.assignment(this.handle.live, ASSIGN_ADD, topics, partitions, offsets);
     for (const { topic, partition } of list) this.owned.set(partitionKey(topic, partition), { topic, partition });
   }
 
   incrementalUnassign(list: TopicPartition[]): void {
     const [topics, partitions] = columns(list, false);
-    this.addon.assignment(this.h, ASSIGN_REMOVE, topics, partitions, undefined);
+    this.addon.assignment(this.handle.live, ASSIGN_REMOVE, topics, partitions, undefined);
     for (const { topic, partition } of list) this.owned.delete(partitionKey(topic, partition));
   }
 
@@ -344,39 +343,40 @@ export class NativeConsumer extends EventEmitter {
   }
 
   rebalanceProtocol(): string {
-    return this.handle === undefined ? 'NONE' : this.addon.protocol(this.handle);
+    const current = this.handle.current;
+    return current === undefined ? 'NONE' : this.addon.protocol(current);
   }
 
   commit(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.commit(this.h, topics, partitions, offsets!, metadataOf(list), true);
+    this.addon.commit(this.handle.live, topics, partitions, offsets!, metadataOf(list), true);
   }
 
   commitSync(list: TopicPartition[]): void {
     const [topics, partitions, offsets] = columns(list, true);
-    this.addon.commit(this.h, topics, partitions, offsets!, metadataOf(list), false);
+    this.addon.commit(this.handle.live, topics, partitions, offsets!, metadataOf(list), false);
   }
 
   committed(list: TopicPartition[], timeoutMs: number, cb: (err: any, offsets?: TopicPartition[]) => void): void {
-    const handle = this.handle;
-    if (handle === undefined) {
+    const current = this.handle.current;
+    if (current === undefined) {
       setImmediate(() => cb(notConnected('consumer')));
       return;
     }
     const [topics, partitions] = columns(list, false);
-    this.native.job((done) => this.addon.committed(handle, topics, partitions, timeoutMs, done), cb);
+    this.handle.job((done) => this.addon.committed(current, topics, partitions, timeoutMs, done), cb);
   }
 
   /** Leaves the group and closes the handle (on the thread pool), once the calls there are done. */
   disconnect(cb?: (err?: unknown) => void): void {
-    const handle = this.handle;
-    if (handle === undefined) {
+    const current = this.handle.current;
+    if (current === undefined) {
       cb?.();
       return;
     }
     const waiting = this.waiting;
     this.waiting = undefined;
-    this.native.close(() => {
+    this.handle.close(() => {
       this.emit('disconnected');
       cb?.();
     }, () => {

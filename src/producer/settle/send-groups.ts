@@ -1,5 +1,5 @@
 // send() calls settled in groups, on the native engine. The send() calls whose messages go
-// into the engine's batch together for one partition form a SendGroup (native-client.ts):
+// into the engine's batch together for one partition form a SendGroup (src/native/produce.ts):
 // each call's promise is the group's promise followed by `take`, and the group's promise
 // resolves once every member has its outcome (the reactions of one promise run in the order
 // they were added, so take's k-th run is member k's). A call then keeps one promise and one
@@ -8,16 +8,25 @@
 // send()'s cost (docs/performance.md). A member waits at most for the others of its partition's
 // batch, which librdkafka sends together.
 //
-// The call's opaque until the engine takes the message is LaterSend, one per producer: a
+// The call's opaque until the engine takes the message is CurrentSend, one per producer: a
 // message that is held instead (the backlog, a handoff, its topic's count) is given a
 // SendPending of its own at that point (Placement, own()), and one refused at once records its
 // error. Intake reads which of the three happened when the call returns.
+//
+// SendGroups is how the engine's messages take their slots (the engine's SlotTaker,
+// src/native/produce.ts): a CurrentSend's message joins its partition's group of the batch.
+// settledBy() takes a slot's opaque apart (its handoff link, a group's member), for every path
+// that settles one.
 
-import type { Key } from '../core/key';
-import { Member, type Settles } from './batch';
+import type { Buffer } from 'node:buffer';
+import type { Key } from '../../core/key';
+import type { SlotTaker } from '../../native/produce';
+import type { Slots } from '../../native/slots';
+import { MemberPending, type Settles } from './send-batch';
+import { Link } from '../hold/key-handoffs';
 import { SendPending, promiseOf } from './send-pending';
-import { SEND } from './types';
-import type { DeliveryReport, Pending } from './types';
+import { SEND } from '../types';
+import type { DeliveryReport, Pending } from '../types';
 
 export class SendGroup implements Settles {
   /**
@@ -77,7 +86,7 @@ export class SendGroup implements Settles {
 
   /** The member as a Pending, for the paths that settle one (a refusal, a disconnect): made only there. */
   member(member: number, key: Key | null): Pending {
-    return new Member(this, member, key);
+    return new MemberPending(this, member, key);
   }
 
   /** Member `member`'s report, or its error thrown; forgotten here. */
@@ -105,7 +114,7 @@ const FAILED = 3;
  * native engine joins its message to a group, a part that holds the message gives it a
  * SendPending of its own (own()), a refusal records its error.
  */
-export class LaterSend implements Pending {
+export class CurrentSend implements Pending {
   readonly [SEND] = true as const;
   /** The call's key as the caller gave it, for its report. */
   key: Key | null = null;
@@ -182,5 +191,78 @@ export class LaterSend implements Pending {
     const err = state === FAILED ? this.error! : new Error('send(): the message was neither taken nor refused');
     this.error = undefined;
     return Promise.reject(err);
+  }
+}
+
+/**
+ * What a message's opaque settles: inside its handoff link (hold/key-handoffs.ts) if it has one, a
+ * grouped send() as its member `member`.
+ */
+export function settledBy(opaque: unknown, member: number, key: unknown): Pending | undefined {
+  const inner = opaque instanceof Link ? opaque.opaque : opaque;
+  return inner instanceof SendGroup ? inner.member(member, key as Key | null) : (inner as Pending | undefined);
+}
+
+/** The native engine's SlotTaker: a send()'s message (its CurrentSend, alone or in a link) joins its partition's group of the batch. */
+export class SendGroups implements SlotTaker {
+  /** Per partition (+1): the group of this batch's send() calls to it; which are set. */
+  private readonly groups: Array<SendGroup | undefined> = [];
+  private readonly grouped: number[] = [];
+  /** The CurrentSend of the last send() joined to a group. */
+  private joiner: CurrentSend | undefined;
+
+  take(slots: Slots, opaque: unknown, topic: string, partition: number, size: number, key: Key | null | undefined, value: Buffer | null): number {
+    if (opaque instanceof CurrentSend) {
+      // A send(): a member of its partition's group in this batch.
+      const group = this.groupOf(partition);
+      return slots.take(group, topic, size, opaque.key, value, this.join(opaque, group));
+    }
+    if (opaque instanceof Link && opaque.opaque instanceof CurrentSend) {
+      // A spread send(): its link goes with the message, the group in the link.
+      const later = opaque.opaque;
+      const group = this.groupOf(partition);
+      opaque.opaque = group;
+      return slots.take(opaque, topic, size, later.key, value, this.join(later, group));
+    }
+    return slots.take(opaque, topic, size, key, value, -1);
+  }
+
+  /** send() calls after this hand-over form new groups. */
+  handedOver(): void {
+    const grouped = this.grouped;
+    for (let k = 0; k < grouped.length; k++) this.groups[grouped[k]] = undefined;
+    grouped.length = 0;
+  }
+
+  /** A send() refused at once (the message just taken, slot `id`) leaves its group: its caller is told by the refusal. */
+  refusedAtOnce(slots: Slots, id: number): void {
+    const joiner = this.joiner;
+    if (slots.members[id] < 0 || joiner === undefined) return;
+    const opaque = slots.opaques[id];
+    if (opaque instanceof Link) opaque.opaque = joiner;
+    joiner.left();
+  }
+
+  settles(opaque: unknown, member: number, key: unknown): unknown {
+    return settledBy(opaque, member, key);
+  }
+
+  /** Makes `later`'s send() a member of `group`; its index. */
+  private join(later: CurrentSend, group: SendGroup): number {
+    const member = group.add();
+    later.joined(group, member);
+    this.joiner = later;
+    return member;
+  }
+
+  /** The group of this batch's send() calls to `partition` (-1: librdkafka's choice). */
+  private groupOf(partition: number): SendGroup {
+    let group = this.groups[partition + 1];
+    if (group === undefined || group.done) {
+      group = new SendGroup();
+      if (this.groups[partition + 1] === undefined) this.grouped.push(partition + 1);
+      this.groups[partition + 1] = group;
+    }
+    return group;
   }
 }

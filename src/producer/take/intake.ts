@@ -1,28 +1,28 @@
 // The entry of the send path: DynamicProducer's produce(), send() and sendBatch(). A message is
-// taken (placement.ts) while the producer's phase is 'connected' (src/core/lifecycle.ts): not
+// taken (place/placement.ts) while the producer's phase is 'connected' (src/core/lifecycle.ts): not
 // before connect(), nor once disconnect() began ('stopping', then 'stopped'). While maxQueued
 // messages are held (the memory bound), send() and sendBatch() calls wait for room in the
-// backlog's queue of callers (backlog.ts), and a produce() behind them waits in its turn. Their promises:
-// send-pending.ts (one per send()), batch.ts (one per sendBatch(), a Member per message).
+// backlog's queue of callers (hold/backlog.ts), and a produce() behind them waits in its turn. Their promises:
+// settle/send-pending.ts (one per send()), settle/send-batch.ts (one per sendBatch(), a MemberPending per message).
 
-import { InvalidArgTypeError, StateError } from '../core/errors';
-import type { Key } from '../core/key';
-import type { Lifecycle } from '../core/lifecycle';
-import type { Backlog } from './backlog';
-import { Batch, type BatchMessage, Member } from './batch';
+import { InvalidArgTypeError, StateError } from '../../core/errors';
+import type { Key } from '../../core/key';
+import type { Lifecycle } from '../../core/lifecycle';
+import type { Backlog } from '../hold/backlog';
+import { SendBatch, type BatchMessage, MemberPending } from '../settle/send-batch';
 import { checkMessage } from './input';
-import type { NativeClient } from './native-client';
-import type { Placement } from './placement';
-import { LaterSend } from './send-group';
-import { SendPending, promiseOf } from './send-pending';
-import type { DeliveryReport, Headers, Pending, Queued, Value } from './types';
+import type { NativeClient } from '../../native/produce';
+import type { Placement } from '../place/placement';
+import { CurrentSend } from '../settle/send-groups';
+import { SendPending, promiseOf } from '../settle/send-pending';
+import type { DeliveryReport, Headers, Pending, Queued, Value } from '../types';
 
 export interface IntakeParts {
   /** The producer's lifecycle, whose phase is read. */
   readonly state: Lifecycle;
   /** Whether the client emits delivery reports: send() and sendBatch() need them. */
   readonly reports: boolean;
-  /** A wrapped HighLevelProducer: its value and key are checked after its serializers (placement.ts). */
+  /** A wrapped HighLevelProducer: its value and key are checked after its serializers (place/placement.ts). */
   readonly highLevel: boolean;
   readonly maxQueued: number;
   readonly placement: Placement;
@@ -42,8 +42,8 @@ export class Intake {
   private readonly backlog: Backlog<Queued>;
   private readonly engine: NativeClient | undefined;
   private readonly error: (err: unknown) => void;
-  /** On the native engine: the opaque of the send() being placed, whose promise is its group's (send-group.ts). */
-  private readonly later: LaterSend | undefined;
+  /** On the native engine: the opaque of the send() being placed, whose promise is its group's (settle/send-groups.ts). */
+  private readonly later: CurrentSend | undefined;
 
   constructor(parts: IntakeParts) {
     this.state = parts.state;
@@ -54,7 +54,7 @@ export class Intake {
     this.backlog = parts.backlog;
     this.engine = parts.engine;
     this.error = parts.error;
-    this.later = parts.engine !== undefined ? new LaterSend() : undefined;
+    this.later = parts.engine !== undefined ? new CurrentSend() : undefined;
   }
 
   /** DynamicProducer.produce(). */
@@ -144,12 +144,12 @@ export class Intake {
       // Its messages go without waiting linger.ms: the caller handed a whole batch (docs/native.md).
       const engine = messages.length > 0 ? this.engine : undefined;
       engine?.hurry(1);
-      const batch = new Batch(messages.length, resolve, reject, () => engine?.hurry(-1));
+      const batch = new SendBatch(messages.length, resolve, reject, () => engine?.hurry(-1));
       let i = 0;
       const attempt = (): void => {
         for (; i < messages.length; i++) {
           const m = messages[i];
-          const member = new Member(batch, i, m.key ?? null);
+          const member = new MemberPending(batch, i, m.key ?? null);
           const phase = this.state.phase;
           if (phase === 'stopping' || phase === 'stopped') {
             member.reject(new StateError(phase === 'stopped' ? 'this producer was disconnected' : 'this producer is disconnecting'));
@@ -177,7 +177,7 @@ export class Intake {
     checkMessage(topic, value, key, headers, timestamp, this.highLevel);
   }
 
-  /** A message taken by a connected producer (placement.ts); a StateError otherwise. */
+  /** A message taken by a connected producer (place/placement.ts); a StateError otherwise. */
   private enqueue(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined, pending: Pending | undefined): boolean {
     const phase = this.state.phase;
     if (phase !== 'connected') {

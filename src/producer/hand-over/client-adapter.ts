@@ -1,5 +1,5 @@
 // The client a DynamicProducer drives, and everything the producer does to it but produce
-// (hand-over.ts does that, on the hot path): made at construction (the native engine's
+// (hand-over/hand-over.ts does that, on the hot path): made at construction (the native engine's
 // NativeClient when the addon is built and allowed, else the client library's Producer) with
 // the settings the producer needs, or the application's own, wrapped; connected (the binding
 // messages go through found), polled, its events listened to, flushed, disconnected. With it
@@ -7,19 +7,20 @@
 // whether it is a HighLevelProducer, how many messages may be in flight.
 
 import type * as Kafka from 'node-rdkafka';
-import type { Config } from '../core/config';
-import { configError } from '../core/config';
-import { type Connectable, ERR__TIMED_OUT, connectClient } from '../core/connect';
-import { StateError, UndeliveredError, toKafkaError } from '../core/errors';
-import { kafkaLibrary, warnIfBothLoaded, type KafkaLibrary } from '../core/library';
-import { nativeAddon, nativeMissing } from '../native/addon';
-import { hideSecrets } from '../core/secrets';
-import { within } from '../core/time';
-import { deliversReports, isHighLevel, nativeBinding, type NativeProducer } from './client';
-import { type Delivery, OURS, interceptReports } from './delivery';
-import { NativeClient } from './native-client';
-import type { Outcomes } from './outcomes';
-import type { Pending, ProducerLike } from './types';
+import type { Config } from '../../core/config';
+import { configError } from '../../core/config';
+import { type Connectable, ERR__TIMED_OUT, connectClient } from '../../core/connect';
+import { StateError, UndeliveredError, toKafkaError } from '../../core/errors';
+import { kafkaLibrary, warnIfBothLoaded, type KafkaLibrary } from '../../core/library';
+import { nativeAddon, nativeMissing } from '../../native/addon';
+import { hideSecrets } from '../../core/secrets';
+import { within } from '../../core/time';
+import { deliversReports, isHighLevel, nativeBinding, type NativeProducer } from './client-fields';
+import { type Delivery, OURS, interceptReports } from '../settle/delivery';
+import { NativeClient } from '../../native/produce';
+import { SendGroups } from '../settle/send-groups';
+import type { Outcomes } from '../settle/outcomes';
+import type { Pending, ProducerLike } from '../types';
 
 /** librdkafka's default queue.buffering.max.messages (CONFIGURATION.md). */
 const LIBRDKAFKA_QUEUE_MESSAGES = 100_000;
@@ -106,7 +107,7 @@ export class ClientAdapter {
         // Without reports, librdkafka still reports the messages it could not deliver: they are told as 'delivery' errors.
         if (!global.dr_cb && !global.dr_msg_cb && global['delivery.report.only.error'] === undefined) global['delivery.report.only.error'] = true;
         if (global['queue.buffering.max.messages'] === undefined) global['queue.buffering.max.messages'] = NATIVE_QUEUE_MESSAGES;
-        native = new NativeClient(addon, global, topic);
+        native = new NativeClient(addon, global, topic, new SendGroups());
         client = native as unknown as ProducerLike;
       } else {
         client = new library.Producer(global as any, topic as any) as unknown as ProducerLike;
@@ -127,7 +128,7 @@ export class ClientAdapter {
 
   /**
    * Delivery reports to `outcomes` (the native engine's as arguments; a wrapped producer's of
-   * ours taken before its listeners see them: delivery.ts), statistics and errors to `events`.
+   * ours taken before its listeners see them: settle/delivery.ts), statistics and errors to `events`.
    */
   listen(outcomes: Outcomes, delivery: Delivery, events: ClientEvents): void {
     const onReport = (err: any, report: any): void => outcomes.delivered(err, report);

@@ -1,24 +1,24 @@
 // What becomes of each message the producer handed over, whichever way the news comes: a
 // delivery report of the client library ('delivery-report', or a wrapped producer's report of
-// ours, intercepted: delivery.ts), a report of the native engine read as arguments (no report
+// ours, intercepted: settle/delivery.ts), a report of the native engine read as arguments (no report
 // object unless a send() or a 'delivery' listener takes one), or a refusal for good, at
-// hand-over (hand-over.ts) or later from the native engine's batch or the backlog's retry.
-// Each outcome: the topic's counters (metadata.ts), the caller told (its promise, produce()'s
-// exception, or a 'delivery' event), a marked message's handoff link settled (handoff.ts: the
-// key's next move may go) and the backlog drained or woken (backlog.ts) as room frees.
+// hand-over (hand-over/hand-over.ts) or later from the native engine's batch or the backlog's retry.
+// Each outcome: the topic's counters (place/metadata.ts), the caller told (its promise, produce()'s
+// exception, or a 'delivery' event), a marked message's handoff link settled (hold/key-handoffs.ts: the
+// key's next move may go) and the backlog drained or woken (hold/backlog.ts) as room frees.
 
-import type { KafkaError } from '../core/errors';
-import { toKafkaError } from '../core/errors';
-import type { Key } from '../core/key';
-import type { KafkaLibrary } from '../core/library';
-import type { Backlog } from './backlog';
+import type { KafkaError } from '../../core/errors';
+import { toKafkaError } from '../../core/errors';
+import type { Key } from '../../core/key';
+import type { KafkaLibrary } from '../../core/library';
+import type { Backlog } from '../hold/backlog';
 import type { Delivery } from './delivery';
-import { type Handoff, Link } from './handoff';
-import { ERR_UNKNOWN_FAILURE, ERR_UNKNOWN_PARTITION, ERR_UNKNOWN_TOPIC, type HandOver } from './hand-over';
-import type { Metadata } from './metadata';
-import { SendGroup } from './send-group';
-import { SEND } from './types';
-import type { DeliveryReport, Pending, Queued, Waiting } from './types';
+import { type KeyHandoffs, Link } from '../hold/key-handoffs';
+import { ERR_UNKNOWN_FAILURE, ERR_UNKNOWN_PARTITION, ERR_UNKNOWN_TOPIC, type HandOver } from '../hand-over/hand-over';
+import type { Metadata } from '../place/metadata';
+import { SendGroup, settledBy } from './send-groups';
+import { SEND } from '../types';
+import type { DeliveryReport, Pending, Queued, Waiting } from '../types';
 
 /** What the producer's events are to the outcomes (functions: no reference back to the producer). */
 export interface OutcomesHost {
@@ -36,7 +36,7 @@ export interface OutcomesParts {
   readonly reports: boolean;
   readonly delivery: Delivery;
   readonly metadata: Metadata;
-  readonly handoff: Handoff<Waiting> | undefined;
+  readonly handoff: KeyHandoffs<Waiting> | undefined;
   readonly backlog: Backlog<Queued>;
   readonly handOver: HandOver;
 }
@@ -52,7 +52,7 @@ export class Outcomes {
   private readonly reports: boolean;
   private readonly delivery: Delivery;
   private readonly metadata: Metadata;
-  private readonly handoff: Handoff<Waiting> | undefined;
+  private readonly handoff: KeyHandoffs<Waiting> | undefined;
   private readonly backlog: Backlog<Queued>;
   private readonly handOver: HandOver;
 
@@ -104,7 +104,7 @@ export class Outcomes {
       link = opaque;
       pending = link.opaque as Pending | undefined;
     }
-    // A send() of a group (send-group.ts): its key is the caller's, kept by the engine.
+    // A send() of a group (settle/send-groups.ts): its key is the caller's, kept by the engine.
     let group: SendGroup | undefined;
     const inner: unknown = pending;
     if (inner instanceof SendGroup) {
@@ -147,14 +147,8 @@ export class Outcomes {
    * report follows): as a refusal at produce(), its send() rejects or 'delivery' tells.
    */
   nativeRefused(opaque: unknown, code: number, topic: string, partition: number, key: unknown, member: number): void {
-    let link: Link | undefined;
-    let pending = opaque as Pending | undefined;
-    if (opaque instanceof Link) {
-      link = opaque;
-      pending = link.opaque as Pending | undefined;
-    }
-    const inner: unknown = pending;
-    if (inner instanceof SendGroup) pending = inner.member(member, key as Key | null);
+    const link = opaque instanceof Link ? opaque : undefined;
+    const pending = settledBy(opaque, member, key);
     if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
     if (link !== undefined) this.handoff!.settled(link, -1, -1);
     this.failed(code, topic, partition, key as Key, pending, false);

@@ -4,15 +4,15 @@
 // metadataRefreshMs, when librdkafka says a partition does not exist, and for the topics
 // connect() was told to read up front.
 
-import { InvalidArgTypeError, InvalidOptionError, KafkaError, describe, toKafkaError } from '../core/errors';
-import { delay } from '../core/time';
-import type { ProducerLike } from './types';
-import { ERR__TIMED_OUT } from '../core/connect';
-import { leastRecentQuarter } from '../core/topic-table';
+import { InvalidArgTypeError, InvalidOptionError, KafkaError, describe, toKafkaError } from '../../core/errors';
+import { delay } from '../../core/time';
+import type { ProducerLike } from '../types';
+import { ERR__TIMED_OUT } from '../../core/connect';
+import { leastRecentQuarter } from '../../core/topic-table';
 
 /**
  * A topic whose count is unknown is asked again after this long, doubling up to RETRY_MAX_MS...
- * Short: a new topic's first messages wait for the count (unplaced.ts), and the first request is
+ * Short: a new topic's first messages wait for the count (place/unplaced.ts), and the first request is
  * often the one that makes the cluster create the topic, answered without a count.
  */
 const RETRY_FIRST_MS = 2;
@@ -20,7 +20,7 @@ const RETRY_MAX_MS = 2000;
 /** ...this many times; then only its next message and the periodic refresh ask again. */
 const RETRY_LIMIT = 12;
 /**
- * While messages wait for the count (unplaced.ts, at most 2 s), it is asked at least this often,
+ * While messages wait for the count (place/unplaced.ts, at most 2 s), it is asked at least this often,
  * and without the limit: a topic being created is seen within this long of having partitions.
  */
 const RETRY_WAITING_MAX_MS = 25;
@@ -37,7 +37,7 @@ export interface TopicInfo {
   /** When the producer last switched to this topic (`use`): the least recent go beyond maxEntries. */
   lastUsed: number;
   /**
-   * Its first messages waited for the count and it did not come in time (unplaced.ts): its
+   * Its first messages waited for the count and it did not come in time (place/unplaced.ts): its
    * messages go to librdkafka unassigned until the count is known.
    */
   unassigned: boolean;

@@ -1,15 +1,15 @@
 // The progress of consumer groups on the partitions this producer writes, as the LagMonitors
 // attached to it read it (one group each): each partition's committed offset and how fast it
 // advanced since the read before.
-// It gates ordered handoffs (handoff.ts): a relocated key's move waits in the producer while
+// It gates ordered handoffs (hold/key-handoffs.ts): a relocated key's move waits in the producer while
 // the group's consumers of its old partition are predicted to need more than HOLD_FROM_MS to
 // reach the key's last message there. Sent at once, the moved message would wait for them in
 // the consumer of its new partition instead, which cannot commit past it meanwhile: lag that
 // is not a backlog, which the LagMonitor then reads as a reason to move keys off that partition.
 // ProgressGate is the producer's side: it sets the gate on the handoffs while progress is known.
 
-import type { Gate, Handoff } from './handoff';
-import type { Waiting } from './types';
+import type { Gate, KeyHandoffs } from './key-handoffs';
+import type { Waiting } from '../types';
 
 /** A move waits in the producer while its old partition's consumers are predicted to need longer than this to reach its predecessor (ms). */
 export const HOLD_FROM_MS = 250;
@@ -64,7 +64,7 @@ export class ConsumerProgress {
   }
 
   /**
-   * The gate (handoff.ts): whether a move whose predecessor is at `offset` of `partition`
+   * The gate (hold/key-handoffs.ts): whether a move whose predecessor is at `offset` of `partition`
    * waits longer, `heldMs` after it first waited. No when the group is not known to be behind
    * that offset, or is predicted to reach it within HOLD_FROM_MS, or the move waited holdMs
    * already; yes while the consumers of that partition stand still. With several groups
@@ -106,7 +106,7 @@ export class ProgressGate {
   private timer: NodeJS.Timeout | undefined;
 
   /** `held()`: the messages the producer holds, against `maxQueued`. */
-  constructor(private readonly handoff: Handoff<Waiting>, private readonly held: () => number, private readonly maxQueued: number) {}
+  constructor(private readonly handoff: KeyHandoffs<Waiting>, private readonly held: () => number, private readonly maxQueued: number) {}
 
   /** A LagMonitor's (`source`'s) read of `topic` (undefined: it stopped): the gate set or lifted, the held moves looked at again. */
   update(topic: string, progress: TopicProgress | undefined, source?: object): void {

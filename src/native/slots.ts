@@ -1,7 +1,7 @@
 // The native engine's slots: what a message needs at its delivery report (its opaque, topic,
-// key, size, and with dr_msg_cb its value), kept here from NativeClient.produce() to the
-// report under a small integer id (and a send()'s member index in its group: send-group.ts), which goes to librdkafka as the message's opaque (no
-// JavaScript object crosses into C). Ids are reused as reports free them; the tables double
+// key, size, and with dr_msg_cb its value), kept here from NativeClient.produce() (produce.ts)
+// to the report under a small integer id (and a member index its SlotTaker gives: a send()'s in
+// its group), which goes to librdkafka as the message's opaque (no JavaScript object crosses into C). Ids are reused as reports free them; the tables double
 // when all are taken.
 
 export class Slots {

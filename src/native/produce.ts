@@ -9,27 +9,22 @@
 // A message librdkafka refuses for good when its batch is handed over gets a failed report.
 // librdkafka's queue full: the rest of the batch stays here and goes at the next poll; a new
 // message finds no room and gets ERR_QUEUE_FULL, as from node-rdkafka.
-// The librdkafka handle itself (made, connected, its thread pool calls, closed): src/native/handle.ts;
-// what a message needs at its report, kept under its slot id: native-slots.ts.
+// The twin of native/src/produce.c. The librdkafka handle itself (made, connected, its thread
+// pool calls, closed): handle.ts; the batch's bytes: produce-rows.ts; what a message needs at its
+// report, kept under its slot id: slots.ts. How a message's opaque takes its slot is the
+// producer's (SlotTaker: src/producer/settle/send-groups.ts groups send() calls); this file
+// imports nothing of the producer.
 
-import { Buffer } from 'node:buffer';
+import type { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
-import { type Key, writeAscii } from '../core/key';
-import { emitClientEvent } from '../native/addon';
-import {
-  EVENT_DELIVERY_FAILED, HEADER_ROW_NAME_AT, HEADER_ROW_NAME_LENGTH, HEADER_ROW_SIZE,
-  HEADER_ROW_VALUE_AT, HEADER_ROW_VALUE_LENGTH, type NativeAddon, type NativeEvent, PRODUCE_ROW_FIRST_HEADER, PRODUCE_ROW_HEADER_COUNT,
-  PRODUCE_ROW_KEY_AT, PRODUCE_ROW_KEY_LENGTH, PRODUCE_ROW_SIZE, PRODUCE_ROW_VALUE_AT, PRODUCE_ROW_VALUE_LENGTH, PRODUCED_TAKEN,
-  PRODUCED_UNASSIGNED,
-} from '../native/contract';
-import { NativeHandle } from '../native/handle';
-import { ORDER_FIELDS_MAX_BYTES, ORDER_HEADER, OrderFields, writeOrderFields } from '../partitioner/headers';
-import { ERR_QUEUE_FULL } from './backlog';
-import { Link } from './handoff';
-import { Slots } from './native-slots';
-import { LaterSend, SendGroup } from './send-group';
-import type { Headers } from './types';
+import type { Key } from '../core/key';
+import { ERR_QUEUE_FULL } from '../core/rdkafka-codes';
+import { emitClientEvent } from './addon';
+import { EVENT_DELIVERY_FAILED, type NativeAddon, type NativeEvent, PRODUCED_TAKEN, PRODUCED_UNASSIGNED } from './contract';
+import { NativeHandle } from './handle';
+import { ProduceRows, type RowHeaders } from './produce-rows';
+import { Slots } from './slots';
 
 /** Messages per batch handed over in one call. */
 const BATCH = 1024;
@@ -39,21 +34,35 @@ const REPORTS = 4096;
 const RETRY_MS = 1;
 /**
  * One delivery report, as arguments: the message's opaque, librdkafka's code (0: delivered),
- * where it went; `member`: a send()'s index in its group (the opaque, or its link's, is a SendGroup), else -1.
+ * where it went; `member`: the member index its SlotTaker gave it (a send()'s in its group), else -1.
  */
 export type OnDelivery = (opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined, member: number) => void;
 
 /** A message librdkafka refused for good as its batch was handed over (no report follows). */
 export type OnRefused = (opaque: unknown, code: number, topic: string, partition: number, key: unknown, member: number) => void;
 
-/** Bytes librdkafka adds to a message's key, value and headers in its size check (RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD, rdkafka_proto.h), with room for the headers' own varints. */
-const OVERHEAD = 36;
+/**
+ * How a message's opaque takes its slot, and what a slot's message settles: the producer's
+ * (src/producer/settle/send-groups.ts joins send() calls into groups); by default the opaque as it is.
+ */
+export interface SlotTaker {
+  /** A slot for a message going to `partition` (-1: librdkafka's choice): its id. */
+  take(slots: Slots, opaque: unknown, topic: string, partition: number, size: number, key: Key | null | undefined, value: Buffer | null): number;
+  /** The batch was handed over: messages after it start afresh (new groups). */
+  handedOver(): void;
+  /** The message just taken under `id` was refused at once (produce()'s answer tells its caller). */
+  refusedAtOnce(slots: Slots, id: number): void;
+  /** What a slot's message settles (its opaque, or what stands for it), for a disconnect to tell its caller. */
+  settles(opaque: unknown, member: number, key: unknown): unknown;
+}
 
-/** String keys up to this many UTF-16 units are tried as ASCII first (writeAscii). */
-const SHORT_KEY = 64;
-
-/** The order header's name, as bytes. */
-const ORDER_NAME = Buffer.from(ORDER_HEADER, 'latin1');
+/** Each opaque takes a slot as it is. */
+const AS_GIVEN: SlotTaker = {
+  take: (slots, opaque, topic, _partition, size, key, value) => slots.take(opaque, topic, size, key, value, -1),
+  handedOver: () => {},
+  refusedAtOnce: () => {},
+  settles: (opaque) => opaque,
+};
 
 export class NativeClient extends EventEmitter {
   readonly globalConfig: Config;
@@ -70,20 +79,17 @@ export class NativeClient extends EventEmitter {
   private topic = '';
   private start = 0;
   private count = 0;
-  private pos = 0;
-  private data: Buffer = Buffer.allocUnsafeSlow(1 << 18);
+  /** Their bytes and rows. */
+  private readonly rows = new ProduceRows(BATCH);
   private readonly partitions = new Int32Array(BATCH);
   private readonly ids = new Int32Array(BATCH);
-  private readonly layout = new Int32Array(BATCH * PRODUCE_ROW_SIZE);
   private readonly timestamps = new Float64Array(BATCH);
-  private headerTable = new Int32Array(BATCH * HEADER_ROW_SIZE);
-  private headerCount = 0;
   private readonly results = new Int32Array(BATCH);
   private submitQueued = false;
   private polling = false;
   private retryTimer: NodeJS.Timeout | undefined;
 
-  /** A message's opaque, topic, key and size from produce() to its report, under its id (native-slots.ts). */
+  /** A message's opaque, topic, key and size from produce() to its report, under its id (slots.ts). */
   private readonly slots: Slots;
 
   // Delivery reports, read in bulk.
@@ -93,7 +99,7 @@ export class NativeClient extends EventEmitter {
   private readonly rErrors = new Int32Array(REPORTS);
   private readonly rTimestamps = new Float64Array(REPORTS);
 
-  constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config) {
+  constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config, private readonly taker: SlotTaker = AS_GIVEN) {
     super();
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
@@ -154,8 +160,8 @@ export class NativeClient extends EventEmitter {
 
   /** Hands over what is batched, then waits (on the thread pool) until librdkafka has no message left. */
   flush(timeoutMs: number, cb: (err: any) => void): void {
-    const handle = this.handle.current;
-    if (handle === undefined) {
+    const current = this.handle.current;
+    if (current === undefined) {
       cb(null);
       return;
     }
@@ -172,7 +178,7 @@ export class NativeClient extends EventEmitter {
         setTimeout(wait, RETRY_MS);
         return;
       }
-      this.handle.flush(handle, Math.max(0, deadline - Date.now()), (err) => {
+      this.handle.flush(current, Math.max(0, deadline - Date.now()), (err) => {
         this.poll();
         cb(err);
       });
@@ -182,23 +188,23 @@ export class NativeClient extends EventEmitter {
 
   /** Reads the delivery reports (and statistics, errors, logs) librdkafka has, and retries a stopped batch. */
   poll(): void {
-    const handle = this.handle.current;
+    const current = this.handle.current;
     // A report's handler may poll again (DynamicProducer's backlog does): the reports read are being gone through.
-    if (handle === undefined || this.polling) return;
+    if (current === undefined || this.polling) return;
     if (this.start < this.count) this.submit();
     this.polling = true;
     try {
-      this.readReports(handle);
+      this.readReports(current);
     } finally {
       this.polling = false;
     }
   }
 
-  private readReports(handle: object): void {
+  private readReports(current: object): void {
     const { rIds, rPartitions, rOffsets, rErrors, rTimestamps, slots } = this;
     let n: number;
     do {
-      n = this.addon.poll(handle, rIds, rPartitions, rOffsets, rErrors, rTimestamps);
+      n = this.addon.poll(current, rIds, rPartitions, rOffsets, rErrors, rTimestamps);
       for (let i = 0; i < n; i++) {
         const id = rIds[i];
         const opaque = slots.opaques[id];
@@ -216,72 +222,25 @@ export class NativeClient extends EventEmitter {
    * batch and it has no room (the message is not taken). librdkafka refusing it for good later
    * comes as its failed delivery report.
    */
-  produce(topic: string, partition: number | null, value: Buffer | null, key?: Key | null, timestamp?: number | null, opaque?: unknown, headers?: Headers): number {
+  produce(topic: string, partition: number | null, value: Buffer | null, key?: Key | null, timestamp?: number | null, opaque?: unknown, headers?: RowHeaders): number {
     if (topic !== this.topic || this.count === BATCH) {
       if (this.start < this.count) this.submit();
       if (this.start < this.count) return ERR_QUEUE_FULL;
       this.topic = topic;
     }
-    let pos = this.pos;
-    let data = this.data;
     const i = this.count;
-    const valueLength = value === null || value === undefined ? 0 : value.length;
-    // Room for the value, the key (a string: at most 3 bytes per UTF-16 unit) and the headers.
-    const need = pos + valueLength + (key == null ? 0 : typeof key === 'string' ? key.length * 3 : key.length) + (headers === undefined ? 0 : 4096);
-    if (need > data.length) data = this.grow(need);
-    const l = i * PRODUCE_ROW_SIZE;
-    const layout = this.layout;
-    if (value === null || value === undefined) {
-      layout[l + PRODUCE_ROW_VALUE_AT] = pos;
-      layout[l + PRODUCE_ROW_VALUE_LENGTH] = -1;
-    } else {
-      layout[l + PRODUCE_ROW_VALUE_AT] = pos;
-      layout[l + PRODUCE_ROW_VALUE_LENGTH] = valueLength;
-      data.set(value, pos);
-      pos += valueLength;
-    }
-    if (key === null || key === undefined) {
-      layout[l + PRODUCE_ROW_KEY_AT] = pos;
-      layout[l + PRODUCE_ROW_KEY_LENGTH] = -1;
-    } else if (typeof key === 'string') {
-      // A short ASCII key byte by byte: cheaper than a call into Buffer's UTF-8 encoder.
-      let n = key.length <= SHORT_KEY ? writeAscii(data, pos, key) : -1;
-      if (n < 0) n = data.write(key, pos);
-      layout[l + PRODUCE_ROW_KEY_AT] = pos;
-      layout[l + PRODUCE_ROW_KEY_LENGTH] = n;
-      pos += n;
-    } else {
-      layout[l + PRODUCE_ROW_KEY_AT] = pos;
-      layout[l + PRODUCE_ROW_KEY_LENGTH] = key.length;
-      data.set(key, pos);
-      pos += key.length;
-    }
-    layout[l + PRODUCE_ROW_FIRST_HEADER] = this.headerCount;
-    layout[l + PRODUCE_ROW_HEADER_COUNT] = 0;
-    if (headers !== undefined) {
-      this.pos = pos;
-      layout[l + PRODUCE_ROW_HEADER_COUNT] = this.writeHeaders(headers);
-      pos = this.pos;
-    }
-    this.pos = pos;
+    const size = this.rows.write(i, value, key, headers);
     this.partitions[i] = partition ?? -1;
     this.timestamps[i] = timestamp ?? 0;
     if (this.unslotted) {
       this.ids[i] = -1;
       this.rowKeys[i] = key;
-    } else if (opaque instanceof LaterSend) {
-      // A send() (send-group.ts): a member of its partition's group in this batch.
-      const group = this.groupOf(partition ?? -1);
-      this.ids[i] = this.slots.take(group, topic, valueLength, opaque.key, value, this.join(opaque, group));
-    } else if (opaque instanceof Link && opaque.opaque instanceof LaterSend) {
-      // A spread send(): its link goes with the message, the group in the link.
-      const later = opaque.opaque;
-      const group = this.groupOf(partition ?? -1);
-      opaque.opaque = group;
-      this.ids[i] = this.slots.take(opaque, topic, valueLength, later.key, value, this.join(later, group));
-    } else this.ids[i] = this.slots.take(opaque, topic, valueLength, key, value, -1);
+    } else {
+      const valueLength = value === null || value === undefined ? 0 : value.length;
+      this.ids[i] = this.taker.take(this.slots, opaque, topic, partition ?? -1, valueLength, key, value);
+    }
     this.count = i + 1;
-    if (pos - layout[l + PRODUCE_ROW_VALUE_AT] + OVERHEAD * (1 + layout[l + PRODUCE_ROW_HEADER_COUNT]) > this.sizeLimit) return this.produceNow(i);
+    if (size > this.sizeLimit) return this.produceNow(i);
     if (this.count === BATCH) this.submit();
     else if (!this.submitQueued) {
       this.submitQueued = true;
@@ -310,129 +269,25 @@ export class NativeClient extends EventEmitter {
   private answerAt = -1;
   private answer = 0;
 
-  /** Per partition (+1): the group of this batch's send() calls to it (send-group.ts); which are set. */
-  private readonly groups: Array<SendGroup | undefined> = [];
-  private readonly grouped: number[] = [];
-  /** The LaterSend of the last send() joined to a group. */
-  private joiner: LaterSend | undefined;
-
-  /** Makes `later`'s send() a member of `group`; its index. */
-  private join(later: LaterSend, group: SendGroup): number {
-    const member = group.add();
-    later.joined(group, member);
-    this.joiner = later;
-    return member;
-  }
-
-  /** The group of this batch's send() calls to `partition` (-1: librdkafka's choice). */
-  private groupOf(partition: number): SendGroup {
-    let group = this.groups[partition + 1];
-    if (group === undefined || group.done) {
-      group = new SendGroup();
-      if (this.groups[partition + 1] === undefined) this.grouped.push(partition + 1);
-      this.groups[partition + 1] = group;
-    }
-    return group;
-  }
-
-  /**
-   * A send() refused at once (produceNow: the message just produced, slot `id`) leaves its
-   * group: its caller is told by the refusal.
-   */
-  private unjoin(id: number): void {
-    const joiner = this.joiner;
-    if (this.slots.members[id] < 0 || joiner === undefined) return;
-    const opaque = this.slots.opaques[id];
-    if (opaque instanceof Link) opaque.opaque = joiner;
-    joiner.left();
-  }
-
   private readonly submitLater = (): void => {
     this.submitQueued = false;
     this.submit();
   };
 
-  /** Writes a message's headers into the batch; returns how many. */
-  private writeHeaders(headers: Headers): number {
-    let count = 0;
-    // An index, not for..of: no iterator per message.
-    for (let k = 0; k < headers.length; k++) {
-      const header = headers[k];
-      if (header instanceof OrderFields) {
-        // Our order header: its text written from its fields (no string made for it).
-        this.reserveHeader(ORDER_NAME.length + ORDER_FIELDS_MAX_BYTES);
-        const h = this.headerCount++ * HEADER_ROW_SIZE;
-        const table = this.headerTable;
-        const data = this.data;
-        table[h + HEADER_ROW_NAME_AT] = this.pos;
-        table[h + HEADER_ROW_NAME_LENGTH] = ORDER_NAME.length;
-        data.set(ORDER_NAME, this.pos);
-        this.pos += ORDER_NAME.length;
-        table[h + HEADER_ROW_VALUE_AT] = this.pos;
-        const end = writeOrderFields(data, this.pos, header);
-        table[h + HEADER_ROW_VALUE_LENGTH] = end - this.pos;
-        this.pos = end;
-        count++;
-        continue;
-      }
-      for (const name in header) {
-        const value = header[name];
-        const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value == null ? 0 : value.length;
-        this.reserveHeader(name.length * 3 + bytes);
-        const h = this.headerCount++ * HEADER_ROW_SIZE;
-        const table = this.headerTable;
-        const data = this.data;
-        table[h + HEADER_ROW_NAME_AT] = this.pos;
-        table[h + HEADER_ROW_NAME_LENGTH] = data.write(name, this.pos);
-        this.pos += table[h + HEADER_ROW_NAME_LENGTH];
-        table[h + HEADER_ROW_VALUE_AT] = this.pos;
-        if (value == null) table[h + HEADER_ROW_VALUE_LENGTH] = -1;
-        else if (typeof value === 'string') {
-          table[h + HEADER_ROW_VALUE_LENGTH] = data.write(value, this.pos);
-        } else {
-          data.set(value, this.pos);
-          table[h + HEADER_ROW_VALUE_LENGTH] = value.length;
-        }
-        this.pos += Math.max(0, table[h + HEADER_ROW_VALUE_LENGTH]);
-        count++;
-      }
-    }
-    return count;
-  }
-
-  /** Room for one more header in the header table, and for `bytes` more in the batch buffer. */
-  private reserveHeader(bytes: number): void {
-    if (this.headerCount + 1 > this.headerTable.length / HEADER_ROW_SIZE) {
-      const table = new Int32Array(this.headerTable.length * 2);
-      table.set(this.headerTable);
-      this.headerTable = table;
-    }
-    if (this.pos + bytes > this.data.length) this.grow(this.pos + bytes);
-  }
-
-  /** A bigger batch buffer, with what is written so far. */
-  private grow(need: number): Buffer {
-    const data = Buffer.allocUnsafeSlow(Math.max(need, this.data.length * 2));
-    this.data.copy(data, 0, 0, this.pos);
-    this.data = data;
-    return data;
-  }
-
   /** Hands the batch over; what librdkafka refuses for good gets a failed report, a full queue stops it until later. */
   private submit(): void {
-    const handle = this.handle.current;
-    if (handle === undefined || this.start === this.count) return;
+    const current = this.handle.current;
+    if (current === undefined || this.start === this.count) return;
     const start = this.start;
     const topic = this.topic;
     // send() calls after this hand-over form new groups.
-    const grouped = this.grouped;
-    for (let k = 0; k < grouped.length; k++) this.groups[grouped[k]] = undefined;
-    grouped.length = 0;
-    const end = this.addon.produce(handle, topic, start, this.count, this.partitions, this.ids, this.data, this.layout,
-      this.timestamps, this.headerTable, this.results);
+    this.taker.handedOver();
+    const rows = this.rows;
+    const end = this.addon.produce(current, topic, start, this.count, this.partitions, this.ids, rows.data, rows.layout,
+      this.timestamps, rows.headerTable, this.results);
     // While sendBatch() calls are in flight, what was handed over leaves without waiting
     // linger.ms: a pulse of librdkafka's flushing state (native/src/hurry.c).
-    if (this.hurrying > 0 && end > start) this.addon.hurry(handle);
+    if (this.hurrying > 0 && end > start) this.addon.hurry(current);
     // Refusals are reported after the batch's state is settled: a report's handler may produce again.
     let refused: unknown[] | undefined;
     let unassigned = false;
@@ -443,14 +298,15 @@ export class NativeClient extends EventEmitter {
       else if (i === this.answerAt) {
         this.answer = result;
         if (this.ids[i] >= 0) {
-          this.unjoin(this.ids[i]);
+          this.taker.refusedAtOnce(this.slots, this.ids[i]);
           this.slots.release(this.ids[i]);
         }
       } else (refused ??= []).push(this.ids[i], result, this.partitions[i], this.unslotted ? this.rowKeys[i] : undefined);
     }
     this.start = end;
     if (end === this.count) {
-      this.start = this.count = this.pos = this.headerCount = 0;
+      this.start = this.count = 0;
+      rows.clear();
     } else if (this.retryTimer === undefined) {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = undefined;
@@ -487,15 +343,11 @@ export class NativeClient extends EventEmitter {
 
   /**
    * What each message taken and not reported yet settles (for a disconnect to tell their
-   * callers): its opaque, inside its handoff link if it has one; a grouped send() as its member.
+   * callers), as the SlotTaker says.
    */
   *inflightPendings(): Iterable<unknown> {
     const slots = this.slots;
-    for (const id of slots.inflight()) {
-      const opaque = slots.opaques[id];
-      const inner = opaque instanceof Link ? opaque.opaque : opaque;
-      yield inner instanceof SendGroup ? inner.member(slots.members[id], slots.keys[id] as Key | null) : inner;
-    }
+    for (const id of slots.inflight()) yield this.taker.settles(slots.opaques[id], slots.members[id], slots.keys[id]);
   }
 
   /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */

@@ -1,12 +1,14 @@
 // The partitioner as KafkaJS takes it: `new Kafka(...).producer({ createPartitioner })`.
 // KafkaJS calls createPartitioner() once per producer and the returned function once per
 // message without an explicit partition: ({ topic, partitionMetadata, message }) → partition.
+// Beside it in src/kafkajs/, the other KafkaJS adapters: producer.ts (Confluent's KafkaJS-compatible
+// producer), consumer.ts and commits.ts (its consumer).
 
-import { DynamicPartitioner } from './partitioner';
+import { DynamicPartitioner } from '../partitioner/partitioner';
 import { ORDER_NONE } from '../core/abi';
 import { DynamicPartitionerOptions, resolveKafkaJsOptions } from '../core/options';
 import { partitionerCode } from '../core/hash';
-import { OrderChains, newProducerId, ORDER_HEADER } from './headers';
+import { OrderChains, newProducerId, ORDER_HEADER } from '../partitioner/headers';
 import { InvalidArgTypeError } from '../core/errors';
 
 export interface KafkaJsPartitionerArgs {

@@ -1,18 +1,18 @@
 // The one place a message is given to the client: the last step of the send path (after
-// placement.ts chose its partition), and of the backlog's and the handoffs' retries. Through a
+// place/placement.ts chose its partition), and of the backlog's and the handoffs' retries. Through a
 // native binding when there is one (the native engine's client, or node-rdkafka's binding of a
 // producer we own: an error code, no exception and its stack trace), else the public produce()
 // of a wrapped producer, its exception turned into the code. Answers librdkafka's error code:
 // ERR_QUEUE_FULL also while as many messages are in flight as librdkafka's queue holds; a stale
 // partition count sends the message unassigned (librdkafka places it) and asks for the count again.
 
-import type { Key } from '../core/key';
-import { ERR_QUEUE_FULL } from './backlog';
-import type { HighLevelLike, NativeProducer } from './client';
-import type { Delivery } from './delivery';
-import type { Link } from './handoff';
-import type { Metadata } from './metadata';
-import type { Headers, Pending, ProducerLike } from './types';
+import type { Key } from '../../core/key';
+import { ERR_QUEUE_FULL } from '../../core/rdkafka-codes';
+import type { HighLevelLike, NativeProducer } from './client-fields';
+import type { Delivery } from '../settle/delivery';
+import type { Link } from '../hold/key-handoffs';
+import type { Metadata } from '../place/metadata';
+import type { Headers, Pending, ProducerLike } from '../types';
 
 // librdkafka error codes (rdkafka.h) that say the partition count the message was placed by is stale.
 export const ERR_UNKNOWN_PARTITION = -190;

@@ -15,13 +15,13 @@ import type { HotKey } from '../partitioner/hot-keys';
 import { type DynamicPartitionerOptions, resolveKafkaJsProducerOptions, type KafkaJsProducerSettings } from '../core/options';
 import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId } from '../partitioner/headers';
-import { dropForwarded } from '../partitioner/kafkajs';
+import { dropForwarded } from './partitioner';
 import { InvalidArgTypeError, KafkaError, StateError, checkTimeout, toKafkaError } from '../core/errors';
-import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from './metrics';
+import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from '../producer/metrics';
 import { warnIfBothLoaded } from '../core/library';
 import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
-import { UNPLACED_WAIT_MS } from './unplaced';
+import { UNPLACED_WAIT_MS } from '../producer/place/unplaced';
 import { delay, within } from '../core/time';
 import { Lifecycle } from '../core/lifecycle';
 
@@ -245,7 +245,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     let counters = this.counters(topic);
     if (counters.partitions === 0) {
       // A new topic's sends wait for its count (a topic being created answers without one at
-      // first), as DynamicProducer's do (unplaced.ts), unless each message has its partition;
+      // first), as DynamicProducer's do (src/producer/place/unplaced.ts), unless each message has its partition;
       // once that wait was in vain, one read.
       const placedHere = messages.some((m) => typeof m !== 'object' || m === null || typeof m.partition !== 'number');
       await (counters.gaveUp || !placedHere ? this.read(topic) : this.awaitCount(topic));

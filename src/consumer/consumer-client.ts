@@ -1,0 +1,71 @@
+// The client a DynamicConsumer (src/consumer/consumer.ts) drives, made from its configuration:
+// the native engine's NativeConsumer (src/native/consume.ts) when the addon is built and allowed,
+// else the client library's KafkaConsumer; cooperative-sticky, auto-commit refused (the consumer
+// commits only what was handled), commit results as 'offset.commit' events, and the rebalances
+// handed to the consumer.
+
+import type * as Kafka from 'node-rdkafka';
+import { splitConfig, configError, type Config } from '../core/config';
+import { InvalidOptionError, StateError } from '../core/errors';
+import { kafkaLibrary, type KafkaLibrary } from '../core/library';
+import type { ResolvedConsumerOptions } from '../core/options';
+import { hideSecrets } from '../core/secrets';
+import { chosenEngine, nativeAddon, nativeMissing } from '../native/addon';
+import { NativeConsumer } from '../native/consume';
+import type { TopicPartitionOffset } from './commits';
+import type { DynamicConsumerOptions } from './consumer-options';
+
+/** The consumer's default fetch.queue.backoff.ms (librdkafka's is 1000). */
+const FETCH_QUEUE_BACKOFF_MS = 10;
+
+/** The client made, the engine it is, and the client library (options.kafka, or node-rdkafka). */
+export interface ConsumerClient {
+  readonly client: Kafka.KafkaConsumer;
+  readonly engine: 'native' | 'client';
+  readonly library: KafkaLibrary;
+}
+
+/**
+ * Makes the consumer's client (`options`: the consumer's options as given, `resolved`: checked);
+ * a configuration the client refuses throws as a configuration error.
+ */
+export function makeConsumerClient(globalConfig: Config, topicConfig: Config, options: DynamicConsumerOptions, resolved: ResolvedConsumerOptions,
+  rebalance: (err: any, assignment: TopicPartitionOffset[]) => void): ConsumerClient {
+  const split = splitConfig(globalConfig, topicConfig);
+  if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
+    throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
+  }
+  const global: Config = {
+    'partition.assignment.strategy': 'cooperative-sticky',
+    // librdkafka waits this long before fetching again for a partition whose local queue is
+    // past queued.min.messages (default 1000 ms): a JavaScript application reads slower than
+    // librdkafka fetches, so with the default it fetched about once a second (docs/performance.md);
+    // 10 ms keeps the queue fed.
+    'fetch.queue.backoff.ms': FETCH_QUEUE_BACKOFF_MS,
+    ...split.global,
+    'enable.auto.commit': false,
+    // The periodic commits are asynchronous: their results come as 'offset.commit' events.
+    offset_commit_cb: split.global.offset_commit_cb ?? true,
+    rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => rebalance(err, assignment),
+  };
+  const library = kafkaLibrary(resolved.kafka);
+  const engine = chosenEngine(options as { engine?: unknown } | undefined, resolved.engine);
+  const addon = engine === 'client' ? undefined : nativeAddon(resolved.kafka);
+  if (engine === 'native' && addon === undefined) throw new StateError(`engine 'native': ${nativeMissing()}`);
+  if (resolved.groupOrder === 'wait' && addon === undefined) {
+    throw new InvalidOptionError('options.groupOrder', "'flag' on engine 'client' (node-rdkafka commits no metadata: no handled records to wait for)", 'wait');
+  }
+  let client: Kafka.KafkaConsumer;
+  try {
+    client = addon !== undefined
+      ? new NativeConsumer(addon, global, split.topic) as unknown as Kafka.KafkaConsumer
+      : new library.KafkaConsumer(global as any, split.topic as any);
+  } catch (err) {
+    throw configError(err, globalConfig, topicConfig);
+  }
+  hideSecrets(client);
+  // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
+  // that long when no message comes, and a few idle consumers starve the pool (4 threads).
+  client.setDefaultConsumeTimeout(resolved.fetchTimeoutMs);
+  return { client, engine: addon !== undefined ? 'native' : 'client', library };
+}

@@ -1,0 +1,159 @@
+// How the Resequencer (src/consumer/resequencer.ts) holds and lets go, the rule of docs/ordering.md:
+// where a message whose predecessor was not released waits (for that predecessor, for a
+// partition to pass an offset, for another member's handled record, or not at all), and how a
+// release lets go, in order, what waited only for it; the bounds that release the oldest out of
+// order. The tables it works on: held-messages.ts, partition-states.ts, released-chains.ts.
+
+import type { OrderHeader } from '../partitioner/headers';
+import type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from './resequencer-types';
+import { ReleasedChains } from './released-chains';
+import { HeldMessages } from './held-messages';
+import { type Held, type PartitionState, PartitionStates } from './partition-states';
+
+export abstract class ReleaseRule<M extends ConsumedMessage> {
+  readonly options: Required<ResequencerOptions>;
+  /** What is remembered of each chain's released messages. */
+  protected readonly chains: ReleasedChains;
+  /** The held messages, by lane, chain place and what they wait for, and oldest first. */
+  protected readonly holding = new HeldMessages<M>();
+  protected readonly topics = new PartitionStates();
+  /** The group's members wait for each other's handled records (useRecords()). */
+  protected records = false;
+
+  protected constructor(options: Required<ResequencerOptions>, protected readonly now: () => number) {
+    this.options = options;
+    this.chains = new ReleasedChains(options.maxChains);
+  }
+
+  /**
+   * How h (a chained message whose predecessor has not been released here) waits: for its
+   * predecessor (on a partition this consumer owns), for a partition to pass the
+   * predecessor's offset (a handoff), or not at all (on h's own partition and not held here:
+   * below this consumer's start; another consumer's partition, offset unknown: unowned).
+   */
+  protected placeWait(h: Held<M>, order: OrderHeader): void {
+    const t = h.state.topic;
+    const before = order.afterPartition;
+    // Its predecessor is on its own partition, so before it there: read here, it was released
+    // (then this would follow it), is held, or was released and not handled (it is read again
+    // first); none of these, it is below where this consumer started the partition, handled
+    // by its previous owner. (Waited for, it would never come: maxWaitMs.)
+    if (before === h.message.partition) {
+      if (this.holding.find(h.chain, order.previous) === undefined && !this.chains.unhandledHere(h.chain, order.previous)) return;
+    }
+    const state = before >= 0 ? this.topics.partition(t.name, before) : undefined;
+    // The partition's record (its owner's last commit, or its previous owner's) shows it handled.
+    if (state !== undefined && state.record !== null && state.record.handles(order)) return;
+    if (state !== undefined && order.afterOffset >= 0) {
+      const owned = this.topics.owns(t, before);
+      if ((owned && state.first >= 0 && order.afterOffset < state.first) || order.afterOffset < state.committed) return;
+      h.waitsChain = true;
+      state.watchers.push(h);
+      this.holding.waitFor(h, order);
+      return;
+    }
+    if (state !== undefined && this.records && !this.topics.owns(t, before)) {
+      // Another member's partition: its record will show the predecessor handled.
+      h.waitsChain = true;
+      state.watchers.push(h);
+      this.holding.waitFor(h, order);
+      return;
+    }
+    if (before >= 0 ? this.topics.owns(t, before) : this.topics.ownsAllowed(t, h.message.key, order)) {
+      h.waitsChain = true;
+      this.holding.waitFor(h, order);
+      return;
+    }
+    h.unowned = true;
+  }
+
+  /**
+   * A partition passed `offset`, or has a new record: what waited for an offset below it, or
+   * for a predecessor the record shows handled, no longer waits for its chain.
+   */
+  protected passed(state: PartitionState, offset: number, out: Release<M>[]): void {
+    let kept = 0;
+    const watchers = state.watchers;
+    const ready: Held<M>[] = [];
+    const record = state.record;
+    for (const h of watchers) {
+      if (h.released || !h.waitsChain) continue;
+      const order = h.order!;
+      if ((order.afterOffset >= 0 && order.afterOffset < offset) || (record !== null && record.handles(order))) ready.push(h);
+      else watchers[kept++] = h;
+    }
+    watchers.length = kept;
+    for (const h of ready) this.unwait(h, out);
+  }
+
+  /** h's predecessor is done: it goes if it is also first in its lane. */
+  protected unwait(h: Held<M>, out: Release<M>[]): void {
+    if (h.released || !h.waitsChain) return;
+    h.waitsChain = false;
+    this.holding.dropWaiter(h);
+    if (!h.waitsLane) this.release(h, true, undefined, out);
+  }
+
+  protected enforceBounds(out: Release<M>[]): void {
+    while (this.holding.count > this.options.maxBufferedMessages || this.holding.bytes > this.options.maxBufferedBytes) {
+      const oldest = this.holding.oldest();
+      if (!oldest) break;
+      this.release(this.root(oldest), false, 'capacity', out);
+    }
+  }
+
+  /**
+   * What must go first for `h` to go in order: the head of its lane, or the held message it
+   * waits for, and so on back to one that waits for nothing held here. Releasing that one
+   * (out of order) releases the rest behind it in order, instead of h overtaking held
+   * predecessors.
+   */
+  protected root(h: Held<M>): Held<M> {
+    for (let steps = 0; steps <= this.holding.count; steps++) {
+      if (h.waitsLane) {
+        h = this.holding.laneHead(h.lane)!;
+        continue;
+      }
+      const before = h.waitsChain ? this.holding.find(h.chain, h.order!.previous) : undefined;
+      if (before === undefined || before.released) break;
+      h = before;
+    }
+    return h;
+  }
+
+  /** Releases h (held or new) and then everything that was waiting only for it, in order. */
+  protected release(first: Held<M>, ordered: boolean, reason: ReleaseReason | undefined, out: Release<M>[]): void {
+    const work: Held<M>[] = [first];
+    let firstGoes = true;
+    for (let i = 0; i < work.length; i++) {
+      const h = work[i];
+      if (h.released) continue;
+      const inOrder = firstGoes ? ordered : !h.unowned;
+      const why = firstGoes ? reason : h.unowned ? 'unowned' : undefined;
+      firstGoes = false;
+      if (h.state.held.has(h)) this.holding.unhold(h);
+      else if (h.waitsChain) this.holding.dropWaiter(h);
+      h.released = true;
+      out.push(inOrder ? { message: h.message, ordered: true, outOfOrder: false, order: h.order }
+        : { message: h.message, ordered: false, outOfOrder: true, reason: why, order: h.order });
+      if (h.order !== null) {
+        this.chains.released(h.chain, h.order, this.now());
+        const successors = this.holding.takeWaiters(h.chain, h.order.sequence);
+        if (successors !== undefined) {
+          for (const s of successors) {
+            s.waitsChain = false;
+            if (!s.waitsLane) work.push(s);
+          }
+        }
+      }
+      // The lane's next member is first now; it goes if it waits for nothing else.
+      if (h.lane !== '') {
+        const head = this.holding.laneHead(h.lane);
+        if (head !== undefined && head.waitsLane) {
+          head.waitsLane = false;
+          if (!head.waitsChain) work.push(head);
+        }
+      }
+    }
+  }
+}
