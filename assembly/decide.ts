@@ -136,12 +136,14 @@ export function decideAt(topic: i32, algorithm: i32, ptr: usize, length: i32, n:
           seti(E_RETURN, e, CHAIN_NONE);
           order = ORDER_RETURN;
         }
-      } else if (!admissionCooled() && turnsHot(topic, e, count, topicTotal, fair, base, loadFair, topicLoad)) {
-        order = hotTurned(e);
       } else if (geti(E_RETURN, e) == CHAIN_OWED) {
-        // Cooled while it was away (the sweep): its first message since says so.
+        // Cooled while it was away (the sweep): its first message since says so, before the key
+        // may turn hot again (on its next message): a new chain opened here would not wait for
+        // the end of the old one, on partitions a reader may not have read yet.
         seti(E_RETURN, e, CHAIN_NONE);
         order = ORDER_RETURN;
+      } else if (!admissionCooled() && turnsHot(topic, e, count, topicTotal, fair, base, loadFair, topicLoad)) {
+        order = hotTurned(e);
       }
     }
   }
