@@ -34,7 +34,11 @@ export function commitRefusal(code: unknown): 'rebalancing' | 'transient' | 'oth
   return REBALANCING.has(code) ? 'rebalancing' : TRANSIENT.has(code) ? 'transient' : 'other';
 }
 
-/** An asynchronous commit not back after this long (ms) no longer holds back commitSoon()'s. */
+/**
+ * An asynchronous commit whose result has not been seen after this long (ms) no longer holds
+ * back commitSoon()'s: results come with the client's polls, which a consumer holding its
+ * fetching (behind its handler) makes less often, while the commit itself went long before.
+ */
 const SOON_STUCK_MS = 1000;
 
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
