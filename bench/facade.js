@@ -43,8 +43,8 @@ async function calls() {
   const producer = async (orderHeaders) => {
     const p = new DynamicProducer({ 'test.mock.num.brokers': 1, 'log_level': 3, dr_cb: false }, {}, { orderHeaders });
     await p.connect(10000, { topics: ['bench'] });
-    // The native binding DynamicProducer calls (src/producer/hand-over/client-fields.ts): replaced, nothing is sent.
-    p.native = { produce: () => 0 };
+    // The binding DynamicProducer produces through (src/producer/hand-over/hand-over.ts): replaced, nothing is sent.
+    p.handOver.native = { produce: () => 0 };
     return p;
   };
   const spread = await producer('spread');
