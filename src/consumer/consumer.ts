@@ -57,6 +57,8 @@ export class DynamicConsumer extends EventEmitter {
   private readonly assigned = new Map<string, TopicPartitionOffset>();
   /** Partitions revoked whose handler calls under way are being waited for, before they go. */
   private readonly revoking = new Map<string, TopicPartitionOffset>();
+  /** Partitions come here whose previous owner's record is being read, with what was fetched of them meanwhile. */
+  private readonly inheriting = new Map<string, Array<Kafka.Message & ConsumedMessage>>();
   private handler: MessageHandler | undefined;
   private batchHandler: BatchHandler | undefined;
   /**
@@ -225,8 +227,14 @@ export class DynamicConsumer extends EventEmitter {
       } else {
         this.fetchedNothing = messages.length === 0;
         for (const m of messages) {
-          if (!this.assigned.has(partitionKey(m.topic, m.partition))) continue; // revoked meanwhile
-          this.accept(this.resequencer.push(m as Kafka.Message & ConsumedMessage));
+          const name = partitionKey(m.topic, m.partition);
+          if (!this.assigned.has(name)) continue; // revoked meanwhile
+          // Fetched before the pause took hold: it waits for the record, as the partition does.
+          const early = this.inheriting.get(name);
+          if (early !== undefined) {
+            early.push(m as Kafka.Message & ConsumedMessage);
+            this.records?.fetchedEarly();
+          } else this.accept(this.resequencer.push(m as Kafka.Message & ConsumedMessage));
         }
       }
       setImmediate(() => this.fetch());
@@ -293,7 +301,10 @@ export class DynamicConsumer extends EventEmitter {
    * committed if they come back.
    */
   private forget(partitions: TopicPartitionOffset[]): void {
-    for (const { topic, partition } of partitions) this.assigned.delete(partitionKey(topic, partition));
+    for (const { topic, partition } of partitions) {
+      this.assigned.delete(partitionKey(topic, partition));
+      this.inheriting.delete(partitionKey(topic, partition));
+    }
     this.dispatch.forget(partitions);
   }
 
@@ -308,7 +319,13 @@ export class DynamicConsumer extends EventEmitter {
       const list = assignment.map(({ topic, partition }) => ({ topic, partition }));
       // With handled records, nothing of the partitions is taken before their previous owner's record is read.
       if (this.hold.paused || (this.records !== undefined && list.length > 0)) this.client.pause(list);
-      if (this.records !== undefined && list.length > 0) this.inherit(list);
+      if (this.records !== undefined && list.length > 0) {
+        for (const { topic, partition } of list) {
+          const name = partitionKey(topic, partition);
+          if (!this.inheriting.has(name)) this.inheriting.set(name, []);
+        }
+        this.inherit(list);
+      }
       this.emit('assigned', assignment);
     } else if (err.code === this.library.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       // Nothing more of the partitions leaving is handed out; handler calls of theirs under way
@@ -357,6 +374,12 @@ export class DynamicConsumer extends EventEmitter {
       if (generation !== this.generation || this.life.phase !== 'running') return;
       if (err) this.emit('warning', toKafkaError(err, 'committed'));
       else this.accept(this.records!.inherit((offsets ?? []) as CommittedOffset[]));
+      for (const { topic, partition } of list) {
+        const name = partitionKey(topic, partition);
+        const early = this.inheriting.get(name);
+        this.inheriting.delete(name);
+        if (early !== undefined && this.assigned.has(name)) for (const m of early) this.accept(this.resequencer.push(m));
+      }
       const mine = list.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
       if (this.hold.paused || mine.length === 0) return;
       try {

@@ -39,10 +39,12 @@ export interface RecordCounts {
   foreign: number;
   /** Messages not handed out again because a partition's previous owner had handled them. */
   skipped: number;
+  /** Messages fetched of a partition before its previous owner's record was read (before its pause took hold): held back until it was. */
+  fetchedEarly: number;
 }
 
 export class HandledRecords<M extends ConsumedMessage> {
-  private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, readMs: 0, readMsMax: 0, commits: 0, commitMs: 0, commitMsMax: 0, foreign: 0 };
+  private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, readMs: 0, readMsMax: 0, commits: 0, commitMs: 0, commitMsMax: 0, foreign: 0, fetchedEarly: 0 };
   private readSince = 0;
 
   private warnedTooLarge = false;
@@ -86,6 +88,11 @@ export class HandledRecords<M extends ConsumedMessage> {
   reading(): void {
     this.counts.reads++;
     this.readSince = performance.now();
+  }
+
+  /** A message came before its partition's inherited record was read (held back by the consumer). */
+  fetchedEarly(): void {
+    this.counts.fetchedEarly++;
   }
 
   /** An asynchronous commit came back (taken or refused) `ms` after it was made. */
