@@ -48,12 +48,11 @@ export interface DynamicConsumerOptions {
   readonly handlerBatchSize?: number;
   /**
    * A spread key's message whose predecessor is on a partition another member of the group
-   * owns, at an offset not known: 'wait' (the default on the native engine) waits until that
-   * member's handled record shows the predecessor handled (docs/ordering.md, "Order in a
-   * group"); 'flag' (the default, and the only choice, on the client engine: its commits carry
-   * no records) hands it out at once, flagged `reason: 'unowned'`. Each change of a split key to
-   * another member's partition costs a commit and a read: DynamicProducer's splitRunMs keeps
-   * those changes to about one a second per producer and key.
+   * owns, at an offset not known: 'flag' (the default) hands it out at once, flagged
+   * `reason: 'unowned'`; 'wait' waits until that member's handled record shows the predecessor
+   * handled (docs/ordering.md, "Order in a group"). 'wait' needs the native engine (its commits
+   * carry the records). Each change of a split key to another member's partition costs a commit
+   * and a read: DynamicProducer's splitRunMs keeps those changes to one per run.
    */
   readonly groupOrder?: 'flag' | 'wait';
 }

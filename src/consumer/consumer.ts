@@ -46,7 +46,7 @@ export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   /** The engine under the consumer: the native batch engine, or the client library's KafkaConsumer. */
   readonly engine: 'native' | 'client';
-  /** options.groupOrder, or its default for the engine ('wait' on the native engine, 'flag' on the client). */
+  /** options.groupOrder ('flag' unless given; 'wait' only on the native engine). */
   readonly groupOrder: 'flag' | 'wait';
   /** The client library (options.kafka, or node-rdkafka). */
   private readonly library: KafkaLibrary;
@@ -116,8 +116,9 @@ export class DynamicConsumer extends EventEmitter {
     this.client = made.client;
     this.engine = made.engine;
     this.library = made.library;
-    // Waiting for another member's handled record is the default where records are committed.
-    this.groupOrder = this.options.groupOrder ?? (this.engine === 'native' ? 'wait' : 'flag');
+    // Waiting for another member's handled record is asked for (docs/ordering.md says why it is
+    // not the default yet).
+    this.groupOrder = this.options.groupOrder;
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     if (this.engine === 'native') {
       // The native engine commits metadata: members share what they handled (docs/ordering.md).

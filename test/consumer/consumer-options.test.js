@@ -10,12 +10,10 @@ t.test('defaults', async (t) => {
   // The values the README's DynamicConsumer section states.
   t.same({ ...CONSUMER_DEFAULTS }, {
     commitIntervalMs: 250, batchSize: 500, maxPending: 5000, fetchTimeoutMs: 100, handlerRetries: 2, retryBackoffMs: 100,
-    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000, handlerBatchSize: 100,
+    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000, handlerBatchSize: 100, groupOrder: 'flag',
   });
-  // groupOrder's default follows the engine: 'wait' where commits carry handled records.
-  t.equal(make({ engine: 'native' }).groupOrder, 'wait', "the native engine waits for another member's record");
-  t.equal(make({ engine: 'client' }).groupOrder, 'flag', 'the client engine (no records) flags');
-  t.equal(make({ engine: 'native', groupOrder: 'flag' }).groupOrder, 'flag', 'as given');
+  t.equal(make({ engine: 'native' }).groupOrder, 'flag', "groupOrder is 'flag' unless asked");
+  t.equal(make({ engine: 'native', groupOrder: 'wait' }).groupOrder, 'wait', 'as given');
 });
 
 t.test('fetchTimeoutMs is handed to the client as the consume timeout', async (t) => {
