@@ -30,8 +30,6 @@ import { type HandlerError, InvalidArgTypeError, StateError, timeoutError, toKaf
 
 export { CONSUMER_DEFAULTS };
 
-/** How long fetching is held while the handler is behind before the partitions are paused in librdkafka (ms). */
-const HOLD_MS = 1000;
 /** How often the group's committed offsets are read while the resequencer awaits some (ms); with handled records, how often they are looked for. */
 const COMMITTED_READ_MS = 200;
 const RECORD_READ_MS = 5;
@@ -46,8 +44,6 @@ export class DynamicConsumer extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   /** The engine under the consumer: the native batch engine, or the client library's KafkaConsumer. */
   readonly engine: 'native' | 'client';
-  /** options.groupOrder ('flag' unless given; 'wait' only on the native engine). */
-  readonly groupOrder: 'flag' | 'wait';
   /** The client library (options.kafka, or node-rdkafka). */
   private readonly library: KafkaLibrary;
   readonly resequencer: Resequencer<Kafka.Message & ConsumedMessage>;
@@ -105,9 +101,7 @@ export class DynamicConsumer extends EventEmitter {
       // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
       handlerError: (error, message) => this.emit('handlerError', error, message),
       fail: (error) => this.fail(error),
-      progress: () => {
-        if (this.hold.pausedAt > 0 && this.dispatch.waiting <= this.options.maxPending / 2) this.hold.caughtUp();
-      },
+      progress: () => this.hold.progress(),
       handledMarked: () => this.commitSoon(),
     });
     this.dispatch.concurrency = this.options.concurrency;
@@ -116,9 +110,6 @@ export class DynamicConsumer extends EventEmitter {
     this.client = made.client;
     this.engine = made.engine;
     this.library = made.library;
-    // Waiting for another member's handled record is asked for (docs/ordering.md says why it is
-    // not the default yet).
-    this.groupOrder = this.options.groupOrder;
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     if (this.engine === 'native') {
       // The native engine commits metadata: members share what they handled (docs/ordering.md).
@@ -128,6 +119,11 @@ export class DynamicConsumer extends EventEmitter {
     }
     this.commits = new Commits(this.client, this.dispatch, this.resequencer, (event, value) => this.emit(event, value), () => this.hold.behind(), this.records);
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
+  }
+
+  /** options.groupOrder: 'flag' unless 'wait' was asked for (native engine only; docs/ordering.md says why it is not the default yet). */
+  get groupOrder(): 'flag' | 'wait' {
+    return this.options.groupOrder;
   }
 
   /** Connects the client; a StateError unless the consumer is new or stopped. */
@@ -192,25 +188,8 @@ export class DynamicConsumer extends EventEmitter {
 
   private fetch(): void {
     if (this.life.phase !== 'running') return;
-    // The handler is behind: maxPending released messages wait. Fetching is held (no consume
-    // call) until they are down to half, for up to HOLD_MS at a time: librdkafka keeps
-    // fetching into its own bounded queue meanwhile. Pausing the partitions in librdkafka
-    // would throw away what it has fetched, and after the resume the next fetch waits for the
-    // one in flight (up to fetch.wait.max.ms, 500 ms), which left the handler idle most of the
-    // time (docs/performance.md). Held longer than HOLD_MS, the partitions are
-    // paused, and consume calls go on (they serve rebalances and keep max.poll.interval.ms).
-    if (this.dispatch.waiting >= this.options.maxPending) {
-      const hold = this.hold;
-      hold.behind();
-      if (!hold.paused && Date.now() - hold.pausedAt >= HOLD_MS) hold.setPaused(true);
-      if (!hold.paused) {
-        hold.holdTimer = setTimeout(() => {
-          hold.holdTimer = undefined;
-          this.fetch();
-        }, HOLD_MS);
-        return;
-      }
-    }
+    // The handler is behind: the hold says whether this call waits (fetch-hold.ts).
+    if (this.hold.holds()) return;
     // Also while paused (the partitions are paused in librdkafka, so nothing new comes): a
     // consume call is what serves rebalance callbacks, and keeps max.poll.interval.ms.
     // node-rdkafka's consume(n) (3.6, src/workers.cc) waits up to its timeout for EACH message
@@ -413,8 +392,7 @@ export class DynamicConsumer extends EventEmitter {
       this.commits.reset();
       for (const timer of this.timers) clearInterval(timer);
       this.timers = [];
-      if (this.hold.holdTimer !== undefined) clearTimeout(this.hold.holdTimer);
-      this.hold.holdTimer = undefined;
+      this.hold.stop();
       if (this.soonTimer !== undefined) clearTimeout(this.soonTimer);
       this.soonTimer = undefined;
       try {

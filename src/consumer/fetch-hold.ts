@@ -1,9 +1,12 @@
 // A DynamicConsumer's (src/consumer/consumer.ts) fetching held while its handler is behind
-// (maxPending released messages waiting): when it fell behind, the partitions paused in
-// librdkafka when that lasts (consumer.ts's fetch() decides when), resumed when the handler
+// (maxPending released messages waiting): when it fell behind, whether its next consume call
+// waits, the partitions paused in librdkafka when that lasts, resumed when the handler
 // catches up, and the Resequencer's clock, which stands still meanwhile.
 
 import { toKafkaError } from '../core/errors';
+
+/** How long fetching is held while the handler is behind before the partitions are paused in librdkafka (ms). */
+const HOLD_MS = 1000;
 
 /** What the hold asks of its consumer. */
 export interface FetchHoldHost {
@@ -29,6 +32,39 @@ export class FetchHold {
   holdTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly maxPending: number, private readonly host: FetchHoldHost) {}
+
+  /**
+   * Whether the next consume call waits: the handler is behind (maxPending released messages
+   * wait). Fetching is held (no consume call) until they are down to half, for up to HOLD_MS at
+   * a time, then fetch() is called again: librdkafka keeps fetching into its own bounded queue
+   * meanwhile. Pausing the partitions in librdkafka would throw away what it has fetched, and
+   * after the resume the next fetch waits for the one in flight (up to fetch.wait.max.ms, 500
+   * ms), which left the handler idle most of the time (docs/performance.md). Held longer than
+   * HOLD_MS, the partitions are paused, and consume calls go on (they serve rebalances and keep
+   * max.poll.interval.ms).
+   */
+  holds(): boolean {
+    if (this.host.waiting() < this.maxPending) return false;
+    this.behind();
+    if (!this.paused && Date.now() - this.pausedAt >= HOLD_MS) this.setPaused(true);
+    if (this.paused) return false;
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = undefined;
+      this.host.fetch();
+    }, HOLD_MS);
+    return true;
+  }
+
+  /** The handler made progress: caught up once maxPending / 2 or fewer wait. */
+  progress(): void {
+    if (this.pausedAt > 0 && this.host.waiting() <= this.maxPending / 2) this.caughtUp();
+  }
+
+  /** The consumer stops: a hold's timer goes (it would fetch again). */
+  stop(): void {
+    if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+  }
 
   /** Marks when the handler fell behind (maxPending waiting): the resequencer's clock stops there at once; fetch() holds or pauses. */
   behind(): void {
