@@ -50,6 +50,13 @@ function runLength(loadFair: f64): i32 {
   return most >= <f64>hotRun ? hotRun : most < 1 ? 1 : <i32>most;
 }
 
+/** Whether entry e's runs are timed: a split key's, with splitRunMs, once the run clock ticks. */
+// @ts-ignore: decorator
+@inline
+function timedRun(e: i32): bool {
+  return splitRunOn && runClockTicks && geti(E_WIDTH, e) != 1;
+}
+
 /**
  * Messages at most in a split key's timed run: a quarter of its partition's recent fair share
  * (a run lands on one partition: a stream faster than the run clock can follow ends it by count).
@@ -73,7 +80,7 @@ function timedRunMost(loadFair: f64): i32 {
 export function hotPartition(topic: i32, e: i32, count: f64, topicTotal: f64, topicLoad: f64, n: i32, base: i32, b: u32, loadFair: f64): i32 {
   const held = geti(E_RUN_LEFT, e);
   if ((held & RUN_LEFT_MASK) > 0 && geti(E_SIZE, e) == n) {
-    const timed = splitRunOn && runClockTicks && geti(E_WIDTH, e) != 1;
+    const timed = timedRun(e);
     if (!timed || ((runClock - (held >>> RUN_LEFT_BITS)) & TICK_MASK) < RUN_TICKS) {
       seti(E_RUN_LEFT, e, held - 1);
       const current = geti(E_CURRENT, e);
@@ -94,7 +101,7 @@ export function hotPartition(topic: i32, e: i32, count: f64, topicTotal: f64, to
     result = choose(topic, e, count, topicTotal, n, base, b, loadFair);
   }
   seti(E_CURRENT, e, result);
-  if (splitRunOn && runClockTicks && geti(E_WIDTH, e) != 1) {
+  if (timedRun(e)) {
     if (relocateOn) adjust(topic, result, -loadWeight);
     seti(E_RUN_LEFT, e, (runClock << RUN_LEFT_BITS) | (timedRunMost(loadFair) - 1));
     return result;

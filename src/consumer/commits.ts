@@ -160,10 +160,11 @@ export class Commits {
     const generation = this.generation;
     const toppars = awaited.map(({ topic, partition }) => ({ topic, partition }));
     this.records?.reading();
+    const since = performance.now();
     this.client.committed(toppars, COMMITTED_READ_TIMEOUT_MS, (err, offsets) => {
       if (generation !== this.generation) return; // stopped meanwhile
       this.reading = false;
-      this.records?.readDone();
+      this.records?.readTook(performance.now() - since);
       if (err) {
         this.emit('warning', toKafkaError(err, 'committed'));
         return;

@@ -45,7 +45,6 @@ export interface RecordCounts {
 
 export class HandledRecords<M extends ConsumedMessage> {
   private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, readMs: 0, readMsMax: 0, commits: 0, commitMs: 0, commitMsMax: 0, foreign: 0, fetchedEarly: 0 };
-  private readSince = 0;
 
   private warnedTooLarge = false;
   private warnedForeign = false;
@@ -87,7 +86,6 @@ export class HandledRecords<M extends ConsumedMessage> {
   /** A read of other members' committed offsets is made. */
   reading(): void {
     this.counts.reads++;
-    this.readSince = performance.now();
   }
 
   /** A message came before its partition's inherited record was read (held back by the consumer). */
@@ -99,14 +97,13 @@ export class HandledRecords<M extends ConsumedMessage> {
   commitTook(ms: number): void {
     this.counts.commits++;
     this.counts.commitMs += ms;
-    if (ms > this.counts.commitMsMax) this.counts.commitMsMax = ms;
+    this.counts.commitMsMax = Math.max(this.counts.commitMsMax, ms);
   }
 
-  /** The read made last came back (with offsets or an error). */
-  readDone(): void {
-    const ms = performance.now() - this.readSince;
+  /** A read came back (with offsets or an error) `ms` after it was made. */
+  readTook(ms: number): void {
     this.counts.readMs += ms;
-    if (ms > this.counts.readMsMax) this.counts.readMsMax = ms;
+    this.counts.readMsMax = Math.max(this.counts.readMsMax, ms);
   }
 
   /**
