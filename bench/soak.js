@@ -60,6 +60,7 @@ const args = flags(__filename, {
   'max-chains': option('maxChains'),
   'max-buffered': option('maxBufferedMessages'),
   'max-wait-ms': option('maxWaitMs'),
+  'consumer-options': { type: 'string', arg: 'JSON', help: 'options for the DynamicConsumers, over the run\'s (e.g. {"groupOrder":"wait"})' },
   json: { type: 'boolean', help: 'print the figures and every sample as JSON on stdout' },
   svg: { type: 'string', arg: 'FILE', help: 'write the memory curve as an SVG chart' },
 }, { usage: 'npm run soak --' });
@@ -110,6 +111,7 @@ const resequencerOptions = {
   ...(args['max-buffered'] !== undefined ? { maxBufferedMessages: args['max-buffered'] } : {}),
   ...(args['max-wait-ms'] !== undefined ? { maxWaitMs: args['max-wait-ms'] } : {}),
 };
+const consumerOptions = args['consumer-options'] === undefined ? {} : JSON.parse(args['consumer-options']);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -208,7 +210,7 @@ async function main() {
       'session.timeout.ms': 6000,
       'heartbeat.interval.ms': 500,
       'log_level': 3,
-    }, {}, { resequencer: resequencerOptions });
+    }, {}, { ...consumerOptions, resequencer: { ...resequencerOptions, ...consumerOptions.resequencer } });
     c.on('error', (err) => errors.push(`consumer ${instance}: ${err && err.message}`));
     await c.connect();
     const done = c.run([TOPIC], (message, info) => {
@@ -381,7 +383,7 @@ async function main() {
   const result = {
     config: {
       messages: MESSAGES, producers: PRODUCERS, consumers: CONSUMERS, keys: KEYS, zipf: ZIPF, moveEvery: MOVE_EVERY, restarts: restartAt,
-      sampleEvery: SAMPLE_EVERY, warmup: WARMUP, window: WINDOW, partitions, cluster: BROKERS ?? 'mock', producerOptions, resequencerOptions,
+      sampleEvery: SAMPLE_EVERY, warmup: WARMUP, window: WINDOW, partitions, cluster: BROKERS ?? 'mock', producerOptions, resequencerOptions, consumerOptions,
       rssBoundMB: RSS_MB, heapBoundMB: HEAP_MB, rssSlopeBound: RSS_SLOPE, gc: typeof global.gc === 'function',
     },
     bounds: { producers: producerBounds, consumers: [...slots, ...retired].map((x) => ({ instance: x.instance, ...x.bounds })) },

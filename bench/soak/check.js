@@ -33,6 +33,8 @@ class Checker {
     this.firstBy = Array.from({ length: producers }, () => new Uint8Array(perProducer).fill(0));
     this.highest = new Int32Array(producers * keys).fill(-1);
     this.highestFlagged = new Int32Array(producers * keys).fill(-1);
+    // Where the highest handled was (partition, offset, consumer), for the examples.
+    this.highestAt = Array.from({ length: 3 }, () => new Int32Array(producers * keys).fill(-1));
     this.sent = new Array(producers).fill(0);
     this.ackedCount = 0;
     this.failed = 0;
@@ -102,9 +104,16 @@ class Checker {
       if (this.highestFlagged[slot] > v.seq) this.explained++;
       else {
         this.unexplained++;
-        this.example('order', `producer ${p}, key ${v.keyId}: #${v.seq} handled after #${this.highest[slot]} with no flag between (${message.partition}/${message.offset}, consumer ${consumer})`);
+        const [atPartition, atOffset, atConsumer] = this.highestAt.map((a) => a[slot]);
+        this.example('order', `producer ${p}, key ${v.keyId}: #${v.seq} handled after #${this.highest[slot]} with no flag between ` +
+          `(${message.partition}/${message.offset}, consumer ${consumer}; #${this.highest[slot]} at ${atPartition}/${atOffset}, consumer ${atConsumer})`);
       }
-    } else this.highest[slot] = v.seq;
+    } else {
+      this.highest[slot] = v.seq;
+      this.highestAt[0][slot] = message.partition;
+      this.highestAt[1][slot] = message.offset;
+      this.highestAt[2][slot] = consumer;
+    }
   }
 
   example(kind, text) {

@@ -51,7 +51,7 @@ export interface DynamicConsumerOptions {
    * owns, at an offset not known: 'flag' (the default) hands it out at once, flagged
    * `reason: 'unowned'`; 'wait' waits until that member's handled record shows the predecessor
    * handled (docs/ordering.md, "Order in a group"). 'wait' needs the native engine (its commits
-   * carry the records). Each change of a split key to another member's partition costs a commit
+   * carry the records; wrapKafkaJsConsumer's do too). Each change of a split key to another member's partition costs a commit
    * and a read: DynamicProducer's splitRunMs keeps those changes to one per run.
    */
   readonly groupOrder?: 'flag' | 'wait';

@@ -18,7 +18,7 @@ import type { KafkaLibrary } from '../core/library';
 import { Resequencer, type ConsumedMessage } from './resequencer';
 import { Dispatcher, type HandledInfo, partitionKey } from './dispatch';
 import { Commits, type TopicPartitionOffset } from './commits';
-import { type CommittedOffset, HandledRecords, type RecordCounts } from './records';
+import { type CommittedOffset, HandledRecords, RECORD_COMMIT_MS, RECORD_READ_MS, type RecordCounts } from './records';
 import type { DynamicConsumerOptions, MessageHandler, BatchHandler } from './consumer-options';
 import type { Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
@@ -30,11 +30,8 @@ import { type HandlerError, InvalidArgTypeError, StateError, timeoutError, toKaf
 
 export { CONSUMER_DEFAULTS };
 
-/** How often the group's committed offsets are read while the resequencer awaits some (ms); with handled records, how often they are looked for. */
+/** How often the group's committed offsets are read while the resequencer awaits some (ms); with groupOrder 'wait', RECORD_READ_MS. */
 const COMMITTED_READ_MS = 200;
-const RECORD_READ_MS = 5;
-/** With handled records, how soon after a marked message is handled its partition's record is committed (ms): a member may wait for it. */
-const RECORD_COMMIT_MS = 2;
 
 
 export type { HandledInfo };

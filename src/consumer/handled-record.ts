@@ -32,8 +32,11 @@ export interface HandledRecord {
 
 /** The record's text starts so: a record of another client (or garbled text) is told apart by it and by its parse. */
 export const RECORD_PREFIX = 'kdp1:';
-/** Kafka's default offset.metadata.max.bytes, the broker's limit per partition (characters). */
-export const RECORD_MAX_CHARS = 4096;
+/**
+ * Kafka's default offset.metadata.max.bytes (4,096 characters per partition, the broker's
+ * limit), less the NUL that Confluent's client, and the native engine, write after the text.
+ */
+export const RECORD_MAX_CHARS = 4095;
 /** Producers kept in a record: the most recently read. */
 export const RECORD_MAX_PRODUCERS = 64;
 
@@ -154,7 +157,9 @@ export function encodeRecord(record: HandledRecord): string {
  * of ours (another client's metadata, an older or newer format, garbled text): never trusted.
  */
 export function decodeRecord(metadata: unknown, offset: number): HandledRecord | null {
-  const text = typeof metadata === 'string' ? metadata : Buffer.isBuffer(metadata) ? metadata.toString('latin1') : undefined;
+  let text = typeof metadata === 'string' ? metadata : Buffer.isBuffer(metadata) ? metadata.toString('latin1') : undefined;
+  // The NUL a librdkafka-based client writes after the text (Confluent's client, the native engine), when read back whole.
+  if (text !== undefined && text.endsWith('\0')) text = text.slice(0, -1);
   if (text === undefined || !text.startsWith(RECORD_PREFIX) || !Number.isSafeInteger(offset) || offset < 0) return null;
   const body = text.slice(RECORD_PREFIX.length);
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body)) return null;

@@ -1,5 +1,5 @@
-// A DynamicConsumer's handled records (handled-record.ts), on a client that commits metadata
-// (the native engine): the text committed with each partition's offset, made from what the
+// A consumer's handled records (handled-record.ts), on a client that commits metadata
+// (DynamicConsumer's native engine, wrapKafkaJsConsumer on Confluent's client): the text committed with each partition's offset, made from what the
 // Dispatcher has not handled and what the Resequencer holds (commits.ts sends it); the records
 // of other members' partitions read back while a message waits for one of them; the record a
 // partition's previous owner committed, read when the partition comes here (nothing it counts
@@ -8,6 +8,11 @@
 import type { ConsumedMessage, Release, Resequencer } from './resequencer';
 import type { Dispatcher } from './dispatch';
 import { decodeRecord, encodeRecord, RECORD_MAX_CHARS } from './handled-record';
+
+/** With groupOrder 'wait', how often the records of the partitions waited for are read (ms, one read at a time). */
+export const RECORD_READ_MS = 5;
+/** With groupOrder 'wait', how soon after a marked message is handled its partition's record is committed (ms): a member may wait for it. */
+export const RECORD_COMMIT_MS = 2;
 
 /** What a committed offset read back holds (node-rdkafka's shape, with the native engine's metadata). */
 export interface CommittedOffset {

@@ -364,7 +364,7 @@ export function resolveConsumerOptions(options: unknown): ResolvedConsumerOption
 // wrapKafkaJsConsumer -----------------------------------------------------------------------
 
 /** wrapKafkaJsConsumer's options, resolved: DynamicConsumer's, less those of its own fetching. */
-export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering'>;
+export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'>;
 
 const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   resequencer: RESEQUENCER_SCHEMA,
@@ -373,6 +373,7 @@ const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   handlerRetries: CONSUMER_FIELDS.handlerRetries,
   retryBackoffMs: CONSUMER_FIELDS.retryBackoffMs,
   ordering: CONSUMER_FIELDS.ordering,
+  groupOrder: CONSUMER_FIELDS.groupOrder,
 });
 
 export function resolveKafkaJsConsumerOptions(options: unknown): ResolvedKafkaJsConsumerOptions {

@@ -12,10 +12,13 @@
 // unresolved is sought back and fetched again (pushed to the Resequencer twice). So the
 // consumer is run with eachBatch and eachBatchAutoResolve false, each batch resolved whole as
 // soon as it is in the Resequencer (nothing is sought back), and this wrapper commits with
-// commitOffsets([{ topic, partition, offset }]): explicit offsets, below every message held or
-// not yet handled (Dispatcher.safeOffset), as DynamicConsumer does; on revoke synchronously,
-// with the consumer's own client's commitSync(), before the consumer unassigns the partitions
-// (the commits, and the reads of the group's committed offsets, in commits.ts).
+// commitOffsets([{ topic, partition, offset, metadata }]): explicit offsets, below every message
+// held or not yet handled (Dispatcher.safeOffset), each with its partition's handled record as
+// DynamicConsumer's native engine commits it (docs/ordering.md, "Order in a group"); on revoke
+// synchronously, with the consumer's own client's commitSync(), before the consumer unassigns
+// the partitions (the commits, and the reads of the group's committed offsets and records, in
+// commits.ts). A partition coming here hands out nothing before its previous owner's record
+// is read: its first batch waits for that read.
 //
 // Rebalances: that consumer takes a rebalance_cb only from the config it was built with, so
 // the assignment changes are read from its internal client's 'rebalance' events (emitted
@@ -24,102 +27,23 @@
 // here ends the run the one way that consumer allows, by disconnecting it.
 
 import { EventEmitter } from 'node:events';
-import { Resequencer, type ResequencerOptions, type ConsumedMessage } from '../consumer/resequencer';
-import { Dispatcher, type HandledInfo, type PartitionOffset, partitionKey } from '../consumer/dispatch';
+import { Resequencer, type ConsumedMessage } from '../consumer/resequencer';
+import { Dispatcher, type PartitionOffset, partitionKey } from '../consumer/dispatch';
 import { KafkaJsCommits } from './commits';
+import type {
+  Consumed, InternalClient, KafkaJsBatchPayload, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload,
+  KafkaJsRunConfig, KafkaJsSubscription,
+} from './consumer-types';
+import { HandledRecords, RECORD_COMMIT_MS, RECORD_READ_MS, type RecordCounts } from '../consumer/records';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle } from '../core/lifecycle';
 import { warnIfBothLoaded } from '../core/library';
 
-export interface KafkaJsConsumerOptions {
-  readonly resequencer?: ResequencerOptions;
-  /** Committed offsets are written this often (ms; default 250): also how soon another member can hand on a key this one handled. */
-  readonly commitIntervalMs?: number;
-  /** The consumer's run() waits (fetches nothing more) while this many released messages wait for eachMessage; it goes on at half (default 5000). */
-  readonly maxPending?: number;
-  /** A message whose eachMessage throws or rejects is handed to it again this many times before the consumer stops (default 2). */
-  readonly handlerRetries?: number;
-  /** Wait before each new attempt (ms; default 100). */
-  readonly retryBackoffMs?: number;
-  /**
-   * Which eachMessage calls may overlap when run() is given partitionsConsumedConcurrently
-   * above 1: 'key' (the default: one call at a time per key, keys at once), 'partition' (one
-   * per partition, KafkaJS's own model) or 'none' (DynamicConsumer's `ordering`).
-   */
-  readonly ordering?: 'key' | 'partition' | 'none';
-}
-
-/** A message as the KafkaJS API hands it over (the fields read here; the others are passed on). */
-export interface KafkaJsConsumedMessage {
-  key: Buffer | null;
-  value: Buffer | null;
-  /** A decimal string, as in KafkaJS. */
-  offset: string;
-  timestamp?: string;
-  size?: number;
-  headers?: Record<string, unknown>;
-  [field: string]: unknown;
-}
-
-/** What the application's eachMessage gets first (as KafkaJS's), in restored order. */
-export interface KafkaJsEachMessagePayload {
-  readonly topic: string;
-  readonly partition: number;
-  readonly message: KafkaJsConsumedMessage;
-  /** A no-op, as in Confluent's client (librdkafka heartbeats by itself). */
-  heartbeat(): Promise<void>;
-}
-
-/** The application's handler: `info` is what DynamicConsumer's handler gets ({ ordered, outOfOrder, reason?, order }). */
-export type KafkaJsEachMessage = (payload: KafkaJsEachMessagePayload, info: HandledInfo) => void | Promise<void>;
-
-export interface KafkaJsRunConfig {
-  eachMessage: KafkaJsEachMessage;
-  /** eachMessage calls under way at once (default 1), ordered by the `ordering` option. */
-  partitionsConsumedConcurrently?: number;
-}
-
-export interface KafkaJsSubscription {
-  topic?: string | RegExp;
-  topics?: Array<string | RegExp>;
-  replace?: boolean;
-}
-
-/** The batch the consumer's eachBatch gets (the fields read here). */
-interface KafkaJsBatchPayload {
-  batch: { topic: string; partition: number; messages: KafkaJsConsumedMessage[] };
-  resolveOffset(offset: string): void;
-}
-
-/** What is used of a KafkaJS-API consumer (Confluent's KafkaJS.Consumer). */
-export interface KafkaJsConsumerLike {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  subscribe(subscription: KafkaJsSubscription): Promise<void>;
-  run(config: { eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>; eachBatchAutoResolve: boolean }): Promise<void>;
-  commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void>;
-  committed(partitions: Array<{ topic: string; partition: number }>, timeout?: number): Promise<Array<{ topic: string; partition: number; offset: string | null }>>;
-  /** Confluent's: the node-rdkafka-style client, set from connect() on. */
-  _getInternalClient(): InternalClient | null;
-}
-
-interface InternalClient {
-  on(event: 'rebalance', listener: (err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>) => void): unknown;
-  removeListener(event: string, listener: (...args: any[]) => void): unknown;
-  isConnected?(): boolean;
-  globalConfig?: Record<string, unknown>;
-  /** node-rdkafka's: commits and returns once the group has the offsets (throws on failure). */
-  commitSync?(offsets: PartitionOffset[]): unknown;
-}
-
-/** A consumed message as the Resequencer reads it, with the KafkaJS message it came as. */
-interface Consumed extends ConsumedMessage {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: number;
-  readonly message: KafkaJsConsumedMessage;
-}
+export type {
+  KafkaJsConsumedMessage, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig,
+  KafkaJsSubscription,
+} from './consumer-types';
 
 // librdkafka's codes of a rebalance callback.
 const ERR__ASSIGN_PARTITIONS = -175;
@@ -160,6 +84,12 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private failure: HandlerError | undefined;
   /** The commits, and the reads of the group's committed offsets. */
   private readonly commits: KafkaJsCommits<Consumed>;
+  /** The handled records committed with the offsets and read back (docs/ordering.md). */
+  private readonly records: HandledRecords<Consumed>;
+  /** Partitions come here whose previous owner's record is being read: their batches wait for it. */
+  private readonly inheriting = new Map<string, Promise<void>>();
+  /** A commit soon after a marked message was handled (groupOrder 'wait'), pending. */
+  private soonTimer: NodeJS.Timeout | undefined;
   /** eachBatch waits on this while the queue is full (maxPending). */
   private drained: (() => void) | undefined;
   /** The resequencer's clock stands still while eachBatch waits for the application (see DynamicConsumer). */
@@ -187,9 +117,13 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       progress: () => {
         if (this.drained !== undefined && this.dispatch.waiting <= this.options.maxPending / 2) this.wake();
       },
+      handledMarked: () => this.commitSoon(),
     });
     this.dispatch.ordering = this.options.ordering;
-    this.commits = new KafkaJsCommits(consumer, this.dispatch, this.resequencer, {
+    this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err));
+    this.resequencer.keepRecords();
+    if (this.options.groupOrder === 'wait') this.resequencer.useRecords();
+    this.commits = new KafkaJsCommits(consumer, this.dispatch, this.resequencer, this.records, {
       running: () => this.life.phase === 'running',
       client: () => this.client,
       emit: (event: string, value: unknown) => this.emit(event, value),
@@ -269,8 +203,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.eachMessage = config.eachMessage;
     this.dispatch.concurrency = concurrency;
     this.life.phase = 'running';
-    this.timers.push(setInterval(() => this.commits.commitHandled(this.assigned.values()), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.commits.readCommitted(), COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.commits.commitHandled(() => this.assigned.values()), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), this.options.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.dispatch.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
@@ -289,8 +223,15 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     // Resolved at once, whatever happens below: the consumer then never seeks back to read a
     // message again that the Resequencer has (its stored offsets are not what is committed).
     if (messages.length > 0) payload.resolveOffset(messages[messages.length - 1].offset);
+    // The partition just came here: nothing of it goes before its previous owner's record is read.
+    const name = partitionKey(topic, partition);
+    const inheriting = this.inheriting.get(name);
+    if (inheriting !== undefined) {
+      this.records.fetchedEarly();
+      await inheriting;
+    }
     // Stopping (what came is read again from the committed offsets), or revoked meanwhile.
-    if (this.life.phase !== 'running' || !this.assigned.has(partitionKey(topic, partition))) return;
+    if (this.life.phase !== 'running' || !this.assigned.has(name)) return;
     for (const message of messages) {
       const m: Consumed = { topic, partition, offset: Number(message.offset), key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
       this.dispatch.accept(this.resequencer.push(m));
@@ -330,7 +271,10 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       const fresh = partitions.filter(({ topic, partition }) => !this.assigned.has(partitionKey(topic, partition)));
       for (const tp of fresh) this.assigned.set(partitionKey(tp.topic, tp.partition), tp);
       this.dispatch.assign(fresh);
-      if (fresh.length > 0) this.emit('assigned', fresh);
+      if (fresh.length > 0) {
+        this.inherit(fresh);
+        this.emit('assigned', fresh);
+      }
     } else if (err?.code === ERR__REVOKE_PARTITIONS) {
       const leaving = partitions.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
       if (leaving.length === 0) return;
@@ -340,18 +284,62 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       // their next owner starts where this one left off (an asynchronous commit could land after
       // it has read the older committed offset, and it would handle again what was committed).
       if (this.life.phase === 'running') {
-        const offsets = this.dispatch.toCommit(leaving, false);
+        const offsets = this.commits.offsetsOf(leaving, false);
         if (offsets.length > 0) this.commits.commitOnRevoke(offsets);
       }
-      for (const { topic, partition } of leaving) this.assigned.delete(partitionKey(topic, partition));
+      for (const { topic, partition } of leaving) {
+        this.assigned.delete(partitionKey(topic, partition));
+        this.inheriting.delete(partitionKey(topic, partition));
+      }
       this.dispatch.forget(leaving);
       this.emit('revoked', leaving);
     }
   }
 
+  /**
+   * Reads the records the partitions coming here were committed with (their previous owner's),
+   * so that what it handled is not handed out again; their batches wait for it. A failed read
+   * is a 'warning': they go on without it (what was handled above the offset comes again).
+   */
+  private inherit(partitions: Array<{ topic: string; partition: number }>): void {
+    const read = this.commits.committedOf(partitions).then((offsets) => {
+      if (this.life.phase === 'running') this.dispatch.accept(this.records.inherit(offsets));
+    }, (err) => {
+      if (this.life.phase === 'running') this.emit('warning', toKafkaError(err, 'committed'));
+    }).finally(() => {
+      for (const { topic, partition } of partitions) {
+        const name = partitionKey(topic, partition);
+        if (this.inheriting.get(name) === read) this.inheriting.delete(name);
+      }
+    });
+    for (const { topic, partition } of partitions) this.inheriting.set(partitionKey(topic, partition), read);
+  }
+
+  /**
+   * A marked message was handled: with groupOrder 'wait' a member of the group may wait for it,
+   * so the records are committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs.
+   */
+  private commitSoon(): void {
+    if (this.options.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.commits.commitHandled(() => this.assigned.values());
+    }, RECORD_COMMIT_MS);
+  }
+
+  /**
+   * What the consumer holds and does now: messages held by the resequencer, waiting for
+   * eachMessage and in calls, and its handled records' costs (DynamicConsumer's metrics()).
+   */
+  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts } {
+    return { held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, records: this.records.metrics() };
+  }
+
   private clearTimers(): void {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    if (this.soonTimer !== undefined) clearTimeout(this.soonTimer);
+    this.soonTimer = undefined;
   }
 
   /**
@@ -381,7 +369,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       this.dispatch.halt();
       this.clearTimers();
       await this.commits.settled();
-      const offsets = this.dispatch.toCommit(this.assigned.values(), false);
+      const offsets = this.commits.offsetsOf(this.assigned.values(), false);
       if (offsets.length > 0) {
         try {
           await this.commits.commit(offsets, false);
@@ -398,6 +386,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     }
     this.dispatch.forget([...this.assigned.values()]);
     this.assigned.clear();
+    this.inheriting.clear();
     this.dispatch.clear();
     this.life.ended();
     this.eachMessage = undefined;

@@ -128,10 +128,15 @@ function columns(list: readonly TopicPartition[], withOffsets: boolean): [string
   return [topics, partitions, offsets];
 }
 
-/** Each partition's metadata as commit() takes it, or undefined when none has any. */
+/**
+ * Each partition's metadata as commit() takes it, or undefined when none has any. A string
+ * goes with a NUL after it, as Confluent's client writes its own: that client reads every
+ * commit's metadata less its last byte (1.10, src/common.cc), so a member of the group on it
+ * reads this one whole.
+ */
 function metadataOf(list: readonly TopicPartition[]): Array<Uint8Array | undefined> | undefined {
   return list.some((p) => p.metadata !== undefined)
-    ? list.map((p) => (typeof p.metadata === 'string' ? Buffer.from(p.metadata, 'latin1') : p.metadata))
+    ? list.map((p) => (typeof p.metadata === 'string' ? Buffer.from(`${p.metadata}\0`, 'latin1') : p.metadata))
     : undefined;
 }
 

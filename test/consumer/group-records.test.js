@@ -170,6 +170,24 @@ t.test("a group of three: a spread key's order holds across members", { skip, ti
   await Promise.all(members.map((c) => c.stop()));
   await Promise.all(runs);
 
+  // The records as the group holds them, read through the native engine's own client: the text,
+  // then one NUL, as Confluent's client writes (it reads every metadata less its last byte).
+  const { nativeAddon } = require('../../build/native/addon');
+  const { NativeConsumer } = require('../../build/native/consume');
+  const { decodeRecord, RECORD_PREFIX } = require('../../build/consumer/handled-record');
+  const reader = new NativeConsumer(nativeAddon(), { 'metadata.broker.list': brokers, 'group.id': group, log_level: 3 }, {});
+  await new Promise((resolve, reject) => reader.connect({}, (e) => (e ? reject(e) : resolve())));
+  const raw = await new Promise((resolve, reject) => reader.committed(
+    Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition })), 5000, (e, x) => (e ? reject(e) : resolve(x))));
+  await new Promise((resolve) => reader.disconnect(resolve));
+  const withRecord = raw.filter((c) => Buffer.isBuffer(c.metadata) && c.metadata.length > 0);
+  t.ok(withRecord.length > 0, `${withRecord.length} of ${PARTITIONS} partitions committed with metadata`);
+  for (const c of withRecord) {
+    const text = c.metadata.toString('latin1');
+    t.ok(text.startsWith(RECORD_PREFIX) && text.indexOf('\0') === text.length - 1, `partition ${c.partition}: the record's text and one NUL after it`);
+    t.ok(decodeRecord(c.metadata.subarray(0, -1), c.offset), `partition ${c.partition}: the text before the NUL is a record`);
+  }
+
   // The hot key's chain in send order: its partitions, and the hops between partitions of different members.
   const hotPartitions = new Set(hotReports.map((r) => r.partition));
   let hops = 0;

@@ -110,6 +110,10 @@ t.test('metadata that is not a record of ours is refused, never trusted', async 
   const good = encodeRecord({ offset: 5, end: 8, pending: [5, 7], producers: [{ id: P1, read: 3 }], marked: [{ producer: 0, sequence: 3 }] });
   t.ok(decodeRecord(good, 5), 'premise: the good one reads');
   t.ok(decodeRecord(Buffer.from(good, 'latin1'), 5), 'as the Buffer the native engine gives');
+  // librdkafka-based writers end the text with a NUL (Confluent's client's src/common.cc pushes one after the
+  // string it commits, and reads every metadata less its last byte): read whole, with one NUL after it, it reads.
+  t.same(decodeRecord(Buffer.from(`${good}\0`, 'latin1'), 5), decodeRecord(good, 5), 'with the NUL a librdkafka-based writer ends it with');
+  t.equal(decodeRecord(`${good}\0\0`, 5), null, 'with two NULs: not what any writer of ours makes');
   const body = Buffer.from(good.slice(RECORD_PREFIX.length), 'base64');
   const withBody = (mutate) => {
     const b = Buffer.from(body);

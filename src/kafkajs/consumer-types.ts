@@ -1,0 +1,103 @@
+// The shapes wrapKafkaJsConsumer (consumer.ts) takes and gives: its options, the KafkaJS API's
+// messages, payloads and run config as the application meets them, and what it uses of
+// Confluent's KafkaJS consumer and of that consumer's internal client.
+
+import type { ConsumedMessage, ResequencerOptions } from '../consumer/resequencer';
+import type { HandledInfo, PartitionOffset } from '../consumer/dispatch';
+
+export interface KafkaJsConsumerOptions {
+  readonly resequencer?: ResequencerOptions;
+  /** Committed offsets are written this often (ms; default 250): also how soon another member can hand on a key this one handled. */
+  readonly commitIntervalMs?: number;
+  /** The consumer's run() waits (fetches nothing more) while this many released messages wait for eachMessage; it goes on at half (default 5000). */
+  readonly maxPending?: number;
+  /** A message whose eachMessage throws or rejects is handed to it again this many times before the consumer stops (default 2). */
+  readonly handlerRetries?: number;
+  /** Wait before each new attempt (ms; default 100). */
+  readonly retryBackoffMs?: number;
+  /**
+   * Which eachMessage calls may overlap when run() is given partitionsConsumedConcurrently
+   * above 1: 'key' (the default: one call at a time per key, keys at once), 'partition' (one
+   * per partition, KafkaJS's own model) or 'none' (DynamicConsumer's `ordering`).
+   */
+  readonly ordering?: 'key' | 'partition' | 'none';
+  /**
+   * A spread key's message whose predecessor is on a partition another member of the group
+   * owns, at an offset not known: 'flag' (the default) hands it out at once, flagged
+   * `reason: 'unowned'`; 'wait' waits until that member's handled record shows the predecessor
+   * handled (DynamicConsumer's `groupOrder`; docs/ordering.md, "Order in a group").
+   */
+  readonly groupOrder?: 'flag' | 'wait';
+}
+
+/** A message as the KafkaJS API hands it over (the fields read here; the others are passed on). */
+export interface KafkaJsConsumedMessage {
+  key: Buffer | null;
+  value: Buffer | null;
+  /** A decimal string, as in KafkaJS. */
+  offset: string;
+  timestamp?: string;
+  size?: number;
+  headers?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** What the application's eachMessage gets first (as KafkaJS's), in restored order. */
+export interface KafkaJsEachMessagePayload {
+  readonly topic: string;
+  readonly partition: number;
+  readonly message: KafkaJsConsumedMessage;
+  /** A no-op, as in Confluent's client (librdkafka heartbeats by itself). */
+  heartbeat(): Promise<void>;
+}
+
+/** The application's handler: `info` is what DynamicConsumer's handler gets ({ ordered, outOfOrder, reason?, order }). */
+export type KafkaJsEachMessage = (payload: KafkaJsEachMessagePayload, info: HandledInfo) => void | Promise<void>;
+
+export interface KafkaJsRunConfig {
+  eachMessage: KafkaJsEachMessage;
+  /** eachMessage calls under way at once (default 1), ordered by the `ordering` option. */
+  partitionsConsumedConcurrently?: number;
+}
+
+export interface KafkaJsSubscription {
+  topic?: string | RegExp;
+  topics?: Array<string | RegExp>;
+  replace?: boolean;
+}
+
+/** The batch the consumer's eachBatch gets (the fields read here). */
+export interface KafkaJsBatchPayload {
+  batch: { topic: string; partition: number; messages: KafkaJsConsumedMessage[] };
+  resolveOffset(offset: string): void;
+}
+
+/** What is used of a KafkaJS-API consumer (Confluent's KafkaJS.Consumer). */
+export interface KafkaJsConsumerLike {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  subscribe(subscription: KafkaJsSubscription): Promise<void>;
+  run(config: { eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>; eachBatchAutoResolve: boolean }): Promise<void>;
+  commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string; metadata?: string }>): Promise<void>;
+  committed(partitions: Array<{ topic: string; partition: number }>, timeout?: number):
+    Promise<Array<{ topic: string; partition: number; offset: string | null; metadata?: string | null }>>;
+  /** Confluent's: the node-rdkafka-style client, set from connect() on. */
+  _getInternalClient(): InternalClient | null;
+}
+
+export interface InternalClient {
+  on(event: 'rebalance', listener: (err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>) => void): unknown;
+  removeListener(event: string, listener: (...args: any[]) => void): unknown;
+  isConnected?(): boolean;
+  globalConfig?: Record<string, unknown>;
+  /** node-rdkafka's: commits and returns once the group has the offsets (throws on failure). */
+  commitSync?(offsets: PartitionOffset[]): unknown;
+}
+
+/** A consumed message as the Resequencer reads it, with the KafkaJS message it came as. */
+export interface Consumed extends ConsumedMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly message: KafkaJsConsumedMessage;
+}
