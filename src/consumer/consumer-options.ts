@@ -48,13 +48,15 @@ export interface DynamicConsumerOptions {
   readonly handlerBatchSize?: number;
   /**
    * A spread key's message whose predecessor is on a partition another member of the group
-   * owns, at an offset not known: 'flag' (the default) hands it out at once, flagged
-   * `reason: 'unowned'`; 'wait' waits until that member's handled record shows the predecessor
-   * handled (docs/ordering.md, "Order in a group"). 'wait' needs the native engine (its commits
-   * carry the records; wrapKafkaJsConsumer's do too). Each change of a split key to another member's partition costs a commit
-   * and a read: DynamicProducer's splitRunMs keeps those changes to one per run.
+   * owns, at an offset not known: 'wait' waits until that member's handled record shows the
+   * predecessor handled (docs/ordering.md, "Order in a group"); 'flag' hands it out at once,
+   * flagged `reason: 'unowned'`. 'auto' (the default) is 'wait' on the native engine, whose
+   * commits carry the records, and 'flag' on engine 'client' (node-rdkafka commits no
+   * metadata), where 'wait' is refused. Each change of a split key to another member's
+   * partition costs a commit and a read: DynamicProducer's splitRunMs keeps those changes to
+   * one per run.
    */
-  readonly groupOrder?: 'flag' | 'wait';
+  readonly groupOrder?: 'auto' | 'flag' | 'wait';
 }
 
 export type MessageHandler = (message: Kafka.Message, info: HandledInfo) => void | Promise<void>;

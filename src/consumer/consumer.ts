@@ -118,9 +118,10 @@ export class DynamicConsumer extends EventEmitter {
     (this.client as any).on('offset.commit', (err: any, offsets: TopicPartitionOffset[]) => this.commits.done(err, offsets, true));
   }
 
-  /** options.groupOrder: 'flag' unless 'wait' was asked for (native engine only; docs/ordering.md says why it is not the default yet). */
+  /** options.groupOrder as it applies: 'auto' is 'wait' on the native engine (its commits carry the records), 'flag' on engine 'client'. */
   get groupOrder(): 'flag' | 'wait' {
-    return this.options.groupOrder;
+    const asked = this.options.groupOrder;
+    return asked !== 'auto' ? asked : this.engine === 'native' ? 'wait' : 'flag';
   }
 
   /** Connects the client; a StateError unless the consumer is new or stopped. */

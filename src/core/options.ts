@@ -331,7 +331,7 @@ export interface ResolvedConsumerOptions {
   readonly ordering: 'key' | 'partition' | 'none';
   readonly revokeTimeoutMs: number;
   readonly handlerBatchSize: number;
-  readonly groupOrder: 'flag' | 'wait';
+  readonly groupOrder: 'auto' | 'flag' | 'wait';
   /** The Resequencer's options, defaults filled in; absent when none were given. */
   readonly resequencer?: ResolvedResequencerOptions;
   readonly kafka?: KafkaLibrary;
@@ -350,7 +350,7 @@ const CONSUMER_FIELDS: Fields = {
   ordering: oneOf(['key', 'partition', 'none'] as const).default('key'),
   revokeTimeoutMs: integer(0, MAX_TIMER_MS).default(10_000),
   handlerBatchSize: integer(1, 65_536).default(100),
-  groupOrder: oneOf(['flag', 'wait'] as const).default('flag'),
+  groupOrder: oneOf(['auto', 'flag', 'wait'] as const).default('auto'),
 };
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);

@@ -23,11 +23,12 @@ export interface KafkaJsConsumerOptions {
   readonly ordering?: 'key' | 'partition' | 'none';
   /**
    * A spread key's message whose predecessor is on a partition another member of the group
-   * owns, at an offset not known: 'flag' (the default) hands it out at once, flagged
-   * `reason: 'unowned'`; 'wait' waits until that member's handled record shows the predecessor
-   * handled (DynamicConsumer's `groupOrder`; docs/ordering.md, "Order in a group").
+   * owns, at an offset not known: 'wait' waits until that member's handled record shows the
+   * predecessor handled, 'flag' hands it out at once, flagged `reason: 'unowned'`
+   * (DynamicConsumer's `groupOrder`; docs/ordering.md, "Order in a group"). 'auto', the
+   * default, is 'wait': this consumer's commits carry the records.
    */
-  readonly groupOrder?: 'flag' | 'wait';
+  readonly groupOrder?: 'auto' | 'flag' | 'wait';
 }
 
 /** A message as the KafkaJS API hands it over (the fields read here; the others are passed on). */

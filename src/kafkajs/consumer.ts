@@ -88,6 +88,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private readonly records: HandledRecords<Consumed>;
   /** Partitions come here whose previous owner's record is being read: their batches wait for it. */
   private readonly inheriting = new Map<string, Promise<void>>();
+  /** options.groupOrder as it applies ('auto' is 'wait': this consumer's commits carry the records). */
+  readonly groupOrder: 'flag' | 'wait';
   /** A commit soon after a marked message was handled (groupOrder 'wait'), pending. */
   private soonTimer: NodeJS.Timeout | undefined;
   /** eachBatch waits on this while the queue is full (maxPending). */
@@ -104,6 +106,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       throw new InvalidArgTypeError('consumer', "Confluent's KafkaJS consumer (new KafkaJS.Kafka(config).consumer(...))", consumer);
     }
     this.options = resolveKafkaJsConsumerOptions(options);
+    this.groupOrder = this.options.groupOrder === 'flag' ? 'flag' : 'wait';
     this.consumer = consumer;
     this.resequencer = new Resequencer<Consumed>(this.options.resequencer ?? {}, () => this.clock());
     this.dispatch = new Dispatcher(this.resequencer, this.options.handlerRetries, this.options.retryBackoffMs, {
@@ -122,7 +125,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.dispatch.ordering = this.options.ordering;
     this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err));
     this.resequencer.keepRecords();
-    if (this.options.groupOrder === 'wait') this.resequencer.useRecords();
+    if (this.groupOrder === 'wait') this.resequencer.useRecords();
     this.commits = new KafkaJsCommits(consumer, this.dispatch, this.resequencer, this.records, {
       running: () => this.life.phase === 'running',
       client: () => this.client,
@@ -204,7 +207,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.dispatch.concurrency = concurrency;
     this.life.phase = 'running';
     this.timers.push(setInterval(() => this.commits.commitHandled(() => this.assigned.values()), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.commits.readCommitted(), this.options.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), this.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.dispatch.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
@@ -320,7 +323,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    * so the records are committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs.
    */
   private commitSoon(): void {
-    if (this.options.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
+    if (this.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
       this.commits.commitHandled(() => this.assigned.values());

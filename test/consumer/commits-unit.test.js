@@ -61,7 +61,7 @@ async function kafkaJsOutcome(code, periodic) {
   };
   const dispatch = { notCommitted: (list) => { again += list.length; } };
   const hooks = { running: () => true, client: () => null, emit: (event) => events.push(event), hasErrorListener: () => true };
-  const commits = new KafkaJsCommits(consumer, dispatch, {}, hooks);
+  const commits = new KafkaJsCommits(consumer, dispatch, {}, {}, hooks);
   let threw = false;
   await commits.commit(OFFSETS, periodic).catch(() => { threw = true; });
   return { events, again, threw };

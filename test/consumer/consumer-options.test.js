@@ -10,9 +10,11 @@ t.test('defaults', async (t) => {
   // The values the README's DynamicConsumer section states.
   t.same({ ...CONSUMER_DEFAULTS }, {
     commitIntervalMs: 250, batchSize: 500, maxPending: 5000, fetchTimeoutMs: 100, handlerRetries: 2, retryBackoffMs: 100,
-    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000, handlerBatchSize: 100, groupOrder: 'flag',
+    concurrency: 1, ordering: 'key', revokeTimeoutMs: 10000, handlerBatchSize: 100, groupOrder: 'auto',
   });
-  t.equal(make({ engine: 'native' }).groupOrder, 'flag', "groupOrder is 'flag' unless asked");
+  t.equal(make({ engine: 'native' }).groupOrder, 'wait', "groupOrder 'auto' is 'wait' on the native engine (its commits carry the records)");
+  t.equal(make({ engine: 'client' }).groupOrder, 'flag', "and 'flag' on engine 'client' (node-rdkafka commits no metadata)");
+  t.equal(make({ engine: 'native', groupOrder: 'flag' }).groupOrder, 'flag', 'as given');
   t.equal(make({ engine: 'native', groupOrder: 'wait' }).groupOrder, 'wait', 'as given');
 });
 

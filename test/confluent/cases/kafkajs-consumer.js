@@ -299,7 +299,7 @@ t.test('a group of two, one restarted part-way while two producers send: nothing
   t.same(events.filter((e) => !e.endsWith('revoked') && !e.endsWith('assigned')), [], 'no error or handlerError');
 });
 
-t.test("groupOrder 'wait', a group of two: the hot key's order holds across members through their handled records, none flagged", async (t) => {
+t.test("groupOrder 'wait' (the default), a group of two: the hot key's order holds across members through their handled records, none flagged", async (t) => {
   // Runs of 100 ms (splitRunMs) and sends paced over about 6 s: the hot key's chain goes from one
   // member's partition to the other's many times while both read.
   const producers = [await producer(5, undefined, { splitRunMs: 100 })];
@@ -315,7 +315,8 @@ t.test("groupOrder 'wait', a group of two: the hot key's order holds across memb
   const members = [];
   t.teardown(() => Promise.all(members.map((c) => c.stop().catch(() => {}))));
   for (const name of ['a', 'b']) {
-    const c = wrapKafkaJsConsumer(consumerOf(brokers, group), { commitIntervalMs: 100, groupOrder: 'wait' });
+    const c = wrapKafkaJsConsumer(consumerOf(brokers, group), { commitIntervalMs: 100 });
+    t.equal(c.groupOrder, 'wait', "groupOrder 'auto' is 'wait' here");
     c.on('committed', r.onCommitted);
     for (const e of ['error', 'handlerError']) c.on(e, (err) => events.push(`${name} ${e}: ${err.message}`));
     c.on('assigned', (list) => list.forEach(({ partition }) => owned[name].add(partition)));
@@ -395,6 +396,8 @@ t.test('bad input and states: typed errors', async (t) => {
   t.teardown(() => producers[0].p.disconnect());
   const brokers = await brokersOf(producers[0].raw._getInternalClient());
   t.throws(() => wrapKafkaJsConsumer(consumerOf(brokers, 'x'), { nope: 1 }), { code: 'KDP_INVALID_OPTION', path: 'options.nope' }, 'an unknown option');
+  t.throws(() => wrapKafkaJsConsumer(consumerOf(brokers, 'x'), { groupOrder: 'always' }), { code: 'KDP_INVALID_OPTION', path: 'options.groupOrder' }, 'an unknown groupOrder');
+  t.equal(wrapKafkaJsConsumer(consumerOf(brokers, 'x'), { groupOrder: 'flag' }).groupOrder, 'flag', "groupOrder 'flag' as given");
   t.throws(() => wrapKafkaJsConsumer(consumerOf(brokers, 'x'), { batchSize: 10 }), { code: 'KDP_INVALID_OPTION', path: 'options.batchSize' }, "DynamicConsumer's fetching options are not this one's");
   t.throws(() => wrapKafkaJsConsumer(consumerOf(brokers, 'x'), { resequencer: { maxWaitMs: -1 } }), { code: 'KDP_INVALID_OPTION', path: 'options.resequencer.maxWaitMs' });
 
