@@ -349,8 +349,36 @@ export class Dispatcher<M extends ConsumedMessage> {
     for (const { topic, partition } of partitions) gone.add(this.tpName(topic, partition));
     if (gone.size === 0) return;
     for (const tp of gone) this.leaving.add(tp);
-    this.dropped(this.queue.drop(gone, this.ordering === 'key'));
+    const byKey = this.ordering === 'key';
+    // Members that wait for each other's records: what waited behind a message that leaves goes back to the resequencer.
+    const takenBack: Task<M>[] | undefined = byKey && this.resequencer.waitsForRecords ? [] : undefined;
+    this.dropped(this.queue.drop(gone, byKey, takenBack));
+    if (takenBack !== undefined && takenBack.length > 0) this.holdAgain(takenBack);
     this.hooks.progress();
+  }
+
+  /**
+   * Tasks of a key kept behind one that left with its partition (drop()), in release order:
+   * released here, they are not handled yet, so they go back to the resequencer as if read now
+   * — no longer released, no longer unhandled here — and wait there for what they follow: a
+   * message that left waits for its next owner's handled record to show it handled (or is read
+   * here again, if its partition comes back), instead of going out flagged 'unowned'.
+   */
+  private holdAgain(tasks: Task<M>[]): void {
+    tasks.sort((a, b) => a.seq - b.seq);
+    for (const task of tasks) {
+      const offset = task.release.message.offset;
+      if (this.unhandled.get(task.tp) === task.pending) {
+        task.pending.delete(offset);
+        this.unhandledMarked.get(task.tp)?.delete(offset);
+      }
+      this.unreleased(task.release);
+    }
+    // Each one's predecessor, released here and neither left nor taken back, is released still.
+    for (const task of tasks) if (task.release.order !== null) this.resequencer.takeBack(task.release.message, task.release.order);
+    const again: Release<M>[] = [];
+    for (const task of tasks) for (const r of this.resequencer.push(task.release.message)) again.push(r);
+    this.accept(again);
   }
 
   /**

@@ -43,6 +43,12 @@ export class HeldMessages<M extends ConsumedMessage> {
     return this.lanes.get(lane)?.[0];
   }
 
+  /** Whether a lane holds a member read before `offset` (one at `offset` would wait behind it). */
+  laneHasBefore(lane: string, offset: number): boolean {
+    const head = this.lanes.get(lane)?.[0];
+    return head !== undefined && head.message.offset < offset;
+  }
+
   /** The held message of a chain with that sequence, or undefined. */
   find(chain: string, sequence: number): Held<M> | undefined {
     return this.bySequence.get(chainPlace(chain, sequence));
@@ -82,7 +88,15 @@ export class HeldMessages<M extends ConsumedMessage> {
     if (h.lane !== '') {
       const queue = this.lanes.get(h.lane);
       if (queue === undefined) this.lanes.set(h.lane, [h]);
-      else queue.push(h);
+      else if (queue[queue.length - 1].message.offset < h.message.offset) queue.push(h);
+      else {
+        // Held again (the consumer took it back from its handler queue) below members held
+        // since: it goes in its place by offset, and the member it goes before waits behind it.
+        let i = queue.length;
+        while (i > 0 && queue[i - 1].message.offset > h.message.offset) i--;
+        queue.splice(i, 0, h);
+        if (i === 0) queue[1].waitsLane = true;
+      }
     }
     if (h.order !== null) this.bySequence.set(chainPlace(h.chain, h.order.sequence), h);
     h.state.held.add(h);

@@ -104,6 +104,19 @@ export class ReleasedChains {
     }
   }
 
+  /** The chain's message `sequence` counts as released again (its successor was taken back: takeBack()). */
+  restore(chain: string, sequence: number, now: number): void {
+    let state = this.chains.get(chain);
+    if (state === undefined) {
+      state = { last: sequence, more: null, at: now };
+      this.chains.set(chain, state);
+      if (this.chains.size > this.maxChains) this.evict();
+    } else if (state.last !== sequence) {
+      if (state.last < 0) state.last = sequence;
+      else (state.more ??= new Set()).add(sequence);
+    }
+  }
+
   /** Forgets the chains whose last release was before `idle` (ms). */
   expire(idle: number): void {
     for (const [chain, state] of this.chains) {

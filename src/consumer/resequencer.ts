@@ -115,7 +115,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     const chain = order === null ? '' : chainName(message.topic, order.producerId, text);
     const h: Held<M> = {
       message, order, chain, lane, state, at: 0, bytes: 0,
-      waitsChain: false, waitsLane: member && this.holding.laneHead(lane) !== undefined, unowned: false, released: false,
+      waitsChain: false, waitsLane: member && this.holding.laneHasBefore(lane, message.offset), unowned: false, released: false,
     };
     if (order !== null && order.kind !== 'anchor' && order.previous !== 0 && !this.chains.follows(chain, order)) this.placeWait(h, order);
     const out: Release<M>[] = this.pending.length > 0 ? this.pending.splice(0) : [];
@@ -183,6 +183,11 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
   useRecords(): void {
     this.records = true;
     this.recording = true;
+  }
+
+  /** Whether the group's members wait for each other's handled records (useRecords()). */
+  get waitsForRecords(): boolean {
+    return this.records;
   }
 
   /**
@@ -331,6 +336,18 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
    */
   unreleased(message: M, order: OrderHeader): void {
     this.chains.unreleased(chainName(message.topic, order.producerId, keyText(message.key)), order.sequence);
+  }
+
+  /**
+   * A marked message released here, and not handled yet, is taken back (its consumer's handler
+   * queue gives it back, to be pushed again): it no longer counts as released, and its
+   * predecessor, released here and not itself taken back or left unhandled, counts as released
+   * again, so that the message follows it when pushed.
+   */
+  takeBack(message: M, order: OrderHeader): void {
+    const chain = chainName(message.topic, order.producerId, keyText(message.key));
+    this.chains.unreleased(chain, order.sequence);
+    if (order.kind !== 'anchor' && order.previous !== 0 && !this.chains.unhandledHere(chain, order.previous)) this.chains.restore(chain, order.previous, this.now());
   }
 
   /**

@@ -234,9 +234,11 @@ export class TaskQueue<M extends ConsumedMessage> {
    * one's successor in its chain, are flagged 'unowned' (LeftOut): never held waiting for that
    * member. (Waiting for the group's committed offset to pass it
    * let two members wait for each other's commits: minutes, on a real cluster.) What follows
-   * it is in order after it.
+   * it is in order after it. Given `takenBack`, by key, the tasks kept behind a dropped one of
+   * their lane go there instead, in release order, unflagged: their consumer holds them again
+   * until what left before them is handled (the group's handled records say when).
    */
-  drop(gone: ReadonlySet<string>, byKey: boolean): Task<M>[] {
+  drop(gone: ReadonlySet<string>, byKey: boolean, takenBack?: Task<M>[]): Task<M>[] {
     const removed: Task<M>[] = [];
     const keep = (task: Task<M>): boolean => {
       if (!gone.has(task.tp)) return true;
@@ -264,9 +266,15 @@ export class TaskQueue<M extends ConsumedMessage> {
       // The first kept behind a dropped one, and each dropped one's successor in its chain (a
       // key's lane mixes its producers' chains), go flagged.
       const left = byKey ? new LeftOut() : undefined;
+      let behind = false;
       for (const task of lane.tasks.takeAll()) {
-        if (!keep(task)) left?.leave(lane.name, task.release);
-        else {
+        if (!keep(task)) {
+          left?.leave(lane.name, task.release);
+          behind = true;
+        } else if (behind && byKey && takenBack !== undefined) {
+          task.lane = undefined;
+          takenBack.push(task);
+        } else {
           if (left?.open) task.release = left.kept(lane.name, task.release);
           lane.tasks.push(task);
         }
