@@ -21,7 +21,7 @@ const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_I
 const TRANSIENT = new Set([
   14 /* COORDINATOR_LOAD_IN_PROGRESS */, 15 /* COORDINATOR_NOT_AVAILABLE */, 16 /* NOT_COORDINATOR */,
   7 /* REQUEST_TIMED_OUT */, 13 /* NETWORK_EXCEPTION */,
-  -195 /* __TRANSPORT */, -187 /* __ALL_BROKERS_DOWN */, -185 /* __TIMED_OUT */,
+  -195 /* __TRANSPORT */, -187 /* __ALL_BROKERS_DOWN */, -185 /* __TIMED_OUT */, -180 /* __WAIT_COORD: its coordinator not known yet */,
 ]);
 
 /**

@@ -153,6 +153,34 @@ export function encodeRecord(record: HandledRecord): string {
 }
 
 /**
+ * A record as text within `maxChars`: whole when it fits; else shortened to what fits and is
+ * still true — no producers (so no answer by sequence: what waits for one waits for a record
+ * that fits), and the offsets from the committed one up to the first pending offset left out
+ * (nothing is known from there on). `shortened` says which.
+ */
+export function fitRecord(record: HandledRecord, maxChars: number): { text: string; shortened: boolean } {
+  const whole = encodeRecord(record);
+  if (whole.length <= maxChars) return { text: whole, shortened: false };
+  const pending = record.pending;
+  const keeping = (k: number): string => encodeRecord({
+    offset: record.offset, end: k < pending.length ? pending[k] : record.end, pending: pending.slice(0, k), producers: [], marked: [],
+  });
+  // The most pending offsets kept that fit (the text grows with them): a binary search.
+  let lo = 0;
+  let hi = pending.length;
+  let text = keeping(0);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    const candidate = keeping(mid);
+    if (candidate.length <= maxChars) {
+      lo = mid;
+      text = candidate;
+    } else hi = mid - 1;
+  }
+  return { text, shortened: true };
+}
+
+/**
  * The record a commit's metadata holds, with the offset committed; null when it is not one
  * of ours (another client's metadata, an older or newer format, garbled text): never trusted.
  */

@@ -7,7 +7,7 @@
 
 import type { ConsumedMessage, Release, Resequencer } from './resequencer';
 import type { Dispatcher } from './dispatch';
-import { decodeRecord, encodeRecord, RECORD_MAX_CHARS } from './handled-record';
+import { decodeRecord, fitRecord, RECORD_MAX_CHARS } from './handled-record';
 
 /** With groupOrder 'wait', how often the records of the partitions waited for are read (ms, one read at a time). */
 export const RECORD_READ_MS = 5;
@@ -28,7 +28,7 @@ export interface RecordCounts {
   /** Records committed (with an offset that went to the broker), and their characters in all. */
   committed: number;
   committedChars: number;
-  /** Partitions committed without a record because it would not fit the broker's limit. */
+  /** Records shortened to fit the broker's limit (no answers by sequence, offsets up to a point: fitRecord()). */
   tooLarge: number;
   /** Reads of other members' records (one call to the group coordinator each), and the records they gave. */
   reads: number;
@@ -62,19 +62,20 @@ export class HandledRecords<M extends ConsumedMessage> {
     private readonly maxChars = RECORD_MAX_CHARS,
   ) {}
 
-  /** The text to commit with `offset` for a partition this consumer owns, or undefined (too large: a plain commit). */
-  textOf(topic: string, partition: number, offset: number): string | undefined {
+  /** The text to commit with `offset` for a partition this consumer owns: its record, shortened when it would not fit (fitRecord()). */
+  textOf(topic: string, partition: number, offset: number): string {
     const [pending, marked] = this.dispatch.unhandledOf(topic, partition);
-    const text = encodeRecord(this.resequencer.recordOf(topic, partition, offset, pending, marked));
-    if (text.length > this.maxChars) {
+    const record = this.resequencer.recordOf(topic, partition, offset, pending, marked);
+    const { text, shortened } = fitRecord(record, this.maxChars);
+    if (shortened) {
       this.counts.tooLarge++;
       if (!this.warnedTooLarge) {
         this.warnedTooLarge = true;
-        this.warn(Object.assign(new Error(`the handled record of ${topic} [${partition}] is ${text.length} characters, past the broker's ` +
-          `${this.maxChars}: committed without it (a restart may hand out again what was handled above the offset, ` +
-          'and what other members hold for a predecessor of unknown offset on it goes flagged \'unowned\'); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
+        this.warn(Object.assign(new Error(`the handled record of ${topic} [${partition}] would pass the broker's ${this.maxChars} characters ` +
+          `(${record.pending.length} offsets pending above ${offset}): committed shortened to what fits (a restart may hand out again ` +
+          'some of what was handled above the offset, and what other members hold for a predecessor of unknown offset on it waits ' +
+          'for a record that fits); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
       }
-      return undefined;
     }
     return text;
   }

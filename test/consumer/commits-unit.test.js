@@ -88,7 +88,8 @@ t.test("failed for want of a connection (a broker going down): a 'warning', made
   t.equal(E.ERR__TIMED_OUT, -185, "librdkafka's RD_KAFKA_RESP_ERR__TIMED_OUT");
   t.equal(E.ERR_REQUEST_TIMED_OUT, 7, "Kafka's REQUEST_TIMED_OUT");
   t.equal(E.ERR_NETWORK_EXCEPTION, 13, "Kafka's NETWORK_EXCEPTION");
-  for (const code of [-195, -187, -185, 7, 13]) {
+  t.equal(E.ERR__WAIT_COORD, -180, "librdkafka's RD_KAFKA_RESP_ERR__WAIT_COORD (the group's coordinator being looked for)");
+  for (const code of [-195, -187, -185, -180, 7, 13]) {
     t.same(outcome(code, true), { events: ['warning'], again: 1 }, `periodic, code ${code}`);
     t.same(outcome(code, false), { events: ['warning'], again: 1 }, `on revoke, code ${code}`);
     t.same(await kafkaJsOutcome(code, true), { events: ['warning'], again: 1, threw: false }, `KafkaJS API, periodic, code ${code}`);

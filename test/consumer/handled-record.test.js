@@ -6,7 +6,7 @@
 // within the broker's 4,096 characters, and metadata that is not a record of ours refused.
 const t = require('tap');
 const { Buffer } = require('node:buffer');
-const { encodeRecord, decodeRecord, RecordView, RECORD_PREFIX, RECORD_MAX_CHARS } = require('../../build/consumer/handled-record');
+const { encodeRecord, decodeRecord, fitRecord, RecordView, RECORD_PREFIX, RECORD_MAX_CHARS } = require('../../build/consumer/handled-record');
 
 const P1 = '00000000000000a1';
 const P2 = '00000000000000a2';
@@ -104,6 +104,38 @@ t.test('within the broker limit for a busy partition: 64 producers and 600 pendi
   const marked = pending.slice(0, 300).map((_, k) => ({ producer: k % 64, sequence: 4_000_000 + k }));
   const text = encodeRecord({ offset: 1_000_000, end: 1_050_000, pending, producers, marked });
   t.ok(text.length <= RECORD_MAX_CHARS, `${text.length} characters`);
+});
+
+t.test('a record past the limit is shortened to what fits and stays true: fewer offsets, no answers by sequence', async (t) => {
+  const small = { offset: 5, end: 8, pending: [5, 7], producers: [{ id: P1, read: 3 }], marked: [{ producer: 0, sequence: 3 }] };
+  t.same(fitRecord(small, RECORD_MAX_CHARS), { text: encodeRecord(small), shortened: false }, 'one that fits goes whole');
+  // 3,000 pending offsets scattered over 200,000, 64 producers, 300 pending marked: far past the limit.
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const offset = 1_000_000;
+  const pending = [...new Set([offset, ...Array.from({ length: 3000 }, () => offset + 1 + Math.floor(rand() * 200_000))])].sort((a, b) => a - b);
+  const producers = Array.from({ length: 64 }, (_, i) => ({ id: (i + 1).toString(16).padStart(16, '0'), read: 5_000_000 + i }));
+  const marked = pending.slice(0, 300).map((_, k) => ({ producer: k % 64, sequence: 4_000_000 + k }));
+  const big = { offset, end: offset + 200_001, pending, producers, marked };
+  t.ok(encodeRecord(big).length > RECORD_MAX_CHARS, `premise: ${encodeRecord(big).length} characters whole`);
+  const { text, shortened } = fitRecord(big, RECORD_MAX_CHARS);
+  t.ok(shortened && text.length <= RECORD_MAX_CHARS, `shortened to ${text.length} characters`);
+  const cut = decodeRecord(text, offset);
+  t.ok(cut !== null, 'it reads');
+  t.same([cut.producers, cut.marked], [[], []], 'no producers: nothing is answered by sequence');
+  t.ok(cut.end > offset + 10_000, `it still describes offsets ${offset} to ${cut.end}`);
+  const whole = new RecordView(big);
+  const view = new RecordView(cut);
+  let claimed = 0;
+  let wrong = 0;
+  for (let o = offset; o < big.end; o++) {
+    if (!view.handledOffset(o)) continue;
+    claimed++;
+    if (!whole.handledOffset(o)) wrong++;
+  }
+  t.equal(wrong, 0, `every offset it counts handled (${claimed}) the whole record counts handled`);
+  t.ok(cut.pending.every((o) => pending.includes(o)) && pending.filter((o) => o < cut.end).length === cut.pending.length, 'below its end, exactly the pending offsets of the whole');
+  t.notOk(view.handledSequence(producers[0].id, 1), 'a sequence is never answered handled');
 });
 
 t.test('metadata that is not a record of ours is refused, never trusted', async (t) => {
