@@ -238,8 +238,8 @@ export class DynamicConsumer extends EventEmitter {
   /**
    * What the consumer holds and does now: messages held by the resequencer, waiting for a
    * handler call and in calls, and its handled records' costs (null on a client that commits no
-   * metadata, engine 'client'): records committed and their characters, partitions committed
-   * without one (too large), reads of other members' records, foreign metadata ignored,
+   * metadata, engine 'client'): records committed and their characters, records shortened to
+   * fit the broker's limit, reads of other members' records, foreign metadata ignored,
    * messages not handed out again after a restart or rebalance.
    */
   metrics(): { engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; records: RecordCounts | null } {

@@ -235,10 +235,15 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (generation !== this.generation) return;
     if (!handled) this.dropped([task]);
     // Not handled in this generation: its partition left, its next owner handles it. By key,
-    // the key's next waiting message (and its chain's next) is not in order after it: it goes
-    // flagged 'unowned', as drop() flags one kept behind a message that left waiting.
-    if (!handled && this.ordering === 'key' && hasKey(task.release.message)) this.queue.unownedAfter(task);
+    // the key's waiting messages go back to the resequencer (members waiting for each other's
+    // records), or the next one (and its chain's next) goes flagged 'unowned', as drop() does.
+    let takenBack: Task<M>[] | undefined;
+    if (!handled && this.ordering === 'key' && hasKey(task.release.message)) {
+      if (this.resequencer.waitsForRecords) takenBack = this.queue.takeKey(task);
+      else this.queue.unownedAfter(task);
+    }
     this.queue.finished(task);
+    if (takenBack !== undefined && takenBack.length > 0) this.holdAgain(takenBack);
     this.hooks.progress();
     this.pump();
   }

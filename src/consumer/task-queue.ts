@@ -228,6 +228,27 @@ export class TaskQueue<M extends ConsumedMessage> {
     }
   }
 
+  /** The tasks waiting behind `task` (in a call) of its key, taken out of the queue in release order. */
+  takeKey(task: Task<M>): Task<M>[] {
+    const name = keyLane(task.release.message);
+    const lane = task.lane ?? this.lanes.get(name);
+    let taken: Task<M>[];
+    if (lane !== undefined) {
+      // Its lane is busy (task is in a call): none of its tasks is among the ready ones.
+      taken = lane.tasks.takeAll();
+    } else {
+      // One call at a time, no lanes: the key's next messages are among the loose ones.
+      taken = [];
+      for (const other of this.loose.takeAll()) {
+        if (hasKey(other.release.message) && keyLane(other.release.message) === name) taken.push(other);
+        else this.loose.push(other);
+      }
+    }
+    for (const t of taken) t.lane = undefined;
+    this.count -= taken.length;
+    return taken;
+  }
+
   /**
    * The tasks of partitions `gone` leave the queue (returned). By key (`byKey`), the first task
    * kept behind a dropped one of its key (its predecessor, now another member's), and a dropped

@@ -89,6 +89,50 @@ t.test('with records: the partition comes back here, the anchor is read again an
   t.ok([...c.told.values()].every((info) => info.ordered), 'none flagged');
 });
 
+t.test("with records: a call of the partition leaving that fails after the revoke gives its key's waiting messages back to the resequencer", async (t) => {
+  const r = new Resequencer({ maxWaitMs: 60_000 }, () => 0);
+  r.useRecords();
+  r.assign(TOPIC, [0, 1]);
+  const owned = new Set([0, 1]);
+  const told = new Map();
+  const handled = [];
+  let reject;
+  const errors = [];
+  const d = new Dispatcher(r, 0, 0, {
+    handle: (m, info) => {
+      const id = `${m.partition}:${m.offset}`;
+      told.set(id, info);
+      if (id !== '0:0') return void handled.push(id);
+      return new Promise((_, no) => {
+        reject = no;
+      });
+    },
+    owns: (tp) => owned.has(Number(tp.slice(TOPIC.length + 1))),
+    handlerError: (e) => errors.push(e.message),
+    fail: () => t.fail('nothing gives up'),
+    progress: () => {},
+  });
+  d.concurrency = 4;
+  d.ordering = 'key';
+  // ANCHOR 0:0 in a call; SPREAD 1:1 (after partition 0) and 1:2 wait behind it in the key's lane.
+  d.accept(r.push(message(0, 0, encodeOrderHeader(ORDER_ANCHOR, PID, 1, 0, 2, 2, 0))));
+  d.accept(r.push(message(1, 1, encodeOrderHeader(ORDER_SPREAD, PID, 2, 1, 2, 2, 0, 0))));
+  d.accept(r.push(message(1, 2, encodeOrderHeader(ORDER_SPREAD, PID, 3, 2, 2, 2, 0, 1))));
+  t.equal(d.waiting, 2, 'premise: two wait behind the call of 0:0');
+  owned.delete(0);
+  d.drop([{ topic: TOPIC, partition: 0 }]);
+  reject(new Error('the database went away'));
+  await tick();
+  d.forget([{ topic: TOPIC, partition: 0 }]);
+  t.equal(errors.length, 1, 'the failed call was reported');
+  t.same(handled, [], 'neither handled: the anchor is its next owner\'s to handle');
+  t.equal(r.held, 2, 'both held again by the resequencer');
+  d.accept(r.setRecord(TOPIC, 0, { offset: 1, end: 1, pending: [], producers: [{ id: PID, read: 1 }], marked: [] }));
+  await tick();
+  t.same(handled, ['1:1', '1:2'], "once partition 0's record shows the anchor handled, in order");
+  t.ok(told.get('1:1').ordered && told.get('1:2').ordered, 'neither flagged');
+});
+
 t.test('without records: the first message kept behind the one that left goes flagged, as before', async (t) => {
   const c = consumer(false);
   revoke0(c);
