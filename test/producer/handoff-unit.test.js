@@ -56,6 +56,32 @@ t.test('a move waits for its predecessor\'s report, then names its offset; later
   t.same([...kept], [], 'and let go once its last is released');
 });
 
+t.test('the first spread message after a move waits for the move\'s report and names its offset (the move may have waited while later messages went to its partition)', async (t) => {
+  const { h, released, send } = setup();
+  const a = send('a', 5, ORDER_ANCHOR, 0);
+  const m = send('m', 5, ORDER_MOVED, 1, 0);
+  t.ok(m.held, 'premise: the move waits for the anchor');
+  t.notOk(send('x', 6, ORDER_SPREAD, 1).held, "another key's message goes to the move's partition meanwhile");
+  const s = send('s', 5, ORDER_SPREAD, 2, 1);
+  t.ok(s.held, 'the key turned split: its first spread message, on another partition, waits');
+  h.settled(a.link, 0, 7);
+  t.same(released, ['a', 'x', 'm'], 'the move goes once the anchor is delivered; the spread message still waits');
+  h.settled(m.link, 1, 30);
+  t.same(released, ['a', 'x', 'm', 's'], 'then the spread message, once the move is delivered');
+  t.equal(afterOf(s.header), '1:30', "naming the move's partition and offset");
+  const s2 = send('s2', 5, ORDER_SPREAD, 3, 2);
+  t.notOk(s2.held, 'the next spread message does not wait');
+  t.equal(afterOf(s2.header), '2', 'and names its predecessor\'s partition only');
+  // Delivered already: the offset goes in at once.
+  const a7 = send('a7', 7, ORDER_ANCHOR, 0);
+  const m7 = send('m7', 7, ORDER_MOVED, 1, 0);
+  h.settled(a7.link, 0, 3);
+  h.settled(m7.link, 1, 9);
+  const s7 = send('s7', 7, ORDER_SPREAD, 2, 1);
+  t.notOk(s7.held, 'a spread message after a delivered move does not wait');
+  t.equal(afterOf(s7.header), '1:9', "and names the move's offset at once");
+});
+
 t.test('a known offset is written at once; the same partition, a split key and a failed predecessor never wait', async (t) => {
   const { h, send } = setup();
   const a = send('a', 2, ORDER_ANCHOR, 0);

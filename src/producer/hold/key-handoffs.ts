@@ -93,8 +93,17 @@ export class KeyHandoffs<M extends HeldMessage> {
   waitFor(entry: number, order: number, topic: string, partition: number, header: Record<string, string>): Link | undefined {
     const previous = this.last[entry];
     if (previous === undefined || previous.partition === partition || previous.state === FAILED) return undefined;
+    // The first spread message after a move (the key went from relocated to split): the move may
+    // have waited here while later marked messages of this producer went to its partition, so
+    // its sequence is no longer below theirs there, and a consumer could not tell it handled by
+    // sequence (docs/ordering.md, "What a record holds"): it names the move's offset instead.
+    if (order === ORDER_SPREAD && previous.order === ORDER_MOVED) {
+      if (previous.state !== DELIVERED) return previous;
+      complete(header, previous);
+      return undefined;
+    }
     // A relocated key's move, or its return after being relocated (a split key's return, like
-    // its spread messages, has no single predecessor a consumer could wait for).
+    // its other spread messages, has no single predecessor a consumer could wait for).
     if (order !== ORDER_MOVED && (order !== ORDER_RETURN || previous.order === ORDER_SPREAD)) return undefined;
     if (previous.state === DELIVERED) {
       if (this.gate !== undefined && !this.busy(entry) && this.gate(topic, previous.partition, previous.offset, 0)) {
