@@ -94,9 +94,9 @@ export class HandledRecords<M extends ConsumedMessage> {
     this.counts.reads++;
   }
 
-  /** A message came before its partition's inherited record was read (held back by the consumer). */
-  fetchedEarly(): void {
-    this.counts.fetchedEarly++;
+  /** `count` messages came before their partition's inherited record was read (held back by the consumer). */
+  fetchedEarly(count = 1): void {
+    this.counts.fetchedEarly += count;
   }
 
   /** An asynchronous commit came back (taken or refused) `ms` after it was made. */

@@ -230,7 +230,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     const name = partitionKey(topic, partition);
     const inheriting = this.inheriting.get(name);
     if (inheriting !== undefined) {
-      this.records.fetchedEarly();
+      this.records.fetchedEarly(messages.length);
       await inheriting;
     }
     // Stopping (what came is read again from the committed offsets), or revoked meanwhile.
