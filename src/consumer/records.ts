@@ -1,9 +1,10 @@
 // A consumer's handled records (handled-record.ts), on a client that commits metadata
-// (DynamicConsumer's native engine, wrapKafkaJsConsumer on Confluent's client): the text committed with each partition's offset, made from what the
-// Dispatcher has not handled and what the Resequencer holds (commits.ts sends it); the records
-// of other members' partitions read back while a message waits for one of them; the record a
-// partition's previous owner committed, read when the partition comes here (nothing it counts
-// handled is handed out again); and their costs, counted for metrics().
+// (DynamicConsumer's native engine, wrapKafkaJsConsumer on Confluent's client): the text
+// committed with each partition's offset, made from what the Dispatcher has not handled and
+// what the Resequencer holds (commits.ts sends it); the records of other members' partitions
+// read back while a message waits for one of them; the record a partition's previous owner
+// committed, read when the partition comes here (nothing it counts handled is handed out
+// again); and their costs, counted for metrics().
 
 import type { ConsumedMessage, Release, Resequencer } from './resequencer';
 import type { Dispatcher } from './dispatch';

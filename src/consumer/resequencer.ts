@@ -340,13 +340,12 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
 
   /**
    * A marked message released here, and not handled yet, is taken back (its consumer's handler
-   * queue gives it back, to be pushed again): it no longer counts as released, and its
-   * predecessor, released here and not itself taken back or left unhandled, counts as released
-   * again, so that the message follows it when pushed.
+   * queue gives it back, to be pushed again), after every message taken back with it was
+   * unreleased(): its predecessor, released here and not itself taken back or left unhandled,
+   * counts as released again, so that the message follows it when pushed.
    */
   takeBack(message: M, order: OrderHeader): void {
     const chain = chainName(message.topic, order.producerId, keyText(message.key));
-    this.chains.unreleased(chain, order.sequence);
     if (order.kind !== 'anchor' && order.previous !== 0 && !this.chains.unhandledHere(chain, order.previous)) this.chains.restore(chain, order.previous, this.now());
   }
 

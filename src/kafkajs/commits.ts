@@ -92,7 +92,7 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
     try {
       await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset, metadata }) =>
         (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata })));
-      this.hooks.emit('committed', offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset })));
+      this.hooks.emit('committed', withoutRecords(offsets));
     } catch (err) {
       this.dispatch.notCommitted(offsets);
       const error = toKafkaError(err, 'commit');
@@ -119,7 +119,7 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
       const client = this.hooks.client();
       if (typeof client?.commitSync !== 'function') throw new StateError('the consumer has no client to commit with');
       client.commitSync(offsets);
-      this.hooks.emit('committed', offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset })));
+      this.hooks.emit('committed', withoutRecords(offsets));
     } catch (err) {
       this.dispatch.notCommitted(offsets);
       this.hooks.emit('warning', toKafkaError(err, 'commit on revoke'));
@@ -161,4 +161,9 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
  */
 function committedOffsets(offsets: ReadonlyArray<{ topic: string; partition: number; offset: string | null; metadata?: string | null }> | undefined): CommittedOffset[] {
   return (offsets ?? []).map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset: offset === null ? 0 : Number(offset), metadata }));
+}
+
+/** The offsets as the 'committed' listeners get them: without the records committed with them. */
+function withoutRecords(offsets: readonly PartitionOffset[]): PartitionOffset[] {
+  return offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset }));
 }
