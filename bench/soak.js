@@ -212,6 +212,9 @@ async function main() {
       'log_level': 3,
     }, {}, { ...consumerOptions, resequencer: { ...resequencerOptions, ...consumerOptions.resequencer } });
     c.on('error', (err) => errors.push(`consumer ${instance}: ${err && err.message}`));
+    if (checker.traceFile !== undefined) {
+      for (const kind of ['assigned', 'revoked']) c.on(kind, (a) => checker.note(`c${instance} ${kind} ${JSON.stringify((a ?? []).map((x) => x.partition ?? x))}`));
+    }
     await c.connect();
     const done = c.run([TOPIC], (message, info) => {
       checker.handled(instance, message, info);

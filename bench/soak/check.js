@@ -49,6 +49,32 @@ class Checker {
     this.reasons = {};
     this.foreign = 0;
     this.examples = { order: [], duplicate: [], lost: [] };
+    // KDP_SOAK_TRACE=FILE: each (producer, key)'s handled messages kept, with their order headers
+    // and flags, and written to FILE at its first unexplained violation (to find which link broke).
+    this.traceFile = process.env.KDP_SOAK_TRACE || undefined;
+    this.traces = new Map();
+    this.t0 = Date.now();
+  }
+
+  trace(slot, consumer, message, v, info, note) {
+    if (this.traceFile === undefined) return;
+    let list = this.traces.get(slot);
+    if (list === undefined) this.traces.set(slot, (list = [...(this.notes ?? [])]));
+    const header = (message.headers ?? []).map((h) => Object.entries(h).map(([k, x]) => `${k}=${String(x)}`).join(',')).join(' ');
+    list.push(`${Date.now() - this.t0}ms c${consumer} ${message.partition}/${message.offset} #${v.seq}${info.ordered === false ? ` FLAG:${info.reason}` : ''}${note} ${header}`);
+  }
+
+  /** A consumer's event, into every trace (KDP_SOAK_TRACE). */
+  note(text) {
+    if (this.traceFile === undefined) return;
+    for (const list of this.traces.values()) list.push(`${Date.now() - this.t0}ms ${text}`);
+    (this.notes ??= []).push(`${Date.now() - this.t0}ms ${text}`);
+  }
+
+  dumpTrace(slot, text) {
+    if (this.traceFile === undefined || this.dumped) return;
+    this.dumped = true;
+    require('node:fs').writeFileSync(this.traceFile, `${text}\n${this.traces.get(slot).join('\n')}\n`);
   }
 
   /** The value of producer p's next message of key `keyId` (seq: its number among p's messages of that key). */
@@ -83,6 +109,7 @@ class Checker {
     }
     const by = this.firstBy[p][n];
     if (by !== 0) {
+      this.trace(p * this.keys + v.keyId, consumer, message, v, info, ' (again)');
       if (by - 1 === consumer) {
         this.badDuplicates++;
         this.example('duplicate', `producer ${p} #${n} handled twice by consumer ${consumer} (${message.partition}/${message.offset})`);
@@ -93,6 +120,7 @@ class Checker {
     this.unique++;
     const slot = p * this.keys + v.keyId;
     const flagged = info.ordered === false;
+    this.trace(slot, consumer, message, v, info, '');
     if (flagged) {
       this.flagged++;
       const reason = info.reason ?? 'none';
@@ -107,6 +135,7 @@ class Checker {
         const [atPartition, atOffset, atConsumer] = this.highestAt.map((a) => a[slot]);
         this.example('order', `producer ${p}, key ${v.keyId}: #${v.seq} handled after #${this.highest[slot]} with no flag between ` +
           `(${message.partition}/${message.offset}, consumer ${consumer}; #${this.highest[slot]} at ${atPartition}/${atOffset}, consumer ${atConsumer})`);
+        this.dumpTrace(slot, this.examples.order[0]);
       }
     } else {
       this.highest[slot] = v.seq;

@@ -266,9 +266,15 @@ export class RecordView {
     return read !== undefined && sequence <= read && !this.markedSet.has(`${id}:${sequence}`);
   }
 
-  /** Whether it shows a chained message's predecessor handled: by its offset (a handoff), or by its producer and sequence. */
+  /**
+   * Whether it shows a chained message's predecessor handled: by its offset where the header
+   * names one (a handoff), else by its producer and sequence. A named offset is the only
+   * answer: the producer names it where the predecessor may have reached its partition after
+   * later messages of the same producer (it waited for a handoff), which the sequence rule
+   * would count handled before it is read.
+   */
   handles(order: { readonly producerId: string; readonly previous: number; readonly afterOffset: number }): boolean {
-    return (order.afterOffset >= 0 && this.handledOffset(order.afterOffset)) || this.handledSequence(order.producerId, order.previous);
+    return order.afterOffset >= 0 ? this.handledOffset(order.afterOffset) : this.handledSequence(order.producerId, order.previous);
   }
 
   /** Highest sequence of `id` read on the partition, -1 when none. */

@@ -97,6 +97,18 @@ t.test('what a record answers', async (t) => {
   t.notOk(view.handledSequence(P2, 1), 'a producer the record does not know');
 });
 
+t.test('a predecessor named by its offset is answered by that offset alone', async (t) => {
+  // A producer's message that waited for a handoff reaches its partition after later messages
+  // of the same producer: sequence 5 is at offset 25, past what was read, while sequence 9 was
+  // read at offset 12. By sequence it would look handled; its successor names offset 25.
+  const view = new RecordView({ offset: 10, end: 20, pending: [10], producers: [{ id: P1, read: 9 }], marked: [] });
+  t.ok(view.handledSequence(P1, 5), 'premise: by sequence alone, 5 looks handled');
+  t.notOk(view.handles({ producerId: P1, previous: 5, afterOffset: 25 }), 'named offset 25 not read yet: not handled');
+  t.notOk(view.handles({ producerId: P1, previous: 5, afterOffset: 10 }), 'named offset 10 pending: not handled');
+  t.ok(view.handles({ producerId: P1, previous: 5, afterOffset: 15 }), 'named offset 15 read and not pending: handled');
+  t.ok(view.handles({ producerId: P1, previous: 5, afterOffset: -1 }), 'no offset named: by sequence');
+});
+
 t.test('within the broker limit for a busy partition: 64 producers and 600 pending offsets over 50,000', async (t) => {
   const producers = Array.from({ length: 64 }, (_, k) => ({ id: (0xc000 + k).toString(16).padStart(16, '0'), read: 5_000_000 + k }));
   const pending = [1_000_000];
