@@ -34,6 +34,7 @@ const args = flags(__filename, {
   partitions: { type: 'number', integer: true, min: 1, default: 12, help: 'with --brokers: partitions of the topic made for the run' },
   replication: { type: 'number', integer: true, min: 1, default: 1, help: 'with --brokers: replication factor of the topic made for the run' },
   only: { type: 'string', arg: 'ROW[,ROW]', help: 'only the rows whose names hold one of these' },
+  handles: { type: 'number', integer: true, min: 1, max: 16, help: "DynamicProducer's nativeHandles (default: the producer's default)" },
   warm: { type: 'boolean', help: "time each row's second pass of the workload, in the same process and connection (the first warms up its JIT and heap, untimed)" },
   'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
   json: { type: 'boolean', help: 'print the figures as JSON' },
@@ -98,6 +99,10 @@ const ROWS = {
   /** DynamicProducer sendBatch() of 500 messages, 4 batches in flight (native engine). */
   async 'sendBatch()'(keyList) {
     return dynamicRow(keyList, {}, async (p) => batched(keyList, async (slice) => (await p.sendBatch(TOPIC, slice.map((key) => ({ value: VALUE, key })))).length));
+  },
+  /** The same with one librdkafka handle (nativeHandles 1): what more handles gain. */
+  async 'sendBatch(), 1 handle'(keyList) {
+    return dynamicRow(keyList, {}, async (p) => batched(keyList, async (slice) => (await p.sendBatch(TOPIC, slice.map((key) => ({ value: VALUE, key })))).length), 'native', 1);
   },
   /** DynamicProducer produce() fire and forget (dr_cb off) + flush() (native engine); delivered counted by the cluster. */
   async 'produce() + flush()'(keyList) {
@@ -237,12 +242,12 @@ async function timed(run, after) {
  * `extra.counted`: no delivery reports, so what was written is counted by the cluster (its high
  * watermarks), through a client of its own (on the mock cluster, the one holding it).
  */
-async function dynamicRow(keyList, { counted, ...extra }, run, engine = 'native') {
+async function dynamicRow(keyList, { counted, ...extra }, run, engine = 'native', nativeHandles = args.handles) {
   const { DynamicProducer } = require('..');
   // Counted on the mock cluster: one held by a node-rdkafka client here, which reads its watermarks.
   const held = counted && !BROKERS ? (await mockBrokers()).join(',') : undefined;
   let counter = held ? mock : undefined;
-  const p = new DynamicProducer(config(extra, held), { acks: 'all' }, { engine });
+  const p = new DynamicProducer(config(extra, held), { acks: 'all' }, nativeHandles === undefined ? { engine } : { engine, nativeHandles });
   await p.connect(30000, { topics: [TOPIC] });
   await p.send(TOPIC, VALUE, 'warm-up').catch(() => {});
   if (!counted) return timed(() => run(p), () => p.disconnect());

@@ -202,6 +202,7 @@ export interface ProducerSettings {
   readonly producerId?: Buffer;
   readonly kafka?: KafkaLibrary;
   readonly engine: 'auto' | 'native' | 'client';
+  readonly nativeHandles: number;
 }
 
 /**
@@ -209,6 +210,13 @@ export interface ProducerSettings {
  * 'client': the client library's own produce() and reports; 'auto': native when it is built.
  */
 const ENGINE = oneOf(['auto', 'native', 'client'] as const).default('auto');
+
+/**
+ * The native engine's librdkafka producer handles, partition p on handle p % n: more than one
+ * keeps more than one produce request in progress per broker (docs/native.md, "Handles").
+ */
+const NATIVE_HANDLES = 2;
+const MAX_NATIVE_HANDLES = 16;
 
 const PRODUCER_FIELDS: Fields = {
   metadataRefreshMs: integer(100, MAX_TIMER_MS).default(30_000),
@@ -221,6 +229,7 @@ const PRODUCER_FIELDS: Fields = {
   producerId: custom('a Buffer of 8 bytes', (v) => Buffer.isBuffer(v) && v.length === 8),
   kafka: KAFKA,
   engine: ENGINE,
+  nativeHandles: integer(1, MAX_NATIVE_HANDLES).default(NATIVE_HANDLES),
 };
 
 export const PRODUCER_DEFAULTS: ProducerSettings = defaultsOf(PRODUCER_FIELDS);

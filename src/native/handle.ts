@@ -25,13 +25,25 @@ export class NativeHandle {
     /** librdkafka's wake-up: reports (or messages, rebalances, logs) are there to read. */
     private readonly wake: () => void,
     /** One of its events (native/contract.js lists their kinds and arguments). */
-    private readonly onEvent: (...event: NativeEvent) => void) {
+    private readonly onEvent: (...event: NativeEvent) => void,
+    /** Made at connect() only (its configuration may still change: `configure()`). */
+    deferred = false) {
     // Taken now (globalConfig is replaced by a copy with its secrets hidden once the client is
     // made), and kept off the object, where inspecting or serialising it would show them.
     CONFIGS.set(this, [configPairs(globalConfig), configPairs(topicConfig)]);
+    if (deferred) return;
     this.open();
     // Until connect() the handle does not keep the process alive.
     this.addon.keepAlive(this.current!, false);
+  }
+
+  /** Sets one setting of a handle not made yet (`value` undefined: leaves it out), for the next connect(). */
+  configure(name: string, value: string | undefined): void {
+    const [global, topic] = CONFIGS.get(this)!;
+    const pairs: string[] = [];
+    for (let i = 0; i < global.length; i += 2) if (global[i] !== name) pairs.push(global[i], global[i + 1]);
+    if (value !== undefined) pairs.push(name, value);
+    CONFIGS.set(this, [pairs, topic]);
   }
 
   private open(): void {

@@ -1,11 +1,17 @@
 // The native engine's producer, shaped as the node-rdkafka Producer DynamicProducer drives
-// (produce / poll / flush / getMetadata / connect / disconnect, the same events), with the two
+// (produce / poll / flush / getMetadata / connect / disconnect, the same events), with the
 // things that make it fast:
 // - produce() copies a message into a batch (one buffer, typed-array tables) and returns;
 //   the batch goes to librdkafka in one native call at the end of the current turn (or when it
-//   is full), each message with its explicit partition and its slot id as librdkafka's opaque;
+//   is full), each message with its explicit partition and its slot id as librdkafka's opaque
+//   (produce-batch.ts);
 // - delivery reports come back in bulk into typed arrays (a wake-up from librdkafka's thread
-//   when its queue fills, then poll()): one call of `onDelivery` per report, no object.
+//   when its queue fills, then poll()): one call of `onDelivery` per report, no object;
+// - `handles` librdkafka producer handles, partition p always on handle p % handles: a broker
+//   serves one connection's requests one at a time, and librdkafka puts one partition in a
+//   produce request, so more handles keep more requests in progress per broker. Their reports
+//   share one table of slots; their statistics are merged into one message per interval
+//   (statistics-merge.ts).
 // A message librdkafka refuses for good when its batch is handed over gets a failed report.
 // librdkafka's queue full: the rest of the batch stays here and goes at the next poll; a new
 // message finds no room and gets ERR_QUEUE_FULL, as from node-rdkafka.
@@ -19,15 +25,14 @@ import type { Buffer } from 'node:buffer';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import type { Key } from '../core/key';
-import { ERR_QUEUE_FULL } from '../core/rdkafka-codes';
 import { emitClientEvent } from './addon';
-import { EVENT_DELIVERY_FAILED, type NativeAddon, type NativeEvent, PRODUCED_TAKEN, PRODUCED_UNASSIGNED } from './contract';
+import { EVENT_DELIVERY_FAILED, EVENT_STATS, type NativeAddon, type NativeEvent } from './contract';
 import { NativeHandle } from './handle';
-import { ProduceRows, type RowHeaders } from './produce-rows';
+import { type BatchOwner, HandleBatch } from './produce-batch';
+import type { RowHeaders } from './produce-rows';
 import { Slots } from './slots';
+import { StatisticsRounds } from './statistics-merge';
 
-/** Messages per batch handed over in one call. */
-const BATCH = 1024;
 /** Reports read per native poll() call. */
 const REPORTS = 4096;
 /** Retry of a batch librdkafka's full queue stopped (ms). */
@@ -64,33 +69,23 @@ const AS_GIVEN: SlotTaker = {
   settles: (opaque) => opaque,
 };
 
-export class NativeClient extends EventEmitter {
+export class NativeClient extends EventEmitter implements BatchOwner {
   readonly globalConfig: Config;
   readonly topicConfig: Config;
-  /** The librdkafka handle (its `current` is the addon's, undefined while closed). */
-  private readonly handle: NativeHandle;
+  /** One batch per librdkafka handle; partition p's messages go through batches[p % batches.length]. */
+  private readonly batches: HandleBatch[];
   private onDelivery: OnDelivery = () => {};
   private onRefused: OnRefused = () => {};
   private onUnassigned: (topic: string) => void = () => {};
   /** message.max.bytes: a message near it is handed over at once, so that a refusal is produce()'s answer. */
-  private readonly sizeLimit: number;
-
-  // The batch being filled: messages [start, count) of `topic` not handed over yet.
-  private topic = '';
-  private start = 0;
-  private count = 0;
-  /** Their bytes and rows. */
-  private readonly rows = new ProduceRows(BATCH);
-  private readonly partitions = new Int32Array(BATCH);
-  private readonly ids = new Int32Array(BATCH);
-  private readonly timestamps = new Float64Array(BATCH);
-  private readonly results = new Int32Array(BATCH);
-  private submitQueued = false;
+  readonly sizeLimit: number;
   private polling = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** With more than one handle: their statistics, merged once each has given its own. */
+  private readonly rounds: StatisticsRounds | undefined;
 
   /** A message's opaque, topic, key and size from produce() to its report, under its id (slots.ts). */
-  private readonly slots: Slots;
+  readonly slots: Slots;
 
   // Delivery reports, read in bulk.
   private readonly rIds = new Int32Array(REPORTS);
@@ -99,17 +94,33 @@ export class NativeClient extends EventEmitter {
   private readonly rErrors = new Int32Array(REPORTS);
   private readonly rTimestamps = new Float64Array(REPORTS);
 
-  constructor(private readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config, private readonly taker: SlotTaker = AS_GIVEN) {
+  /**
+   * `handles`: librdkafka producer handles to spread the partitions over (1 or more). A bad
+   * setting throws here, as node-rdkafka's constructor does.
+   */
+  constructor(readonly addon: NativeAddon, globalConfig: Config, topicConfig: Config, readonly taker: SlotTaker = AS_GIVEN, handles = 1) {
     super();
     this.globalConfig = globalConfig;
     this.topicConfig = topicConfig;
-    // A bad setting throws here, as node-rdkafka's constructor does.
-    this.handle = new NativeHandle(addon, 'producer', globalConfig, topicConfig, () => this.poll(), (...event) => this.event(...event));
     const limit = Number(globalConfig['message.max.bytes']);
     this.sizeLimit = Number.isFinite(limit) && limit > 0 ? limit : 1_000_000;
     this.slots = new Slots(Boolean(globalConfig.dr_msg_cb));
     const onlyErrors = globalConfig['delivery.report.only.error'];
     this.unslotted = !globalConfig.dr_cb && !globalConfig.dr_msg_cb && (onlyErrors === true || onlyErrors === 'true');
+    this.rounds = handles > 1 ? new StatisticsRounds(handles) : undefined;
+    this.batches = [];
+    // On librdkafka's mock cluster, each handle would make a cluster of its own: the first makes
+    // it, the others are made at connect() to join it through the brokers its metadata lists.
+    this.mock = globalConfig['test.mock.num.brokers'] !== undefined;
+    try {
+      for (let i = 0; i < handles; i++) {
+        const handle = new NativeHandle(addon, 'producer', globalConfig, topicConfig, () => this.poll(), (...event) => this.event(i, ...event), this.mock && i > 0);
+        this.batches.push(new HandleBatch(handle, this));
+      }
+    } catch (err) {
+      for (const batch of this.batches) batch.handle.close(() => {});
+      throw err;
+    }
   }
 
   /**
@@ -117,9 +128,15 @@ export class NativeClient extends EventEmitter {
    * messages then take no slot, which no report would free; a failure is told from what librdkafka
    * kept of the message (its topic, key and size), a refusal at hand-over from the batch's row.
    */
-  private readonly unslotted: boolean;
-  /** With `unslotted`: the key of each row of the batch, for a refusal. */
-  private readonly rowKeys: unknown[] = [];
+  readonly unslotted: boolean;
+
+  /** Whether the handles are on librdkafka's mock cluster (the first one's). */
+  private readonly mock: boolean;
+
+  /** The librdkafka producer handles the partitions are spread over. */
+  get handles(): number {
+    return this.batches.length;
+  }
 
   /**
    * Where delivery reports go (DynamicProducer's), messages refused for good when their batch
@@ -138,38 +155,73 @@ export class NativeClient extends EventEmitter {
   }
 
   isConnected(): boolean {
-    return this.handle.isConnected();
+    return this.batches.every((b) => b.handle.isConnected());
   }
 
-  /** Makes the librdkafka handle again if it was closed (a bad setting: `cb(err)`), then reads metadata as node-rdkafka's connect() does. */
+  /** Makes the librdkafka handles again if they were closed (a bad setting: `cb(err)`), then reads metadata on each as node-rdkafka's connect() does. */
   connect(options: { timeout?: number } | undefined, cb: (err: unknown) => void): void {
-    this.handle.connect(options?.timeout ?? 30_000, () => this.emit('ready', { name: 'kdp-native' }), cb);
+    const timeout = options?.timeout ?? 30_000;
+    const all = (batches: HandleBatch[], done: (err: unknown) => void): void => {
+      let left = batches.length;
+      let failure: unknown = null;
+      for (const batch of batches) {
+        batch.handle.connect(timeout, () => {}, (err) => {
+          if (err && failure === null) failure = err;
+          if (--left === 0) done(failure);
+        });
+      }
+    };
+    const ready = (err: unknown): void => {
+      if (!err) this.emit('ready', { name: 'kdp-native' });
+      cb(err);
+    };
+    if (!this.mock || this.batches.length === 1) {
+      all(this.batches, ready);
+      return;
+    }
+    // The mock cluster: the first handle makes it, the others join it through its brokers.
+    const [first, ...rest] = this.batches;
+    all([first], (err) => {
+      if (err) return ready(err);
+      first.handle.getMetadata({ timeout }, (err, metadata) => {
+        if (err) return ready(err);
+        const brokers = (metadata?.brokers ?? []).map((b: { host: string; port: number }) => `${b.host}:${b.port}`).join(',');
+        for (const { handle } of rest) {
+          handle.configure('test.mock.num.brokers', undefined);
+          handle.configure('bootstrap.servers', brokers);
+        }
+        all(rest, ready);
+      });
+    });
   }
 
-  private event(...event: NativeEvent): void {
+  private event(handle: number, ...event: NativeEvent): void {
+    if (event[0] === EVENT_STATS && this.rounds !== undefined) {
+      const merged = this.rounds.add(handle, event[1]);
+      if (merged !== undefined) this.emit('event.stats', { message: merged });
+      return;
+    }
     if (emitClientEvent(this, this.addon, event) || event[0] !== EVENT_DELIVERY_FAILED) return;
     // A failed delivery of a message produced without a slot.
     const [, code, topic, partition, key, size, timestamp] = event;
     this.onDelivery(undefined, code, topic, partition, -1, timestamp, size, key, undefined, -1);
   }
 
-
   getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): void {
-    this.handle.getMetadata(options, cb);
+    this.batches[0].handle.getMetadata(options, cb);
   }
 
-  /** Hands over what is batched, then waits (on the thread pool) until librdkafka has no message left. */
+  /** Hands over what is batched, then waits (on the thread pool) until librdkafka has no message left on any handle. */
   flush(timeoutMs: number, cb: (err: any) => void): void {
-    const current = this.handle.current;
-    if (current === undefined) {
+    if (this.batches[0].handle.current === undefined) {
       cb(null);
       return;
     }
-    this.submit();
+    for (const batch of this.batches) batch.submit();
     const deadline = Date.now() + timeoutMs;
     const wait = (): void => {
       // A batch stopped by a full queue goes before librdkafka is asked to flush.
-      if (this.start < this.count) {
+      if (this.batched > 0) {
         if (Date.now() > deadline) {
           cb(Object.assign(new Error('Local: Timed out'), { code: -185 }));
           return;
@@ -178,23 +230,35 @@ export class NativeClient extends EventEmitter {
         setTimeout(wait, RETRY_MS);
         return;
       }
-      this.handle.flush(current, Math.max(0, deadline - Date.now()), (err) => {
-        this.poll();
-        cb(err);
-      });
+      let left = this.batches.length;
+      let failure: unknown = null;
+      for (const { handle } of this.batches) {
+        const current = handle.current;
+        const done = (err: unknown): void => {
+          if (err && failure === null) failure = err;
+          if (--left > 0) return;
+          this.poll();
+          cb(failure);
+        };
+        if (current === undefined) done(null);
+        else handle.flush(current, Math.max(0, deadline - Date.now()), done);
+      }
     };
     wait();
   }
 
   /** Reads the delivery reports (and statistics, errors, logs) librdkafka has, and retries a stopped batch. */
   poll(): void {
-    const current = this.handle.current;
     // A report's handler may poll again (DynamicProducer's backlog does): the reports read are being gone through.
-    if (current === undefined || this.polling) return;
-    if (this.start < this.count) this.submit();
+    if (this.polling) return;
     this.polling = true;
     try {
-      this.readReports(current);
+      for (const batch of this.batches) {
+        const current = batch.handle.current;
+        if (current === undefined) continue;
+        if (batch.batched > 0) batch.submit();
+        this.readReports(current);
+      }
     } finally {
       this.polling = false;
     }
@@ -218,103 +282,19 @@ export class NativeClient extends EventEmitter {
   }
 
   /**
-   * Takes one message into the batch: 0, or ERR_QUEUE_FULL when librdkafka's queue stopped the
-   * batch and it has no room (the message is not taken). librdkafka refusing it for good later
-   * comes as its failed delivery report.
+   * Takes one message into its handle's batch: 0, or ERR_QUEUE_FULL when librdkafka's queue
+   * stopped the batch and it has no room (the message is not taken). librdkafka refusing it
+   * for good later comes as its failed delivery report.
    */
   produce(topic: string, partition: number | null, value: Buffer | null, key?: Key | null, timestamp?: number | null, opaque?: unknown, headers?: RowHeaders): number {
-    if (topic !== this.topic || this.count === BATCH) {
-      if (this.start < this.count) this.submit();
-      if (this.start < this.count) return ERR_QUEUE_FULL;
-      this.topic = topic;
-    }
-    const i = this.count;
-    const size = this.rows.write(i, value, key, headers);
-    this.partitions[i] = partition ?? -1;
-    this.timestamps[i] = timestamp ?? 0;
-    if (this.unslotted) {
-      this.ids[i] = -1;
-      this.rowKeys[i] = key;
-    } else {
-      const valueLength = value === null || value === undefined ? 0 : value.length;
-      this.ids[i] = this.taker.take(this.slots, opaque, topic, partition ?? -1, valueLength, key, value);
-    }
-    this.count = i + 1;
-    if (size > this.sizeLimit) return this.produceNow(i);
-    if (this.count === BATCH) this.submit();
-    else if (!this.submitQueued) {
-      this.submitQueued = true;
-      queueMicrotask(this.submitLater);
-    }
-    return 0;
+    const p = partition ?? -1;
+    const batches = this.batches;
+    // An unassigned message (-1) goes through the first handle.
+    return batches[p > 0 ? p % batches.length : 0].produce(topic, p, value, key, timestamp, opaque, headers);
   }
 
-  /**
-   * A message librdkafka may refuse for its size: the batch goes now, and a refusal of this
-   * message is produce()'s answer (as from node-rdkafka), not a report.
-   */
-  private produceNow(i: number): number {
-    this.answerAt = i;
-    this.answer = 0;
-    try {
-      this.submit();
-    } finally {
-      this.answerAt = -1;
-    }
-    // Stopped before it by a full queue, it waits in the batch like the rest: taken.
-    return this.answer;
-  }
-
-  /** The batch index whose refusal is produce()'s answer (produceNow), and that answer. */
-  private answerAt = -1;
-  private answer = 0;
-
-  private readonly submitLater = (): void => {
-    this.submitQueued = false;
-    this.submit();
-  };
-
-  /** Hands the batch over; what librdkafka refuses for good gets a failed report, a full queue stops it until later. */
-  private submit(): void {
-    const current = this.handle.current;
-    if (current === undefined || this.start === this.count) return;
-    const start = this.start;
-    const topic = this.topic;
-    // send() calls after this hand-over form new groups.
-    this.taker.handedOver();
-    const rows = this.rows;
-    const end = this.addon.produce(current, topic, start, this.count, this.partitions, this.ids, rows.data, rows.layout,
-      this.timestamps, rows.headerTable, this.results);
-    // While sendBatch() calls are in flight, what was handed over leaves without waiting
-    // linger.ms: a pulse of librdkafka's flushing state (native/src/hurry.c).
-    if (this.hurrying > 0 && end > start) this.addon.hurry(current);
-    // Refusals are reported after the batch's state is settled: a report's handler may produce again.
-    let refused: unknown[] | undefined;
-    let unassigned = false;
-    for (let i = start; i < end; i++) {
-      const result = this.results[i];
-      if (result === PRODUCED_TAKEN) continue;
-      if (result === PRODUCED_UNASSIGNED) unassigned = true;
-      else if (i === this.answerAt) {
-        this.answer = result;
-        if (this.ids[i] >= 0) {
-          this.taker.refusedAtOnce(this.slots, this.ids[i]);
-          this.slots.release(this.ids[i]);
-        }
-      } else (refused ??= []).push(this.ids[i], result, this.partitions[i], this.unslotted ? this.rowKeys[i] : undefined);
-    }
-    this.start = end;
-    if (end === this.count) {
-      this.start = this.count = 0;
-      rows.clear();
-    } else if (this.retryTimer === undefined) {
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = undefined;
-        this.poll();
-      }, RETRY_MS);
-    }
-    if (unassigned) this.onUnassigned(topic);
-    if (refused === undefined) return;
+  /** BatchOwner: messages librdkafka refused for good as a batch was handed over, told after its state is settled. */
+  refused(topic: string, refused: unknown[]): void {
     for (let k = 0; k < refused.length; k += 4) {
       const id = refused[k] as number;
       let opaque: unknown;
@@ -330,16 +310,35 @@ export class NativeClient extends EventEmitter {
     }
   }
 
+  /** BatchOwner: the topic's count was not known to librdkafka. */
+  unassigned(topic: string): void {
+    this.onUnassigned(topic);
+  }
+
+  /** BatchOwner: a batch was stopped by a full queue; poll (which hands it over again) soon. */
+  retry(): void {
+    if (this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.poll();
+    }, RETRY_MS);
+  }
+
   /**
    * One more (1) or one less (-1) batch in flight whose messages should not wait linger.ms:
-   * while any is, each hand-over is followed by a pulse (submit()).
+   * while any is, each hand-over is followed by a pulse (HandleBatch.submit()).
    */
   hurry(delta: 1 | -1): void {
-    this.hurrying += delta;
+    this.hurried += delta;
+  }
+
+  /** BatchOwner: whether any sendBatch() is in flight. */
+  hurrying(): boolean {
+    return this.hurried > 0;
   }
 
   /** Batches in flight that should not linger (hurry()). */
-  private hurrying = 0;
+  private hurried = 0;
 
   /**
    * What each message taken and not reported yet settles (for a disconnect to tell their
@@ -350,27 +349,35 @@ export class NativeClient extends EventEmitter {
     for (const id of slots.inflight()) yield this.taker.settles(slots.opaques[id], slots.members[id], slots.keys[id]);
   }
 
-  /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */
+  /** Messages taken and not handed to librdkafka yet (batches a full queue stopped). */
   get batched(): number {
-    return this.count - this.start;
+    let n = 0;
+    for (const batch of this.batches) n += batch.batched;
+    return n;
   }
 
   /**
-   * Closes the handle once the calls on the thread pool are done (librdkafka's destroy on the
-   * pool too): what is still batched, or in librdkafka's queue, is dropped (DynamicProducer
+   * Closes the handles once the calls on the thread pool are done (librdkafka's destroy on the
+   * pool too): what is still batched, or in librdkafka's queues, is dropped (DynamicProducer
    * flushes first, and tells the callers of what did not make it).
    */
   disconnect(timeoutMs: number | ((err?: unknown) => void), cb?: (err?: unknown) => void): void {
     const done = typeof timeoutMs === 'function' ? timeoutMs : cb ?? (() => {});
-    if (this.handle.current === undefined) {
+    const open = this.batches.filter((b) => b.handle.current !== undefined);
+    if (open.length === 0) {
       done();
       return;
     }
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    this.handle.close(() => {
-      this.emit('disconnected');
-      done();
-    });
+    this.rounds?.clear();
+    let left = open.length;
+    for (const { handle } of open) {
+      handle.close(() => {
+        if (--left > 0) return;
+        this.emit('disconnected');
+        done();
+      });
+    }
   }
 }

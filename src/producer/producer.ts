@@ -127,7 +127,7 @@ export class DynamicProducer extends EventEmitter {
     if (existing) adapter = ClientAdapter.wrap(existing, this.options.kafka);
     else {
       try {
-        adapter = ClientAdapter.make(split, base, engine, this.options.kafka, { global: globalConfig, topic: topicConfig });
+        adapter = ClientAdapter.make(split, base, engine, this.options.kafka, { global: globalConfig, topic: topicConfig }, this.options.nativeHandles);
       } catch (err) {
         this.partitioner.close();
         throw err;

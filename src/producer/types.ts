@@ -50,6 +50,12 @@ export interface DynamicProducerOptions extends DynamicPartitionerOptions {
   readonly producerId?: Buffer;
   /** 'native': the batch engine; 'client': the client library's produce(); 'auto' (default): native when it is built. */
   readonly engine?: 'auto' | 'native' | 'client';
+  /**
+   * The native engine's librdkafka producer handles (1-16, default 2): partition p always goes
+   * through handle p % n, so that more than one produce request is in progress per broker.
+   * One with `transactional.id`. Not used by engine 'client' or a wrapped producer.
+   */
+  readonly nativeHandles?: number;
 }
 
 /** Marks the opaque of a send() (to tell our reports from a wrapped producer's app's own). */

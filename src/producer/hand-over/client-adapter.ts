@@ -89,9 +89,10 @@ export class ClientAdapter {
    * which librdkafka uses for the messages left unassigned (topic count not known yet), so that
    * they land where the producer would have put them. Throws a StateError when engine 'native'
    * is asked for and the addon is missing, a configuration error when the client refuses a setting.
+   * `handles`: the native engine's librdkafka handles (one with a transactional.id, which one handle holds).
    */
   static make(split: { global: Config; topic: Config }, base: string, engine: 'auto' | 'native' | 'client',
-    kafka: KafkaLibrary | undefined, given: { global: Config; topic: Config }): ClientAdapter {
+    kafka: KafkaLibrary | undefined, given: { global: Config; topic: Config }, handles = 1): ClientAdapter {
     const topic = { ...split.topic, partitioner: base };
     const global: Config = { ...split.global };
     if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
@@ -107,7 +108,8 @@ export class ClientAdapter {
         // Without reports, librdkafka still reports the messages it could not deliver: they are told as 'delivery' errors.
         if (!global.dr_cb && !global.dr_msg_cb && global['delivery.report.only.error'] === undefined) global['delivery.report.only.error'] = true;
         if (global['queue.buffering.max.messages'] === undefined) global['queue.buffering.max.messages'] = NATIVE_QUEUE_MESSAGES;
-        native = new NativeClient(addon, global, topic, new SendGroups());
+        const transactional = global['transactional.id'] !== undefined && global['transactional.id'] !== '';
+        native = new NativeClient(addon, global, topic, new SendGroups(), transactional ? 1 : handles);
         client = native as unknown as ProducerLike;
       } else {
         client = new library.Producer(global as any, topic as any) as unknown as ProducerLike;

@@ -1,0 +1,331 @@
+'use strict';
+// A consumer group with handled records, checked exhaustively on small scenarios
+// (resequencer-group-exhaustive.test.js says what it models and checks). One path is a
+// deterministic function of its choices: where each spread or moved message goes, how each
+// partition's log interleaves the producers, and, at each step, which of the enabled actions
+// runs. explore() runs every path, each on fresh Resequencers, so nothing is cloned.
+const { Resequencer, encodeOrderHeader, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } = require('../../..');
+const { encodeRecord, decodeRecord } = require('../../../build/consumer/handled-record');
+const { createHash } = require('node:crypto');
+const { toMessage } = require('./simulation');
+
+const KIND = { a: ORDER_ANCHOR, s: ORDER_SPREAD, r: ORDER_RETURN, m: ORDER_MOVED };
+const NAMES = 'ABC';
+
+/**
+ * The partitions' logs of one path. Scripts as in resequencer-exhaustive.test.js: c cold
+ * (unmarked, partition 0), a anchor (0), s spread and m moved (any partition), r return (0).
+ * Each partition's log is any merge of the producers' messages to it, each producer's in send
+ * order. Headers as a producer writes them (src/producer/hold/key-handoffs.ts): a move to
+ * another partition than its predecessor, a spread after such a move and a return after a move
+ * name their predecessor's offset; the others name its partition only.
+ */
+function buildLogs(scripts, n, choose) {
+  const sent = scripts.map((script, producer) => [...script].map((kind, index) => ({
+    producer, index, key: 0, kind, label: `${NAMES[producer]}${index}${kind}`,
+    partition: kind === 's' || kind === 'm' ? choose(n) : 0, offset: -1, header: undefined, after: -1,
+  })));
+  const logs = [];
+  for (let p = 0; p < n; p++) {
+    const queues = sent.map((ms) => ms.filter((m) => m.partition === p));
+    const at = queues.map(() => 0);
+    const log = [];
+    for (;;) {
+      const ready = [];
+      for (let i = 0; i < queues.length; i++) if (at[i] < queues[i].length) ready.push(i);
+      if (ready.length === 0) break;
+      const i = ready[choose(ready.length)];
+      const m = queues[i][at[i]++];
+      m.offset = log.length;
+      log.push(m);
+    }
+    logs.push(log);
+  }
+  for (const ms of sent) {
+    const id = (ms[0].producer + 1).toString(16).padStart(16, '0');
+    let sequence = 0;
+    let before = null; // the producer's previous marked message
+    for (const m of ms) {
+      if (m.kind === 'c') continue;
+      sequence++;
+      const away = before !== null && before.partition !== m.partition;
+      const named = away && (m.kind === 'm' || (m.kind === 's' && before.kind === 'm') || (m.kind === 'r' && before.kind !== 's'));
+      m.header = m.kind === 'a'
+        ? encodeOrderHeader(ORDER_ANCHOR, id, sequence, 0, 2, n, 0)
+        : encodeOrderHeader(KIND[m.kind], id, sequence, before.sequence, m.kind === 'm' ? 1 : 2, n, 0,
+          before.partition, named ? before.offset : -1);
+      m.sequence = sequence;
+      if (m.kind !== 'a') m.after = before.partition;
+      before = m;
+    }
+  }
+  return logs;
+}
+
+const resequencer = (now) => new Resequencer({ maxBufferedMessages: 1e9, maxWaitMs: 1e12 }, now);
+
+/**
+ * Runs one path of a scenario: { scripts, partitions, owners (the member of each partition),
+ * members, fault: 'none' | 'revoke' | 'kill', make (a member's Resequencer), records (members
+ * read each other's records; default true) }. choose(k) picks one of k options. `seen(key)`,
+ * asked of each state past the replayed prefix, says whether an earlier path reached it: the
+ * path ends there. Returns { broken (the first promise broken, or null), cut }; with `trace`,
+ * pushes what each step did into it.
+ */
+function runPath(scenario, choose, seen, trace) {
+  const { scripts, partitions: n, owners, fault = 'none', make = resequencer, records = true } = scenario;
+  const logs = buildLogs(scripts, n, choose);
+  const labels = logs.flat().map((v) => v.label);
+  const broker = new Map(); // partition -> the last commit that reached it
+  const transit = new Map(); // partition -> its latest commit not landed yet
+  const times = new Map(); // label -> times handled
+  const firstHandled = scripts.map(() => -1); // per producer, the last index first handled
+  const allowed = new Set(); // what may be handled again: what a killed member handled after its last landed commit
+  let broken = null;
+  let faulted = false;
+  const fail = (what) => {
+    if (broken === null) broken = what;
+  };
+
+  // A member's Resequencer is a function of what it was given (its clock stands still): `given`
+  // lists it, for the state's key.
+  const members = Array.from({ length: scenario.members }, (_, id) => {
+    const m = { id, r: make(() => 0), given: [], owned: new Set(), cursor: new Map(), pending: new Map(), lane: [], handled: new Map(), landed: new Map(), read: new Map(), alive: true };
+    if (records) m.r.useRecords();
+    m.r.assign('t', []);
+    return m;
+  });
+
+  function take(m, releases) {
+    for (const x of releases) {
+      const v = x.message.value;
+      if (x.ordered === false || x.outOfOrder) fail(`${v.label} released flagged (${x.reason}) by m${m.id}`);
+      m.pending.get(v.partition)?.set(x.message.offset, x.order);
+      m.lane.push(x.message);
+    }
+  }
+
+  function give(m, p) {
+    m.owned.add(p);
+    m.r.assign('t', [p]);
+    m.given.push(`A${p}`);
+    const c = broker.get(p);
+    if (c !== undefined) {
+      m.given.push(`I${p}:${c.record}`);
+      take(m, m.r.inherit('t', p, decodeRecord(c.text, c.offset)));
+    }
+    m.cursor.set(p, c === undefined ? 0 : c.offset);
+    m.pending.set(p, new Map());
+    m.handled.set(p, []);
+    m.landed.set(p, 0);
+  }
+
+  function commit(m, p) {
+    const pending = m.pending.get(p);
+    let offset = m.r.committable('t', p) ?? m.cursor.get(p);
+    for (const o of pending.keys()) if (o < offset) offset = o;
+    const text = encodeRecord(m.r.recordOf('t', p, offset, pending.keys(), [...pending.values()].filter((o) => o !== null)));
+    return { offset, text, record: `${offset}:${text}`, member: m, handled: m.handled.get(p).length };
+  }
+
+  function land(p, c) {
+    const last = broker.get(p);
+    // A later commit of an earlier owner never overwrites the next owner's (the group's generation fences it).
+    if (last !== undefined && last.member !== c.member && !c.member.owned.has(p)) return;
+    broker.set(p, c);
+    if (c.handled > c.member.landed.get(p)) c.member.landed.set(p, c.handled);
+  }
+
+  /** The handler ends the call of the head of m's lane; m commits its partition, in transit. */
+  function handle(m) {
+    const msg = m.lane.shift();
+    const v = msg.value;
+    const count = (times.get(v.label) ?? 0) + 1;
+    times.set(v.label, count);
+    if (count > 1 && !(count === 2 && allowed.has(v.label))) fail(`${v.label} handled ${count} times (by m${m.id})`);
+    if (count === 1) {
+      if (firstHandled[v.producer] !== v.index - 1) fail(`${v.label} first handled after ${NAMES[v.producer]}${firstHandled[v.producer]} (by m${m.id})`);
+      firstHandled[v.producer] = Math.max(firstHandled[v.producer], v.index);
+    }
+    m.pending.get(msg.partition).delete(msg.offset);
+    m.handled.get(msg.partition).push(v.label);
+    transit.set(msg.partition, commit(m, msg.partition));
+    return v.label;
+  }
+
+  function read(m, p) {
+    const o = m.cursor.get(p);
+    m.cursor.set(p, o + 1);
+    m.given.push(`P${p}.${o}`);
+    take(m, m.r.push(toMessage(logs[p][o], o)));
+    return logs[p][o].label;
+  }
+
+  /** Its calls of p end first, it commits and the commit lands at once, it forgets p; `to` inherits. */
+  function revoke(m, p, to) {
+    while (m.lane.some((x) => x.partition === p)) handle(m);
+    transit.delete(p);
+    land(p, commit(m, p));
+    m.r.forget('t', p);
+    m.given.push(`F${p}`);
+    m.owned.delete(p);
+    m.pending.delete(p);
+    give(to, p);
+  }
+
+  /** Its commits in transit are lost; `heir` inherits its partitions' last landed records. */
+  function kill(m, heir) {
+    m.alive = false;
+    for (const p of m.owned) {
+      for (const label of m.handled.get(p).slice(m.landed.get(p))) allowed.add(label);
+      transit.delete(p);
+    }
+    for (const p of [...m.owned]) give(heir, p);
+    m.owned.clear();
+  }
+
+  /**
+   * Members read the records of the partitions they await that changed since they last read
+   * them: eagerly, after every step (reading later only delays).
+   */
+  function readRecords() {
+    if (!records) return;
+    for (const m of members) {
+      if (!m.alive) continue;
+      for (const { partition: p } of m.r.awaited()) {
+        const c = broker.get(p);
+        if (c === undefined || m.read.get(p) === c.record) continue;
+        m.read.set(p, c.record);
+        m.given.push(`S${p}:${c.record}`);
+        take(m, m.r.setRecord('t', p, decodeRecord(c.text, c.offset)));
+      }
+    }
+  }
+
+  /** The enabled actions, in a fixed order. */
+  function enabled() {
+    const out = [];
+    const alive = members.filter((m) => m.alive);
+    for (const m of alive) for (const p of [...m.owned].sort()) if (m.cursor.get(p) < logs[p].length) out.push(['read', m, p]);
+    for (const m of alive) if (m.lane.length > 0) out.push(['handle', m]);
+    for (let p = 0; p < n; p++) if (transit.has(p)) out.push(['land', p]);
+    if (!faulted && fault === 'revoke') {
+      for (const m of alive) for (const p of [...m.owned].sort()) for (const to of alive) if (to !== m) out.push(['revoke', m, p, to]);
+    }
+    if (!faulted && fault === 'kill' && alive.length > 1) {
+      for (const m of alive) for (const to of alive) if (to !== m) out.push(['kill', m, to]);
+    }
+    return out;
+  }
+
+  /** Everything the rest of the path and its checks depend on. */
+  function key() {
+    const parts = [logs.map((l) => l.map((v) => v.label).join(' ')).join('|'), faulted, [...allowed].join(), firstHandled.join(), labels.map((l) => times.get(l) ?? 0).join('')];
+    for (let p = 0; p < n; p++) parts.push(`${broker.get(p)?.record}/${broker.get(p)?.member.id}`, `${transit.get(p)?.record}/${transit.get(p)?.handled}`);
+    for (const m of members) {
+      if (!m.alive) parts.push('dead');
+      else {
+        parts.push(m.given.join(' '), m.lane.map((x) => x.value.label).join(), [...m.read].join());
+        for (const p of [...m.owned].sort()) parts.push(`${p}:${m.handled.get(p).join()}:${m.landed.get(p)}`);
+      }
+    }
+    return parts.join('\n');
+  }
+
+  owners.forEach((m, p) => give(members[m], p));
+  for (;;) {
+    if (broken !== null) break;
+    if (seen !== null && seen(key)) return { broken: null, cut: true };
+    const actions = enabled();
+    if (actions.length === 0) break;
+    const [kind, a, b, c] = actions[choose(actions.length)];
+    let did;
+    if (kind === 'read') did = `read m${a.id} ${read(a, b)}`;
+    else if (kind === 'handle') did = `handle m${a.id} ${handle(a)}`;
+    else if (kind === 'land') {
+      did = `land p${a}`;
+      land(a, transit.get(a));
+      transit.delete(a);
+    } else {
+      faulted = true;
+      did = kind === 'revoke' ? `revoke p${b} m${a.id}->m${c.id}` : `kill m${a.id}, heir m${b.id}`;
+      if (kind === 'revoke') revoke(a, b, c);
+      else kill(a, b);
+    }
+    readRecords();
+    if (trace) trace.push(did);
+  }
+
+  if (broken === null) {
+    const held = members.filter((m) => m.alive).reduce((s, m) => s + m.r.held, 0);
+    if (held > 0) fail(`${held} held at the end`);
+    for (const label of labels) if (!times.has(label)) fail(`${label} never handled`);
+  }
+  if (trace) trace.logs = logs.map((log) => log.map((v) => v.label).join(' '));
+  return { broken, cut: false };
+}
+
+/**
+ * Runs every path: an odometer over the choices (a path runs with a prefix and option 0
+ * beyond it, noting each choice's option count; the next advances the last choice with options
+ * left). A path that reaches a state an earlier path reached ends there (`cut`): the same state
+ * has the same futures, explored once (reduce: false explores them all). Stops after `limit`
+ * runs. Returns { paths (run to their end), cut, failures, first, shortest }; a failure is
+ * { broken, choices, steps }.
+ */
+function explore(scenario, { limit = Infinity, reduce = true } = {}) {
+  const states = new Set();
+  let prefix = [];
+  let paths = 0;
+  let cut = 0;
+  let failures = 0;
+  let first = null;
+  let shortest = null;
+  while (paths + cut < limit) {
+    const chosen = [];
+    const counts = [];
+    let steps = 0;
+    const choose = (k) => {
+      steps++;
+      if (k <= 1) return 0;
+      const i = chosen.length;
+      const c = i < prefix.length ? prefix[i] : 0;
+      chosen.push(c);
+      counts.push(k);
+      return c;
+    };
+    // Only states past the prefix are new to this path (those on the prefix are its own).
+    const seen = reduce ? (key) => {
+      if (chosen.length < prefix.length) return false;
+      const h = createHash('sha1').update(key()).digest('base64');
+      if (states.has(h)) return true;
+      states.add(h);
+      return false;
+    } : null;
+    const r = runPath(scenario, choose, seen, null);
+    if (r.cut) cut++;
+    else paths++;
+    if (r.broken !== null) {
+      failures++;
+      const f = { broken: r.broken, choices: chosen.slice(), steps };
+      if (first === null) first = f;
+      if (shortest === null || steps < shortest.steps) shortest = f;
+    }
+    let i = chosen.length - 1;
+    while (i >= 0 && chosen[i] + 1 === counts[i]) i--;
+    if (i < 0) break;
+    prefix = chosen.slice(0, i + 1);
+    prefix[i]++;
+  }
+  return { paths, cut, states: states.size, failures, first, shortest };
+}
+
+/** A failure's path in words: the logs and each step, by replaying its choices. */
+function describe(scenario, failure) {
+  let i = 0;
+  const trace = [];
+  const { broken } = runPath(scenario, (k) => (k <= 1 ? 0 : failure.choices[i++]), null, trace);
+  return `${broken}; logs ${trace.logs.map((l, p) => `p${p}: [${l}]`).join(', ')}; steps: ${trace.join(', ')}`;
+}
+
+module.exports = { buildLogs, runPath, explore, describe };
