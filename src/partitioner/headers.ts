@@ -107,9 +107,9 @@ export class OrderFields {
   constructor(
     /** `<version>;<kind>;<producer id>;` as bytes (one Buffer per kind and producer). */
     readonly start: Buffer,
-    readonly sequence: number,
-    /** 0 for an anchor. */
-    readonly previous: number,
+    /** Its sequence, and its predecessor's (0 for an anchor): given again to a message held before it is handed over (OrderChains.renumber()). */
+    public sequence: number,
+    public previous: number,
     readonly width: number,
     readonly partitions: number,
     readonly partitioner: number,
@@ -197,10 +197,13 @@ export class OrderChains {
   private lastEntry = -1;
   private lastPrevious = 0;
   private lastAt = -1;
+  private lastSequence = 0;
 
   constructor(private readonly partitioner: DynamicPartitioner, producerId: Buffer | string, private readonly code: number) {
     this.chain = new Float64Array(partitioner.trackedKeysBound);
     this.at = new Int32Array(partitioner.trackedKeysBound);
+    this.renumberedFrom = new Float64Array(partitioner.trackedKeysBound);
+    this.renumberedTo = new Float64Array(partitioner.trackedKeysBound);
     const id = typeof producerId === 'string' ? producerId : producerId.toString('hex', 0, 8);
     for (const kind of [ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED]) {
       this.starts[kind] = headStart(kind, id);
@@ -237,6 +240,7 @@ export class OrderChains {
     const decision = this.partitioner.decision;
     const entry = decision.entry;
     const sequence = ++this.sequence;
+    this.lastSequence = sequence;
     const previous = this.chain[entry];
     const at = this.at[entry];
     this.lastEntry = entry;
@@ -259,11 +263,55 @@ export class OrderChains {
     return { 'kdp-order': this.starts[order] + sequence + ';' + previous + this.end + (at >= 0 ? at : '') };
   }
 
+  /**
+   * Per tracked-key entry: the last message renumber() gave a new sequence, as [its sequence
+   * at placement, its new one], so that the next held message of the key names the new one.
+   */
+  private readonly renumberedFrom: Float64Array;
+  private readonly renumberedTo: Float64Array;
+
+  /**
+   * A message held in the producer (an ordered handoff) is handed over now: it takes the next
+   * sequence, and names its predecessor by the predecessor's new one where that was renumbered
+   * too. Its key's chain goes on from the new sequence. So a producer's marked messages reach
+   * every partition in the order of their sequences, which a consumer's handled record relies on
+   * (docs/ordering.md, "What a record holds"): held with its sequence of placement, a message
+   * would reach its partition after later-numbered messages of other keys.
+   */
+  renumber(entry: number, header: Record<typeof ORDER_HEADER, string>): void {
+    const sequence = ++this.sequence;
+    const fields = header instanceof OrderFields ? header : undefined;
+    let old: number;
+    let previous: number;
+    let parts: string[] | undefined;
+    if (fields !== undefined) {
+      old = fields.sequence;
+      previous = fields.previous;
+    } else {
+      parts = header[ORDER_HEADER].split(';');
+      old = Number(parts[3]);
+      previous = Number(parts[4]);
+    }
+    if (previous !== 0 && previous === this.renumberedFrom[entry]) previous = this.renumberedTo[entry];
+    this.renumberedFrom[entry] = old;
+    this.renumberedTo[entry] = sequence;
+    if (this.chain[entry] === old) this.chain[entry] = sequence;
+    if (fields !== undefined) {
+      fields.sequence = sequence;
+      fields.previous = previous;
+    } else {
+      parts![3] = String(sequence);
+      parts![4] = String(previous);
+      header[ORDER_HEADER] = parts!.join(';');
+    }
+  }
+
   /** Takes the last header() back (its message was refused for good): its key's chain has no gap. */
   undo(): void {
     this.chain[this.lastEntry] = this.lastPrevious;
     this.at[this.lastEntry] = this.lastAt;
-    this.sequence--;
+    // A renumber() since (a report handled meanwhile) took a later sequence: this one stays a gap.
+    if (this.sequence === this.lastSequence) this.sequence--;
   }
 }
 

@@ -106,6 +106,16 @@ t.test('each move names the real offset of the message before it; nothing lost, 
     marked.push(rec);
   }
   t.same(unreadable, [], 'every kdp-order header read back decodes');
+  // The producer's marked messages reach each partition in sequence order, held ones included
+  // (a consumer's handled record answers by sequence on that ground: docs/ordering.md).
+  const lastOn = new Map();
+  const behind = [];
+  for (const m of [...marked].sort((a, b) => a.partition - b.partition || a.offset - b.offset)) {
+    const last = lastOn.get(m.partition);
+    if (last !== undefined && m.order.sequence < last.order.sequence) behind.push(`${m.partition}/${m.offset} #${m.order.sequence} after #${last.order.sequence}`);
+    if (last === undefined || m.order.sequence > last.order.sequence) lastOn.set(m.partition, m);
+  }
+  t.same(behind.slice(0, 5), [], 'on every partition, sequences rise with offsets');
   marked.sort((a, b) => a.order.sequence - b.order.sequence);
   const kinds = new Set(marked.map((m) => m.order.kind));
   t.ok(kinds.has('moved') && kinds.has('anchor') && kinds.has('return'), `anchor, moved and return all appear (${[...kinds]})`);

@@ -151,8 +151,13 @@ export class Placement {
     }
   }
 
-  /** A message held for a handoff whose turn came: produced now, or behind the backlog. */
+  /**
+   * A message held for a handoff whose turn came: produced now, or behind the backlog. A marked
+   * one takes its sequence now (OrderChains.renumber()), so that it reaches its partition in
+   * sequence order with the producer's other marked messages.
+   */
   released(m: Waiting): void {
+    if (m.header !== undefined && m.link !== undefined) this.orders.renumber(m.link.entry, m.header);
     const code = this.backlog.holding
       ? ERR_QUEUE_FULL
       : this.handOver.produce(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link);

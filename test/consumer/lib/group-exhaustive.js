@@ -59,7 +59,46 @@ function buildLogs(scripts, n, choose) {
       before = m;
     }
   }
+  for (const log of logs) for (const v of log) v.message = toMessage(v, v.offset);
   return logs;
+}
+
+/**
+ * Calls body(choose, fresh, chosen) for every vector of choices, in order: an odometer (a run
+ * takes the prefix and option 0 beyond it, noting each choice's option count; the next advances
+ * the last choice with options left). fresh(): the prefix is behind (what comes is new to this
+ * run). body returns false to stop.
+ */
+function odometer(body) {
+  let prefix = [];
+  for (;;) {
+    const chosen = [];
+    const counts = [];
+    const choose = (k) => {
+      if (k <= 1) return 0;
+      const i = chosen.length;
+      const c = i < prefix.length ? prefix[i] : 0;
+      chosen.push(c);
+      counts.push(k);
+      return c;
+    };
+    if (body(choose, () => chosen.length >= prefix.length, chosen) === false) return;
+    let i = chosen.length - 1;
+    while (i >= 0 && chosen[i] + 1 === counts[i]) i--;
+    if (i < 0) return;
+    prefix = chosen.slice(0, i + 1);
+    prefix[i]++;
+  }
+}
+
+/** Every placement and merge of the scenario's messages: the logs a path may start from (those `place` keeps). */
+function allLogs({ scripts, partitions, place = () => true }) {
+  const out = [];
+  odometer((choose) => {
+    const logs = buildLogs(scripts, partitions, choose);
+    if (place(logs)) out.push(logs);
+  });
+  return out;
 }
 
 const resequencer = (now) => new Resequencer({ maxBufferedMessages: 1e9, maxWaitMs: 1e12 }, now);
@@ -73,8 +112,11 @@ const resequencer = (now) => new Resequencer({ maxBufferedMessages: 1e9, maxWait
  * pushes what each step did into it.
  */
 function runPath(scenario, choose, seen, trace) {
-  const { scripts, partitions: n, owners, fault = 'none', make = resequencer, records = true } = scenario;
-  const logs = buildLogs(scripts, n, choose);
+  const { scripts, partitions: n, owners, fault = 'none', only, make = resequencer, records = true } = scenario;
+  // The faults enumerated: every one, or those `only` lists ([partition, to] revoked, [member, heir] killed).
+  const allows = (a, b) => only === undefined || only.some(([x, y]) => x === a && y === b);
+  const which = choose(scenario.logs.length);
+  const logs = scenario.logs[which];
   const labels = logs.flat().map((v) => v.label);
   const broker = new Map(); // partition -> the last commit that reached it
   const transit = new Map(); // partition -> its latest commit not landed yet
@@ -149,7 +191,7 @@ function runPath(scenario, choose, seen, trace) {
     }
     m.pending.get(msg.partition).delete(msg.offset);
     m.handled.get(msg.partition).push(v.label);
-    transit.set(msg.partition, commit(m, msg.partition));
+    if (matters(msg.partition)) transit.set(msg.partition, commit(m, msg.partition));
     return v.label;
   }
 
@@ -157,7 +199,7 @@ function runPath(scenario, choose, seen, trace) {
     const o = m.cursor.get(p);
     m.cursor.set(p, o + 1);
     m.given.push(`P${p}.${o}`);
-    take(m, m.r.push(toMessage(logs[p][o], o)));
+    take(m, m.r.push(logs[p][o].message));
     return logs[p][o].label;
   }
 
@@ -202,31 +244,46 @@ function runPath(scenario, choose, seen, trace) {
     }
   }
 
+  /**
+   * Whether a commit of p may still be read: by a fault's heir, or by a live member that owns
+   * other partitions (it may wait for a predecessor on p). Once none can read it, its commits
+   * are not sent: landing them would change nothing that follows.
+   */
+  function matters(p) {
+    return (!faulted && fault !== 'none') || members.some((m) => m.alive && !m.owned.has(p) && m.owned.size > 0);
+  }
+
   /** The enabled actions, in a fixed order. */
   function enabled() {
     const out = [];
     const alive = members.filter((m) => m.alive);
     for (const m of alive) for (const p of [...m.owned].sort()) if (m.cursor.get(p) < logs[p].length) out.push(['read', m, p]);
     for (const m of alive) if (m.lane.length > 0) out.push(['handle', m]);
-    for (let p = 0; p < n; p++) if (transit.has(p)) out.push(['land', p]);
-    if (!faulted && fault === 'revoke') {
-      for (const m of alive) for (const p of [...m.owned].sort()) for (const to of alive) if (to !== m) out.push(['revoke', m, p, to]);
+    for (let p = 0; p < n; p++) {
+      if (!transit.has(p)) continue;
+      if (matters(p)) out.push(['land', p]);
+      else transit.delete(p);
     }
-    if (!faulted && fault === 'kill' && alive.length > 1) {
-      for (const m of alive) for (const to of alive) if (to !== m) out.push(['kill', m, to]);
+    if (!faulted && fault === 'revoke') {
+      for (const m of alive) for (const p of [...m.owned].sort()) for (const to of alive) if (to !== m && allows(p, to.id)) out.push(['revoke', m, p, to]);
+    }
+    if (!faulted && fault === 'kill') {
+      for (const m of alive) for (const to of alive) if (to !== m && allows(m.id, to.id)) out.push(['kill', m, to]);
     }
     return out;
   }
 
   /** Everything the rest of the path and its checks depend on. */
   function key() {
-    const parts = [logs.map((l) => l.map((v) => v.label).join(' ')).join('|'), faulted, [...allowed].join(), firstHandled.join(), labels.map((l) => times.get(l) ?? 0).join('')];
-    for (let p = 0; p < n; p++) parts.push(`${broker.get(p)?.record}/${broker.get(p)?.member.id}`, `${transit.get(p)?.record}/${transit.get(p)?.handled}`);
+    const parts = [which, faulted, [...allowed].join(), firstHandled.join(), labels.map((l) => times.get(l) ?? 0).join('')];
+    for (let p = 0; p < n; p++) parts.push(`${broker.get(p)?.record}/${broker.get(p)?.member.id}`, `${transit.get(p)?.record}/${transit.get(p)?.handled - transit.get(p)?.member.landed.get(p)}`);
     for (const m of members) {
-      if (!m.alive) parts.push('dead');
+      // A member with no partition left holds nothing and has nothing to handle: it does nothing more.
+      if (!m.alive || ((faulted || fault === 'none') && m.owned.size === 0 && m.lane.length === 0 && m.r.held === 0)) parts.push('out');
       else {
         parts.push(m.given.join(' '), m.lane.map((x) => x.value.label).join(), [...m.read].join());
-        for (const p of [...m.owned].sort()) parts.push(`${p}:${m.handled.get(p).join()}:${m.landed.get(p)}`);
+        // What it handled since its last landed commit: read by a kill only.
+        if (!faulted && fault === 'kill') for (const p of [...m.owned].sort()) parts.push(`${p}:${m.handled.get(p).slice(m.landed.get(p)).join()}`);
       }
     }
     return parts.join('\n');
@@ -266,58 +323,46 @@ function runPath(scenario, choose, seen, trace) {
 }
 
 /**
- * Runs every path: an odometer over the choices (a path runs with a prefix and option 0
- * beyond it, noting each choice's option count; the next advances the last choice with options
- * left). A path that reaches a state an earlier path reached ends there (`cut`): the same state
- * has the same futures, explored once (reduce: false explores them all). Stops after `limit`
- * runs. Returns { paths (run to their end), cut, failures, first, shortest }; a failure is
- * { broken, choices, steps }.
+ * Runs every path (odometer()). A path that reaches a state an earlier path reached ends there
+ * (`cut`): the same state has the same futures, explored once (reduce: false explores them
+ * all). Stops after `limit` runs. Returns { paths (run to their end), cut, states, logs,
+ * failures, first, shortest }; a failure is { broken, choices, steps }.
  */
-function explore(scenario, { limit = Infinity, reduce = true } = {}) {
+function explore(scenario, { limit = Infinity, reduce = true, collect = null } = {}) {
+  if (scenario.logs === undefined) scenario.logs = allLogs(scenario);
   const states = new Set();
-  let prefix = [];
   let paths = 0;
   let cut = 0;
   let failures = 0;
   let first = null;
   let shortest = null;
-  while (paths + cut < limit) {
-    const chosen = [];
-    const counts = [];
+  odometer((choose, fresh, chosen) => {
     let steps = 0;
-    const choose = (k) => {
+    const counted = (k) => {
       steps++;
-      if (k <= 1) return 0;
-      const i = chosen.length;
-      const c = i < prefix.length ? prefix[i] : 0;
-      chosen.push(c);
-      counts.push(k);
-      return c;
+      return choose(k);
     };
-    // Only states past the prefix are new to this path (those on the prefix are its own).
+    // Only states past the prefix can be new (those on it are this path's own).
     const seen = reduce ? (key) => {
-      if (chosen.length < prefix.length) return false;
+      if (!fresh()) return false;
       const h = createHash('sha1').update(key()).digest('base64');
       if (states.has(h)) return true;
       states.add(h);
       return false;
     } : null;
-    const r = runPath(scenario, choose, seen, null);
+    const r = runPath(scenario, counted, seen, null);
     if (r.cut) cut++;
     else paths++;
     if (r.broken !== null) {
       failures++;
+      if (collect !== null) collect.add(r.broken);
       const f = { broken: r.broken, choices: chosen.slice(), steps };
       if (first === null) first = f;
       if (shortest === null || steps < shortest.steps) shortest = f;
     }
-    let i = chosen.length - 1;
-    while (i >= 0 && chosen[i] + 1 === counts[i]) i--;
-    if (i < 0) break;
-    prefix = chosen.slice(0, i + 1);
-    prefix[i]++;
-  }
-  return { paths, cut, states: states.size, failures, first, shortest };
+    return paths + cut < limit;
+  });
+  return { paths, cut, states: states.size, logs: scenario.logs.length, failures, first, shortest };
 }
 
 /** A failure's path in words: the logs and each step, by replaying its choices. */
@@ -328,4 +373,4 @@ function describe(scenario, failure) {
   return `${broken}; logs ${trace.logs.map((l, p) => `p${p}: [${l}]`).join(', ')}; steps: ${trace.join(', ')}`;
 }
 
-module.exports = { buildLogs, runPath, explore, describe };
+module.exports = { allLogs, odometer, runPath, explore, describe };
