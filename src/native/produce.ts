@@ -112,9 +112,10 @@ export class NativeClient extends EventEmitter implements BatchOwner {
     // On librdkafka's mock cluster, each handle would make a cluster of its own: the first makes
     // it, the others are made at connect() to join it through the brokers its metadata lists.
     this.mock = globalConfig['test.mock.num.brokers'] !== undefined;
+    const handleConfig = handles > 1 ? sharedQueue(globalConfig, handles) : globalConfig;
     try {
       for (let i = 0; i < handles; i++) {
-        const handle = new NativeHandle(addon, 'producer', globalConfig, topicConfig, () => this.poll(), (...event) => this.event(i, ...event), this.mock && i > 0);
+        const handle = new NativeHandle(addon, 'producer', handleConfig, topicConfig, () => this.poll(), (...event) => this.event(i, ...event), this.mock && i > 0);
         this.batches.push(new HandleBatch(handle, this));
       }
     } catch (err) {
@@ -380,4 +381,21 @@ export class NativeClient extends EventEmitter implements BatchOwner {
       });
     }
   }
+}
+
+/** librdkafka's default queue.buffering.max.kbytes (CONFIGURATION.md). */
+const LIBRDKAFKA_QUEUE_KBYTES = 1_048_576;
+
+/**
+ * The configuration of each of `handles` handles: librdkafka's queue bounds (messages and
+ * kbytes) shared among them, so that the producer's whole queue stays within what was set.
+ */
+export function sharedQueue(config: Config, handles: number): Config {
+  const out: Config = { ...config };
+  for (const [name, fallback] of [['queue.buffering.max.messages', undefined], ['queue.buffering.max.kbytes', LIBRDKAFKA_QUEUE_KBYTES]] as const) {
+    const value = config[name] === undefined ? fallback : Number(config[name]);
+    // A value librdkafka will refuse is left for it to refuse, naming it.
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0) out[name] = Math.max(1, Math.ceil(value / handles));
+  }
+  return out;
 }

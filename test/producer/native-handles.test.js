@@ -78,6 +78,14 @@ t.test('1 handle, as before; a bad count refused at construction', opts, async (
   await tx.disconnect();
 });
 
+t.test("librdkafka's queue bounds are shared among the handles", async (t) => {
+  const { sharedQueue } = require('../../build/native/produce');
+  t.same(sharedQueue({ 'queue.buffering.max.messages': 100001, 'linger.ms': 5 }, 2),
+    { 'queue.buffering.max.messages': 50001, 'queue.buffering.max.kbytes': 524288, 'linger.ms': 5 }, "a set bound halved (rounded up); librdkafka's default kbytes (1,048,576) too");
+  t.same(sharedQueue({ 'queue.buffering.max.kbytes': '4000' }, 3), { 'queue.buffering.max.kbytes': 1334 }, 'a numeric string read as a number');
+  t.same(sharedQueue({ 'queue.buffering.max.messages': 'lots' }, 2), { 'queue.buffering.max.messages': 'lots', 'queue.buffering.max.kbytes': 524288 }, 'a bad value left for librdkafka to refuse');
+});
+
 t.test('disconnect() with messages in flight on every handle: each send() settled', opts, async (t) => {
   const p = new DynamicProducer(CONFIG, {}, { engine: 'native', nativeHandles: 4 });
   await p.connect(10000, { topics: ['native-handles-disconnect'] });
