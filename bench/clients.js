@@ -9,9 +9,11 @@
 // thread's CPU per message, and messages lost (delivered count short of sent: must be 0; delivered
 // is what delivery reports say, and for the rows without reports what the cluster's high
 // watermarks of the topic gained).
-// Each row times its process's first pass of the workload, as a new user's first run would;
-// --warm times the second pass instead (the same connection, after an untimed first pass that
-// warms V8's compilers and grows its heap), as a long-running producer runs.
+// Each row times two passes of the workload in its process: the first (cold), as a new user's
+// first run would, and the second (warm: the same connection, V8's compilers warmed and its heap
+// grown), as a long-running producer runs. The librdkafka rows also say how many produce requests
+// each pass took, per second and in messages per request (the brokers' `req.Produce` and
+// `txmsgs` in librdkafka's statistics, every 200 ms; a DynamicProducer's merged over its handles).
 //
 // Peers that are not dependencies: Confluent's client when it is installed (bash
 // scripts/install-confluent.sh); @platformatic/kafka, which needs Node >= 22.22, with the npm
@@ -35,7 +37,6 @@ const args = flags(__filename, {
   replication: { type: 'number', integer: true, min: 1, default: 1, help: 'with --brokers: replication factor of the topic made for the run' },
   only: { type: 'string', arg: 'ROW[,ROW]', help: 'only the rows whose names hold one of these' },
   handles: { type: 'number', integer: true, min: 1, max: 16, help: "DynamicProducer's nativeHandles (default: the producer's default)" },
-  warm: { type: 'boolean', help: "time each row's second pass of the workload, in the same process and connection (the first warms up its JIT and heap, untimed)" },
   'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
   json: { type: 'boolean', help: 'print the figures as JSON' },
   child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
@@ -223,19 +224,63 @@ async function batched(keyList, work) {
   return total;
 }
 
-/** Times `run` (after the caller's warm-up message, and with --warm after one untimed run): { seconds, cpuNs, delivered }. */
-async function timed(run, after) {
-  if (args.warm) await run();
+/** Statistics every this many ms on the librdkafka rows (for their produce requests). */
+const STATS_MS = 200;
+
+/**
+ * The produce requests and messages sent so far by a librdkafka client, from its statistics
+ * (`emitter`'s `event`, whose payload `parse` turns into librdkafka's JSON): next() waits for the
+ * next statistics (1 s at most) and sums the brokers' `req.Produce` and the client's `txmsgs`.
+ */
+function requestProbe(emitter, event, parse) {
+  let latest;
+  let waiting = [];
+  emitter.on(event, (payload) => {
+    latest = parse(payload);
+    for (const f of waiting.splice(0)) f();
+  });
+  return async () => {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      waiting.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    if (latest === undefined) return undefined;
+    let produce = 0;
+    for (const b of Object.values(latest.brokers ?? {})) produce += b.req?.Produce ?? 0;
+    return { produce, txmsgs: latest.txmsgs ?? 0 };
+  };
+}
+
+/** One timed pass of `run`: { seconds, cpuNs, processNs, delivered, requests, perRequest }. */
+async function pass(run, { written, requests } = {}) {
+  const w0 = written && (await written());
+  const r0 = requests && (await requests());
   const cpu0 = mainCpu();
   const all0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
-  const delivered = await run();
+  let delivered = await run();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpuNs = mainCpu() - cpu0;
   const all = process.cpuUsage(all0);
-  await after();
+  if (written) delivered = (await written()) - w0;
+  const r1 = requests && (await requests());
+  const produce = r0 && r1 ? r1.produce - r0.produce : undefined;
   // The process's CPU: the main thread, librdkafka's threads and (on the mock cluster) the brokers'.
-  return { seconds, cpuNs, processNs: (all.user + all.system) * 1000, delivered };
+  return {
+    seconds, cpuNs, processNs: (all.user + all.system) * 1000, delivered,
+    requests: produce, perRequest: produce > 0 ? (r1.txmsgs - r0.txmsgs) / produce : undefined,
+  };
+}
+
+/** Times `run` twice (after the caller's warm-up message): { cold, warm }, each a pass(); then `after`. */
+async function timed(run, after, probe) {
+  const cold = await pass(run, probe);
+  const warm = await pass(run, probe);
+  await after();
+  return { cold, warm };
 }
 
 /**
@@ -247,23 +292,21 @@ async function dynamicRow(keyList, { counted, ...extra }, run, engine = 'native'
   // Counted on the mock cluster: one held by a node-rdkafka client here, which reads its watermarks.
   const held = counted && !BROKERS ? (await mockBrokers()).join(',') : undefined;
   let counter = held ? mock : undefined;
-  const p = new DynamicProducer(config(extra, held), { acks: 'all' }, nativeHandles === undefined ? { engine } : { engine, nativeHandles });
+  const p = new DynamicProducer(config({ ...extra, 'statistics.interval.ms': STATS_MS }, held), { acks: 'all' },
+    nativeHandles === undefined ? { engine } : { engine, nativeHandles });
+  const requests = requestProbe(p, 'stats', (s) => s);
   await p.connect(30000, { topics: [TOPIC] });
   await p.send(TOPIC, VALUE, 'warm-up').catch(() => {});
-  if (!counted) return timed(() => run(p), () => p.disconnect());
+  if (!counted) return timed(() => run(p), () => p.disconnect(), { requests });
   if (counter === undefined) {
     const Kafka = require('node-rdkafka');
     counter = new Kafka.Producer({ 'metadata.broker.list': BROKERS });
     await new Promise((resolve, reject) => counter.connect({}, (err) => (err ? reject(err) : resolve())));
   }
-  const before = await written(counter);
-  let after;
-  const r = await timed(() => run(p), async () => {
-    after = await written(counter);
+  return timed(() => run(p), async () => {
     await p.disconnect();
     if (counter !== mock) await new Promise((resolve) => counter.disconnect(resolve));
-  });
-  return { ...r, delivered: inLastPass(after - before) };
+  }, { requests, written: () => written(counter) });
 }
 
 /** The sum of TOPIC's high watermarks (what the cluster has written to it), read through `client`. */
@@ -277,14 +320,9 @@ async function written(client) {
   return sum;
 }
 
-/** A row's delivered count from what the cluster wrote over all its passes: any shortfall is charged to the timed one. */
-function inLastPass(writtenAll) {
-  const passes = args.warm ? 2 : 1;
-  return MESSAGES - (passes * MESSAGES - writtenAll);
-}
-
 async function rawRow(keyList, reports, Kafka = require('node-rdkafka')) {
-  const p = new Kafka.Producer(config({ dr_cb: reports }), { acks: 'all', partitioner: 'murmur2_random' });
+  const p = new Kafka.Producer(config({ dr_cb: reports, 'statistics.interval.ms': STATS_MS }), { acks: 'all', partitioner: 'murmur2_random' });
+  const requests = requestProbe(p, 'event.stats', (e) => JSON.parse(e.message));
   await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
   // With reports: each counted (the run waits for all of them), the delivered ones apart. Without: the cluster counts.
   let reported = 0;
@@ -293,10 +331,8 @@ async function rawRow(keyList, reports, Kafka = require('node-rdkafka')) {
     reported++;
     if (!err) delivered++;
   });
-  if (reports) p.setPollInterval(5);
-  const before = reports ? 0 : await written(p);
-  let after = 0;
-  const r = await timed(async () => {
+  p.setPollInterval(reports ? 5 : 50);
+  return timed(async () => {
     reported = 0;
     delivered = 0;
     for (let i = 0; i < keyList.length; i++) {
@@ -320,11 +356,7 @@ async function rawRow(keyList, reports, Kafka = require('node-rdkafka')) {
     }
     await new Promise((resolve, reject) => p.flush(60000, (err) => (err ? reject(err) : resolve())));
     return keyList.length;
-  }, async () => {
-    if (!reports) after = await written(p);
-    await new Promise((resolve) => p.disconnect(resolve));
-  });
-  return reports ? r : { ...r, delivered: inLastPass(after - before) };
+  }, () => new Promise((resolve) => p.disconnect(resolve)), reports ? { requests } : { requests, written: () => written(p) });
 }
 
 /** librdkafka's own producer on the same workload size (keyless: its -K option keys every message alike). */
@@ -337,7 +369,8 @@ function limit() {
   // Its summary, from its first message to the last delivery report: "% N messages produced (B bytes), D delivered (...) in T ms: ...".
   const all = [...out.matchAll(/(\d+) messages produced \(\d+ bytes\), (\d+) delivered .*? in (\d+)ms/g)].pop();
   if (!all) return undefined;
-  return { seconds: Math.max(1, Number(all[3])) / 1000, cpuNs: NaN, delivered: Number(all[2]) };
+  // One pass of its own process: cold.
+  return { cold: { seconds: Math.max(1, Number(all[3])) / 1000, cpuNs: NaN, delivered: Number(all[2]) } };
 }
 
 async function child(name) {
@@ -380,37 +413,49 @@ async function main() {
         }
       }
       if (r) results[name].push(r);
-      if (!args.json) process.stderr.write(`round ${round + 1}/${ROUNDS} ${name}: ${r ? Math.round(MESSAGES / r.seconds) : '-'} msg/s\n`);
+      const speed = (x) => (x ? Math.round(MESSAGES / x.seconds) : '-');
+      if (!args.json) process.stderr.write(`round ${round + 1}/${ROUNDS} ${name}: ${speed(r?.cold)} msg/s cold, ${speed(r?.warm)} warm\n`);
     }
   }
-  const rate = (name) => median((results[name] ?? []).map((r) => MESSAGES / r.seconds));
-  const base = rate('node-rdkafka, reports');
-  const top = rate('rdkafka_performance (the limit)');
-  const baseCpu = median((results['node-rdkafka, reports'] ?? []).map((r) => r.cpuNs / MESSAGES));
+  const of = (name, which) => (results[name] ?? []).map((r) => r[which]).filter((x) => x !== undefined);
+  const rate = (name, which) => median(of(name, which).map((r) => MESSAGES / r.seconds));
   const rows = names.map((name) => {
-    const rs = results[name];
-    const cpu = median(rs.map((r) => r.cpuNs / MESSAGES));
-    return {
-      name,
-      msgPerSec: Math.round(rate(name)),
-      vsRawReports: rate(name) / base,
-      vsLimit: rate(name) / top,
-      mainCpuUsPerMsg: cpu / 1000,
-      processCpuUsPerMsg: median(rs.map((r) => r.processNs / MESSAGES)) / 1000,
-      cpuVsRawReports: cpu / baseCpu,
-      lost: rs.every((r) => r.delivered === undefined) ? '—' : Math.max(0, ...rs.map((r) => MESSAGES - r.delivered)),
-    };
+    const row = { name };
+    for (const which of ['cold', 'warm']) {
+      const rs = of(name, which);
+      const cpu = median(rs.map((r) => r.cpuNs / MESSAGES));
+      const seconds = median(rs.map((r) => r.seconds));
+      const requests = median(rs.map((r) => r.requests).filter((x) => x !== undefined));
+      row[which] = {
+        msgPerSec: Math.round(rate(name, which)),
+        vsRawReports: rate(name, which) / rate('node-rdkafka, reports', which),
+        vsPlatformatic: rate(name, which) / rate(PLATFORMATIC_ROW, which),
+        vsLimit: rate(name, which) / rate('rdkafka_performance (the limit)', 'cold'),
+        mainCpuUsPerMsg: cpu / 1000,
+        processCpuUsPerMsg: median(rs.map((r) => r.processNs / MESSAGES)) / 1000,
+        requestsPerSec: requests / seconds,
+        messagesPerRequest: median(rs.map((r) => r.perRequest).filter((x) => x !== undefined)),
+        lost: rs.length === 0 || rs.every((r) => r.delivered === undefined) ? '—' : Math.max(0, ...rs.map((r) => MESSAGES - r.delivered)),
+      };
+    }
+    return row;
   });
   if (args.json) {
-    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, warm: Boolean(args.warm), brokers: BROKERS ?? 'mock', rows }, null, 2));
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, handles: args.handles ?? 'default', brokers: BROKERS ?? 'mock', rows }, null, 2));
     return;
   }
   const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
-  console.log(`\n${MESSAGES} messages of 100 bytes, 25% on one key, acks all, linger.ms 5, ${BROKERS ? `brokers ${BROKERS}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds${args.warm ? ', each the second pass in its process' : ''}`);
-  console.log('| client | msg/s | × raw node-rdkafka with reports | × the limit | main-thread µs/msg | main-thread CPU × raw with reports | process CPU µs/msg | lost |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsRawReports)} | ${f(r.vsLimit, 3)} | ${f(r.mainCpuUsPerMsg)} | ${f(r.cpuVsRawReports)} | ${f(r.processCpuUsPerMsg)} | ${r.lost} |`);
+  const n = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
+  console.log(`\n${MESSAGES} messages of 100 bytes, 25% on one key, acks all, linger.ms 5, ${BROKERS ? `brokers ${BROKERS}` : 'librdkafka mock cluster'}` +
+    `${args.handles ? `, nativeHandles ${args.handles}` : ''}; medians of ${ROUNDS} rounds; cold: each process's first pass, warm: its second`);
+  for (const which of ['cold', 'warm']) {
+    console.log(`\n${which}\n| client | msg/s | × @platformatic/kafka batched | × raw node-rdkafka with reports | × the limit | produce requests/s | messages/request | main-thread µs/msg | process CPU µs/msg | lost |`);
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    for (const row of rows) {
+      const r = row[which];
+      if (!Number.isFinite(r.msgPerSec)) continue;
+      console.log(`| ${row.name} | ${n(r.msgPerSec)} | ${f(r.vsPlatformatic)} | ${f(r.vsRawReports)} | ${f(r.vsLimit, 3)} | ${n(r.requestsPerSec)} | ${f(r.messagesPerRequest, 1)} | ${f(r.mainCpuUsPerMsg)} | ${f(r.processCpuUsPerMsg)} | ${r.lost} |`);
+    }
   }
 }
 

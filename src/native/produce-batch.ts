@@ -13,10 +13,24 @@ import { type NativeAddon, PRODUCED_TAKEN, PRODUCED_UNASSIGNED } from './contrac
 import type { NativeHandle } from './handle';
 import { ProduceRows, type RowHeaders } from './produce-rows';
 import type { Slots } from './slots';
-import type { SlotTaker } from './produce';
 
 /** Messages per batch handed over in one call. */
 const BATCH = 1024;
+
+/**
+ * How a message's opaque takes its slot, and what a slot's message settles: the producer's
+ * (src/producer/settle/send-groups.ts joins send() calls into groups); by default the opaque as it is.
+ */
+export interface SlotTaker {
+  /** A slot for a message going to `partition` (-1: librdkafka's choice): its id. */
+  take(slots: Slots, opaque: unknown, topic: string, partition: number, size: number, key: Key | null | undefined, value: Buffer | null): number;
+  /** The batch was handed over: messages after it start afresh (new groups). */
+  handedOver(): void;
+  /** The message just taken under `id` was refused at once (produce()'s answer tells its caller). */
+  refusedAtOnce(slots: Slots, id: number): void;
+  /** What a slot's message settles (its opaque, or what stands for it), for a disconnect to tell its caller. */
+  settles(opaque: unknown, member: number, key: unknown): unknown;
+}
 
 /** What the batches of one NativeClient share. */
 export interface BatchOwner {

@@ -28,7 +28,7 @@ import type { Key } from '../core/key';
 import { emitClientEvent } from './addon';
 import { EVENT_DELIVERY_FAILED, EVENT_STATS, type NativeAddon, type NativeEvent } from './contract';
 import { NativeHandle } from './handle';
-import { type BatchOwner, HandleBatch } from './produce-batch';
+import { type BatchOwner, HandleBatch, type SlotTaker } from './produce-batch';
 import type { RowHeaders } from './produce-rows';
 import { Slots } from './slots';
 import { StatisticsRounds } from './statistics-merge';
@@ -46,20 +46,7 @@ export type OnDelivery = (opaque: unknown, code: number, topic: string, partitio
 /** A message librdkafka refused for good as its batch was handed over (no report follows). */
 export type OnRefused = (opaque: unknown, code: number, topic: string, partition: number, key: unknown, member: number) => void;
 
-/**
- * How a message's opaque takes its slot, and what a slot's message settles: the producer's
- * (src/producer/settle/send-groups.ts joins send() calls into groups); by default the opaque as it is.
- */
-export interface SlotTaker {
-  /** A slot for a message going to `partition` (-1: librdkafka's choice): its id. */
-  take(slots: Slots, opaque: unknown, topic: string, partition: number, size: number, key: Key | null | undefined, value: Buffer | null): number;
-  /** The batch was handed over: messages after it start afresh (new groups). */
-  handedOver(): void;
-  /** The message just taken under `id` was refused at once (produce()'s answer tells its caller). */
-  refusedAtOnce(slots: Slots, id: number): void;
-  /** What a slot's message settles (its opaque, or what stands for it), for a disconnect to tell its caller. */
-  settles(opaque: unknown, member: number, key: unknown): unknown;
-}
+export type { SlotTaker };
 
 /** Each opaque takes a slot as it is. */
 const AS_GIVEN: SlotTaker = {
