@@ -234,7 +234,7 @@ const STATS_MS = 200;
  */
 function requestProbe(emitter, event, parse) {
   let latest;
-  let waiting = [];
+  const waiting = [];
   emitter.on(event, (payload) => {
     latest = parse(payload);
     for (const f of waiting.splice(0)) f();

@@ -112,7 +112,7 @@ const resequencer = (now) => new Resequencer({ maxBufferedMessages: 1e9, maxWait
  * pushes what each step did into it.
  */
 function runPath(scenario, choose, seen, trace) {
-  const { scripts, partitions: n, owners, fault = 'none', only, make = resequencer, records = true } = scenario;
+  const { scripts, partitions: n, owners, fault = 'none', only, make = resequencer, records = true, timer = 'idle' } = scenario;
   // The faults enumerated: every one, or those `only` lists ([partition, to] revoked, [member, heir] killed).
   const allows = (a, b) => only === undefined || only.some(([x, y]) => x === a && y === b);
   const which = choose(scenario.logs.length);
@@ -132,7 +132,7 @@ function runPath(scenario, choose, seen, trace) {
   // A member's Resequencer is a function of what it was given (its clock stands still): `given`
   // lists it, for the state's key.
   const members = Array.from({ length: scenario.members }, (_, id) => {
-    const m = { id, r: make(() => 0), given: [], owned: new Set(), cursor: new Map(), pending: new Map(), lane: [], handled: new Map(), landed: new Map(), read: new Map(), alive: true };
+    const m = { id, r: make(() => 0), given: [], owned: new Set(), cursor: new Map(), pending: new Map(), lane: [], handled: new Map(), landed: new Map(), read: new Map(), sent: new Map(), alive: true };
     if (records) m.r.useRecords();
     m.r.assign('t', []);
     return m;
@@ -170,6 +170,12 @@ function runPath(scenario, choose, seen, trace) {
     return { offset, text, record: `${offset}:${text}`, member: m, handled: m.handled.get(p).length };
   }
 
+  /** m commits p: the commit is in transit (the latest one per partition). */
+  function send(m, p, c = commit(m, p)) {
+    m.sent.set(p, c.record);
+    if (matters(p)) transit.set(p, c);
+  }
+
   function land(p, c) {
     const last = broker.get(p);
     // A later commit of an earlier owner never overwrites the next owner's (the group's generation fences it).
@@ -191,7 +197,7 @@ function runPath(scenario, choose, seen, trace) {
     }
     m.pending.get(msg.partition).delete(msg.offset);
     m.handled.get(msg.partition).push(v.label);
-    if (matters(msg.partition)) transit.set(msg.partition, commit(m, msg.partition));
+    send(m, msg.partition);
     return v.label;
   }
 
@@ -208,6 +214,7 @@ function runPath(scenario, choose, seen, trace) {
     while (m.lane.some((x) => x.partition === p)) handle(m);
     transit.delete(p);
     land(p, commit(m, p));
+    m.sent.delete(p);
     m.r.forget('t', p);
     m.given.push(`F${p}`);
     m.owned.delete(p);
@@ -264,6 +271,18 @@ function runPath(scenario, choose, seen, trace) {
       if (matters(p)) out.push(['land', p]);
       else transit.delete(p);
     }
+    // The commit timer: a member commits a partition whose record changed since its last commit
+    // (its offset moved past messages skipped, say); at any step, or ('idle') once nothing else
+    // can; 'off': never (a member commits only after handling).
+    if (timer === 'any' || (timer === 'idle' && out.length === 0)) {
+      for (const m of alive) {
+        for (const p of [...m.owned].sort()) {
+          if (!matters(p)) continue;
+          const c = commit(m, p);
+          if (c.record !== m.sent.get(p)) out.push(['tick', m, p, c]);
+        }
+      }
+    }
     if (!faulted && fault === 'revoke') {
       for (const m of alive) for (const p of [...m.owned].sort()) for (const to of alive) if (to !== m && allows(p, to.id)) out.push(['revoke', m, p, to]);
     }
@@ -281,7 +300,7 @@ function runPath(scenario, choose, seen, trace) {
       // A member with no partition left holds nothing and has nothing to handle: it does nothing more.
       if (!m.alive || ((faulted || fault === 'none') && m.owned.size === 0 && m.lane.length === 0 && m.r.held === 0)) parts.push('out');
       else {
-        parts.push(m.given.join(' '), m.lane.map((x) => x.value.label).join(), [...m.read].join());
+        parts.push(m.given.join(' '), m.lane.map((x) => x.value.label).join(), [...m.read].join(), [...m.sent].join());
         // What it handled since its last landed commit: read by a kill only.
         if (!faulted && fault === 'kill') for (const p of [...m.owned].sort()) parts.push(`${p}:${m.handled.get(p).slice(m.landed.get(p)).join()}`);
       }
@@ -299,13 +318,16 @@ function runPath(scenario, choose, seen, trace) {
     let did;
     if (kind === 'read') did = `read m${a.id} ${read(a, b)}`;
     else if (kind === 'handle') did = `handle m${a.id} ${handle(a)}`;
-    else if (kind === 'land') {
+    else if (kind === 'tick') {
+      did = `commit m${a.id} p${b}`;
+      send(a, b, c);
+    } else if (kind === 'land') {
       did = `land p${a}`;
       land(a, transit.get(a));
       transit.delete(a);
     } else {
       faulted = true;
-      did = kind === 'revoke' ? `revoke p${b} m${a.id}->m${c.id}` : `kill m${a.id}, heir m${b.id}`;
+      did = kind === 'revoke' ? `revoke p${b} m${a.id}->m${c.id}` : `kill m${a.id} (heir m${b.id})`;
       if (kind === 'revoke') revoke(a, b, c);
       else kill(a, b);
     }
