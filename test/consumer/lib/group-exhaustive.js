@@ -101,6 +101,7 @@ function allLogs({ scripts, partitions, place = () => true }) {
   return out;
 }
 
+const NUMBERS = new WeakMap();
 const resequencer = (now) => new Resequencer({ maxBufferedMessages: 1e9, maxWaitMs: 1e12 }, now);
 
 /**
@@ -118,6 +119,14 @@ function runPath(scenario, choose, seen, trace) {
   const which = choose(scenario.logs.length);
   const logs = scenario.logs[which];
   const labels = logs.flat().map((v) => v.label);
+  // Records by number (the same across the scenario's paths), to keep the states' keys short.
+  if (!NUMBERS.has(scenario)) NUMBERS.set(scenario, new Map());
+  const numbers = NUMBERS.get(scenario);
+  const numbered = (record) => {
+    let i = numbers.get(record);
+    if (i === undefined) numbers.set(record, (i = numbers.size));
+    return i;
+  };
   const broker = new Map(); // partition -> the last commit that reached it
   const transit = new Map(); // partition -> its latest commit not landed yet
   const times = new Map(); // label -> times handled
@@ -132,7 +141,7 @@ function runPath(scenario, choose, seen, trace) {
   // A member's Resequencer is a function of what it was given (its clock stands still): `given`
   // lists it, for the state's key.
   const members = Array.from({ length: scenario.members }, (_, id) => {
-    const m = { id, r: make(() => 0), given: [], owned: new Set(), cursor: new Map(), pending: new Map(), lane: [], handled: new Map(), landed: new Map(), read: new Map(), sent: new Map(), alive: true };
+    const m = { id, r: make(() => 0), given: '', owned: new Set(), cursor: new Map(), pending: new Map(), lane: [], handled: new Map(), landed: new Map(), read: new Map(), sent: new Map(), alive: true };
     if (records) m.r.useRecords();
     m.r.assign('t', []);
     return m;
@@ -150,10 +159,10 @@ function runPath(scenario, choose, seen, trace) {
   function give(m, p) {
     m.owned.add(p);
     m.r.assign('t', [p]);
-    m.given.push(`A${p}`);
+    m.given += ` A${p}`;
     const c = broker.get(p);
     if (c !== undefined) {
-      m.given.push(`I${p}:${c.record}`);
+      m.given += ` I${p}:${c.record}`;
       take(m, m.r.inherit('t', p, decodeRecord(c.text, c.offset)));
     }
     m.cursor.set(p, c === undefined ? 0 : c.offset);
@@ -167,7 +176,7 @@ function runPath(scenario, choose, seen, trace) {
     let offset = m.r.committable('t', p) ?? m.cursor.get(p);
     for (const o of pending.keys()) if (o < offset) offset = o;
     const text = encodeRecord(m.r.recordOf('t', p, offset, pending.keys(), [...pending.values()].filter((o) => o !== null)));
-    return { offset, text, record: `${offset}:${text}`, member: m, handled: m.handled.get(p).length };
+    return { offset, text, record: numbered(`${offset}:${text}`), member: m, handled: m.handled.get(p).length };
   }
 
   /** m commits p: the commit is in transit (the latest one per partition). */
@@ -204,7 +213,7 @@ function runPath(scenario, choose, seen, trace) {
   function read(m, p) {
     const o = m.cursor.get(p);
     m.cursor.set(p, o + 1);
-    m.given.push(`P${p}.${o}`);
+    m.given += ` P${p}.${o}`;
     take(m, m.r.push(logs[p][o].message));
     return logs[p][o].label;
   }
@@ -216,7 +225,7 @@ function runPath(scenario, choose, seen, trace) {
     land(p, commit(m, p));
     m.sent.delete(p);
     m.r.forget('t', p);
-    m.given.push(`F${p}`);
+    m.given += ` F${p}`;
     m.owned.delete(p);
     m.pending.delete(p);
     give(to, p);
@@ -245,7 +254,7 @@ function runPath(scenario, choose, seen, trace) {
         const c = broker.get(p);
         if (c === undefined || m.read.get(p) === c.record) continue;
         m.read.set(p, c.record);
-        m.given.push(`S${p}:${c.record}`);
+        m.given += ` S${p}:${c.record}`;
         take(m, m.r.setRecord('t', p, decodeRecord(c.text, c.offset)));
       }
     }
@@ -300,7 +309,7 @@ function runPath(scenario, choose, seen, trace) {
       // A member with no partition left holds nothing and has nothing to handle: it does nothing more.
       if (!m.alive || ((faulted || fault === 'none') && m.owned.size === 0 && m.lane.length === 0 && m.r.held === 0)) parts.push('out');
       else {
-        parts.push(m.given.join(' '), m.lane.map((x) => x.value.label).join(), [...m.read].join(), [...m.sent].join());
+        parts.push(m.given, m.lane.map((x) => x.value.label).join(), [...m.read].join(), [...m.sent].join());
         // What it handled since its last landed commit: read by a kill only.
         if (!faulted && fault === 'kill') for (const p of [...m.owned].sort()) parts.push(`${p}:${m.handled.get(p).slice(m.landed.get(p)).join()}`);
       }
