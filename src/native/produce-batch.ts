@@ -69,7 +69,12 @@ export class HandleBatch {
   private answerAt = -1;
   private answer = 0;
 
-  constructor(readonly handle: NativeHandle, private readonly owner: BatchOwner) {}
+  /** The NativeClient (a private field: kept out of what serialising the client walks, which it would close a circle of). */
+  readonly #owner: BatchOwner;
+
+  constructor(readonly handle: NativeHandle, owner: BatchOwner) {
+    this.#owner = owner;
+  }
 
   /** Messages taken and not handed to librdkafka yet (a batch its full queue stopped). */
   get batched(): number {
@@ -87,7 +92,7 @@ export class HandleBatch {
       if (this.start < this.count) return ERR_QUEUE_FULL;
       this.topic = topic;
     }
-    const owner = this.owner;
+    const owner = this.#owner;
     const i = this.count;
     const size = this.rows.write(i, value, key, headers);
     this.partitions[i] = partition;
@@ -134,7 +139,7 @@ export class HandleBatch {
   submit(): void {
     const current = this.handle.current;
     if (current === undefined || this.start === this.count) return;
-    const owner = this.owner;
+    const owner = this.#owner;
     const start = this.start;
     const topic = this.topic;
     // send() calls after this hand-over form new groups.
