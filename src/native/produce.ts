@@ -195,8 +195,22 @@ export class NativeClient extends EventEmitter implements BatchOwner {
     this.onDelivery(undefined, code, topic, partition, -1, timestamp, size, key, undefined, -1);
   }
 
+  /**
+   * Metadata, read by every handle: each takes the partition counts into its own cache, so that
+   * none meets a partition it does not know yet once the producer uses a new count (it would
+   * place the message with librdkafka's partitioner instead). The first handle's answer, once
+   * all have answered.
+   */
   getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): void {
-    this.batches[0].handle.getMetadata(options, cb);
+    const open = this.batches.filter((b, i) => i === 0 || b.handle.current !== undefined);
+    let left = open.length;
+    let first: [any, any] = [null, undefined];
+    open.forEach(({ handle }, i) => {
+      handle.getMetadata(options, (err, metadata) => {
+        if (i === 0) first = [err, metadata];
+        if (--left === 0) cb(first[0], first[1]);
+      });
+    });
   }
 
   /** Hands over what is batched, then waits (on the thread pool) until librdkafka has no message left on any handle. */
