@@ -149,16 +149,8 @@ export class NativeClient extends EventEmitter implements BatchOwner {
   /** Makes the librdkafka handles again if they were closed (a bad setting: `cb(err)`), then reads metadata on each as node-rdkafka's connect() does. */
   connect(options: { timeout?: number } | undefined, cb: (err: unknown) => void): void {
     const timeout = options?.timeout ?? 30_000;
-    const all = (batches: HandleBatch[], done: (err: unknown) => void): void => {
-      let left = batches.length;
-      let failure: unknown = null;
-      for (const batch of batches) {
-        batch.handle.connect(timeout, () => {}, (err) => {
-          if (err && failure === null) failure = err;
-          if (--left === 0) done(failure);
-        });
-      }
-    };
+    const all = (batches: HandleBatch[], done: (err: unknown) => void): void =>
+      onEach(batches, ({ handle }, back) => handle.connect(timeout, () => {}, back), done);
     const ready = (err: unknown): void => {
       if (!err) this.emit('ready', { name: 'kdp-native' });
       cb(err);
@@ -203,14 +195,11 @@ export class NativeClient extends EventEmitter implements BatchOwner {
    */
   getMetadata(options: { topic?: string; timeout?: number; allTopics?: boolean }, cb: (err: any, metadata: any) => void): void {
     const open = this.batches.filter((b, i) => i === 0 || b.handle.current !== undefined);
-    let left = open.length;
     let first: [any, any] = [null, undefined];
-    open.forEach(({ handle }, i) => {
-      handle.getMetadata(options, (err, metadata) => {
-        if (i === 0) first = [err, metadata];
-        if (--left === 0) cb(first[0], first[1]);
-      });
-    });
+    onEach(open, ({ handle }, back) => handle.getMetadata(options, (err, metadata) => {
+      if (handle === open[0].handle) first = [err, metadata];
+      back(null);
+    }), () => cb(first[0], first[1]));
   }
 
   /** Hands over what is batched, then waits (on the thread pool) until librdkafka has no message left on any handle. */
@@ -232,19 +221,14 @@ export class NativeClient extends EventEmitter implements BatchOwner {
         setTimeout(wait, RETRY_MS);
         return;
       }
-      let left = this.batches.length;
-      let failure: unknown = null;
-      for (const { handle } of this.batches) {
+      onEach(this.batches, ({ handle }, back) => {
         const current = handle.current;
-        const done = (err: unknown): void => {
-          if (err && failure === null) failure = err;
-          if (--left > 0) return;
-          this.poll();
-          cb(failure);
-        };
-        if (current === undefined) done(null);
-        else handle.flush(current, Math.max(0, deadline - Date.now()), done);
-      }
+        if (current === undefined) back(null);
+        else handle.flush(current, Math.max(0, deadline - Date.now()), back);
+      }, (err) => {
+        this.poll();
+        cb(err);
+      });
     };
     wait();
   }
@@ -373,14 +357,22 @@ export class NativeClient extends EventEmitter implements BatchOwner {
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.rounds?.clear();
-    let left = open.length;
-    for (const { handle } of open) {
-      handle.close(() => {
-        if (--left > 0) return;
-        this.emit('disconnected');
-        done();
-      });
-    }
+    onEach(open, ({ handle }, back) => handle.close(() => back(null)), () => {
+      this.emit('disconnected');
+      done();
+    });
+  }
+}
+
+/** Calls `call` for each of `items`, then `done` once every one has called back, with the first error (null: none). */
+function onEach<T>(items: readonly T[], call: (item: T, back: (err: unknown) => void) => void, done: (err: unknown) => void): void {
+  let left = items.length;
+  let failure: unknown = null;
+  for (const item of items) {
+    call(item, (err) => {
+      if (err && failure === null) failure = err;
+      if (--left === 0) done(failure);
+    });
   }
 }
 
