@@ -10,7 +10,7 @@ import { InvalidOptionError, StateError } from '../core/errors';
 import { kafkaLibrary, type KafkaLibrary } from '../core/library';
 import type { ResolvedConsumerOptions } from '../core/options';
 import { hideSecrets } from '../core/secrets';
-import { chosenEngine, nativeAddon, nativeMissing } from '../native/addon';
+import { chosenEngine, engineAddon, nativeMissing } from '../native/addon';
 import { NativeConsumer } from '../native/consume';
 import type { TopicPartitionOffset } from './commits';
 import type { DynamicConsumerOptions } from './consumer-options';
@@ -50,7 +50,7 @@ export function makeConsumerClient(globalConfig: Config, topicConfig: Config, op
   };
   const library = kafkaLibrary(resolved.kafka);
   const engine = chosenEngine(options as { engine?: unknown } | undefined, resolved.engine);
-  const addon = engine === 'client' ? undefined : nativeAddon(resolved.kafka);
+  const addon = engineAddon(engine, resolved.kafka);
   if (engine === 'native' && addon === undefined) throw new StateError(`engine 'native': ${nativeMissing()}`);
   if (resolved.groupOrder === 'wait' && addon === undefined) {
     throw new InvalidOptionError('options.groupOrder', "'flag' on engine 'client' (node-rdkafka commits no metadata: no handled records to wait for)", 'wait');

@@ -55,7 +55,31 @@ export function chosenEngine(given: { engine?: unknown } | undefined, resolved: 
 /** Why a client was not made on the native engine asked for: its load failure, in one line. */
 export function nativeMissing(): string {
   const failure = nativeFailure() as Error | undefined;
-  return `the native engine is not built here (${String(failure?.message ?? failure).split('\n')[0]}); npm rebuild, or engine 'client'`;
+  return `the native engine is not built here (${String(failure?.message ?? failure).split('\n')[0]}); ${REBUILD}, or engine 'client'`;
+}
+
+/** The command that builds the native engine in an application (scripts/build-native.js). */
+const REBUILD = 'npm rebuild kafka-dynamic-partitioner';
+
+let missingTold = false;
+
+/**
+ * The addon a client is made on for `engine` ('client': none). On 'auto' without it (installed
+ * before node-rdkafka, or no C toolchain) the client runs on the client library's produce() and
+ * consume(), several times slower: said once per process, as a process warning with code
+ * KDP_NATIVE_MISSING and the command that builds it.
+ */
+export function engineAddon(engine: 'auto' | 'native' | 'client', library: KafkaLibrary | undefined): NativeAddon | undefined {
+  if (engine === 'client') return undefined;
+  const addon = nativeAddon(library);
+  if (addon === undefined && engine === 'auto' && !missingTold) {
+    missingTold = true;
+    process.emitWarning(`the native engine is not built here: producers and consumers run on the client library's produce() and consume(), several times slower`, {
+      code: 'KDP_NATIVE_MISSING',
+      detail: `Build it with \`${REBUILD}\` (node-rdkafka installed first, and a C toolchain), or choose engine 'client' to run without it. Cause: ${String((nativeFailure() as Error | undefined)?.message ?? nativeFailure()).split('\n')[0]}`,
+    });
+  }
+  return addon;
 }
 
 /** node-rdkafka's settings that are JavaScript's, not librdkafka's (lib/client.js). */

@@ -12,7 +12,7 @@ import { configError } from '../../core/config';
 import { type Connectable, ERR__TIMED_OUT, connectClient } from '../../core/connect';
 import { StateError, UndeliveredError, toKafkaError } from '../../core/errors';
 import { kafkaLibrary, warnIfBothLoaded, type KafkaLibrary } from '../../core/library';
-import { nativeAddon, nativeMissing } from '../../native/addon';
+import { engineAddon, nativeMissing } from '../../native/addon';
 import { hideSecrets } from '../../core/secrets';
 import { within } from '../../core/time';
 import { deliversReports, isHighLevel, nativeBinding, type NativeProducer } from './client-fields';
@@ -97,7 +97,7 @@ export class ClientAdapter {
     const global: Config = { ...split.global };
     if (global.dr_cb === undefined && !global.dr_msg_cb) global.dr_cb = true;
     const library = kafkaLibrary(kafka);
-    const addon = engine === 'client' ? undefined : nativeAddon(kafka);
+    const addon = engineAddon(engine, kafka);
     let client: ProducerLike;
     let native: NativeClient | undefined;
     try {
