@@ -16,7 +16,7 @@ const ROOT = join(__dirname, '..');
 const MAX_LINES = 450;
 
 /** The layers of src/, from the ground up: a folder may import its own layer and those before it. */
-const LAYERS = ['core', 'partitioner', 'native', 'producer', 'consumer', 'kafkajs', 'tools', 'index.ts'];
+const LAYERS = ['core', 'partitioner', 'native', 'producer', 'consumer', 'kafkajs', 'platformatic', 'tools', 'index.ts'];
 
 /** The files under `folder` (from the root) whose names match `pattern`. */
 function filesUnder(folder, pattern) {
