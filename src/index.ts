@@ -33,3 +33,5 @@ export { wrapKafkaJsConsumer, KafkaJsDynamicConsumer } from './kafkajs/consumer'
 export type { KafkaJsConsumerOptions, KafkaJsConsumerLike, KafkaJsConsumedMessage, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig, KafkaJsSubscription } from './kafkajs/consumer';
 export type { KafkaJsProducerOptions, KafkaJsProducerLike, KafkaJsAdminLike, KafkaJsMessage, KafkaJsRecord, KafkaJsBatch } from './kafkajs/producer';
 export type { KafkaLibrary } from './core/library';
+export { wrapPlatformaticConsumer, PlatformaticDynamicConsumer } from './platformatic/consumer';
+export type { PlatformaticConsumerOptions, PlatformaticConsumerLike, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig, PlatformaticStreamLike } from './platformatic/consumer';

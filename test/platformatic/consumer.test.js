@@ -1,0 +1,189 @@
+'use strict';
+// wrapPlatformaticConsumer over a fake @platformatic/kafka Consumer and MessagesStream (no
+// broker, Node 20): a spread key's messages handed out in produce order across partitions,
+// commits that stay below what is not handled, the stream paused at maxPending, handler
+// retries then a stop with the HandlerError, a join's new assignment (partitions leaving
+// committed and forgotten, a kept partition's messages read again dropped), and the options
+// refused at the edge. test/kafka/platformatic-consumer.test.js runs it against a real cluster.
+
+const t = require('tap');
+const { EventEmitter } = require('node:events');
+const { wrapPlatformaticConsumer, encodeOrderHeader, ORDER_ANCHOR, ORDER_SPREAD, HandlerError, InvalidOptionError } = require('../..');
+
+const TOPIC = 't';
+const PRODUCER = '0123456789abcdef';
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class FakeStream extends EventEmitter {
+  paused = false;
+  closed = false;
+  pause() {
+    this.paused = true;
+  }
+  resume() {
+    this.paused = false;
+  }
+  async close() {
+    this.closed = true;
+  }
+}
+
+class FakeConsumer extends EventEmitter {
+  groupId = 'g';
+  assignments = null;
+  commits = [];
+  consumeOptions = null;
+  stream = new FakeStream();
+  constructor(partitions) {
+    super();
+    this.joined = [{ topic: TOPIC, partitions }];
+  }
+  async consume(options) {
+    this.consumeOptions = options;
+    this.assignments = this.joined;
+    this.emit('consumer:group:join', { groupId: 'g', assignments: this.joined });
+    return this.stream;
+  }
+  async commit({ offsets }) {
+    this.commits.push(...offsets.map((o) => ({ ...o, offset: Number(o.offset) })));
+  }
+  async listCommittedOffsets() {
+    return new Map();
+  }
+  /** The last committed offset of a partition, or -1. */
+  committed(partition) {
+    const list = this.commits.filter((c) => c.partition === partition);
+    return list.length ? list[list.length - 1].offset : -1;
+  }
+  join(partitions) {
+    this.emit('consumer:group:rebalance', { groupId: 'g' });
+    this.assignments = [{ topic: TOPIC, partitions }];
+    this.emit('consumer:group:join', { groupId: 'g', assignments: this.assignments });
+  }
+}
+
+/** A stream message; `order`: [kind, sequence, previous, afterPartition] of a spread key's header. */
+function message(partition, offset, key, order) {
+  const headerEntries = order ? [[Buffer.from('kdp-order'), Buffer.from(encodeOrderHeader(order[0], PRODUCER, order[1], order[2], 2, 2, 0, order[3] ?? -1))]] : [];
+  return { topic: TOPIC, partition, offset: BigInt(offset), key: Buffer.from(key), value: Buffer.from(`${key}@${partition}/${offset}`), headerEntries, headers: new Map(headerEntries) };
+}
+
+t.test('a spread key read out of order over two partitions reaches the handler in produce order; commits stay below what waits', async (t) => {
+  const consumer = new FakeConsumer([0, 1]);
+  const dc = wrapPlatformaticConsumer(consumer, { commitIntervalMs: 20 });
+  const seen = [];
+  let gate;
+  const blocked = new Promise((resolve) => { gate = resolve; });
+  await dc.run({
+    topics: [TOPIC],
+    handler: async (m, info) => {
+      seen.push(`${m.value}${info.ordered ? '' : ' flagged'}`);
+      if (m.partition === 1 && m.offset === 0n) await blocked;
+    },
+  });
+  t.equal(consumer.consumeOptions.autocommit, false, 'consume() with autocommit false');
+  t.equal(consumer.consumeOptions.mode, 'committed', "mode 'committed' by default");
+  const s = consumer.stream;
+  // Sequence 2 (partition 0) is read before sequence 1 (partition 1): it waits for it.
+  s.emit('data', message(0, 0, 'hot', [ORDER_SPREAD, 2, 1, 1]));
+  s.emit('data', message(0, 1, 'cold'));
+  t.same(seen, ['cold@0/1'], 'the unmarked message goes; the spread one waits for its predecessor');
+  await sleep(60);
+  t.ok(consumer.committed(0) <= 0, `nothing of partition 0 committed past its offset 0, held (${consumer.committed(0)})`);
+  s.emit('data', message(1, 0, 'hot', [ORDER_ANCHOR, 1, 0]));
+  t.same(seen, ['cold@0/1', 'hot@1/0'], 'the predecessor is handed out (and its call is under way)');
+  await sleep(60);
+  t.ok(consumer.committed(0) <= 0, `still nothing past partition 0's offset 0: it waits behind a call of its key (${consumer.committed(0)})`);
+  gate();
+  await sleep(60);
+  t.same(seen, ['cold@0/1', 'hot@1/0', 'hot@0/0'], 'then its successor, in order');
+  t.equal(consumer.committed(0), 2, 'partition 0 committed past what was handled');
+  t.equal(consumer.committed(1), 1, 'partition 1 too');
+  await dc.stop();
+  t.ok(s.closed, 'stop() closes the stream');
+  t.equal(consumer.listenerCount('consumer:group:join'), 0, "the consumer's events are left alone after stop()");
+});
+
+t.test('the stream pauses while maxPending messages wait, and goes on at half', async (t) => {
+  const consumer = new FakeConsumer([0]);
+  const dc = wrapPlatformaticConsumer(consumer, { maxPending: 4 });
+  const gates = [];
+  let open = false;
+  await dc.run({ topics: [TOPIC], handler: () => (open ? undefined : new Promise((resolve) => gates.push(resolve))) });
+  for (let i = 0; i < 5; i++) consumer.stream.emit('data', message(0, i, `k${i}`));
+  t.ok(consumer.stream.paused, `paused with ${dc.metrics().waiting} waiting`);
+  while (consumer.stream.paused && gates.length > 0) {
+    gates.shift()();
+    await sleep(1);
+  }
+  t.notOk(consumer.stream.paused, `resumed once the handler caught up (${dc.metrics().waiting} waiting)`);
+  open = true;
+  for (const g of gates) g();
+  await dc.stop();
+});
+
+t.test('a handler that keeps failing: retried, then the run stops with the HandlerError, committing below the message', async (t) => {
+  const consumer = new FakeConsumer([0]);
+  const dc = wrapPlatformaticConsumer(consumer, { handlerRetries: 2, retryBackoffMs: 1 });
+  let calls = 0;
+  const failures = [];
+  dc.on('handlerError', (err) => failures.push(err));
+  const stopped = new Promise((resolve) => dc.once('stopped', resolve));
+  await dc.run({
+    topics: [TOPIC],
+    handler: (m) => {
+      if (m.offset === 1n) {
+        calls++;
+        throw new Error('boom');
+      }
+    },
+  });
+  consumer.stream.emit('data', message(0, 0, 'a'));
+  consumer.stream.emit('data', message(0, 1, 'b'));
+  const error = await stopped;
+  t.ok(error instanceof HandlerError, 'stopped with a HandlerError');
+  t.equal(calls, 3, 'the message was handed over 1 + handlerRetries times');
+  t.equal(failures.length, 3, "each failure is a 'handlerError'");
+  t.equal(consumer.committed(0), 1, 'committed below the failed message');
+});
+
+t.test('a join: partitions leaving are committed and forgotten, a kept partition read again is not handed out twice', async (t) => {
+  const consumer = new FakeConsumer([0, 1]);
+  const dc = wrapPlatformaticConsumer(consumer);
+  const seen = [];
+  const events = [];
+  dc.on('revoked', (list) => events.push(`revoked ${list.map((tp) => tp.partition)}`));
+  dc.on('assigned', (list) => events.push(`assigned ${list.map((tp) => tp.partition)}`));
+  await dc.run({ topics: [TOPIC], handler: (m) => { seen.push(`${m.partition}/${m.offset}`); } });
+  consumer.stream.emit('data', message(0, 0, 'a'));
+  consumer.stream.emit('data', message(1, 0, 'b'));
+  consumer.stream.emit('data', message(1, 1, 'c'));
+  consumer.join([0, 2]);
+  await sleep(5);
+  t.same(events, ['assigned 0,1', 'revoked 1', 'assigned 2'], 'the assignment changes, as events');
+  t.equal(consumer.committed(1), 2, 'partition 1 committed as it left');
+  // The stream reads partition 0 again from its committed offset, and an old fetch of 1 comes late.
+  consumer.stream.emit('data', message(0, 0, 'a'));
+  consumer.stream.emit('data', message(1, 2, 'c'));
+  consumer.stream.emit('data', message(0, 1, 'd'));
+  consumer.stream.emit('data', message(2, 5, 'e'));
+  t.same(seen, ['0/0', '1/0', '1/1', '0/1', '2/5'], 'nothing twice, nothing of a partition gone');
+  await dc.stop();
+  t.equal(consumer.committed(0), 2, 'partition 0 committed at stop');
+  t.equal(consumer.committed(2), 6, 'partition 2 too');
+});
+
+t.test('refused at the edge', async (t) => {
+  t.throws(() => wrapPlatformaticConsumer({}), { name: 'InvalidArgTypeError' }, 'not a consumer');
+  t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { groupOrder: 'wait' }), InvalidOptionError, "groupOrder 'wait': no records to wait for");
+  t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { maxPending: 0 }), InvalidOptionError, 'maxPending 0');
+  t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { nope: 1 }), InvalidOptionError, 'an unknown option');
+  const dc = wrapPlatformaticConsumer(new FakeConsumer([0]));
+  await t.rejects(dc.run({ topics: [TOPIC], handler: () => {}, consume: { autocommit: true } }), InvalidOptionError, 'autocommit true');
+  await t.rejects(dc.run({ topics: [TOPIC], handler: () => {}, eachMessage: () => {} }), InvalidOptionError, 'an unknown run() field');
+  await t.rejects(dc.run({ topics: [], handler: () => {} }), { name: 'InvalidArgTypeError' }, 'no topics');
+  await t.rejects(dc.run({ topics: [TOPIC], handler: () => {}, concurrency: 0 }), InvalidOptionError, 'concurrency 0');
+  await dc.run({ topics: [TOPIC], handler: () => {} });
+  await t.rejects(dc.run({ topics: [TOPIC], handler: () => {} }), { name: 'StateError' }, 'run() while running');
+  await dc.stop();
+});
