@@ -35,3 +35,8 @@ export type { KafkaJsProducerOptions, KafkaJsProducerLike, KafkaJsAdminLike, Kaf
 export type { KafkaLibrary } from './core/library';
 export { wrapPlatformaticConsumer, PlatformaticDynamicConsumer } from './platformatic/consumer';
 export type { PlatformaticConsumerOptions, PlatformaticConsumerLike, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig, PlatformaticStreamLike } from './platformatic/consumer';
+export { createPlatformaticPartitioner } from './platformatic/partitioner';
+export type { PlatformaticPartitionerFunction, PlatformaticPartitioner, PlatformaticPartitionerOptions, PlatformaticPartitionerContext, PlatformaticMessageLike, PlatformaticMetadataLike } from './platformatic/partitioner';
+export { wrapPlatformaticProducer, PlatformaticDynamicProducer } from './platformatic/producer';
+export type { PlatformaticProducerOptions, PlatformaticProducerLike, PlatformaticMessage, PlatformaticSendOptions } from './platformatic/producer';
+export type { PlatformaticHeaders } from './platformatic/producer-headers';

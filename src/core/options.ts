@@ -301,6 +301,21 @@ export function resolveKafkaJsProducerOptions(options: unknown): { producer: Kaf
   return resolveKafkaJsProducer(options);
 }
 
+// @platformatic/kafka ------------------------------------------------------------------------
+
+/** Kafka's murmur2 partitioners: what the producer reduces itself (`% partitionsCount`) while a count is not known. */
+const MURMUR2 = oneOf(['murmur2_random', 'murmur2'] as const, " (the @platformatic/kafka adapters follow Kafka's murmur2)").default('murmur2_random');
+
+/** createPlatformaticPartitioner's options (orderHeaders: only 'none', required there unless spread is false: a hook cannot write headers). */
+export const resolvePlatformaticPartitionerOptions = producerResolver<{ readonly partitioner: 'murmur2_random' | 'murmur2'; readonly orderHeaders?: 'none' }>({
+  partitioner: MURMUR2, orderHeaders: oneOf(['none'] as const, ' (a hook cannot write headers: wrapPlatformaticProducer can)'),
+});
+
+/** wrapPlatformaticProducer's own options, resolved (headerType: what the order header goes to the producer's header serializers as). */
+export type PlatformaticProducerSettings = Omit<KafkaJsProducerSettings, 'admin'> & { readonly partitioner: 'murmur2_random' | 'murmur2'; readonly headerType: 'string' | 'buffer' };
+const { admin: _admin, ...PLATFORMATIC_PRODUCER_FIELDS }: Fields = { ...KAFKAJS_PRODUCER_FIELDS, partitioner: MURMUR2, headerType: oneOf(['string', 'buffer'] as const).default('string') };
+export const resolvePlatformaticProducerOptions = producerResolver<PlatformaticProducerSettings>(PLATFORMATIC_PRODUCER_FIELDS);
+
 // Resequencer -------------------------------------------------------------------------------
 
 export interface ResolvedResequencerOptions {
