@@ -31,6 +31,7 @@ export type { LagMonitorOptions, Lag } from './consumer/lag';
 export { wrapKafkaJsProducer, KafkaJsDynamicProducer } from './kafkajs/producer';
 export { wrapKafkaJsConsumer, KafkaJsDynamicConsumer } from './kafkajs/consumer';
 export type { KafkaJsConsumerOptions, KafkaJsConsumerLike, KafkaJsConsumedMessage, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig, KafkaJsSubscription } from './kafkajs/consumer';
+export type { ConfluentConsumerLike, KafkaJs2ConsumerLike, KafkaJsAdminClient, RejoinCounts } from './kafkajs/consumer';
 export type { KafkaJsProducerOptions, KafkaJsProducerLike, KafkaJsAdminLike, KafkaJsMessage, KafkaJsRecord, KafkaJsBatch } from './kafkajs/producer';
 export type { KafkaLibrary } from './core/library';
 export { wrapPlatformaticConsumer, PlatformaticDynamicConsumer } from './platformatic/consumer';

@@ -387,8 +387,23 @@ export function resolveConsumerOptions(options: unknown): ResolvedConsumerOption
 
 // wrapKafkaJsConsumer -----------------------------------------------------------------------
 
-/** wrapKafkaJsConsumer's options, resolved: DynamicConsumer's, less those of its own fetching. */
-export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'>;
+/** The KafkaJS admin client wrapKafkaJsConsumer reads committed offsets with (KafkaJS 2.x's consumer): what is used of it. */
+export interface KafkaJsConsumerAdmin {
+  connect(): Promise<void>;
+  fetchOffsets(request: { groupId: string; topics: string[] }):
+    Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string; metadata: string | null }> }>>;
+}
+
+/**
+ * wrapKafkaJsConsumer's options, resolved: DynamicConsumer's, less those of its own fetching,
+ * and the admin client of KafkaJS 2.x's consumer (whether it is required depends on the consumer: checked there).
+ */
+export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'> & {
+  readonly admin?: KafkaJsConsumerAdmin;
+};
+
+const KAFKAJS_ADMIN = custom<KafkaJsConsumerAdmin>('a KafkaJS admin client (kafka.admin(): connect() and fetchOffsets())', (v) =>
+  typeof v === 'object' && v !== null && typeof (v as { connect?: unknown }).connect === 'function' && typeof (v as { fetchOffsets?: unknown }).fetchOffsets === 'function');
 
 const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   resequencer: RESEQUENCER_SCHEMA,
@@ -398,6 +413,7 @@ const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   retryBackoffMs: CONSUMER_FIELDS.retryBackoffMs,
   ordering: CONSUMER_FIELDS.ordering,
   groupOrder: CONSUMER_FIELDS.groupOrder,
+  admin: KAFKAJS_ADMIN,
 });
 
 export function resolveKafkaJsConsumerOptions(options: unknown): ResolvedKafkaJsConsumerOptions {

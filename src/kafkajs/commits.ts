@@ -1,13 +1,15 @@
 // KafkaJsDynamicConsumer's commits (src/kafkajs/consumer.ts), as src/consumer/commits.ts is
 // DynamicConsumer's: what may be committed is the Dispatcher's safe offset of each partition
 // (below every message held or not yet handled), with its partition's handled record
-// (src/consumer/records.ts) as the commit's metadata; this writes it — periodically with the
-// consumer's commitOffsets(), synchronously on revoke with its internal client's commitSync() —
-// takes the results, and reads back the group's committed offsets and records of the
-// partitions the Resequencer awaits (a held message waits for its predecessor there to be
-// handled by another member) and of the partitions coming to this consumer.
+// (src/consumer/records.ts) as the commit's metadata; this writes it through the consumer's host
+// (consumer-host.ts) — periodically with the consumer's commitOffsets(), synchronously on
+// revoke where the host can (Confluent's internal client's commitSync()) — takes the results,
+// and reads back the group's committed offsets and records of the partitions the Resequencer
+// awaits (a held message waits for its predecessor there to be handled by another member) and
+// of the partitions coming to this consumer.
 
 import { type KafkaError, StateError, toKafkaError } from '../core/errors';
+import type { ConsumerHost } from './consumer-host';
 import { delay } from '../core/time';
 import { commitRefusal } from '../consumer/commits';
 import type { Dispatcher, PartitionOffset } from '../consumer/dispatch';
@@ -17,19 +19,10 @@ import type { CommittedOffset, HandledRecords } from '../consumer/records';
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
 const COMMITTED_READ_TIMEOUT_MS = 5000;
 
-/** What is used of the KafkaJS-API consumer to commit and to read committed offsets. */
-export interface KafkaJsCommitter {
-  commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string; metadata?: string }>): Promise<void>;
-  committed(partitions: Array<{ topic: string; partition: number }>, timeout?: number):
-    Promise<Array<{ topic: string; partition: number; offset: string | null; metadata?: string | null }>>;
-}
-
 /** What the commits report to the consumer that owns them. */
 export interface KafkaJsCommitHooks {
   /** The consumer is running (periodic work and reads' results count only then). */
   running(): boolean;
-  /** The consumer's node-rdkafka-style client (its commitSync() commits on revoke), or null before connect(). */
-  client(): { commitSync?(offsets: PartitionOffset[]): unknown } | null;
   emit(event: 'committed', offsets: PartitionOffset[]): void;
   emit(event: 'warning' | 'error', error: KafkaError): void;
   /** Whether an 'error' listener is there (a periodic commit's failure is reported only to one). */
@@ -44,7 +37,7 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
   private again: (() => Iterable<{ topic: string; partition: number }>) | undefined;
 
   constructor(
-    private readonly consumer: KafkaJsCommitter,
+    private readonly host: ConsumerHost,
     private readonly dispatch: Dispatcher<M>,
     private readonly resequencer: Resequencer<M>,
     private readonly records: HandledRecords<M>,
@@ -87,12 +80,15 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
     while (this.committing) await delay(5);
   }
 
-  /** Commits `offsets`: 'committed', or the offsets are committed again next time ('error', or 'warning' for a refusal on revoke). */
-  async commit(offsets: PartitionOffset[], periodic: boolean): Promise<void> {
+  /**
+   * Commits `offsets`: 'committed' (and true), or the offsets are committed again next time
+   * ('error', or 'warning' for a refusal on revoke; false).
+   */
+  async commit(offsets: PartitionOffset[], periodic: boolean): Promise<boolean> {
     try {
-      await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset, metadata }) =>
-        (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata })));
+      await this.host.commit(offsets);
       this.hooks.emit('committed', withoutRecords(offsets));
+      return true;
     } catch (err) {
       this.dispatch.notCommitted(offsets);
       const error = toKafkaError(err, 'commit');
@@ -101,24 +97,24 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
       const refusal = commitRefusal(error.librdkafkaCode);
       if (refusal === 'rebalancing') {
         if (!periodic) this.hooks.emit('warning', error);
-        return;
+        return false;
       }
       // Refused while the coordinator moves or is out of reach: made again next time (or read again by the next owner).
       if (refusal === 'transient') {
         this.hooks.emit('warning', error);
-        return;
+        return false;
       }
       if (!periodic) throw error;
       if (this.hooks.hasErrorListener()) this.hooks.emit('error', error);
+      return false;
     }
   }
 
   /** A commit on revoke: 'committed', or a 'warning' (the next owner reads again from the last committed offset). */
   commitOnRevoke(offsets: PartitionOffset[]): void {
     try {
-      const client = this.hooks.client();
-      if (typeof client?.commitSync !== 'function') throw new StateError('the consumer has no client to commit with');
-      client.commitSync(offsets);
+      if (this.host.commitNow === undefined) throw new StateError(`${this.host.name} cannot commit synchronously`);
+      this.host.commitNow(offsets);
       this.hooks.emit('committed', withoutRecords(offsets));
     } catch (err) {
       this.dispatch.notCommitted(offsets);
@@ -137,10 +133,10 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
     this.reading = true;
     this.records.reading();
     const since = performance.now();
-    this.consumer.committed(awaited, COMMITTED_READ_TIMEOUT_MS).then((offsets) => {
+    this.host.committed(awaited, COMMITTED_READ_TIMEOUT_MS).then((offsets) => {
       this.records.readTook(performance.now() - since);
       if (!this.hooks.running()) return;
-      this.dispatch.accept(this.records.read(committedOffsets(offsets)));
+      this.dispatch.accept(this.records.read(offsets));
     }, (err) => {
       if (this.hooks.running()) this.hooks.emit('warning', toKafkaError(err, 'committed'));
     }).finally(() => {
@@ -149,18 +145,9 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
   }
 
   /** The committed offsets and records of `partitions` (coming to this consumer), as the records read them. */
-  async committedOf(partitions: Array<{ topic: string; partition: number }>): Promise<CommittedOffset[]> {
-    return committedOffsets(await this.consumer.committed(partitions, COMMITTED_READ_TIMEOUT_MS));
+  committedOf(partitions: Array<{ topic: string; partition: number }>): Promise<CommittedOffset[]> {
+    return this.host.committed(partitions, COMMITTED_READ_TIMEOUT_MS);
   }
-}
-
-/**
- * What the KafkaJS API's committed() gives, as the records read it: the offset a number (the
- * API gives a string, and null for offset 0), the metadata as given (Confluent's client reads
- * it less the NUL its writers add, src/common.cc).
- */
-function committedOffsets(offsets: ReadonlyArray<{ topic: string; partition: number; offset: string | null; metadata?: string | null }> | undefined): CommittedOffset[] {
-  return (offsets ?? []).map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset: offset === null ? 0 : Number(offset), metadata }));
 }
 
 /** The offsets as the 'committed' listeners get them: without the records committed with them. */

@@ -1,9 +1,11 @@
 // The shapes wrapKafkaJsConsumer (consumer.ts) takes and gives: its options, the KafkaJS API's
-// messages, payloads and run config as the application meets them, and what it uses of
-// Confluent's KafkaJS consumer and of that consumer's internal client.
+// messages, payloads and run config as the application meets them, and what it uses of the two
+// consumers it wraps — Confluent's KafkaJS consumer (and that consumer's internal client), and
+// KafkaJS 2.x's consumer (with a KafkaJS admin client).
 
 import type { ConsumedMessage, ResequencerOptions } from '../consumer/resequencer';
 import type { HandledInfo, PartitionOffset } from '../consumer/dispatch';
+import type { KafkaJsConsumerAdmin } from '../core/options';
 
 export interface KafkaJsConsumerOptions {
   readonly resequencer?: ResequencerOptions;
@@ -29,6 +31,13 @@ export interface KafkaJsConsumerOptions {
    * default, is 'wait': this consumer's commits carry the records.
    */
   readonly groupOrder?: 'auto' | 'flag' | 'wait';
+  /**
+   * KafkaJS 2.x's consumer only (required there; refused with Confluent's): a KafkaJS admin
+   * client of the same cluster (`kafka.admin()`), with which the group's committed offsets and
+   * handled records are read (that consumer has no committed()). connect() connects it; the
+   * application disconnects it.
+   */
+  readonly admin?: KafkaJsAdminClient;
 }
 
 /** A message as the KafkaJS API hands it over (the fields read here; the others are passed on). */
@@ -65,16 +74,23 @@ export interface KafkaJsSubscription {
   topic?: string | RegExp;
   topics?: Array<string | RegExp>;
   replace?: boolean;
+  /** KafkaJS 2.x's: where a partition without a committed offset starts (Confluent's takes it in the consumer's config). */
+  fromBeginning?: boolean;
 }
 
 /** The batch the consumer's eachBatch gets (the fields read here). */
 export interface KafkaJsBatchPayload {
   batch: { topic: string; partition: number; messages: KafkaJsConsumedMessage[] };
   resolveOffset(offset: string): void;
+  /** KafkaJS's heartbeats (when its interval has passed), rejecting once the group rebalances; Confluent's does nothing. */
+  heartbeat?(): Promise<void>;
 }
 
-/** What is used of a KafkaJS-API consumer (Confluent's KafkaJS.Consumer). */
-export interface KafkaJsConsumerLike {
+/** A consumer of the KafkaJS API wrapKafkaJsConsumer takes: Confluent's, or KafkaJS 2.x's. */
+export type KafkaJsConsumerLike = ConfluentConsumerLike | KafkaJs2ConsumerLike;
+
+/** What is used of Confluent's KafkaJS.Consumer. */
+export interface ConfluentConsumerLike {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   subscribe(subscription: KafkaJsSubscription): Promise<void>;
@@ -85,6 +101,22 @@ export interface KafkaJsConsumerLike {
   /** Confluent's: the node-rdkafka-style client, set from connect() on. */
   _getInternalClient(): InternalClient | null;
 }
+
+/** What is used of KafkaJS 2.x's consumer (`new Kafka({...}).consumer({ groupId })`). */
+export interface KafkaJs2ConsumerLike {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  stop(): Promise<void>;
+  subscribe(subscription: KafkaJsSubscription): Promise<void>;
+  run(config: { autoCommit: boolean; eachBatchAutoResolve: boolean; eachBatch: (payload: KafkaJsBatchPayload) => Promise<void> }): Promise<void>;
+  commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string; metadata?: string }>): Promise<void>;
+  /** An instrumentation event's listener; returns its remover. */
+  on(event: string, listener: (event: any) => void): () => void;
+  readonly events: { readonly REBALANCING: string; readonly GROUP_JOIN: string; readonly CRASH: string; readonly [name: string]: string };
+}
+
+/** What is used of a KafkaJS admin client (`kafka.admin()`). */
+export type KafkaJsAdminClient = KafkaJsConsumerAdmin;
 
 export interface InternalClient {
   on(event: 'rebalance', listener: (err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>) => void): unknown;

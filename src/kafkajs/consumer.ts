@@ -1,53 +1,55 @@
-// Order restoration for the KafkaJS-compatible API of Confluent's client
-// (@confluentinc/kafka-javascript 1.x, `new KafkaJS.Kafka(...).consumer()`): what DynamicConsumer
-// does for node-rdkafka's KafkaConsumer, over that consumer's own run().
+// Order restoration for consumers of the KafkaJS API: Confluent's KafkaJS-compatible client
+// (@confluentinc/kafka-javascript 1.x, `new KafkaJS.Kafka(...).consumer()`) and KafkaJS 2.x's
+// own (`new Kafka({...}).consumer({ groupId })`, tested with 2.2.4): what DynamicConsumer does
+// for node-rdkafka's KafkaConsumer, over that consumer's own run(). What differs between the
+// two clients is their host (consumer-host.ts: host-confluent.ts, host-kafkajs.ts); the rest is
+// one adapter.
 //
-// How offsets are kept (lib/kafkajs/_consumer.js, 1.10): the consumer must be configured with
-// autoCommit false. Otherwise librdkafka commits, every autoCommitInterval, the offsets the
-// consumer stores as its eachMessage / eachBatch calls return (or resolveOffset() is called):
-// past messages the Resequencer still holds, which a crash would lose. resolveOffset() cannot
-// stand in for our commits either: a partition's safe offset moves when a message of ANOTHER
+// How offsets are kept: the consumer commits nothing by itself (Confluent's must be configured
+// with autoCommit false; KafkaJS's is run with it): it would commit, as eachBatch returns, past
+// messages the Resequencer still holds, which a crash would lose. resolveOffset() cannot stand
+// in for our commits either: a partition's safe offset moves when a message of ANOTHER
 // partition arrives (the predecessor its held messages waited for), outside that partition's
 // batch, and resolveOffset reaches only the current batch's partition, forward; a batch left
-// unresolved is sought back and fetched again (pushed to the Resequencer twice). So the
-// consumer is run with eachBatch and eachBatchAutoResolve false, each batch resolved whole as
-// soon as it is in the Resequencer (nothing is sought back), and this wrapper commits with
-// commitOffsets([{ topic, partition, offset, metadata }]): explicit offsets, below every message
-// held or not yet handled (Dispatcher.safeOffset), each with its partition's handled record as
-// DynamicConsumer's native engine commits it (docs/ordering.md, "Order in a group"); on revoke
-// synchronously, with the consumer's own client's commitSync(), before the consumer unassigns
-// the partitions (the commits, and the reads of the group's committed offsets and records, in
-// commits.ts). A partition coming here hands out nothing before its previous owner's record
-// is read: its first batch waits for that read.
+// unresolved is fetched again (pushed to the Resequencer twice). So the consumer is run with
+// eachBatch and eachBatchAutoResolve false, each batch resolved whole as soon as it is taken,
+// and this wrapper commits with commitOffsets([{ topic, partition, offset, metadata }]):
+// explicit offsets, below every message held or not yet handled (Dispatcher.safeOffset), each
+// with its partition's handled record as DynamicConsumer's native engine commits it
+// (docs/ordering.md, "Order in a group"; commits.ts). A partition coming here hands out nothing
+// before its previous owner's record is read: its first batch waits for that read
+// (consumer-assignment.ts, which also says what each assignment change does).
 //
-// Rebalances: that consumer takes a rebalance_cb only from the config it was built with, so
-// the assignment changes are read from its internal client's 'rebalance' events (emitted
-// before it assigns or unassigns; twice per change in 1.10, which the handling below
-// tolerates). Its stop() is not implemented (it throws), and a consumer connects once: stop()
-// here ends the run the one way that consumer allows, by disconnecting it.
+// Stopping: Confluent's stop() is not implemented (it throws) and it connects once: stop() here
+// disconnects it. KafkaJS's stops and runs again: stop() ends the run, disconnect() closes it.
 
 import { EventEmitter } from 'node:events';
 import { Resequencer, type ConsumedMessage } from '../consumer/resequencer';
 import { Dispatcher, type PartitionOffset, partitionKey } from '../consumer/dispatch';
 import { KafkaJsCommits } from './commits';
 import type {
-  Consumed, InternalClient, KafkaJsBatchPayload, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload,
+  Consumed, KafkaJsBatchPayload, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload,
   KafkaJsRunConfig, KafkaJsSubscription,
 } from './consumer-types';
+import type { ConsumerHost } from './consumer-host';
+import { ConfluentHost, isConfluentConsumer } from './host-confluent';
+import { KafkaJsHost, isKafkaJs2Consumer, kafkaJsError } from './host-kafkajs';
+import { Assignment, type RejoinCounts } from './consumer-assignment';
 import { HandledRecords, RECORD_COMMIT_MS, RECORD_READ_MS, type RecordCounts } from '../consumer/records';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle } from '../core/lifecycle';
 import { warnIfBothLoaded } from '../core/library';
+import { within } from '../core/time';
 
 export type {
   KafkaJsConsumedMessage, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig,
-  KafkaJsSubscription,
+  KafkaJsSubscription, ConfluentConsumerLike, KafkaJs2ConsumerLike, KafkaJsAdminClient,
 } from './consumer-types';
+export type { RejoinCounts } from './consumer-assignment';
 
-// librdkafka's codes of a rebalance callback.
-const ERR__ASSIGN_PARTITIONS = -175;
-const ERR__REVOKE_PARTITIONS = -174;
+/** How often eachBatch heartbeats while it waits for the queue to drain (ms; KafkaJS sends one when its heartbeatInterval has passed). */
+const HEARTBEAT_MS = 1000;
 
 /** How often the group's committed offsets are read while the resequencer awaits some (ms). */
 const COMMITTED_READ_MS = 200;
@@ -57,13 +59,13 @@ const NO_HEARTBEAT = async (): Promise<void> => {};
 export declare interface KafkaJsDynamicConsumer {
   /** One failed call of eachMessage (it gets the message again unless the retries are used up). */
   on(event: 'handlerError', listener: (err: HandlerError, payload: KafkaJsEachMessagePayload) => void): this;
-  /** The run ended (stop(), or `error`: the retries on a message were used up); the consumer is disconnected. */
+  /** The run ended (stop(), or `error`: the retries on a message were used up); Confluent's consumer is disconnected. */
   on(event: 'stopped', listener: (error: HandlerError | undefined) => void): this;
   on(event: 'assigned' | 'revoked', listener: (partitions: Array<{ topic: string; partition: number }>) => void): this;
   on(event: 'committed', listener: (offsets: PartitionOffset[]) => void): this;
-  /** A KafkaError: a commit refused on revoke while the group rebalances, or a failed read of committed offsets. */
+  /** A KafkaError: a commit refused on revoke (or on KafkaJS's rebalance) while the group rebalances, or a failed read of committed offsets. */
   on(event: 'warning', listener: (err: KafkaError) => void): this;
-  /** A KafkaError: a commit that failed (made again next time). */
+  /** A KafkaError: a commit that failed (made again next time), or KafkaJS's run that crashed for good (the consumer stops). */
   on(event: 'error', listener: (err: KafkaError) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
 }
@@ -74,10 +76,12 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   readonly resequencer: Resequencer<Consumed>;
   private readonly options: ResolvedKafkaJsConsumerOptions;
   private readonly dispatch: Dispatcher<Consumed>;
-  private readonly assigned = new Map<string, { topic: string; partition: number }>();
-  /** idle → connecting → connected → running → stopping → stopped (a consumer of this API connects once). */
-  private readonly life = new Lifecycle('stopped');
-  private client: InternalClient | null = null;
+  /** What differs between the clients: Confluent's, or KafkaJS's. */
+  private readonly host: ConsumerHost;
+  /** The partitions owned, and what the group's changes do to them. */
+  private readonly assignment: Assignment<Consumed>;
+  /** idle → connecting → connected → running → stopping → stopped (Confluent's connects once), or idle again (KafkaJS's). */
+  private readonly life: Lifecycle;
   private eachMessage: KafkaJsEachMessage | undefined;
   private timers: NodeJS.Timeout[] = [];
   /** Why the run ended, when eachMessage failed for good on a message. */
@@ -86,8 +90,6 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private readonly commits: KafkaJsCommits<Consumed>;
   /** The handled records committed with the offsets and read back (docs/ordering.md). */
   private readonly records: HandledRecords<Consumed>;
-  /** Partitions come here whose previous owner's record is being read: their batches wait for it. */
-  private readonly inheriting = new Map<string, Promise<void>>();
   /** options.groupOrder as it applies ('auto' is 'wait': this consumer's commits carry the records). */
   readonly groupOrder: 'flag' | 'wait';
   /** A commit soon after a marked message was handled (groupOrder 'wait'), pending. */
@@ -97,21 +99,33 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   /** The resequencer's clock stands still while eachBatch waits for the application (see DynamicConsumer). */
   private waitingSince = 0;
   private waitedFor = 0;
-  private readonly onRebalance = (err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>) => this.rebalance(err, assignment);
 
   constructor(consumer: KafkaJsConsumerLike, options: KafkaJsConsumerOptions = {}) {
     super();
-    if (typeof consumer !== 'object' || consumer === null || typeof consumer.connect !== 'function' || typeof consumer.run !== 'function' ||
-      typeof consumer.commitOffsets !== 'function' || typeof consumer.committed !== 'function' || typeof consumer._getInternalClient !== 'function') {
-      throw new InvalidArgTypeError('consumer', "Confluent's KafkaJS consumer (new KafkaJS.Kafka(config).consumer(...))", consumer);
+    const confluent = isConfluentConsumer(consumer);
+    if (!confluent && !isKafkaJs2Consumer(consumer)) {
+      throw new InvalidArgTypeError('consumer', "Confluent's KafkaJS consumer (new KafkaJS.Kafka(config).consumer(...)) or KafkaJS 2.x's (new Kafka(config).consumer({ groupId }))", consumer);
     }
     this.options = resolveKafkaJsConsumerOptions(options);
+    if (confluent) {
+      if (this.options.admin !== undefined) {
+        throw new InvalidOptionError('options.admin', 'absent', this.options.admin, "options.admin is for KafkaJS 2.x's consumer: Confluent's reads the group's committed offsets itself");
+      }
+      this.host = new ConfluentHost(consumer);
+    } else {
+      if (this.options.admin === undefined) {
+        throw new InvalidOptionError('options.admin', 'a KafkaJS admin client (kafka.admin())', undefined,
+          "options.admin is required with KafkaJS's consumer: it has no committed(), so the group's committed offsets and handled records are read with a KafkaJS admin client's fetchOffsets() (kafka.admin())");
+      }
+      this.host = new KafkaJsHost(consumer, this.options.admin);
+    }
+    this.life = new Lifecycle(this.host.runsAgain ? 'idle' : 'stopped');
     this.groupOrder = this.options.groupOrder === 'flag' ? 'flag' : 'wait';
     this.consumer = consumer;
     this.resequencer = new Resequencer<Consumed>(this.options.resequencer ?? {}, () => this.clock());
     this.dispatch = new Dispatcher(this.resequencer, this.options.handlerRetries, this.options.retryBackoffMs, {
       handle: (m, info) => this.eachMessage!({ topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT }, info),
-      owns: (tp) => this.assigned.has(tp),
+      owns: (tp) => this.assignment.has(tp),
       handlerError: (error, m) => this.emit('handlerError', error, { topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT }),
       fail: (error) => {
         this.failure = error;
@@ -126,46 +140,46 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err));
     this.resequencer.keepRecords();
     if (this.groupOrder === 'wait') this.resequencer.useRecords();
-    this.commits = new KafkaJsCommits(consumer, this.dispatch, this.resequencer, this.records, {
+    this.commits = new KafkaJsCommits(this.host, this.dispatch, this.resequencer, this.records, {
       running: () => this.life.phase === 'running',
-      client: () => this.client,
       emit: (event: string, value: unknown) => this.emit(event, value),
       hasErrorListener: () => this.listenerCount('error') > 0,
+    });
+    this.assignment = new Assignment(this.dispatch, this.records, this.commits, {
+      running: () => this.life.phase === 'running',
+      emit: (event: string, value: unknown) => this.emit(event, value),
+      crashed: (error) => {
+        if (this.life.phase !== 'running') return;
+        if (this.listenerCount('error') > 0) this.emit('error', kafkaJsError(error, 'run crashed'));
+        this.stop(0).catch(() => undefined);
+      },
     });
     warnIfBothLoaded();
   }
 
   /**
-   * Connects the consumer (unless it is connected already). A consumer configured to commit by
-   * itself (kafkaJS.autoCommit, or enable.auto.commit, not false) is disconnected again and
-   * refused with an InvalidOptionError: it would commit past messages still held.
+   * Connects the consumer (unless it is connected already; KafkaJS's: and the `admin` client).
+   * Confluent's consumer configured to commit by itself (kafkaJS.autoCommit, or
+   * enable.auto.commit, not false) is disconnected again and refused with an
+   * InvalidOptionError: it would commit past messages still held.
    */
   connect(): Promise<void> {
     return this.life.connect(async () => {
       try {
-        const client = this.consumer._getInternalClient();
-        if (!client || client.isConnected?.() !== true) await this.consumer.connect();
+        await this.host.connect(this.assignment);
       } catch (err) {
-        throw toKafkaError(err, 'connect');
+        if (!(err instanceof KafkaError) && !this.host.runsAgain) this.life.phase = 'stopped';
+        throw err;
       }
-      const client = this.consumer._getInternalClient();
-      const autoCommit = client?.globalConfig?.['enable.auto.commit'];
-      if (!client || typeof client.on !== 'function' || autoCommit !== false) {
-        this.life.phase = 'stopped';
-        await this.consumer.disconnect().catch(() => undefined);
-        if (!client || typeof client.on !== 'function') throw new StateError("the consumer has no internal client after connect() (not Confluent's KafkaJS consumer?)");
-        throw new InvalidOptionError("the consumer's kafkaJS.autoCommit", 'false (or enable.auto.commit false): offsets are committed here, only below what was handled', autoCommit ?? 'absent (librdkafka commits by itself by default)');
-      }
-      this.client = client;
-      client.on('rebalance', this.onRebalance);
     });
   }
 
-  /** The consumer's subscribe(): `{ topic }` or `{ topics }` (names, or RegExps starting with ^), `replace`. */
+  /** The consumer's subscribe(): `{ topic }` or `{ topics }` (names, or RegExps starting with ^), `replace` (Confluent's), `fromBeginning` (KafkaJS's). */
   async subscribe(subscription: KafkaJsSubscription): Promise<void> {
     if (typeof subscription !== 'object' || subscription === null) throw new InvalidArgTypeError('subscription', 'an object with topic or topics', subscription);
     const topicOk = (t: unknown) => (typeof t === 'string' && t.length > 0) || t instanceof RegExp;
-    const { topic, topics } = subscription;
+    const { topic, topics, fromBeginning } = subscription;
+    if (fromBeginning !== undefined && typeof fromBeginning !== 'boolean') throw new InvalidArgTypeError('subscription.fromBeginning', 'true or false', fromBeginning);
     if (topics !== undefined) {
       if (!Array.isArray(topics) || topics.length === 0 || !topics.every(topicOk)) throw new InvalidArgTypeError('subscription.topics', 'a non-empty array of topic names (or RegExps)', topics);
     } else if (!topicOk(topic)) {
@@ -173,9 +187,9 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     }
     if (this.life.phase !== 'connected' && this.life.phase !== 'running') throw new StateError(`subscribe() while ${this.life.phase}`);
     try {
-      await this.consumer.subscribe(subscription);
+      await this.host.subscribe(subscription);
     } catch (err) {
-      throw toKafkaError(err, 'subscribe');
+      throw kafkaJsError(err, 'subscribe');
     }
   }
 
@@ -204,46 +218,68 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     }
     if (this.life.phase !== 'connected') throw new StateError(`run() while ${this.life.phase}`);
     this.eachMessage = config.eachMessage;
+    this.failure = undefined;
     this.dispatch.concurrency = concurrency;
     this.life.phase = 'running';
-    this.timers.push(setInterval(() => this.commits.commitHandled(() => this.assigned.values()), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.commits.commitHandled(() => this.assignment.owned.values()), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.commits.readCommitted(), this.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
       this.dispatch.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
     try {
-      await this.consumer.run({ eachBatch: (payload) => this.batch(payload), eachBatchAutoResolve: false });
+      await this.host.run((payload) => this.batch(payload));
     } catch (err) {
       this.clearTimers();
       this.life.phase = 'connected';
-      throw toKafkaError(err, 'run');
+      throw kafkaJsError(err, 'run');
     }
   }
 
-  /** The consumer's eachBatch: the messages into the Resequencer, what it releases queued for eachMessage. */
+  /**
+   * The consumer's eachBatch: the messages into the Resequencer, what it releases queued for
+   * eachMessage; while the queue is full (maxPending) it waits, heartbeating (KafkaJS's: a long
+   * wait keeps the membership, and a rejection saying the group rebalances goes to the client,
+   * which joins again).
+   */
   private async batch(payload: KafkaJsBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
     // Resolved at once, whatever happens below: the consumer then never seeks back to read a
     // message again that the Resequencer has (its stored offsets are not what is committed).
     if (messages.length > 0) payload.resolveOffset(messages[messages.length - 1].offset);
-    // The partition just came here: nothing of it goes before its previous owner's record is read.
+    // The partition just came here (or starts anew after a join): nothing of it goes before its
+    // previous owner's record is read.
     const name = partitionKey(topic, partition);
-    const inheriting = this.inheriting.get(name);
-    if (inheriting !== undefined) {
-      this.records.fetchedEarly(messages.length);
-      await inheriting;
+    let waited = false;
+    for (let wait = this.assignment.waitOf(name); wait !== undefined; wait = this.assignment.waitOf(name)) {
+      if (!waited) this.records.fetchedEarly(messages.length);
+      waited = true;
+      await wait;
     }
-    // Stopping (what came is read again from the committed offsets), or revoked meanwhile.
-    if (this.life.phase !== 'running' || !this.assigned.has(name)) return;
+    // Stopping (what came is read again from the committed offsets), revoked meanwhile, or the
+    // group rebalancing (every partition is fetched again after the join).
+    if (this.life.phase !== 'running' || !this.assignment.has(name) || this.assignment.rejoining) return;
     for (const message of messages) {
-      const m: Consumed = { topic, partition, offset: Number(message.offset), key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
+      const offset = Number(message.offset);
+      if (this.assignment.handledBefore(name, offset)) continue;
+      const m: Consumed = { topic, partition, offset, key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
       this.dispatch.accept(this.resequencer.push(m));
     }
-    if (this.dispatch.waiting >= this.options.maxPending) {
-      this.waitingSince = Date.now();
-      await new Promise<void>((resolve) => {
-        this.drained = resolve;
-      });
+    if (this.dispatch.waiting < this.options.maxPending) return;
+    this.waitingSince = Date.now();
+    const drained = new Promise<boolean>((resolve) => {
+      this.drained = () => resolve(true);
+    });
+    if (payload.heartbeat === undefined) {
+      await drained;
+      return;
+    }
+    while (await within(drained, HEARTBEAT_MS) !== true) {
+      try {
+        await payload.heartbeat();
+      } catch (err) {
+        this.wake();
+        throw err;
+      }
     }
   }
 
@@ -267,57 +303,6 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     return this.dispatch.safeOffset(topic, partition);
   }
 
-  /** The consumer's assignment changes (its internal client's 'rebalance' events; each may come twice). */
-  private rebalance(err: { code?: number } | undefined, assignment: Array<{ topic: string; partition: number }>): void {
-    const partitions = (assignment ?? []).map(({ topic, partition }) => ({ topic, partition }));
-    if (err?.code === ERR__ASSIGN_PARTITIONS) {
-      const fresh = partitions.filter(({ topic, partition }) => !this.assigned.has(partitionKey(topic, partition)));
-      for (const tp of fresh) this.assigned.set(partitionKey(tp.topic, tp.partition), tp);
-      this.dispatch.assign(fresh);
-      if (fresh.length > 0) {
-        this.inherit(fresh);
-        this.emit('assigned', fresh);
-      }
-    } else if (err?.code === ERR__REVOKE_PARTITIONS) {
-      const leaving = partitions.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
-      if (leaving.length === 0) return;
-      // Commit what is safe of the partitions leaving (stop() already did, if stopping); what is
-      // held or queued of them is dropped and read again by their next owner (at least once).
-      // Synchronously, on the consumer's own client: done before the consumer unassigns them, so
-      // their next owner starts where this one left off (an asynchronous commit could land after
-      // it has read the older committed offset, and it would handle again what was committed).
-      if (this.life.phase === 'running') {
-        const offsets = this.commits.offsetsOf(leaving, false);
-        if (offsets.length > 0) this.commits.commitOnRevoke(offsets);
-      }
-      for (const { topic, partition } of leaving) {
-        this.assigned.delete(partitionKey(topic, partition));
-        this.inheriting.delete(partitionKey(topic, partition));
-      }
-      this.dispatch.forget(leaving);
-      this.emit('revoked', leaving);
-    }
-  }
-
-  /**
-   * Reads the records the partitions coming here were committed with (their previous owner's),
-   * so that what it handled is not handed out again; their batches wait for it. A failed read
-   * is a 'warning': they go on without it (what was handled above the offset comes again).
-   */
-  private inherit(partitions: Array<{ topic: string; partition: number }>): void {
-    const read = this.commits.committedOf(partitions).then((offsets) => {
-      if (this.life.phase === 'running') this.dispatch.accept(this.records.inherit(offsets));
-    }, (err) => {
-      if (this.life.phase === 'running') this.emit('warning', toKafkaError(err, 'committed'));
-    }).finally(() => {
-      for (const { topic, partition } of partitions) {
-        const name = partitionKey(topic, partition);
-        if (this.inheriting.get(name) === read) this.inheriting.delete(name);
-      }
-    });
-    for (const { topic, partition } of partitions) this.inheriting.set(partitionKey(topic, partition), read);
-  }
-
   /**
    * A marked message was handled: with groupOrder 'wait' a member of the group may wait for it,
    * so the records are committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs.
@@ -326,7 +311,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     if (this.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
-      this.commits.commitHandled(() => this.assigned.values());
+      this.commits.commitHandled(() => this.assignment.owned.values());
     }, RECORD_COMMIT_MS);
   }
 
@@ -334,8 +319,11 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    * What the consumer holds and does now: messages held by the resequencer, waiting for
    * eachMessage and in calls, and its handled records' costs (DynamicConsumer's metrics()).
    */
-  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts } {
-    return { held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, records: this.records.metrics() };
+  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts; rejoins: RejoinCounts } {
+    return {
+      held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, records: this.records.metrics(),
+      rejoins: { ...this.assignment.counts },
+    };
   }
 
   private clearTimers(): void {
@@ -348,9 +336,10 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   /**
    * Ends the run: nothing more is handed out once eachMessage has finished what was released
    * (for up to `timeoutMs`; what is left then is read again on the next start), the safe
-   * offsets are committed, and the consumer is disconnected (Confluent's consumer has no
+   * offsets are committed, and the client's run ends: KafkaJS's consumer is stopped (connect()
+   * and run() may follow; disconnect() closes it), Confluent's is disconnected (it has no
    * stop(), and connects once: a new run needs a new consumer). Rejects with a KafkaError when
-   * that final commit fails (after disconnecting). Nothing to do on a consumer never connected.
+   * that final commit fails (after the run ended). Nothing to do on a consumer never connected.
    */
   stop(timeoutMs = 30_000): Promise<void> {
     const bad = timeoutError('timeoutMs', timeoutMs, true);
@@ -358,9 +347,10 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     return this.life.stop((running) => this.halt(running, timeoutMs));
   }
 
-  /** The same as stop(). */
-  disconnect(timeoutMs?: number): Promise<void> {
-    return this.stop(timeoutMs);
+  /** stop(), and KafkaJS's consumer disconnected (Confluent's is, by stop()). */
+  async disconnect(timeoutMs?: number): Promise<void> {
+    await this.stop(timeoutMs);
+    if (this.host.runsAgain) await this.host.disconnect();
   }
 
   private async halt(running: boolean, timeoutMs: number): Promise<void> {
@@ -372,7 +362,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       this.dispatch.halt();
       this.clearTimers();
       await this.commits.settled();
-      const offsets = this.commits.offsetsOf(this.assigned.values(), false);
+      // Before the client's run ends: KafkaJS's commits nothing after it.
+      const offsets = this.commits.offsetsOf(this.assignment.owned.values(), false);
       if (offsets.length > 0) {
         try {
           await this.commits.commit(offsets, false);
@@ -381,15 +372,12 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
         }
       }
     }
-    this.client?.removeListener('rebalance', this.onRebalance);
     try {
-      await this.consumer.disconnect();
+      await this.host.stop();
     } catch (err) {
-      commitError ??= toKafkaError(err, 'disconnect');
+      commitError ??= toKafkaError(err, 'stop');
     }
-    this.dispatch.forget([...this.assigned.values()]);
-    this.assigned.clear();
-    this.inheriting.clear();
+    this.assignment.clear();
     this.dispatch.clear();
     this.life.ended();
     this.eachMessage = undefined;
@@ -399,10 +387,11 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
 }
 
 /**
- * Wraps a consumer of Confluent's KafkaJS-compatible API (`new KafkaJS.Kafka(config).consumer({
- * kafkaJS: { groupId, autoCommit: false, ... } })`) so that its messages reach `eachMessage` in
- * restored order, with the offsets committed only below what was handled; use the wrapper's
- * connect / subscribe / run / stop (or disconnect) instead of the consumer's.
+ * Wraps a consumer of the KafkaJS API — Confluent's (`new KafkaJS.Kafka(config).consumer({
+ * kafkaJS: { groupId, autoCommit: false, ... } })`) or KafkaJS 2.x's (`new Kafka(config).consumer({
+ * groupId })`, with `options.admin`, a KafkaJS admin client) — so that its messages reach
+ * `eachMessage` in restored order, with the offsets committed only below what was handled; use
+ * the wrapper's connect / subscribe / run / stop (or disconnect) instead of the consumer's.
  */
 export function wrapKafkaJsConsumer(consumer: KafkaJsConsumerLike, options: KafkaJsConsumerOptions = {}): KafkaJsDynamicConsumer {
   return new KafkaJsDynamicConsumer(consumer, options);

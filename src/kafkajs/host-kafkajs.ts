@@ -1,0 +1,172 @@
+// The host (consumer-host.ts) of KafkaJS 2.x's consumer (`new Kafka({...}).consumer({ groupId })`,
+// tested with 2.2.4) for KafkaJsDynamicConsumer.
+//
+// What its source shows (src/consumer/{index,runner,consumerGroup}.js, offsetManager):
+//   - autoCommit is a run() option: run({ autoCommit: false, eachBatchAutoResolve: false,
+//     eachBatch }); the next fetch of a partition starts from its resolved offset, so the
+//     consumer resolves each batch whole as it takes it;
+//   - commitOffsets([{ topic, partition, offset, metadata }]) writes the metadata (the handled
+//     records); it does nothing once the run is stopped, so the last commit goes before stop();
+//   - the consumer has no committed(): the group's committed offsets and metadata are read with
+//     an admin client (admin.fetchOffsets({ groupId, topics })), the `admin` option; the group id
+//     comes with each GROUP_JOIN event;
+//   - no revoke callback: when the runner meets a rebalance it emits REBALANCING, then joins
+//     again (eager: every partition goes back to the group), and GROUP_JOIN carries the new
+//     assignment ({ topic: [partitions] }); every partition, kept or not, is then fetched from
+//     its committed offset (the offset manager is made anew at each join);
+//   - a crash is retried by restarting the run (CRASH with restart true) unless it cannot be.
+// Its stop() ends the run and leaves it connected: it can run again.
+
+import { KafkaError, StateError } from '../core/errors';
+import { within } from '../core/time';
+import type { PartitionOffset } from '../consumer/dispatch';
+import type { CommittedOffset } from '../consumer/records';
+import type { ConsumerHost, HostEvents, TopicPartition } from './consumer-host';
+import type { KafkaJsAdminClient, KafkaJsBatchPayload, KafkaJsSubscription, KafkaJs2ConsumerLike } from './consumer-types';
+
+/** Whether `consumer` looks like KafkaJS 2.x's consumer (its instrumentation events, stop()). */
+export function isKafkaJs2Consumer(consumer: unknown): consumer is KafkaJs2ConsumerLike {
+  const c = consumer as Partial<KafkaJs2ConsumerLike> | null;
+  return typeof c === 'object' && c !== null && typeof c.connect === 'function' && typeof c.run === 'function' &&
+    typeof c.commitOffsets === 'function' && typeof c.stop === 'function' && typeof c.on === 'function' &&
+    typeof c.events === 'object' && c.events !== null && typeof c.events.GROUP_JOIN === 'string' && typeof c.events.REBALANCING === 'string';
+}
+
+/** Whether `admin` looks like a KafkaJS admin client (kafka.admin()). */
+export function isKafkaJsAdmin(admin: unknown): admin is KafkaJsAdminClient {
+  const a = admin as Partial<KafkaJsAdminClient> | null;
+  return typeof a === 'object' && a !== null && typeof a.connect === 'function' && typeof a.fetchOffsets === 'function';
+}
+
+/**
+ * A KafkaJS error as a KafkaError, with Kafka's code where the error (or one it wraps, as a
+ * retry that gave up does) has one: the commits tell a refusal while the group rebalances by it.
+ */
+export function kafkaJsError(err: unknown, context: string): KafkaError {
+  if (err instanceof KafkaError) return err;
+  let code: number | undefined;
+  for (let e = err as { code?: unknown; cause?: unknown } | null | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'number') {
+      code = e.code;
+      break;
+    }
+  }
+  const message = typeof (err as { message?: unknown } | null)?.message === 'string' ? (err as Error).message : String(err);
+  return new KafkaError(`${context}: ${message}`, code, err);
+}
+
+export class KafkaJsHost implements ConsumerHost {
+  readonly name = "KafkaJS's consumer";
+  readonly runsAgain = true;
+  /** The group's id, from the last GROUP_JOIN. */
+  private groupId: string | undefined;
+  private removers: Array<() => void> = [];
+  /** The admin client was connected here. */
+  private adminConnected = false;
+
+  constructor(
+    private readonly consumer: KafkaJs2ConsumerLike,
+    private readonly admin: KafkaJsAdminClient,
+  ) {}
+
+  async connect(events: HostEvents): Promise<void> {
+    try {
+      await this.consumer.connect();
+      if (!this.adminConnected) {
+        await this.admin.connect();
+        this.adminConnected = true;
+      }
+    } catch (err) {
+      throw kafkaJsError(err, 'connect');
+    }
+    const { REBALANCING, GROUP_JOIN, CRASH } = this.consumer.events;
+    this.unlisten();
+    this.removers = [
+      this.consumer.on(REBALANCING, () => events.rebalancing()),
+      this.consumer.on(GROUP_JOIN, (event: { payload?: { groupId?: unknown; memberAssignment?: unknown } }) => {
+        const payload = event?.payload;
+        if (typeof payload?.groupId === 'string') this.groupId = payload.groupId;
+        events.joined(partitionsOf(payload?.memberAssignment));
+      }),
+      this.consumer.on(CRASH, (event: { payload?: { error?: unknown; restart?: unknown } }) => {
+        if (event?.payload?.restart === false) events.crashed(event.payload.error);
+      }),
+    ];
+  }
+
+  subscribe(subscription: KafkaJsSubscription): Promise<void> {
+    return this.consumer.subscribe(subscription);
+  }
+
+  run(eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>): Promise<void> {
+    return this.consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch });
+  }
+
+  async commit(offsets: PartitionOffset[]): Promise<void> {
+    try {
+      await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset, metadata }) =>
+        (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata })));
+    } catch (err) {
+      throw kafkaJsError(err, 'commit');
+    }
+  }
+
+  /** admin.fetchOffsets() of the partitions' topics, the partitions asked for kept ('-1': none committed). */
+  async committed(partitions: TopicPartition[], timeoutMs: number): Promise<CommittedOffset[]> {
+    const groupId = this.groupId;
+    if (groupId === undefined) throw new StateError('the group is not joined yet (its id comes with the consumer\'s GROUP_JOIN)');
+    const wanted = new Set(partitions.map(({ topic, partition }) => `${partition}:${topic}`));
+    const topics = [...new Set(partitions.map(({ topic }) => topic))];
+    let read: Awaited<ReturnType<KafkaJsAdminClient['fetchOffsets']>>;
+    try {
+      const fetching = this.admin.fetchOffsets({ groupId, topics });
+      fetching.catch(() => undefined); // a late failure, after the timeout, is nobody's
+      // It resolves an array: undefined is the timeout.
+      if (await within(fetching, timeoutMs) === undefined) throw new Error(`no answer within ${timeoutMs} ms`);
+      read = await fetching;
+    } catch (err) {
+      throw kafkaJsError(err, 'fetchOffsets');
+    }
+    const out: CommittedOffset[] = [];
+    for (const { topic, partitions: list } of read ?? []) {
+      for (const { partition, offset, metadata } of list ?? []) {
+        if (wanted.has(`${partition}:${topic}`)) out.push({ topic, partition, offset: Number(offset), metadata });
+      }
+    }
+    return out;
+  }
+
+  unlisten(): void {
+    for (const remove of this.removers) remove();
+    this.removers = [];
+  }
+
+  async stop(): Promise<void> {
+    this.unlisten();
+    try {
+      await this.consumer.stop();
+    } catch (err) {
+      throw kafkaJsError(err, 'stop');
+    }
+  }
+
+  async disconnect(): Promise<void> {
+    this.unlisten();
+    try {
+      await this.consumer.disconnect();
+    } catch (err) {
+      throw kafkaJsError(err, 'disconnect');
+    }
+  }
+}
+
+/** GROUP_JOIN's memberAssignment ({ topic: [partitions] }) as a list. */
+function partitionsOf(assignment: unknown): TopicPartition[] {
+  const out: TopicPartition[] = [];
+  if (typeof assignment !== 'object' || assignment === null) return out;
+  for (const [topic, partitions] of Object.entries(assignment as Record<string, unknown>)) {
+    if (!Array.isArray(partitions)) continue;
+    for (const partition of partitions) if (Number.isInteger(partition)) out.push({ topic, partition });
+  }
+  return out;
+}
