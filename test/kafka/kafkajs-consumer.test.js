@@ -224,3 +224,44 @@ t.test('KafkaJS 2.2.4, a group of two: B joins mid-run and leaves, nothing lost,
     `${j.refused} refused (last answer ${j.lastCommitMs} ms after); ${j.belowCommitted} messages below the committed offset skipped`);
   t.comment(`${r.calls.length} calls, ${again} again (re-deliveries), ${flagged} flagged; B handled ${byB}; ${total()} ms`);
 });
+
+t.test('KafkaJS 2.2.4, a long wait for the application: eachBatch heartbeats, the membership is kept', { ...K.needsCluster(), timeout: 60000 }, async (t) => {
+  const total = K.lap();
+  const topic = K.topicName('kafkajs-wait');
+  const group = `${topic}-group`;
+  await K.createTopic(topic, PARTITIONS, Math.min(3, K.brokers().split(',').length));
+  const client = kafka();
+  const admin = client.admin();
+  await admin.connect();
+  t.teardown(() => admin.disconnect());
+  const r = recorder();
+  const errors = [];
+  // A session of 6 s; the first call takes 8 s, while the queue is full (maxPending 50): eachBatch
+  // waits that long, and only its heartbeats keep the member in the group.
+  const raw = client.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 500, rebalanceTimeout: 10000, maxWaitTimeInMs: 100 });
+  const c = wrapKafkaJsConsumer(raw, { admin, commitIntervalMs: 200, maxPending: 50 });
+  c.on('committed', r.onCommitted);
+  c.on('error', (err) => errors.push(err.message));
+  let first = true;
+  const handle = r.handler('A');
+  await start(c, topic, async (payload, info) => {
+    if (first) {
+      first = false;
+      await sleep(8000);
+    }
+    await handle(payload, info);
+  });
+  const { runs, ends } = await produce(topic);
+  const expected = runs.reduce((n, run) => n + run.deliveries, 0);
+  const handledIds = () => new Set(r.calls.map((x) => `${x.key}:${x.id}`)).size;
+  t.ok(await H.until(() => handledIds() >= expected, 30000), 'every delivered message handled within 30 s');
+  const { rejoins } = c.metrics();
+  await c.disconnect();
+  t.match(rejoins, { rebalancing: 0, joins: 1 }, 'no rebalance: the member stayed in the group through the wait');
+  const { again } = check(t, runs, r.calls);
+  t.equal(again, 0, 'nothing handled twice');
+  t.equal(r.stats().commitPastUnhandled, 0, 'no commit passed a message not handled');
+  t.same(await committedOf(admin, group, topic), ends, "the group's committed offsets are the log end");
+  t.same(errors, [], 'no error');
+  t.comment(`${r.calls.length} calls; ${total()} ms`);
+});
