@@ -18,9 +18,11 @@
 // evenly over K keys instead (no hot key: one hot key's calls, one at a time, would bound every row).
 // A row that reads nothing new for STALL_MS stops there and counts what it missed as lost.
 //
-// @platformatic/kafka's row runs on Node 22, both installed on first use into bench/.peers/
-// (bench/node22.js; --no-peers skips the row), with --brokers only: its consumer's connections
-// to librdkafka's mock cluster are closed.
+// @platformatic/kafka's rows — its consumer's stream, and that stream through
+// wrapPlatformaticConsumer (order restored; its ratio to the plain stream is printed after the
+// table) — run on Node 22, both installed on first use into bench/.peers/ (bench/node22.js;
+// --no-peers skips them), with --brokers only: its consumer's connections to librdkafka's mock
+// cluster are closed.
 //
 // --help lists the flags.
 
@@ -54,6 +56,9 @@ const path = require('node:path');
 const { peerNode, platformatic } = require('./node22');
 
 const PLATFORMATIC_ROW = '@platformatic/kafka stream (Node 22)';
+const PLATFORMATIC_WRAPPED_ROW = '@platformatic/kafka wrapped, order restored (Node 22)';
+/** The rows that run on Node 22 (on a real cluster only). */
+const NODE22_ROWS = [PLATFORMATIC_ROW, PLATFORMATIC_WRAPPED_ROW];
 
 const MESSAGES = args.messages;
 const ROUNDS = args.rounds;
@@ -257,6 +262,44 @@ ROWS[PLATFORMATIC_ROW] = async function platformaticRow() {
   return result(check, seconds, clock);
 };
 
+/**
+ * The same stream through wrapPlatformaticConsumer: a spread key's order restored, the handler
+ * called by its Dispatcher (--concurrency calls at once, in key order), offsets committed every
+ * 250 ms below what was handled; timed as the plain stream's row, to the last handler call's end.
+ */
+ROWS[PLATFORMATIC_WRAPPED_ROW] = async function platformaticWrappedRow() {
+  const { Consumer } = await platformatic();
+  const { wrapPlatformaticConsumer } = require('..');
+  const consumer = new Consumer({ groupId: `platformatic-wrapped-${process.pid}`, clientId: 'bench', bootstrapBrokers: brokers().split(',') });
+  const clock = new Clock();
+  consumer.on('consumer:group:join', (event) => {
+    if (event?.assignments?.length > 0) clock.assigned();
+  });
+  const wrapped = wrapPlatformaticConsumer(consumer);
+  const check = new Check();
+  let ended = 0;
+  let last = 0n;
+  const end = () => {
+    if (++ended === MESSAGES) last = process.hrtime.bigint();
+  };
+  await wrapped.run({
+    topics: TOPICS,
+    concurrency: CONCURRENCY,
+    consume: { mode: 'earliest' },
+    handler: (m) => {
+      clock.message();
+      check.add(m.value);
+      if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
+      end();
+    },
+  });
+  await check.until(() => ended === MESSAGES);
+  const seconds = clock.seconds(last || undefined);
+  await wrapped.stop();
+  await consumer.close(true);
+  return result(check, seconds, clock);
+};
+
 function result(check, seconds, clock) {
   return { seconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
 }
@@ -403,9 +446,9 @@ async function main() {
   const names = ['rdkafka_performance -C (the limit)', ...Object.keys(ROWS)]
     .filter((n) => args.only === undefined || args.only.split(',').some((o) => n.includes(o)))
     // Its consumer does not work with librdkafka's mock cluster (its connections are closed): real clusters only.
-    .filter((n) => n !== PLATFORMATIC_ROW || (!args['no-peers'] && args.brokers))
+    .filter((n) => !NODE22_ROWS.includes(n) || (!args['no-peers'] && args.brokers))
     .filter((n) => !n.startsWith('Confluent') || confluentInstalled());
-  const node22 = names.includes(PLATFORMATIC_ROW) ? peerNode() : undefined;
+  const node22 = names.some((n) => NODE22_ROWS.includes(n)) ? peerNode() : undefined;
   const held = await fill();
   const results = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -414,8 +457,8 @@ async function main() {
       if (name.startsWith('rdkafka_performance')) r = limit(held.bootstrap);
       else {
         // spawnSync blocks this thread, not librdkafka's, which serve the mock cluster meanwhile.
-        if (name === PLATFORMATIC_ROW && node22 === undefined) continue;
-        const run = spawnSync(name === PLATFORMATIC_ROW ? node22 : process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPICS.join(',')}`, ...process.argv.slice(2), `--messages=${MESSAGES}`],
+        if (NODE22_ROWS.includes(name) && node22 === undefined) continue;
+        const run = spawnSync(NODE22_ROWS.includes(name) ? node22 : process.execPath, [__filename, `--child=${name}`, `--bootstrap=${held.bootstrap}`, `--topic=${TOPICS.join(',')}`, ...process.argv.slice(2), `--messages=${MESSAGES}`],
           { encoding: 'utf8', timeout: 300000 });
         try {
           r = JSON.parse(run.stdout.trim().split('\n').pop());
@@ -439,7 +482,8 @@ async function main() {
     outOfOrder: Math.max(0, ...results[name].map((r) => r.outOfOrder)),
   }));
   if (args.json) {
-    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: args.brokers ?? 'mock', rows }, null, 2));
+    const wrapperRatio = rate(PLATFORMATIC_WRAPPED_ROW) / rate(PLATFORMATIC_ROW);
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: args.brokers ?? 'mock', rows, ...(Number.isFinite(wrapperRatio) ? { platformaticWrappedVsStream: wrapperRatio } : {}) }, null, 2));
     return;
   }
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
@@ -449,6 +493,10 @@ async function main() {
   console.log('| consumer | msg/s | × the plain node-rdkafka loop | lost | duplicated | out of key order |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} |`);
+  // The wrapper's cost, against the stream it wraps.
+  if (names.includes(PLATFORMATIC_WRAPPED_ROW) && names.includes(PLATFORMATIC_ROW)) {
+    console.log(`\n${PLATFORMATIC_WRAPPED_ROW}: ${f(rate(PLATFORMATIC_WRAPPED_ROW) / rate(PLATFORMATIC_ROW))}× ${PLATFORMATIC_ROW}`);
+  }
 }
 
 async function child(name) {

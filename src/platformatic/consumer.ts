@@ -190,9 +190,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     // Read again from the committed offset after a join: held, queued or handled already.
     if (offset < next) return;
     reads![partition] = offset + 1;
-    const consumed: PlatformaticConsumed = { topic, partition, offset, key: keyOf(m.key), value: Buffer.isBuffer(m.value) ? m.value : null, message: m };
-    (consumed as { [ORDER_VALUE]?: unknown })[ORDER_VALUE] = orderValueOf(m);
-    this.dispatch.accept(this.resequencer.push(consumed));
+    this.dispatch.accept(this.resequencer.push(new Consumed(m, offset)));
     if (this.dispatch.waiting >= this.options.maxPending) this.hold();
   }
 
@@ -325,6 +323,23 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     this.handler = undefined;
     this.emit('stopped', this.failure);
     if (commitError !== undefined) throw commitError;
+  }
+}
+
+/** A message of the stream as the Resequencer reads it (one shape for all, its order header's value found once). */
+class Consumed implements PlatformaticConsumed {
+  readonly topic: string;
+  readonly partition: number;
+  readonly key: Buffer | string | null;
+  readonly value: Buffer | null;
+  readonly [ORDER_VALUE]: unknown;
+
+  constructor(readonly message: PlatformaticConsumedMessage, readonly offset: number) {
+    this.topic = message.topic;
+    this.partition = message.partition;
+    this.key = keyOf(message.key);
+    this.value = Buffer.isBuffer(message.value) ? message.value : null;
+    this[ORDER_VALUE] = orderValueOf(message);
   }
 }
 
