@@ -186,7 +186,14 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     }
     if (unknown) await within(Promise.all(unknown), this.settings.metadataTimeoutMs);
     if (this.closing) throw new StateError('this producer was closed');
-    const placed = this.place(messages);
+    let placed: PlatformaticMessage[];
+    try {
+      placed = this.place(messages);
+    } catch (err) {
+      // A key the producer's serializer refused: nothing was sent, nothing counted.
+      for (const c of this.topics.values()) c.sending = 0;
+      throw err;
+    }
     const sending: TopicEntry[] = [];
     for (const c of this.topics.values()) {
       if (c.sending === 0) continue;
