@@ -15,7 +15,10 @@
 //   - joined (KafkaJS's GROUP_JOIN): the partitions no longer here are revoked (forgotten); the
 //     ones kept are fetched again from their committed offsets, so once their calls under way
 //     are over, what is safe of them is committed (this member's still) and they start anew,
-//     as fresh ones do, their record read back; the new ones are fresh.
+//     as fresh ones do, their record read back; the new ones are fresh. A join without a
+//     REBALANCING before it (KafkaJS joins again by itself when its member id is unknown or its
+//     metadata stale) drops what waits of the kept partitions first; a crash KafkaJS restarts
+//     from is met as a REBALANCING (host-kafkajs.ts).
 
 import { type Dispatcher, type PartitionOffset, partitionKey } from '../consumer/dispatch';
 import type { ConsumedMessage } from '../consumer/resequencer';
@@ -157,7 +160,12 @@ export class Assignment<M extends ConsumedMessage> implements HostEvents {
       this.forget(leaving);
       this.hooks.emit('revoked', leaving);
     }
-    if (kept.length > 0) this.restart(kept);
+    if (kept.length > 0) {
+      // Without a REBALANCING first (KafkaJS joins again by itself when its member id is
+      // unknown, or its metadata stale), what waits of them is dropped here.
+      this.dispatch.drop(kept);
+      this.restart(kept);
+    }
     this.assigned(partitions);
   }
 

@@ -88,8 +88,11 @@ export class KafkaJsHost implements ConsumerHost {
         if (typeof payload?.groupId === 'string') this.groupId = payload.groupId;
         events.joined(partitionsOf(payload?.memberAssignment));
       }),
+      // A crash KafkaJS restarts from (it disconnects, then runs and joins again) is met as a
+      // rebalance: nothing handed out until the join; one it does not restart from ends the run.
       this.consumer.on(CRASH, (event: { payload?: { error?: unknown; restart?: unknown } }) => {
         if (event?.payload?.restart === false) events.crashed(event.payload.error);
+        else events.rebalancing();
       }),
     ];
   }

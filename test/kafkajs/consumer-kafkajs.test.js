@@ -194,3 +194,41 @@ t.test('stop() and run again; a crash the client does not restart from stops the
   t.match(errors, [{ code: 'KDP_KAFKA_ERROR', message: /run crashed: gone/ }], "the crash is an 'error', the run stopped");
   await c.disconnect();
 });
+
+t.test('a join without REBALANCING, and a crash KafkaJS restarts from', async (t) => {
+  const f = fake();
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  const handled = [];
+  const c = wrapKafkaJsConsumer(f.consumer, { admin: f.admin, commitIntervalMs: 100000 });
+  await c.connect();
+  await c.subscribe({ topic: TOPIC });
+  // One call at a time; the first one waits at the gate, the others of its batch queue behind it.
+  await c.run({ eachMessage: async ({ partition, message }) => {
+    if (handled.length === 0) await gate;
+    handled.push(`${partition}:${message.offset}`);
+  } });
+  f.consumer.join([0]);
+  await batch(f.consumer, 0, 0, 4);
+  await sleep(10);
+  // Joined again (its member id was unknown): the queue behind the call under way is dropped,
+  // the call ends, what it handled is committed, and the partition starts anew from there.
+  f.consumer.join([0]);
+  release();
+  await sleep(30);
+  t.same(handled, ['0:0'], 'what waited was dropped');
+  t.equal(f.committed.get(0)?.offset, '1', 'the kept partition committed past the call that was under way');
+  await batch(f.consumer, 0, 0, 4);
+  await sleep(20);
+  t.same(handled, ['0:0', '0:1', '0:2', '0:3'], 'fetched again from its committed offset: nothing twice, nothing lost');
+  // A crash KafkaJS restarts from: nothing handed out until it has joined again.
+  f.consumer.emit(f.consumer.events.CRASH, { error: new Error('connection lost'), groupId: 'g', restart: true });
+  await batch(f.consumer, 0, 4, 2);
+  await sleep(20);
+  t.equal(handled.length, 4, 'a batch before the join is not handed out');
+  f.consumer.join([0]);
+  await batch(f.consumer, 0, 4, 2);
+  await sleep(20);
+  t.same(handled.slice(4), ['0:4', '0:5'], 'after it, the partition goes on');
+  await c.disconnect();
+});
