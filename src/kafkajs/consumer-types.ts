@@ -57,7 +57,7 @@ export interface KafkaJsEachMessagePayload {
   readonly topic: string;
   readonly partition: number;
   readonly message: KafkaJsConsumedMessage;
-  /** A no-op, as in Confluent's client (librdkafka heartbeats by itself). */
+  /** A no-op: Confluent's client heartbeats by itself (librdkafka); KafkaJS's from its fetch loop, and the wrapper's eachBatch while it waits for the queue. */
   heartbeat(): Promise<void>;
 }
 
