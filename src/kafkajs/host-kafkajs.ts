@@ -105,10 +105,15 @@ export class KafkaJsHost implements ConsumerHost {
     return this.consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch });
   }
 
+  /**
+   * commitOffsets() with the records, each followed by a NUL as the librdkafka-based clients
+   * write it (Confluent's reads a commit's metadata less its last byte): members of one group on
+   * either client, or on DynamicConsumer's native engine, read each other's records whole.
+   */
   async commit(offsets: PartitionOffset[]): Promise<void> {
     try {
       await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset, metadata }) =>
-        (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata })));
+        (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata: `${metadata}\0` })));
     } catch (err) {
       throw kafkaJsError(err, 'commit');
     }

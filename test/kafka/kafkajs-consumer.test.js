@@ -129,10 +129,19 @@ function check(t, runs, calls) {
   return { again, flagged };
 }
 
+/** Records seen in the group's commits (their metadata), and any metadata that is not one. */
+const metadataSeen = { records: 0, other: [] };
+
 async function committedOf(admin, group, topic) {
   const [read] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
   const out = new Array(PARTITIONS).fill(-1);
-  for (const { partition, offset } of read.partitions) out[partition] = Number(offset);
+  for (const { partition, offset, metadata } of read.partitions) {
+    out[partition] = Number(offset);
+    if (metadata === null || metadata === '') continue;
+    // A handled record, with the NUL the librdkafka-based clients write after it.
+    if (metadata.startsWith('kdp1:') && metadata.endsWith('\0')) metadataSeen.records++;
+    else metadataSeen.other.push(metadata);
+  }
   return out;
 }
 
@@ -264,4 +273,9 @@ t.test('KafkaJS 2.2.4, a long wait for the application: eachBatch heartbeats, th
   t.same(await committedOf(admin, group, topic), ends, "the group's committed offsets are the log end");
   t.same(errors, [], 'no error');
   t.comment(`${r.calls.length} calls; ${total()} ms`);
+});
+
+t.test('the commits carried handled records, as the librdkafka-based clients write them', { ...K.needsCluster() }, async (t) => {
+  t.same(metadataSeen.other, [], 'no other metadata');
+  t.comment(`${metadataSeen.records} records read back at the ends of the runs above`);
 });
