@@ -158,6 +158,7 @@ class Clock {
   assigned() {
     if (this.start === 0n) {
       this.start = process.hrtime.bigint();
+      this.cpu = process.cpuUsage();
       this.fromAssignment = true;
     }
   }
@@ -167,6 +168,11 @@ class Clock {
   }
 
   seconds(end = process.hrtime.bigint()) {
+    // CPU time of the process (all its threads) from the assignment to now, when the client said when that was.
+    if (this.cpu !== undefined) {
+      const used = process.cpuUsage(this.cpu);
+      this.cpuSeconds = (used.user + used.system) / 1e6;
+    }
     return Number(end - this.start) / 1e9;
   }
 }
@@ -301,7 +307,7 @@ ROWS[PLATFORMATIC_WRAPPED_ROW] = async function platformaticWrappedRow() {
 };
 
 function result(check, seconds, clock) {
-  return { seconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
+  return { seconds, cpuSeconds: clock?.cpuSeconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
 }
 
 async function dynamicRow(engine) {
@@ -495,7 +501,10 @@ async function main() {
   for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} |`);
   // The wrapper's cost, against the stream it wraps.
   if (names.includes(PLATFORMATIC_WRAPPED_ROW) && names.includes(PLATFORMATIC_ROW)) {
-    console.log(`\n${PLATFORMATIC_WRAPPED_ROW}: ${f(rate(PLATFORMATIC_WRAPPED_ROW) / rate(PLATFORMATIC_ROW))}× ${PLATFORMATIC_ROW}`);
+    // Per round, the two rows side by side (the machine's load moves between rounds), and CPU time per message.
+    const paired = median(results[PLATFORMATIC_WRAPPED_ROW].map((r, i) => (results[PLATFORMATIC_ROW][i] ? results[PLATFORMATIC_ROW][i].seconds / r.seconds : NaN)).filter(Number.isFinite));
+    const cpu = (name) => median(results[name].filter((r) => r.cpuSeconds !== undefined).map((r) => (r.cpuSeconds / MESSAGES) * 1e6));
+    console.log(`\n${PLATFORMATIC_WRAPPED_ROW}: ${f(rate(PLATFORMATIC_WRAPPED_ROW) / rate(PLATFORMATIC_ROW))}× ${PLATFORMATIC_ROW} (median of the rounds' ratios ${f(paired)}×); CPU per message from assignment ${f(cpu(PLATFORMATIC_WRAPPED_ROW))} µs against ${f(cpu(PLATFORMATIC_ROW))} µs`);
   }
 }
 

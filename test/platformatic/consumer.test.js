@@ -147,6 +147,61 @@ t.test('a handler that keeps failing: retried, then the run stops with the Handl
   t.equal(consumer.committed(0), 1, 'committed below the failed message');
 });
 
+t.test('a handler that returns at once is called past the queue; the first call that returns a promise keeps what follows behind it', async (t) => {
+  const consumer = new FakeConsumer([0]);
+  const dc = wrapPlatformaticConsumer(consumer, { commitIntervalMs: 10 });
+  const calls = [];
+  let gate;
+  let slow = false;
+  await dc.run({
+    topics: [TOPIC],
+    concurrency: 4,
+    handler: (m) => {
+      calls.push(`start ${m.offset}`);
+      if (!slow) return undefined;
+      slow = false;
+      return new Promise((resolve) => { gate = () => { calls.push(`end ${m.offset}`); resolve(); }; });
+    },
+  });
+  consumer.stream.emit('data', message(0, 0, 'a'));
+  consumer.stream.emit('data', message(0, 1, 'b'));
+  slow = true;
+  consumer.stream.emit('data', message(0, 2, 'c'));
+  consumer.stream.emit('data', message(0, 3, 'c'));
+  consumer.stream.emit('data', message(0, 4, 'd'));
+  t.same(calls, ['start 0', 'start 1', 'start 2'], 'what follows the call under way waits (concurrency 4 notwithstanding)');
+  t.equal(dc.metrics().waiting, 2, 'two wait behind it');
+  await sleep(40);
+  t.equal(consumer.committed(0), 2, 'commits stay below the call under way');
+  gate();
+  await sleep(40);
+  t.same(calls.slice(3), ['end 2', 'start 3', 'start 4'], 'then the rest, in order');
+  t.equal(consumer.committed(0), 5, 'and the commit moves past them');
+  await dc.stop();
+});
+
+t.test('a handler that throws once is called again once, after retryBackoffMs', async (t) => {
+  const consumer = new FakeConsumer([0]);
+  const dc = wrapPlatformaticConsumer(consumer, { retryBackoffMs: 20 });
+  const failures = [];
+  dc.on('handlerError', (err) => failures.push(`${err.offset}:${err.attempts}`));
+  const calls = [];
+  await dc.run({
+    topics: [TOPIC],
+    handler: (m) => {
+      calls.push(Number(m.offset));
+      if (m.offset === 1n && calls.filter((o) => o === 1).length === 1) throw new Error('once');
+    },
+  });
+  for (let i = 0; i < 4; i++) consumer.stream.emit('data', message(0, i, `k${i}`));
+  t.same(calls, [0, 1], 'nothing after the failed message before its retry');
+  await sleep(60);
+  t.same(calls, [0, 1, 1, 2, 3], 'retried once, then the rest');
+  t.same(failures, ['1:1'], "one 'handlerError'");
+  await dc.stop();
+  t.equal(consumer.committed(0), 4, 'all committed at stop');
+});
+
 t.test('a join: partitions leaving are committed and forgotten, a kept partition read again is not handed out twice', async (t) => {
   const consumer = new FakeConsumer([0, 1]);
   const dc = wrapPlatformaticConsumer(consumer);
