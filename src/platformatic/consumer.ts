@@ -48,6 +48,8 @@ export type {
 /** How often the group's committed offsets are read while the resequencer awaits some (ms). */
 const COMMITTED_READ_MS = 200;
 const RUN_FIELDS = ['topics', 'handler', 'concurrency', 'consume'];
+/** Periodic commits wait at most this long for a join after a rebalance began (ms): a change of assignment may come without one. */
+const REBALANCE_HOLD_MS = 10_000;
 
 export declare interface PlatformaticDynamicConsumer {
   /** One failed call of the handler (it gets the message again unless the retries are used up). */
@@ -86,6 +88,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
   private failure: HandlerError | KafkaError | undefined;
   /** The group rebalances (from 'consumer:group:rebalance' to 'consumer:group:join'). */
   private rebalancing = false;
+  private rebalancingSince = 0;
   /** The stream is paused here (maxPending), since this time (the resequencer's clock stands still meanwhile). */
   private holdingSince = 0;
   private heldFor = 0;
@@ -122,7 +125,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     this.dispatch.ordering = this.options.ordering;
     this.commits = new PlatformaticCommits(consumer, this.dispatch, this.resequencer, {
       running: () => this.life.phase === 'running',
-      rebalancing: () => this.rebalancing,
+      rebalancing: () => this.rebalancing && Date.now() - this.rebalancingSince < REBALANCE_HOLD_MS,
       emit: (event: string, value: unknown) => this.emit(event, value),
       hasErrorListener: () => this.listenerCount('error') > 0,
       floor: (topic, partition) => this.direct.floor(topic, partition),
@@ -233,6 +236,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
   private rebalanceStarts(): void {
     if (this.life.phase !== 'running' || this.rebalancing) return;
     this.rebalancing = true;
+    this.rebalancingSince = Date.now();
     this.commits.commitNow(this.commits.offsetsOf(this.assigned.values(), true));
   }
 
