@@ -34,10 +34,10 @@ export type { KafkaJsConsumerOptions, KafkaJsConsumerLike, KafkaJsConsumedMessag
 export type { ConfluentConsumerLike, KafkaJs2ConsumerLike, KafkaJsAdminClient, RejoinCounts } from './kafkajs/consumer';
 export type { KafkaJsProducerOptions, KafkaJsProducerLike, KafkaJsAdminLike, KafkaJsMessage, KafkaJsRecord, KafkaJsBatch } from './kafkajs/producer';
 export type { KafkaLibrary } from './core/library';
-export { wrapPlatformaticConsumer, PlatformaticDynamicConsumer } from './platformatic/consumer';
-export type { PlatformaticConsumerOptions, PlatformaticConsumerLike, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig, PlatformaticStreamLike } from './platformatic/consumer';
 export { createPlatformaticPartitioner } from './platformatic/partitioner';
 export type { PlatformaticPartitionerFunction, PlatformaticPartitioner, PlatformaticPartitionerOptions, PlatformaticPartitionerContext, PlatformaticMessageLike, PlatformaticMetadataLike } from './platformatic/partitioner';
 export { wrapPlatformaticProducer, PlatformaticDynamicProducer } from './platformatic/producer';
 export type { PlatformaticProducerOptions, PlatformaticProducerLike, PlatformaticMessage, PlatformaticSendOptions } from './platformatic/producer';
 export type { PlatformaticHeaders } from './platformatic/producer-headers';
+export { wrapPlatformaticConsumer, PlatformaticDynamicConsumer } from './platformatic/consumer';
+export type { PlatformaticConsumerOptions, PlatformaticConsumerLike, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig, PlatformaticStreamLike } from './platformatic/consumer';
