@@ -23,8 +23,12 @@ export { partitionKey };
 
 /** What the handler gets with a message. */
 function infoOf<M extends ConsumedMessage>(r: Release<M>): HandledInfo {
-  return r.ordered ? { ordered: true, outOfOrder: false, order: r.order } : { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
+  if (r.ordered) return r.order === null ? UNMARKED : { ordered: true, outOfOrder: false, order: r.order };
+  return { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
 }
+
+/** What the handler gets with a message that carries no order header: one object, frozen (most calls get it). */
+const UNMARKED: HandledInfo = Object.freeze({ ordered: true, outOfOrder: false, order: null });
 
 export class Dispatcher<M extends ConsumedMessage> {
   /** Handler calls at once (at least 1). */

@@ -23,10 +23,6 @@ export interface PlatformaticCommitHooks {
   emit(event: 'warning' | 'error', error: KafkaError): void;
   /** Whether an 'error' listener is there (a periodic commit's failure is reported only to one). */
   hasErrorListener(): boolean;
-  /** The lowest offset of a partition handed to the handler outside the Dispatcher and not handled yet (consumer-direct.ts). */
-  floor(topic: string, partition: number): number | undefined;
-  /** No call is kept outside the Dispatcher (what a read of committed offsets releases goes to the Dispatcher, which must not overtake one). */
-  directIdle(): boolean;
 }
 
 /**
@@ -57,15 +53,7 @@ export class PlatformaticCommits {
 
   /** The offsets to commit for `partitions` (`onlyMoved`: those whose safe offset moved since the last commit). */
   offsetsOf(partitions: Iterable<{ topic: string; partition: number }>, onlyMoved: boolean): PartitionOffset[] {
-    const offsets = this.dispatch.toCommit(partitions, onlyMoved);
-    for (const o of offsets) {
-      const floor = this.hooks.floor(o.topic, o.partition);
-      if (floor === undefined || floor >= o.offset) continue;
-      // Below a call made outside the Dispatcher: this offset is not remembered as committed (it goes again next time).
-      this.dispatch.notCommitted([o]);
-      o.offset = floor;
-    }
-    return offsets;
+    return this.dispatch.toCommit(partitions, onlyMoved);
   }
 
   /** A periodic commit: the partitions whose safe offset moved, one commit at a time (asked for meanwhile, it goes once that one is back). */
@@ -128,7 +116,7 @@ export class PlatformaticCommits {
    * read at a time; a failed read is a 'warning' (made again next time).
    */
   readCommitted(): void {
-    if (this.reading || !this.hooks.running() || !this.hooks.directIdle()) return;
+    if (this.reading || !this.hooks.running()) return;
     const awaited = this.resequencer.awaited();
     if (awaited.length === 0) return;
     const byTopic = new Map<string, number[]>();

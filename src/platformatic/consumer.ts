@@ -5,9 +5,8 @@
 //
 // run({ topics, handler, concurrency }) calls consume() with autocommit false and reads the
 // stream's 'data' events: each message goes through the Resequencer, what it releases through
-// the Dispatcher to the handler (up to `concurrency` calls at once, in `ordering`; an unmarked
-// message while the Dispatcher is idle straight to a handler that returns at once,
-// consumer-direct.ts), the stream paused while maxPending released messages wait. Offsets are committed here only, with the
+// the Dispatcher to the handler (up to `concurrency` calls at once, in `ordering`), the stream
+// paused while maxPending released messages wait. Offsets are committed here only, with the
 // consumer's commit(): the Dispatcher's safe offsets (below every message held or not yet
 // handled) every commitIntervalMs, when the group starts a rebalance, for the partitions that
 // leave, and on stop() (consumer-commits.ts). @platformatic/kafka commits no metadata (every
@@ -32,7 +31,6 @@ import { Dispatcher, type PartitionOffset, partitionKey } from '../consumer/disp
 import { ORDER_VALUE } from '../consumer/message-order';
 import { ORDER_HEADER } from '../partitioner/headers';
 import { PlatformaticCommits } from './consumer-commits';
-import { DirectCalls } from './consumer-direct';
 import type {
   PlatformaticConsumed, PlatformaticConsumerLike, PlatformaticConsumerOptions, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig,
   PlatformaticStreamLike,
@@ -76,8 +74,6 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
   private readonly options: ResolvedKafkaJsConsumerOptions;
   private readonly dispatch: Dispatcher<PlatformaticConsumed>;
   private readonly commits: PlatformaticCommits;
-  /** Calls made past the Dispatcher while it is idle (consumer-direct.ts). */
-  private readonly direct: DirectCalls;
   private readonly assigned = new Map<string, { topic: string; partition: number }>();
   /** Per topic, by partition: the offset after the last message read of a partition this consumer owns. */
   private readonly readTo = new Map<string, number[]>();
@@ -128,18 +124,6 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
       rebalancing: () => this.rebalancing && Date.now() - this.rebalancingSince < REBALANCE_HOLD_MS,
       emit: (event: string, value: unknown) => this.emit(event, value),
       hasErrorListener: () => this.listenerCount('error') > 0,
-      floor: (topic, partition) => this.direct.floor(topic, partition),
-      directIdle: () => this.direct.idle,
-    });
-    this.direct = new DirectCalls(this.dispatch, this.options.handlerRetries, this.options.retryBackoffMs, {
-      handle: (m, info) => this.handler!(m.message, info),
-      owns: (m) => this.assigned.has(partitionKey(m.topic, m.partition)),
-      running: () => this.life.phase === 'running',
-      handlerError: (error, m) => this.emit('handlerError', error, m.message),
-      fail: (error) => {
-        this.failure = error;
-        this.stop(0).catch(() => undefined);
-      },
     });
   }
 
@@ -188,7 +172,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     this.timers.push(setInterval(() => this.commits.commitHandled(() => this.assigned.values()), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.commits.readCommitted(), COMMITTED_READ_MS));
     this.timers.push(setInterval(() => {
-      this.direct.take(this.resequencer.expire());
+      this.dispatch.accept(this.resequencer.expire());
     }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
   }
 
@@ -209,8 +193,8 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     // Read again from the committed offset after a join: held, queued or handled already.
     if (offset < next) return;
     reads![partition] = offset + 1;
-    this.direct.take(this.resequencer.push(new Consumed(m, offset)));
-    if (this.dispatch.waiting + this.direct.waiting >= this.options.maxPending) this.hold();
+    this.dispatch.accept(this.resequencer.push(new Consumed(m, offset)));
+    if (this.dispatch.waiting >= this.options.maxPending) this.hold();
   }
 
   /** Too many released messages wait for the handler: the stream pauses (again: the client may resume it on a rebalance). */
@@ -256,7 +240,6 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
         const reads = this.readTo.get(tp.topic);
         if (reads !== undefined) delete reads[tp.partition];
       }
-      this.direct.drop(new Set(leaving.map((tp) => partitionKey(tp.topic, tp.partition))), (m) => partitionKey(m.topic, m.partition));
       this.dispatch.forget(leaving);
       this.emit('revoked', leaving);
     }
@@ -286,7 +269,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
 
   /** Messages held by the resequencer, waiting for the handler and in calls. */
   metrics(): { held: number; waiting: number; inFlight: number } {
-    return { held: this.resequencer.held, waiting: this.dispatch.waiting + this.direct.waiting, inFlight: this.dispatch.inFlight };
+    return { held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight };
   }
 
   /**
@@ -314,9 +297,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     stream?.pause();
     this.release();
     if (running) {
-      const deadline = Date.now() + timeoutMs;
-      await this.direct.finish(this.failure === undefined ? timeoutMs : 0);
-      await this.dispatch.finish(Math.max(0, deadline - Date.now()), () => this.failure !== undefined);
+      await this.dispatch.finish(timeoutMs, () => this.failure !== undefined);
       // What is still queued stays in `unhandled`: the commit below stays under it.
       this.dispatch.halt();
       for (const timer of this.timers) clearInterval(timer);
@@ -340,7 +321,6 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     this.assigned.clear();
     this.readTo.clear();
     this.dispatch.clear();
-    this.direct.reset();
     this.rebalancing = false;
     this.holdingSince = 0;
     this.life.ended();
