@@ -22,7 +22,8 @@
 // wrapPlatformaticConsumer (order restored; its ratio to the plain stream is printed after the
 // table) — run on Node 22, both installed on first use into bench/.peers/ (bench/node22.js;
 // --no-peers skips them), with --brokers only: its consumer's connections to librdkafka's mock
-// cluster are closed.
+// cluster are closed. KafkaJS's consumer through wrapKafkaJsConsumer has a row of its own, its
+// ratio to the plain KafkaJS eachBatch row printed after the table too.
 //
 // --help lists the flags.
 
@@ -57,6 +58,10 @@ const { peerNode, platformatic } = require('./node22');
 
 const PLATFORMATIC_ROW = '@platformatic/kafka stream (Node 22)';
 const PLATFORMATIC_WRAPPED_ROW = '@platformatic/kafka wrapped, order restored (Node 22)';
+const KAFKAJS_ROW = 'KafkaJS eachBatch';
+const KAFKAJS_WRAPPED_ROW = 'KafkaJS wrapped, order restored';
+/** Each wrapper's row with the row of the consumer it wraps (their ratio is printed after the table), and the ratio's name in --json. */
+const WRAPPED = [[PLATFORMATIC_WRAPPED_ROW, PLATFORMATIC_ROW, 'platformaticWrappedVsStream'], [KAFKAJS_WRAPPED_ROW, KAFKAJS_ROW, 'kafkajsWrappedVsEachBatch']];
 /** The rows that run on Node 22 (on a real cluster only). */
 const NODE22_ROWS = [PLATFORMATIC_ROW, PLATFORMATIC_WRAPPED_ROW];
 
@@ -207,14 +212,15 @@ const ROWS = {
     return confluentRow();
   },
   /** KafkaJS 2.2.4 eachBatch, partitionsConsumedConcurrently 12. */
-  async 'KafkaJS eachBatch'() {
-    return kafkajsRow(true);
+  async [KAFKAJS_ROW]() {
+    return kafkajsRow('batch');
   },
   /** KafkaJS 2.2.4 eachMessage, partitionsConsumedConcurrently 12. */
   async 'KafkaJS eachMessage'() {
-    return kafkajsRow(false);
+    return kafkajsRow('message');
   },
 };
+ROWS[KAFKAJS_WRAPPED_ROW] = () => kafkajsRow('wrapped');
 
 async function plainRow(extra, Kafka = require('node-rdkafka')) {
   const c = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers(), 'group.id': `plain-${process.pid}`, 'enable.auto.commit': false, log_level: 0, rebalance_cb: true, ...extra },
@@ -337,12 +343,17 @@ async function dynamicRow(engine) {
   return result(check, seconds, clock);
 }
 
-async function kafkajsRow(batches) {
+/**
+ * KafkaJS 2.2.4 from the beginning, in a group of its own: its own eachBatch or eachMessage (12
+ * partitions at once), or (`wrapped`) that consumer through wrapKafkaJsConsumer — a spread key's
+ * order restored, eachMessage called by its Dispatcher (--concurrency calls at once, in key
+ * order), offsets committed below what was handled; timed as the plain rows, the wrapped one to
+ * the last handler call's end.
+ */
+async function kafkajsRow(mode) {
   const { Kafka, logLevel } = require('kafkajs');
   const kafka = new Kafka({ brokers: brokers().split(','), logLevel: logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: `kafkajs-${batches ? 'batch' : 'message'}-${process.pid}` });
-  await consumer.connect();
-  await consumer.subscribe({ topics: TOPICS, fromBeginning: true });
+  const consumer = kafka.consumer({ groupId: `kafkajs-${mode}-${process.pid}` });
   const clock = new Clock();
   consumer.on(consumer.events.GROUP_JOIN, () => clock.assigned());
   const check = new Check();
@@ -352,7 +363,35 @@ async function kafkajsRow(batches) {
   };
   const mark = () => clock.message();
   const work = HANDLER_MS > 0 ? () => delay(HANDLER_MS) : () => undefined;
-  await consumer.run(batches
+  if (mode === 'wrapped') {
+    const { wrapKafkaJsConsumer } = require('..');
+    const admin = kafka.admin();
+    const wrapped = wrapKafkaJsConsumer(consumer, { admin });
+    await wrapped.connect();
+    await wrapped.subscribe({ topics: TOPICS, fromBeginning: true });
+    let ended = 0;
+    let last = 0n;
+    const end = () => {
+      if (++ended === MESSAGES) last = process.hrtime.bigint();
+    };
+    await wrapped.run({
+      partitionsConsumedConcurrently: CONCURRENCY,
+      eachMessage: ({ message }) => {
+        mark();
+        check.add(message.value);
+        if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
+        end();
+      },
+    });
+    await check.until(() => ended === MESSAGES);
+    const seconds = clock.seconds(last || undefined);
+    await wrapped.disconnect();
+    await admin.disconnect();
+    return result(check, seconds, clock);
+  }
+  await consumer.connect();
+  await consumer.subscribe({ topics: TOPICS, fromBeginning: true });
+  await consumer.run(mode === 'batch'
     ? { partitionsConsumedConcurrently: 12, eachBatch: async ({ batch }) => { mark(); for (const m of batch.messages) { check.add(m.value); await work(); } if (check.count >= MESSAGES) done(); } }
     : { partitionsConsumedConcurrently: 12, eachMessage: async ({ message }) => { mark(); check.add(message.value); await work(); if (check.count >= MESSAGES) done(); } });
   await check.until(() => complete);
@@ -488,8 +527,12 @@ async function main() {
     outOfOrder: Math.max(0, ...results[name].map((r) => r.outOfOrder)),
   }));
   if (args.json) {
-    const wrapperRatio = rate(PLATFORMATIC_WRAPPED_ROW) / rate(PLATFORMATIC_ROW);
-    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: args.brokers ?? 'mock', rows, ...(Number.isFinite(wrapperRatio) ? { platformaticWrappedVsStream: wrapperRatio } : {}) }, null, 2));
+    const ratios = {};
+    for (const [wrapped, plain, label] of WRAPPED) {
+      const ratio = rate(wrapped) / rate(plain);
+      if (Number.isFinite(ratio)) ratios[label] = ratio;
+    }
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: args.brokers ?? 'mock', rows, ...ratios }, null, 2));
     return;
   }
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
@@ -499,12 +542,13 @@ async function main() {
   console.log('| consumer | msg/s | × the plain node-rdkafka loop | lost | duplicated | out of key order |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} |`);
-  // The wrapper's cost, against the stream it wraps.
-  if (names.includes(PLATFORMATIC_WRAPPED_ROW) && names.includes(PLATFORMATIC_ROW)) {
+  // Each wrapper's cost, against the consumer it wraps.
+  for (const [wrapped, plain] of WRAPPED) {
+    if (!names.includes(wrapped) || !names.includes(plain)) continue;
     // Per round, the two rows side by side (the machine's load moves between rounds), and CPU time per message.
-    const paired = median(results[PLATFORMATIC_WRAPPED_ROW].map((r, i) => (results[PLATFORMATIC_ROW][i] ? results[PLATFORMATIC_ROW][i].seconds / r.seconds : NaN)).filter(Number.isFinite));
+    const paired = median(results[wrapped].map((r, i) => (results[plain][i] ? results[plain][i].seconds / r.seconds : NaN)).filter(Number.isFinite));
     const cpu = (name) => median(results[name].filter((r) => r.cpuSeconds !== undefined).map((r) => (r.cpuSeconds / MESSAGES) * 1e6));
-    console.log(`\n${PLATFORMATIC_WRAPPED_ROW}: ${f(rate(PLATFORMATIC_WRAPPED_ROW) / rate(PLATFORMATIC_ROW))}× ${PLATFORMATIC_ROW} (median of the rounds' ratios ${f(paired)}×); CPU per message from assignment ${f(cpu(PLATFORMATIC_WRAPPED_ROW))} µs against ${f(cpu(PLATFORMATIC_ROW))} µs`);
+    console.log(`\n${wrapped}: ${f(rate(wrapped) / rate(plain))}× ${plain} (median of the rounds' ratios ${f(paired)}×); CPU per message from assignment ${f(cpu(wrapped))} µs against ${f(cpu(plain))} µs`);
   }
 }
 

@@ -85,12 +85,17 @@ export class Assignment<M extends ConsumedMessage> implements HostEvents {
     return this.waits.get(name);
   }
 
-  /** Whether the partition's message at `offset` is below its committed offset when it came here (handled already: skipped). */
-  handledBefore(name: string, offset: number): boolean {
-    const floor = this.floor.get(name);
-    if (floor === undefined || offset >= floor) return false;
+  /**
+   * The partition's committed offset when it came here, if any: a message below it was handled
+   * already, and is skipped (counted with skippedBelow()). Read once per batch.
+   */
+  floorOf(name: string): number | undefined {
+    return this.floor.get(name);
+  }
+
+  /** A message below its partition's floor was skipped. */
+  skippedBelow(): void {
     this.counts.belowCommitted++;
-    return true;
   }
 
   assigned(partitions: TopicPartition[]): void {

@@ -258,9 +258,15 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     // Stopping (what came is read again from the committed offsets), revoked meanwhile, or the
     // group rebalancing (every partition is fetched again after the join).
     if (this.life.phase !== 'running' || !this.assignment.has(name) || this.assignment.rejoining) return;
+    // Below the committed offset read when the partition came here: handled already (it stays
+    // put while this loop runs: it changes on the group's events and the reads' answers only).
+    const floor = this.assignment.floorOf(name);
     for (const message of messages) {
       const offset = Number(message.offset);
-      if (this.assignment.handledBefore(name, offset)) continue;
+      if (floor !== undefined && offset < floor) {
+        this.assignment.skippedBelow();
+        continue;
+      }
       const m: Consumed = { topic, partition, offset, key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
       this.dispatch.accept(this.resequencer.push(m));
     }

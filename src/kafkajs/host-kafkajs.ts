@@ -9,7 +9,9 @@
 //     records); it does nothing once the run is stopped, so the last commit goes before stop();
 //   - the consumer has no committed(): the group's committed offsets and metadata are read with
 //     an admin client (admin.fetchOffsets({ groupId, topics })), the `admin` option; the group id
-//     comes with each GROUP_JOIN event;
+//     comes with each GROUP_JOIN event; a connected admin client knows only its seed broker
+//     until it reads the cluster's metadata (its first fetchOffsets() would wait for a retry),
+//     so connect() reads that metadata at once;
 //   - no revoke callback: when the runner meets a rebalance it emits REBALANCING, then joins
 //     again (eager: every partition goes back to the group), and GROUP_JOIN carries the new
 //     assignment ({ topic: [partitions] }); every partition, kept or not, is then fetched from
@@ -23,6 +25,9 @@ import type { PartitionOffset } from '../consumer/dispatch';
 import type { CommittedOffset } from '../consumer/records';
 import type { ConsumerHost, HostEvents, TopicPartition } from './consumer-host';
 import type { KafkaJsAdminClient, KafkaJsBatchPayload, KafkaJsSubscription, KafkaJs2ConsumerLike } from './consumer-types';
+
+/** How long connect() waits for the admin client's metadata (ms): past it, the first fetchOffsets() reads it. */
+const WARM_ADMIN_MS = 5000;
 
 /** Whether `consumer` looks like KafkaJS 2.x's consumer (its instrumentation events, stop()). */
 export function isKafkaJs2Consumer(consumer: unknown): consumer is KafkaJs2ConsumerLike {
@@ -75,6 +80,7 @@ export class KafkaJsHost implements ConsumerHost {
       if (!this.adminConnected) {
         await this.admin.connect();
         this.adminConnected = true;
+        await this.warmAdmin();
       }
     } catch (err) {
       throw kafkaJsError(err, 'connect');
@@ -95,6 +101,21 @@ export class KafkaJsHost implements ConsumerHost {
         else events.rebalancing();
       }),
     ];
+  }
+
+  /**
+   * The admin client's cluster metadata read now: a KafkaJS admin client connects to its seed
+   * broker only, and its first fetchOffsets() then finds no broker to ask for the group's
+   * coordinator, reads the metadata and tries again after its retrier's first backoff (about
+   * 300 ms), which every partition's first batch would wait for after the join. Best effort:
+   * fetchOffsets() reads the metadata itself when this fails.
+   */
+  private async warmAdmin(): Promise<void> {
+    const describeCluster = (this.admin as { describeCluster?: unknown }).describeCluster;
+    if (typeof describeCluster !== 'function') return;
+    const reading = Promise.resolve().then(() => (describeCluster as () => Promise<unknown>).call(this.admin));
+    reading.catch(() => undefined); // fetchOffsets() reads the metadata itself
+    await within(reading.then(() => true, () => false), WARM_ADMIN_MS);
   }
 
   subscribe(subscription: KafkaJsSubscription): Promise<void> {
