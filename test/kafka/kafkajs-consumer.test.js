@@ -154,6 +154,18 @@ function wrapped(client, admin, group, r, who, errors) {
   return c;
 }
 
+/** A scenario's topic (made here), its group's name, a KafkaJS client and a connected admin, the recorder and the errors list. */
+async function scenario(t, name) {
+  const total = K.lap();
+  const topic = K.topicName(name);
+  await K.createTopic(topic, PARTITIONS, Math.min(3, K.brokers().split(',').length));
+  const client = kafka();
+  const admin = client.admin();
+  await admin.connect();
+  t.teardown(() => admin.disconnect());
+  return { total, topic, group: `${topic}-group`, client, admin, r: recorder(), errors: [] };
+}
+
 async function start(c, topic, handler) {
   await c.connect();
   await c.subscribe({ topic, fromBeginning: true });
@@ -163,16 +175,7 @@ async function start(c, topic, handler) {
 }
 
 t.test('KafkaJS 2.2.4, one consumer: two producers spreading hot keys, nothing lost, in order', { ...K.needsCluster(), timeout: 60000 }, async (t) => {
-  const total = K.lap();
-  const topic = K.topicName('kafkajs-one');
-  const group = `${topic}-group`;
-  await K.createTopic(topic, PARTITIONS, Math.min(3, K.brokers().split(',').length));
-  const client = kafka();
-  const admin = client.admin();
-  await admin.connect();
-  t.teardown(() => admin.disconnect());
-  const r = recorder();
-  const errors = [];
+  const { total, topic, group, client, admin, r, errors } = await scenario(t, 'kafkajs-one');
   const c = wrapped(client, admin, group, r, 'A', errors);
   await start(c, topic, r.handler('A'));
   const { runs, ends } = await produce(topic);
@@ -189,16 +192,7 @@ t.test('KafkaJS 2.2.4, one consumer: two producers spreading hot keys, nothing l
 });
 
 t.test('KafkaJS 2.2.4, a group of two: B joins mid-run and leaves, nothing lost, in order', { ...K.needsCluster(), timeout: 60000 }, async (t) => {
-  const total = K.lap();
-  const topic = K.topicName('kafkajs-group');
-  const group = `${topic}-group`;
-  await K.createTopic(topic, PARTITIONS, Math.min(3, K.brokers().split(',').length));
-  const client = kafka();
-  const admin = client.admin();
-  await admin.connect();
-  t.teardown(() => admin.disconnect());
-  const r = recorder();
-  const errors = [];
+  const { total, topic, group, client, admin, r, errors } = await scenario(t, 'kafkajs-group');
   const A = wrapped(client, admin, group, r, 'A', errors);
   const B = wrapped(client, admin, group, r, 'B', errors);
   const revoked = { A: 0, B: 0 };
@@ -235,16 +229,7 @@ t.test('KafkaJS 2.2.4, a group of two: B joins mid-run and leaves, nothing lost,
 });
 
 t.test('KafkaJS 2.2.4, a long wait for the application: eachBatch heartbeats, the membership is kept', { ...K.needsCluster(), timeout: 60000 }, async (t) => {
-  const total = K.lap();
-  const topic = K.topicName('kafkajs-wait');
-  const group = `${topic}-group`;
-  await K.createTopic(topic, PARTITIONS, Math.min(3, K.brokers().split(',').length));
-  const client = kafka();
-  const admin = client.admin();
-  await admin.connect();
-  t.teardown(() => admin.disconnect());
-  const r = recorder();
-  const errors = [];
+  const { total, topic, group, client, admin, r, errors } = await scenario(t, 'kafkajs-wait');
   // A session of 6 s; the first call takes 8 s, while the queue is full (maxPending 50): eachBatch
   // waits that long, and only its heartbeats keep the member in the group.
   const raw = client.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 500, rebalanceTimeout: 10000, maxWaitTimeInMs: 100 });
