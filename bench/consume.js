@@ -288,32 +288,38 @@ ROWS[PLATFORMATIC_WRAPPED_ROW] = async function platformaticWrappedRow() {
     if (event?.assignments?.length > 0) clock.assigned();
   });
   const wrapped = wrapPlatformaticConsumer(consumer);
+  const calls = handledUntilLast(clock);
+  await wrapped.run({ topics: TOPICS, concurrency: CONCURRENCY, consume: { mode: 'earliest' }, handler: (m) => calls.handle(m.value) });
+  await calls.ended();
+  const seconds = calls.seconds();
+  await wrapped.stop();
+  await consumer.close(true);
+  return result(calls.check, seconds, clock);
+};
+
+function result(check, seconds, clock) {
+  return { seconds, cpuSeconds: clock?.cpuSeconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
+}
+
+/**
+ * The handler of the rows whose calls a Dispatcher makes (DynamicConsumer, the wrapped
+ * consumers): each message checked, a no-op (or --handler-ms of waiting); `ended()` resolves
+ * once every message's call has ended, `seconds()` is the time to the last one's end.
+ */
+function handledUntilLast(clock) {
   const check = new Check();
   let ended = 0;
   let last = 0n;
   const end = () => {
     if (++ended === MESSAGES) last = process.hrtime.bigint();
   };
-  await wrapped.run({
-    topics: TOPICS,
-    concurrency: CONCURRENCY,
-    consume: { mode: 'earliest' },
-    handler: (m) => {
-      clock.message();
-      check.add(m.value);
-      if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
-      end();
-    },
-  });
-  await check.until(() => ended === MESSAGES);
-  const seconds = clock.seconds(last || undefined);
-  await wrapped.stop();
-  await consumer.close(true);
-  return result(check, seconds, clock);
-};
-
-function result(check, seconds, clock) {
-  return { seconds, cpuSeconds: clock?.cpuSeconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
+  const handle = (value) => {
+    clock.message();
+    check.add(value);
+    if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
+    end();
+  };
+  return { check, handle, ended: () => check.until(() => ended === MESSAGES), seconds: () => clock.seconds(last || undefined) };
 }
 
 async function dynamicRow(engine) {
@@ -325,22 +331,12 @@ async function dynamicRow(engine) {
   c.on('assigned', (list) => {
     if (list.length > 0) clock.assigned();
   });
-  const check = new Check();
-  let ended = 0;
-  let last = 0;
-  const end = () => {
-    if (++ended === MESSAGES) last = process.hrtime.bigint();
-  };
-  void c.run(TOPICS, (m) => {
-    clock.message();
-    check.add(m.value);
-    if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
-    end();
-  });
-  await check.until(() => ended === MESSAGES);
-  const seconds = clock.seconds(last || undefined);
+  const calls = handledUntilLast(clock);
+  void c.run(TOPICS, (m) => calls.handle(m.value));
+  await calls.ended();
+  const seconds = calls.seconds();
   await c.stop();
-  return result(check, seconds, clock);
+  return result(calls.check, seconds, clock);
 }
 
 /**
@@ -369,25 +365,13 @@ async function kafkajsRow(mode) {
     const wrapped = wrapKafkaJsConsumer(consumer, { admin });
     await wrapped.connect();
     await wrapped.subscribe({ topics: TOPICS, fromBeginning: true });
-    let ended = 0;
-    let last = 0n;
-    const end = () => {
-      if (++ended === MESSAGES) last = process.hrtime.bigint();
-    };
-    await wrapped.run({
-      partitionsConsumedConcurrently: CONCURRENCY,
-      eachMessage: ({ message }) => {
-        mark();
-        check.add(message.value);
-        if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
-        end();
-      },
-    });
-    await check.until(() => ended === MESSAGES);
-    const seconds = clock.seconds(last || undefined);
+    const calls = handledUntilLast(clock);
+    await wrapped.run({ partitionsConsumedConcurrently: CONCURRENCY, eachMessage: ({ message }) => calls.handle(message.value) });
+    await calls.ended();
+    const seconds = calls.seconds();
     await wrapped.disconnect();
     await admin.disconnect();
-    return result(check, seconds, clock);
+    return result(calls.check, seconds, clock);
   }
   await consumer.connect();
   await consumer.subscribe({ topics: TOPICS, fromBeginning: true });
