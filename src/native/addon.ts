@@ -52,10 +52,15 @@ export function chosenEngine(given: { engine?: unknown } | undefined, resolved: 
   return env;
 }
 
+/** nativeFailure() in one line. */
+function failureLine(): string {
+  const failure = nativeFailure() as Error | undefined;
+  return String(failure?.message ?? failure).split('\n')[0];
+}
+
 /** Why a client was not made on the native engine asked for: its load failure, in one line. */
 export function nativeMissing(): string {
-  const failure = nativeFailure() as Error | undefined;
-  return `the native engine is not built here (${String(failure?.message ?? failure).split('\n')[0]}); ${REBUILD}, or engine 'client'`;
+  return `the native engine is not built here (${failureLine()}); ${REBUILD}, or engine 'client'`;
 }
 
 /** The command that builds the native engine in an application (scripts/build-native.js). */
@@ -76,7 +81,7 @@ export function engineAddon(engine: 'auto' | 'native' | 'client', library: Kafka
     missingTold = true;
     process.emitWarning(`the native engine is not built here: producers and consumers run on the client library's produce() and consume(), several times slower`, {
       code: 'KDP_NATIVE_MISSING',
-      detail: `Build it with \`${REBUILD}\` (node-rdkafka installed first, and a C toolchain), or choose engine 'client' to run without it. Cause: ${String((nativeFailure() as Error | undefined)?.message ?? nativeFailure()).split('\n')[0]}`,
+      detail: `Build it with \`${REBUILD}\` (node-rdkafka installed first, and a C toolchain), or choose engine 'client' to run without it. Cause: ${failureLine()}`,
     });
   }
   return addon;
