@@ -186,22 +186,21 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     }
     if (unknown) await within(Promise.all(unknown), this.settings.metadataTimeoutMs);
     if (this.closing) throw new StateError('this producer was closed');
+    // The topics of this send, and their messages in it.
+    const sending: TopicEntry[] = [];
     let placed: PlatformaticMessage[];
     try {
-      placed = this.place(messages);
+      placed = this.place(messages, sending);
     } catch (err) {
       // A key the producer's serializer refused: nothing was sent, nothing counted.
-      for (const c of this.topics.values()) c.sending = 0;
+      for (const c of sending) c.sending = 0;
       throw err;
     }
-    const sending: TopicEntry[] = [];
-    for (const c of this.topics.values()) {
-      if (c.sending === 0) continue;
-      c.produced += c.sending;
-      sending.push(c);
-    }
     const counts = sending.map((c) => c.sending);
-    for (const c of sending) c.sending = 0;
+    for (const c of sending) {
+      c.produced += c.sending;
+      c.sending = 0;
+    }
     this.inflight += messages.length;
     try {
       const result = await this.producer.send({ ...options, messages: placed });
@@ -216,8 +215,11 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     }
   }
 
-  /** Copies of `messages` with the partition (and order header) chosen here; counts each topic's in `sending`. */
-  private place(messages: PlatformaticMessage[]): PlatformaticMessage[] {
+  /**
+   * Copies of `messages` with the partition (and order header) chosen here; counts each topic's
+   * in its entry's `sending`, and puts the entries counted in `sending`.
+   */
+  private place(messages: PlatformaticMessage[], sending: TopicEntry[]): PlatformaticMessage[] {
     const out: PlatformaticMessage[] = new Array(messages.length);
     const spread = this.settings.orderHeaders === 'spread';
     const asBuffer = this.settings.headerType === 'buffer';
@@ -233,7 +235,7 @@ export class PlatformaticDynamicProducer extends EventEmitter {
         // A topic forgotten meanwhile (sends to many topics) is made again: its count is read at its next send.
         c = this.topics.get(topic) ?? this.counters(topic);
       }
-      c.sending++;
+      if (c.sending++ === 0) sending.push(c);
       const headers = message.headers;
       // An explicit partition wins, as with the producer's own partitioner.
       if (typeof message.partition === 'number') {
