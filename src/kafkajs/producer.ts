@@ -17,7 +17,7 @@ import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { dropForwarded } from './partitioner';
 import { InvalidArgTypeError, KafkaError, StateError, checkTimeout, toKafkaError } from '../core/errors';
-import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from '../producer/metrics';
+import { Metrics, type ProducerMetrics, type TopicCounters, registerOrClose, relayPartitionerEvents } from '../producer/metrics';
 import { warnIfBothLoaded } from '../core/library';
 import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
@@ -148,17 +148,8 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     this.producerId = settings.producerId ?? newProducerId();
     this.kept = topicsKept(this.partitioner.options.maxTopics);
     this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(this.partitioner.options.partitioner));
-    this.partitioner.on('hot', (h) => this.emit('hot', h));
-    this.partitioner.on('cooled', (h) => this.emit('cooled', h));
-    this.partitioner.on('warning', (err) => this.emit('warning', err));
-    if (settings.prometheus !== undefined) {
-      try {
-        this.unregister = registerPrometheus(settings.prometheus, () => this.metrics());
-      } catch (err) {
-        this.partitioner.close();
-        throw err;
-      }
-    }
+    relayPartitionerEvents(this.partitioner, this);
+    this.unregister = registerOrClose(settings.prometheus, () => this.metrics(), this.partitioner);
     warnIfBothLoaded();
   }
 

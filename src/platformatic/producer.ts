@@ -14,7 +14,7 @@ import { type DynamicPartitionerOptions, type PlatformaticProducerSettings, reso
 import { partitionerCode } from '../core/hash';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { InvalidArgTypeError, KafkaError, StateError, checkTimeout, toKafkaError } from '../core/errors';
-import { Metrics, type ProducerMetrics, type TopicCounters, registerPrometheus } from '../producer/metrics';
+import { Metrics, type ProducerMetrics, type TopicCounters, registerOrClose, relayPartitionerEvents } from '../producer/metrics';
 import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 import { delay, within } from '../core/time';
@@ -121,17 +121,8 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     this.producerId = settings.producerId ?? newProducerId();
     this.kept = topicsKept(this.partitioner.options.maxTopics);
     this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(settings.partitioner));
-    this.partitioner.on('hot', (h) => this.emit('hot', h));
-    this.partitioner.on('cooled', (h) => this.emit('cooled', h));
-    this.partitioner.on('warning', (err) => this.emit('warning', err));
-    if (settings.prometheus !== undefined) {
-      try {
-        this.unregister = registerPrometheus(settings.prometheus, () => this.metrics());
-      } catch (err) {
-        this.partitioner.close();
-        throw err;
-      }
-    }
+    relayPartitionerEvents(this.partitioner, this);
+    this.unregister = registerOrClose(settings.prometheus, () => this.metrics(), this.partitioner);
     this.timer = setInterval(() => this.refresh(), settings.metadataRefreshMs);
     this.timer.unref();
   }

@@ -1,6 +1,9 @@
 // Producer metrics: a plain snapshot (producer.metrics()) and, when the user passes a
-// prom-client Registry, the same figures as Prometheus gauges collected on scrape.
+// prom-client Registry, the same figures as Prometheus gauges collected on scrape; and what
+// every producer (DynamicProducer and the adapters of other clients) relays of its
+// partitioner's events.
 
+import type { EventEmitter } from 'node:events';
 import type { DynamicPartitioner } from '../partitioner/partitioner';
 import type { HotKey } from '../partitioner/hot-keys';
 import type { TrackedKeyStats } from '../partitioner/stats';
@@ -81,6 +84,27 @@ export class Metrics {
     // A topic the producer forgot (beyond the topics it keeps) leaves no rate behind.
     for (const name of this.last.keys()) if (!topics.has(name)) this.last.delete(name);
     return { topics: out, inflight, held, trackedKeys: all.trackedKeys };
+  }
+}
+
+/** The partitioner's 'hot', 'cooled' and 'warning' events, emitted again by the producer that owns it. */
+export function relayPartitionerEvents(partitioner: DynamicPartitioner, producer: EventEmitter): void {
+  partitioner.on('hot', (h) => producer.emit('hot', h));
+  partitioner.on('cooled', (h) => producer.emit('cooled', h));
+  partitioner.on('warning', (err) => producer.emit('warning', err));
+}
+
+/**
+ * registerPrometheus() for a producer being constructed: undefined without a registry; when the
+ * registry is refused, the producer's partitioner is closed before the error is thrown.
+ */
+export function registerOrClose(registry: unknown, read: () => ProducerMetrics, partitioner: DynamicPartitioner): (() => void) | undefined {
+  if (registry === undefined) return undefined;
+  try {
+    return registerPrometheus(registry, read);
+  } catch (err) {
+    partitioner.close();
+    throw err;
   }
 }
 

@@ -29,7 +29,7 @@ import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
 import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout } from '../core/errors';
 import { delay } from '../core/time';
-import { Metrics, ProducerMetrics, registerPrometheus } from './metrics';
+import { Metrics, ProducerMetrics, registerOrClose, relayPartitionerEvents } from './metrics';
 import type { NativeProducer } from './hand-over/client-fields';
 import type { Key } from '../core/key';
 import { Metadata } from './place/metadata';
@@ -120,9 +120,7 @@ export class DynamicProducer extends EventEmitter {
     this.partitioner = new DynamicPartitioner({ ...(checked.partitioner as DynamicPartitionerOptions), partitioner: base });
     this.producerId = this.options.producerId ?? newProducerId();
     this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(base));
-    this.partitioner.on('hot', (h) => this.emit('hot', h));
-    this.partitioner.on('cooled', (h) => this.emit('cooled', h));
-    this.partitioner.on('warning', (err) => this.emit('warning', err));
+    relayPartitionerEvents(this.partitioner, this);
     let adapter: ClientAdapter;
     if (existing) adapter = ClientAdapter.wrap(existing, this.options.kafka);
     else {
@@ -194,14 +192,7 @@ export class DynamicProducer extends EventEmitter {
       unassigned: (topic) => metadata.request(topic, true),
       closed: () => this.state.phase === 'stopped',
     });
-    if (this.options.prometheus !== undefined) {
-      try {
-        this.unregister = registerPrometheus(this.options.prometheus, () => this.metrics());
-      } catch (err) {
-        this.partitioner.close();
-        throw err;
-      }
-    }
+    this.unregister = registerOrClose(this.options.prometheus, () => this.metrics(), this.partitioner);
     if (existing && adapter.connected) this.started();
   }
 
