@@ -46,6 +46,8 @@ export type {
 /** How often the group's committed offsets are read while the resequencer awaits some (ms). */
 const COMMITTED_READ_MS = 200;
 const RUN_FIELDS = ['topics', 'handler', 'concurrency', 'consume'];
+/** The options it takes (those of wrapKafkaJsConsumer but admin). */
+const PLATFORMATIC_OPTIONS = ['resequencer', 'commitIntervalMs', 'maxPending', 'handlerRetries', 'retryBackoffMs', 'ordering', 'groupOrder'];
 /** Periodic commits wait at most this long for a join after a rebalance began (ms): a change of assignment may come without one. */
 const REBALANCE_HOLD_MS = 10_000;
 
@@ -101,6 +103,8 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
       throw new InvalidArgTypeError('consumer', "@platformatic/kafka's Consumer (new Consumer({ groupId, bootstrapBrokers, ... }))", consumer);
     }
     this.options = resolveKafkaJsConsumerOptions(options);
+    // The resolver is wrapKafkaJsConsumer's: its option of KafkaJS's own consumer has no use here.
+    if (this.options.admin !== undefined) throw InvalidOptionError.unknown('options.admin', PLATFORMATIC_OPTIONS);
     if (this.options.groupOrder === 'wait') {
       throw new InvalidOptionError('options.groupOrder', "'auto' or 'flag' (@platformatic/kafka commits no metadata: there are no handled records to wait for)", 'wait');
     }

@@ -231,6 +231,8 @@ t.test('a join: partitions leaving are committed and forgotten, a kept partition
 t.test('refused at the edge', async (t) => {
   t.throws(() => wrapPlatformaticConsumer({}), { name: 'InvalidArgTypeError' }, 'not a consumer');
   t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { groupOrder: 'wait' }), InvalidOptionError, "groupOrder 'wait': no records to wait for");
+  t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { admin: { connect() {}, fetchOffsets() {} } }), { code: 'KDP_INVALID_OPTION', message: /options\.admin/ },
+    "admin (KafkaJS's consumer's option) is not taken silently");
   t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { maxPending: 0 }), InvalidOptionError, 'maxPending 0');
   t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { nope: 1 }), InvalidOptionError, 'an unknown option');
   const dc = wrapPlatformaticConsumer(new FakeConsumer([0]));
