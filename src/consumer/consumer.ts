@@ -212,11 +212,17 @@ export class DynamicConsumer extends EventEmitter {
           if (early !== undefined) {
             early.push(m as Kafka.Message & ConsumedMessage);
             this.records?.fetchedEarly();
-          } else this.accept(this.resequencer.push(m as Kafka.Message & ConsumedMessage));
+          } else this.offer(m as Kafka.Message & ConsumedMessage);
         }
       }
       setImmediate(() => this.fetch());
     });
+  }
+
+  /** A message read: through the resequencer to the handler (the Dispatcher's offer()); fetching holds if the handler fell behind. */
+  private offer(m: Kafka.Message & ConsumedMessage): void {
+    this.dispatch.offer(m);
+    this.hold.behind();
   }
 
   private accept(released: Parameters<Dispatcher<Kafka.Message & ConsumedMessage>['accept']>[0]): void {
@@ -356,7 +362,7 @@ export class DynamicConsumer extends EventEmitter {
         const name = partitionKey(topic, partition);
         const early = this.inheriting.get(name);
         this.inheriting.delete(name);
-        if (early !== undefined && this.assigned.has(name)) for (const m of early) this.accept(this.resequencer.push(m));
+        if (early !== undefined && this.assigned.has(name)) for (const m of early) this.offer(m);
       }
       const mine = list.filter(({ topic, partition }) => this.assigned.has(partitionKey(topic, partition)));
       if (this.hold.paused || mine.length === 0) return;

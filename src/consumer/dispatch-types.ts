@@ -4,7 +4,7 @@
 
 import type { HandlerError } from '../core/errors';
 import type { OrderHeader } from '../partitioner/headers';
-import type { Release } from './resequencer-types';
+import type { ConsumedMessage, Release } from './resequencer-types';
 
 /** What the handler gets besides the message (from the Resequencer's Release). */
 export interface HandledInfo {
@@ -21,6 +21,20 @@ export interface HandledInfo {
   readonly reason?: Release['reason'];
   /** Its decoded order header (producer id, sequence, previous, ...), or null when it has none. */
   readonly order: OrderHeader | null;
+}
+
+/** What the handler gets with a message. */
+export function infoOf<M extends ConsumedMessage>(r: Release<M>): HandledInfo {
+  if (r.ordered) return r.order === null ? UNMARKED : { ordered: true, outOfOrder: false, order: r.order };
+  return { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
+}
+
+/** What the handler gets with a message that carries no order header: one object, frozen (most calls get it). */
+export const UNMARKED: HandledInfo = Object.freeze({ ordered: true, outOfOrder: false, order: null });
+
+/** A handler's result that is a promise (or any thenable). */
+export function isPromise(result: unknown): result is Promise<void> {
+  return result !== null && typeof result === 'object' && typeof (result as Promise<void>).then === 'function';
 }
 
 export interface PartitionOffset {

@@ -10,25 +10,20 @@
 import type { Resequencer, Release, ConsumedMessage } from './resequencer';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
 import { PartitionCalls } from './partition-calls';
+import { UnhandledOffsets } from './unhandled';
 import type { OrderHeader } from '../partitioner/headers';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
-import { partitionKey } from '../core/partition-key';
-import type { DispatchHooks, HandledInfo, Ordering, PartitionOffset } from './dispatch-types';
+import { partitionKey, partitionsByTopic } from '../core/partition-key';
+import { type DispatchHooks, infoOf, isPromise, type Ordering, type PartitionOffset, UNMARKED } from './dispatch-types';
 
 export type { DispatchHooks, HandledInfo, Ordering, PartitionOffset } from './dispatch-types';
 
 /** The key of a topic-partition in the maps below (src/core/partition-key.ts). */
 export { partitionKey };
 
-/** What the handler gets with a message. */
-function infoOf<M extends ConsumedMessage>(r: Release<M>): HandledInfo {
-  if (r.ordered) return r.order === null ? UNMARKED : { ordered: true, outOfOrder: false, order: r.order };
-  return { ordered: false, outOfOrder: true, reason: r.reason, order: r.order };
-}
-
-/** What the handler gets with a message that carries no order header: one object, frozen (most calls get it). */
-const UNMARKED: HandledInfo = Object.freeze({ ordered: true, outOfOrder: false, order: null });
+/** What callNow()'s handler threw when it threw nothing. */
+const NOT_THROWN = Symbol('not thrown');
 
 export class Dispatcher<M extends ConsumedMessage> {
   /** Handler calls at once (at least 1). */
@@ -37,13 +32,10 @@ export class Dispatcher<M extends ConsumedMessage> {
   ordering: Ordering = 'key';
   /** Above 0: a call takes up to this many consecutive waiting messages of its lane, to hooks.handleBatch. */
   batchLimit = 0;
-  /** Per topic-partition: offsets released but not yet handled (waiting, or in a call). */
-  private readonly unhandled = new Map<string, Set<number>>();
-  /** Per topic-partition: the order headers of the marked messages among `unhandled`, by offset (for handled records). */
-  private readonly unhandledMarked = new Map<string, Map<number, OrderHeader>>();
-  /** Per topic-partition: the offset last committed (or being committed), and its record's text. */
-  private readonly lastCommitted = new Map<string, number>();
-  private readonly lastRecord = new Map<string, string | undefined>();
+  /** Per topic-partition: offsets released but not yet handled (waiting, or in a call), and what was last committed. */
+  private readonly unhandled = new UnhandledOffsets();
+  /** The message of a call made at once (offer()) while the handler has it: unhandled, though in no set. */
+  private direct: M | undefined;
   /** Released messages waiting for a handler call, by lane. */
   private readonly queue = new TaskQueue<M>();
   /** partitionKey()s made once per topic and partition. */
@@ -77,15 +69,9 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.running;
   }
 
-  /**
-   * @internal The size of each table, for bench/soak/tables.js (read at sampling time, never on
-   * the message path): lanes of the handler queue with a message waiting or in a call, offsets
-   * not yet handled (all partitions), partitions with such a set, and last commits kept.
-   */
+  /** @internal The size of each table, for bench/soak/tables.js (lanes with a task, and UnhandledOffsets.sizes()). */
   tableSizes(): { lanes: number; unhandled: number; unhandledPartitions: number; lastCommitted: number } {
-    let unhandled = 0;
-    for (const offsets of this.unhandled.values()) unhandled += offsets.size;
-    return { lanes: this.queue.laneCount, unhandled, unhandledPartitions: this.unhandled.size, lastCommitted: this.lastCommitted.size };
+    return { lanes: this.queue.laneCount, ...this.unhandled.sizes() };
   }
 
   /** The handler is working, or messages wait for it. */
@@ -115,21 +101,14 @@ export class Dispatcher<M extends ConsumedMessage> {
     // Lanes keep calls of one key (or partition) apart. With one call at a time, release order
     // alone keeps them apart: no lane is made, unless some are (drop() made them for messages
     // waiting for predecessors that left), which a message of theirs must then join.
-    const laned = this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.queue.laned);
+    const laned = this.laned;
     const byPartition = this.ordering === 'partition';
     /** Releases left out below (of partitions leaving): the key's next release in this batch, and a successor, are not in order after them. */
     let left: LeftOut | undefined;
     for (let r of released) {
       const m = r.message;
       const tp = this.tpName(m.topic, m.partition);
-      let pending = this.unhandled.get(tp);
-      if (!pending) this.unhandled.set(tp, (pending = new Set()));
-      pending.add(m.offset);
-      if (r.order !== null) {
-        let marked = this.unhandledMarked.get(tp);
-        if (!marked) this.unhandledMarked.set(tp, (marked = new Map()));
-        marked.set(m.offset, r.order);
-      }
+      const pending = this.unhandled.add(tp, m.offset, r.order);
       if (this.leaving.size > 0 && this.leaving.has(tp)) {
         this.unreleased(r);
         if (this.ordering === 'key' && hasKey(m)) (left ??= new LeftOut()).leave(keyLane(m), r);
@@ -139,6 +118,51 @@ export class Dispatcher<M extends ConsumedMessage> {
       this.queue.add(r, tp, pending, laned, byPartition);
     }
     this.pump();
+  }
+
+  /**
+   * A message read: into the resequencer, what it releases to the handler. One it lets go at
+   * once, unmarked, while no call is under way or waiting, is handed out straight away.
+   */
+  offer(message: M): void {
+    const released = this.resequencer.read(message);
+    if (released !== null) this.accept(released);
+    else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
+    else this.accept([{ message, ordered: true, outOfOrder: false, order: null }]);
+  }
+
+  /** offer()'s call: under way while the handler has it; a task made only for a call that goes on (a promise) or threw. */
+  private callNow(message: M): void {
+    const generation = this.generation;
+    this.running++;
+    this.pumping = true; // what the handler's own code might release waits for this call
+    this.direct = message;
+    let result: void | Promise<void> = undefined;
+    let cause: unknown = NOT_THROWN;
+    try {
+      result = this.hooks.handle(message, UNMARKED);
+    } catch (err) {
+      cause = err;
+    }
+    this.direct = undefined;
+    this.pumping = false;
+    if (cause === NOT_THROWN && !isPromise(result)) {
+      this.running--;
+      this.hooks.progress();
+    } else {
+      const tp = this.tpName(message.topic, message.partition);
+      const release: Release<M> = { message, ordered: true, outOfOrder: false, order: null };
+      const task = this.queue.started(release, tp, this.unhandled.add(tp, message.offset, null), this.laned, this.ordering === 'partition');
+      this.runningIn.begin(tp);
+      if (cause !== NOT_THROWN) this.failed(task, 1, generation, cause);
+      else this.settle(task, 1, generation, result as Promise<void>);
+    }
+    if (this.queue.waiting > 0) this.pump();
+  }
+
+  /** Whether released messages go into lanes (see accept()). */
+  private get laned(): boolean {
+    return this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.queue.laned);
   }
 
   /** partitionKey(topic, partition), made once. */
@@ -192,9 +216,13 @@ export class Dispatcher<M extends ConsumedMessage> {
       this.failed(task, attempts, generation, cause);
       return;
     }
-    if (result !== null && typeof result === 'object' && typeof (result as Promise<void>).then === 'function') {
-      (result as Promise<void>).then(() => this.done(task, generation, true), (cause) => this.failed(task, attempts, generation, cause));
-    } else this.done(task, generation, true);
+    if (isPromise(result)) this.settle(task, attempts, generation, result);
+    else this.done(task, generation, true);
+  }
+
+  /** A call's promise: the call ends with it. */
+  private settle(task: Task<M>, attempts: number, generation: number, result: Promise<void>): void {
+    result.then(() => this.done(task, generation, true), (cause) => this.failed(task, attempts, generation, cause));
   }
 
   private failed(task: Task<M>, attempts: number, generation: number, cause: unknown): void {
@@ -268,27 +296,22 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** A task's message is handled: it leaves the unhandled ones (unless its partition was forgotten since). */
   private handled(task: Task<M>): void {
-    if (this.unhandled.get(task.tp) !== task.pending) return;
-    const offset = task.release.message.offset;
-    task.pending.delete(offset);
-    if (task.release.order !== null) {
-      this.unhandledMarked.get(task.tp)?.delete(offset);
-      this.hooks.handledMarked?.();
-    }
+    const marked = task.release.order !== null;
+    if (this.unhandled.remove(task.tp, task.pending, task.release.message.offset, marked) && marked) this.hooks.handledMarked?.();
   }
 
   /** A partition's offsets released and not handled yet, and the order headers of the marked ones among them. */
   unhandledOf(topic: string, partition: number): [Iterable<number>, Iterable<OrderHeader>] {
-    const tp = this.tpName(topic, partition);
-    return [this.unhandled.get(tp) ?? [], this.unhandledMarked.get(tp)?.values() ?? []];
+    const [offsets, marked] = this.unhandled.of(this.tpName(topic, partition));
+    const d = this.direct;
+    return d !== undefined && d.topic === topic && d.partition === partition ? [[...offsets, d.offset], marked] : [offsets, marked];
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
   safeOffset(topic: string, partition: number): number | undefined {
-    let offset = this.resequencer.committable(topic, partition);
-    const pending = this.unhandled.get(this.tpName(topic, partition));
-    if (pending) for (const o of pending) if (offset === undefined || o < offset) offset = o;
-    return offset;
+    const offset = this.unhandled.lowest(this.tpName(topic, partition), this.resequencer.committable(topic, partition));
+    const d = this.direct;
+    return d !== undefined && d.topic === topic && d.partition === partition && (offset === undefined || d.offset < offset) ? d.offset : offset;
   }
 
   /**
@@ -304,23 +327,16 @@ export class Dispatcher<M extends ConsumedMessage> {
       if (offset === undefined) continue;
       // With handled records, a commit also goes when only the record changed (other members wait for it).
       const metadata = recordOf?.(topic, partition, offset);
-      if (onlyMoved && this.lastCommitted.get(tp) === offset && this.lastRecord.get(tp) === metadata) continue;
+      if (onlyMoved && this.unhandled.committedAs(tp, offset, metadata)) continue;
       offsets.push(metadata === undefined ? { topic, partition, offset } : { topic, partition, offset, metadata });
-      this.lastCommitted.set(tp, offset);
-      this.lastRecord.set(tp, metadata);
+      this.unhandled.committing(tp, offset, metadata);
     }
     return offsets;
   }
 
   /** A commit of `offsets` failed: they are committed again next time. */
   notCommitted(offsets: readonly PartitionOffset[]): void {
-    for (const { topic, partition, offset } of offsets) {
-      const tp = this.tpName(topic, partition);
-      if (this.lastCommitted.get(tp) === offset) {
-        this.lastCommitted.delete(tp);
-        this.lastRecord.delete(tp);
-      }
-    }
+    for (const { topic, partition, offset } of offsets) this.unhandled.notCommitted(this.tpName(topic, partition), offset);
   }
 
   /**
@@ -340,13 +356,7 @@ export class Dispatcher<M extends ConsumedMessage> {
    * if it would come here).
    */
   assign(partitions: Iterable<{ topic: string; partition: number }>): void {
-    const byTopic = new Map<string, number[]>();
-    for (const { topic, partition } of partitions) {
-      const list = byTopic.get(topic);
-      if (list) list.push(partition);
-      else byTopic.set(topic, [partition]);
-    }
-    for (const [topic, list] of byTopic) this.resequencer.assign(topic, list);
+    for (const [topic, list] of partitionsByTopic(partitions)) this.resequencer.assign(topic, list);
   }
 
   /**
@@ -376,11 +386,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   private holdAgain(tasks: Task<M>[]): void {
     tasks.sort((a, b) => a.seq - b.seq);
     for (const task of tasks) {
-      const offset = task.release.message.offset;
-      if (this.unhandled.get(task.tp) === task.pending) {
-        task.pending.delete(offset);
-        this.unhandledMarked.get(task.tp)?.delete(offset);
-      }
+      this.unhandled.remove(task.tp, task.pending, task.release.message.offset, true);
       this.unreleased(task.release);
     }
     // Each one's predecessor, released here and neither left nor taken back, is released still.
@@ -400,10 +406,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.drop(list);
     for (const { topic, partition } of list) {
       const tp = this.tpName(topic, partition);
-      this.unhandled.delete(tp);
-      this.unhandledMarked.delete(tp);
-      this.lastCommitted.delete(tp);
-      this.lastRecord.delete(tp);
+      this.unhandled.forget(tp);
       this.leaving.delete(tp);
       this.resequencer.forget(topic, partition);
     }
@@ -442,9 +445,6 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Forgets every offset (after a stop: the next run starts from the committed offsets). */
   clear(): void {
     this.unhandled.clear();
-    this.unhandledMarked.clear();
-    this.lastCommitted.clear();
-    this.lastRecord.clear();
     this.leaving.clear();
   }
 }

@@ -96,8 +96,17 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
       !Number.isInteger(message.partition) || message.partition < 0 || !Number.isInteger(message.offset) || message.offset < 0) {
       throw new InvalidArgTypeError('message', 'a consumed message with topic, partition and offset', message);
     }
+    checkKey('message.key', message.key);
+    return this.read(message) ?? [{ message, ordered: true, outOfOrder: false, order: null }];
+  }
+
+  /**
+   * @internal push() for a consumer that made the message itself (its fields are not checked
+   * again): null when the message is unmarked and goes at once with nothing before it (the
+   * common case, for which no Release is made: it is handed out ordered, with no order).
+   */
+  read(message: M): Release<M>[] | null {
     const key = message.key;
-    checkKey('message.key', key);
     const state = this.topics.partition(message.topic, message.partition);
     if (message.offset >= state.next) state.next = message.offset + 1;
     if (state.first < 0) this.firstSeen(state, message.offset);
@@ -107,7 +116,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     const inherited = state.inherited;
     if (inherited !== null && message.offset < inherited.record.end && inherited.handledOffset(message.offset)) return this.skip(state, message, order);
     // Cold fast path: nothing is held in any lane, so an unmarked message has nothing to wait behind.
-    if (order === null && !this.holding.laned && this.pending.length === 0) return [{ message, ordered: true, outOfOrder: false, order: null }];
+    if (order === null && !this.holding.laned && this.pending.length === 0) return null;
 
     const text = keyText(key);
     const member = order === null || order.kind === 'anchor' || order.kind === 'return';

@@ -155,6 +155,19 @@ export class TaskQueue<M extends ConsumedMessage> {
     }
   }
 
+  /**
+   * A task whose call began before it was queued (the Dispatcher called the handler at once):
+   * its lane, if any, is busy from now on; a task of that lane queued meanwhile waits behind it.
+   */
+  started(release: Release<M>, tp: string, pending: Set<number>, laned: boolean, byPartition: boolean): Task<M> {
+    const lane = laned ? this.laneOf(release.message, tp, byPartition) : undefined;
+    if (lane !== undefined) {
+      lane.busy = true;
+      if (lane.tasks.size > 0) this.readyAgain();
+    }
+    return { release, seq: this.seq++, tp, pending, lane, group: undefined };
+  }
+
   /** A message's lane (made when it has none): its partition's, its key's, or none (no key). */
   private laneOf(m: M, tp: string, byPartition: boolean): Lane<M> | undefined {
     if (!byPartition && !hasKey(m)) return undefined;
@@ -304,6 +317,12 @@ export class TaskQueue<M extends ConsumedMessage> {
     }
     // Ready: the tasks of no lane that stay, and the first task of each idle lane.
     for (const task of this.loose.takeAll()) if (keep(task)) this.loose.push(task);
+    this.readyAgain();
+    return removed;
+  }
+
+  /** The ready heap made again (the first task of each idle lane), and the count of waiting tasks. */
+  private readyAgain(): void {
     this.ready.clear();
     let waiting = this.loose.size;
     for (const lane of this.lanes.values()) {
@@ -311,7 +330,6 @@ export class TaskQueue<M extends ConsumedMessage> {
       if (!lane.busy && lane.tasks.size > 0) this.ready.push(lane.tasks.peek());
     }
     this.count = waiting;
-    return removed;
   }
 
   /** Every waiting task goes (returned), and every lane. */

@@ -268,7 +268,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
         continue;
       }
       const m: Consumed = { topic, partition, offset, key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
-      this.dispatch.accept(this.resequencer.push(m));
+      this.dispatch.offer(m);
     }
     if (this.dispatch.waiting < this.options.maxPending) return;
     this.waitingSince = Date.now();

@@ -9,6 +9,7 @@
 
 import { type KafkaError, toKafkaError } from '../core/errors';
 import { delay } from '../core/time';
+import { partitionsByTopic } from '../core/partition-key';
 import type { Dispatcher, PartitionOffset } from '../consumer/dispatch';
 import type { Resequencer } from '../consumer/resequencer';
 import type { PlatformaticConsumed, PlatformaticConsumerLike } from './consumer-types';
@@ -119,12 +120,7 @@ export class PlatformaticCommits {
     if (this.reading || !this.hooks.running()) return;
     const awaited = this.resequencer.awaited();
     if (awaited.length === 0) return;
-    const byTopic = new Map<string, number[]>();
-    for (const { topic, partition } of awaited) {
-      const list = byTopic.get(topic);
-      if (list) list.push(partition);
-      else byTopic.set(topic, [partition]);
-    }
+    const byTopic = partitionsByTopic(awaited);
     this.reading = true;
     this.consumer.listCommittedOffsets({ topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) }).then((committed) => {
       if (!this.hooks.running()) return;

@@ -197,7 +197,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     // Read again from the committed offset after a join: held, queued or handled already.
     if (offset < next) return;
     reads![partition] = offset + 1;
-    this.dispatch.accept(this.resequencer.push(new Consumed(m, offset)));
+    this.dispatch.offer(new Consumed(m, offset));
     if (this.dispatch.waiting >= this.options.maxPending) this.hold();
   }
 
