@@ -137,7 +137,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.running++;
     this.pumping = true; // what the handler's own code might release waits for this call
     this.direct = message;
-    let result: void | Promise<void> = undefined;
+    let result: unknown;
     let cause: unknown = NOT_THROWN;
     try {
       result = this.hooks.handle(message, UNMARKED);
@@ -204,7 +204,7 @@ export class Dispatcher<M extends ConsumedMessage> {
    */
   private call(task: Task<M>, attempts: number, generation: number): void {
     const group = task.group;
-    let result: void | Promise<void>;
+    let result: unknown;
     try {
       if (group === undefined) result = this.hooks.handle(task.release.message, infoOf(task.release));
       else {
