@@ -433,7 +433,8 @@ function limit(bootstrap) {
 async function fill() {
   const Kafka = require('node-rdkafka');
   const config = args.brokers ? { 'metadata.broker.list': args.brokers } : { 'test.mock.num.brokers': 3 };
-  const p = new Kafka.Producer({ ...config, 'linger.ms': 5, dr_cb: true, log_level: 0 }, { partitioner: 'murmur2_random' });
+  // Idempotent: a retried request (a leader not known yet on a new topic) cannot reorder a key.
+  const p = new Kafka.Producer({ ...config, 'linger.ms': 5, 'enable.idempotence': true, dr_cb: true, log_level: 0 }, { partitioner: 'murmur2_random' });
   await new Promise((resolve, reject) => p.connect({}, (err) => (err ? reject(err) : resolve())));
   if (args.brokers) {
     const admin = Kafka.AdminClient.create({ 'metadata.broker.list': args.brokers, log_level: 3 });
