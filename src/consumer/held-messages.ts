@@ -51,7 +51,7 @@ export class HeldMessages<M extends ConsumedMessage> {
 
   /** The held message of a chain with that sequence, or undefined. */
   find(chain: string, sequence: number): Held<M> | undefined {
-    return this.bySequence.get(chainPlace(chain, sequence));
+    return this.bySequence.size === 0 ? undefined : this.bySequence.get(chainPlace(chain, sequence));
   }
 
   /** h (held, or about to be) waits for its chain's message `order.previous`. */
@@ -75,6 +75,7 @@ export class HeldMessages<M extends ConsumedMessage> {
 
   /** The messages that waited for the chain's message `sequence` (which goes now), taken out of the index. */
   takeWaiters(chain: string, sequence: number): Held<M>[] | undefined {
+    if (this.waitingFor.size === 0) return undefined; // no place name made (most releases, in produce order)
     const k = chainPlace(chain, sequence);
     const waiters = this.waitingFor.get(k);
     if (waiters !== undefined) this.waitingFor.delete(k);

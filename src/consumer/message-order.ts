@@ -12,7 +12,10 @@ type Key = Buffer | string | null | undefined;
 /** A key as text: one name per key, a string key's apart from a Buffer key's. */
 export function keyText(key: Key): string {
   if (key === null || key === undefined) return '\u0000null';
-  return typeof key === 'string' ? `s${key}` : `b${Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1')}`;
+  if (typeof key === 'string') return `s${key}`;
+  // A Buffer's text without a view made of it (a Uint8Array of another kind gets one).
+  const bytes = key as Uint8Array;
+  return `b${(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('latin1')}`;
 }
 
 /**

@@ -402,6 +402,7 @@ function readHeader(): OrderHeader | null {
   if (pos < srcLength) return null;
   // An anchor starts a chain (previous 0); anything else names an earlier message of its chain.
   if (sequence === 0 || (kind === 'anchor' && previous !== 0) || (previous !== 0 && previous >= sequence)) return null;
-  const producerId = typeof src === 'string' ? src.slice(4, 20) : Buffer.from(src.buffer, src.byteOffset + 4, 16).toString('latin1');
+  const producerId = typeof src === 'string' ? src.slice(4, 20)
+    : Buffer.isBuffer(src) ? src.toString('latin1', 4, 20) : Buffer.from(src.buffer, src.byteOffset + 4, 16).toString('latin1');
   return { version, kind, producerId, sequence, previous, width, partitions, partitioner, afterPartition, afterOffset };
 }
