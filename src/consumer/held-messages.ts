@@ -3,19 +3,20 @@
 // held marked message by its own sequence, to find what another one waits for), by what they
 // wait for (their predecessor's chain place), and oldest first, with their count and bytes for
 // the bounds (maxBufferedMessages, maxBufferedBytes). Which message goes when is the
-// Resequencer's: this only keeps the indexes in step.
+// Resequencer's: this only keeps the indexes in step. A chain place is looked up by chain
+// (the name a held message carries, made once for it) and then by sequence: no name is made
+// per lookup.
 
 import type { OrderHeader } from '../partitioner/headers';
 import { Fifo } from '../core/fifo';
-import { chainPlace } from './message-order';
 import type { Held } from './partition-states';
 import type { ConsumedMessage } from './resequencer-types';
 
 export class HeldMessages<M extends ConsumedMessage> {
-  /** Held chained messages by what they wait for: chain + previous sequence. */
-  private readonly waitingFor = new Map<string, Held<M>[]>();
-  /** Held marked messages by chain + their own sequence (to find what a held one waits for). */
-  private readonly bySequence = new Map<string, Held<M>>();
+  /** Held chained messages by what they wait for: per chain, by the previous sequence. */
+  private readonly waitingFor = new Map<string, Map<number, Held<M>[]>>();
+  /** Held marked messages per chain, by their own sequence (to find what a held one waits for). */
+  private readonly bySequence = new Map<string, Map<number, Held<M>>>();
   /** Per lane (topic, partition, key): held lane members in arrival (offset) order. */
   private readonly lanes = new Map<string, Held<M>[]>();
   /** Every held message, oldest first (entries of released ones are skipped lazily). */
@@ -51,35 +52,42 @@ export class HeldMessages<M extends ConsumedMessage> {
 
   /** The held message of a chain with that sequence, or undefined. */
   find(chain: string, sequence: number): Held<M> | undefined {
-    return this.bySequence.size === 0 ? undefined : this.bySequence.get(chainPlace(chain, sequence));
+    return this.bySequence.size === 0 ? undefined : this.bySequence.get(chain)?.get(sequence);
   }
 
   /** h (held, or about to be) waits for its chain's message `order.previous`. */
   waitFor(h: Held<M>, order: OrderHeader): void {
-    const k = chainPlace(h.chain, order.previous);
-    const list = this.waitingFor.get(k);
-    if (list === undefined) this.waitingFor.set(k, [h]);
+    let places = this.waitingFor.get(h.chain);
+    if (places === undefined) this.waitingFor.set(h.chain, (places = new Map()));
+    const list = places.get(order.previous);
+    if (list === undefined) places.set(order.previous, [h]);
     else list.push(h);
   }
 
   /** h no longer waits for its predecessor. */
   dropWaiter(h: Held<M>): void {
     if (h.order === null) return;
-    const k = chainPlace(h.chain, h.order.previous);
-    const list = this.waitingFor.get(k);
+    const places = this.waitingFor.get(h.chain);
+    const list = places?.get(h.order.previous);
     if (list === undefined) return;
     const i = list.indexOf(h);
     if (i !== -1) list.splice(i, 1);
-    if (list.length === 0) this.waitingFor.delete(k);
+    if (list.length === 0) this.forgetPlace(this.waitingFor, h.chain, places!, h.order.previous);
   }
 
   /** The messages that waited for the chain's message `sequence` (which goes now), taken out of the index. */
   takeWaiters(chain: string, sequence: number): Held<M>[] | undefined {
-    if (this.waitingFor.size === 0) return undefined; // no place name made (most releases, in produce order)
-    const k = chainPlace(chain, sequence);
-    const waiters = this.waitingFor.get(k);
-    if (waiters !== undefined) this.waitingFor.delete(k);
+    if (this.waitingFor.size === 0) return undefined;
+    const places = this.waitingFor.get(chain);
+    const waiters = places?.get(sequence);
+    if (waiters !== undefined) this.forgetPlace(this.waitingFor, chain, places!, sequence);
     return waiters;
+  }
+
+  /** A chain place leaves an index (the chain too, once it has none). */
+  private forgetPlace<V>(index: Map<string, Map<number, V>>, chain: string, places: Map<number, V>, sequence: number): void {
+    places.delete(sequence);
+    if (places.size === 0) index.delete(chain);
   }
 
   /** Holds h from `now`. */
@@ -99,7 +107,11 @@ export class HeldMessages<M extends ConsumedMessage> {
         if (i === 0) queue[1].waitsLane = true;
       }
     }
-    if (h.order !== null) this.bySequence.set(chainPlace(h.chain, h.order.sequence), h);
+    if (h.order !== null) {
+      let places = this.bySequence.get(h.chain);
+      if (places === undefined) this.bySequence.set(h.chain, (places = new Map()));
+      places.set(h.order.sequence, h);
+    }
     h.state.held.add(h);
     this.order.push(h);
     this.heldCount++;
@@ -116,8 +128,8 @@ export class HeldMessages<M extends ConsumedMessage> {
     }
     if (h.waitsChain) this.dropWaiter(h);
     if (h.order !== null) {
-      const k = chainPlace(h.chain, h.order.sequence);
-      if (this.bySequence.get(k) === h) this.bySequence.delete(k);
+      const places = this.bySequence.get(h.chain);
+      if (places !== undefined && places.get(h.order.sequence) === h) this.forgetPlace(this.bySequence, h.chain, places, h.order.sequence);
     }
     h.state.held.delete(h);
     this.heldCount--;
@@ -138,6 +150,11 @@ export class HeldMessages<M extends ConsumedMessage> {
    * until they are skipped).
    */
   sizes(): { lanes: number; waitingFor: number; bySequence: number; order: number } {
-    return { lanes: this.lanes.size, waitingFor: this.waitingFor.size, bySequence: this.bySequence.size, order: this.order.size };
+    const places = (index: Map<string, Map<number, unknown>>): number => {
+      let n = 0;
+      for (const p of index.values()) n += p.size;
+      return n;
+    };
+    return { lanes: this.lanes.size, waitingFor: places(this.waitingFor), bySequence: places(this.bySequence), order: this.order.size };
   }
 }

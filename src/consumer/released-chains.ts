@@ -16,16 +16,23 @@ interface ChainState {
   more: Set<number> | null;
   /** When one of its messages was last released. */
   at: number;
+  /** When it last moved to the end of the table (at most MOVE_MS before `at`). */
+  moved: number;
 }
 
 /** At most this many released-but-unfollowed sequences are remembered per chain. */
 const MAX_LOOSE_ENDS = 1024;
+/**
+ * A chain released again moves to the end of the table at most once in this long (ms): moving
+ * it is a delete and a set, whose deleted entries cost rehashes when made on every release.
+ */
+const MOVE_MS = 1000;
 
 export class ReleasedChains {
   /**
    * Per chain (topic, producer, key): its released messages that a successor may still wait
-   * for. In order of last release (a release moves its chain to the end), so idle ones are
-   * found first.
+   * for. In order of their last move to the end (a release moves its chain when its last move
+   * is MOVE_MS old), so idle ones are found first.
    */
   private readonly chains = new Map<string, ChainState>();
   /**
@@ -54,29 +61,36 @@ export class ReleasedChains {
 
   /**
    * A marked message of `chain` went (at `now`): its predecessor is no longer waited for, it
-   * may be. The chain moves to the end; a RETURN ends it, unless earlier messages of it are
-   * still loose.
+   * may be. The chain moves to the end (at most once in MOVE_MS); a RETURN ends it, unless
+   * earlier messages of it are still loose.
    */
   released(chain: string, order: OrderHeader, now: number): void {
     if (this.unhandled.size > 0) this.unhandled.delete(chainPlace(chain, order.sequence));
-    let state = this.chains.get(chain);
-    this.chains.delete(chain);
+    const state = this.chains.get(chain);
     if (state === undefined) {
-      if (order.kind === 'return') return;
-      state = { last: order.sequence, more: null, at: now };
-    } else {
-      // The previous last stays wanted by its own successor unless this is that successor.
-      if (state.last >= 0 && state.last !== order.previous && state.last !== order.sequence) (state.more ??= new Set()).add(state.last);
-      if (state.more !== null) {
-        state.more.delete(order.previous);
-        if (state.more.size > MAX_LOOSE_ENDS) state.more.delete(state.more.values().next().value!);
-        if (state.more.size === 0) state.more = null;
-      }
-      state.last = order.sequence;
-      state.at = now;
-      // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
-      if (order.kind === 'return' && state.more === null) return;
+      if (order.kind !== 'return') this.add(chain, { last: order.sequence, more: null, at: now, moved: now });
+      return;
     }
+    // The previous last stays wanted by its own successor unless this is that successor.
+    if (state.last >= 0 && state.last !== order.previous && state.last !== order.sequence) (state.more ??= new Set()).add(state.last);
+    if (state.more !== null) {
+      state.more.delete(order.previous);
+      if (state.more.size > MAX_LOOSE_ENDS) state.more.delete(state.more.values().next().value!);
+      if (state.more.size === 0) state.more = null;
+    }
+    state.last = order.sequence;
+    state.at = now;
+    // After a RETURN the producer starts the key's next chain with an ANCHOR, which needs nothing.
+    if (order.kind === 'return' && state.more === null) this.chains.delete(chain);
+    else if (now - state.moved >= MOVE_MS) {
+      this.chains.delete(chain);
+      state.moved = now;
+      this.chains.set(chain, state);
+    }
+  }
+
+  /** A chain new to the table, at its end. */
+  private add(chain: string, state: ChainState): void {
     this.chains.set(chain, state);
     if (this.chains.size > this.maxChains) this.evict();
   }
@@ -108,25 +122,27 @@ export class ReleasedChains {
   restore(chain: string, sequence: number, now: number): void {
     let state = this.chains.get(chain);
     if (state === undefined) {
-      state = { last: sequence, more: null, at: now };
-      this.chains.set(chain, state);
-      if (this.chains.size > this.maxChains) this.evict();
+      this.add(chain, { last: sequence, more: null, at: now, moved: now });
     } else if (state.last !== sequence) {
       if (state.last < 0) state.last = sequence;
       else (state.more ??= new Set()).add(sequence);
     }
   }
 
-  /** Forgets the chains whose last release was before `idle` (ms). */
+  /**
+   * Forgets the chains whose last release was at or before `idle` (ms). Every one of them moved
+   * at or before then, so they are all in front of the first chain that moved later; a chain in
+   * front that was released after `idle` (within MOVE_MS of its move) stays.
+   */
   expire(idle: number): void {
     for (const [chain, state] of this.chains) {
-      if (state.at > idle) break;
-      this.chains.delete(chain);
+      if (state.moved > idle) break;
+      if (state.at <= idle) this.chains.delete(chain);
     }
   }
 
   /**
-   * Forgets the least recently released chains, an eighth of maxChains at once: one iteration
+   * Forgets the least recently moved chains (released least recently, to within MOVE_MS), an eighth of maxChains at once: one iteration
    * from the front of the map per many releases (the front fills with holes as chains move
    * to the end, and each iteration starts by skipping them).
    */
