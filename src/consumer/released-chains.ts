@@ -120,7 +120,7 @@ export class ReleasedChains {
 
   /** The chain's message `sequence` counts as released again (its successor was taken back: takeBack()). */
   restore(chain: string, sequence: number, now: number): void {
-    let state = this.chains.get(chain);
+    const state = this.chains.get(chain);
     if (state === undefined) {
       this.add(chain, { last: sequence, more: null, at: now, moved: now });
     } else if (state.last !== sequence) {
