@@ -315,35 +315,29 @@ export class OrderChains {
   }
 }
 
-// decodeOrderHeader reads a header in one pass over its characters (a string) or bytes (a
-// Buffer, as consumers get it), without splitting, regular expressions or a text copy: it runs
-// once for every message of a spread key a consumer reads.
-let src: string | Uint8Array = '';
-let srcLength = 0;
-let pos = 0;
+// decodeOrderHeader reads a header in one pass over its bytes (a Buffer, as consumers get it;
+// text is read as its bytes, when it is ASCII), without splitting, regular expressions or a
+// text copy: it runs once for every message of a spread key a consumer reads.
 
-/** The character code at i (bytes read as latin1), or -1 past the end. */
-function charAt(i: number): number {
-  if (i >= srcLength) return -1;
-  return typeof src === 'string' ? src.charCodeAt(i) : src[i];
-}
+/** Where the field being read starts (decimal() moves it past the field's terminator). */
+let pos = 0;
 
 /**
  * A decimal field of at most `digits` digits without a leading zero (but "0"), ending at `end`
- * (';', ':' or the end of the text); -1 if there is none. Moves pos past the terminator.
+ * (';', ':' or -1, the end of the bytes `b` of length `n`); -1 if there is none. Moves pos past the terminator.
  */
-function decimal(digits: number, end: number): number {
+function decimal(b: Uint8Array, n: number, digits: number, end: number): number {
   const start = pos;
+  let i = pos;
   let v = 0;
-  let c = charAt(pos);
+  let c = i < n ? b[i] : -1;
   while (c >= 48 && c <= 57) {
     v = v * 10 + (c - 48);
-    c = charAt(++pos);
+    c = ++i < n ? b[i] : -1;
   }
-  const n = pos - start;
-  if (n === 0 || n > digits || (n > 1 && charAt(start) === 48)) return -1;
-  if (c !== end) return -1;
-  pos++;
+  const length = i - start;
+  if (length === 0 || length > digits || (length > 1 && b[start] === 48) || c !== end) return -1;
+  pos = i + 1;
   return v;
 }
 
@@ -353,56 +347,54 @@ function decimal(digits: number, end: number): number {
  * format) gives null, and its message passes as unmarked.
  */
 export function decodeOrderHeader(value: unknown): OrderHeader | null {
-  if (typeof value === 'string') src = value;
-  else if (value instanceof Uint8Array) src = value;
-  else return null;
-  srcLength = src.length;
-  try {
-    return readHeader();
-  } finally {
-    src = '';
-  }
+  if (value instanceof Uint8Array) return readHeader(value, null);
+  if (typeof value !== 'string' || value.length > 128) return null;
+  // A header is ASCII: other text is none (and its bytes could read as one).
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) > 127) return null;
+  return readHeader(Buffer.from(value, 'latin1'), value);
 }
 
-function readHeader(): OrderHeader | null {
-  if (srcLength > 128 || srcLength < 27) return null;
-  const v = charAt(0);
+/** The header in bytes `b` (`text`: the same as text, when given so). */
+function readHeader(b: Uint8Array, text: string | null): OrderHeader | null {
+  const n = b.length;
+  if (n > 128 || n < 27) return null;
+  const v = b[0];
   const version = v === 50 ? 2 : v === 49 ? 1 : 0;
-  if (version === 0 || charAt(1) !== 59 || charAt(3) !== 59) return null;
-  const k = charAt(2);
+  if (version === 0 || b[1] !== 59 || b[3] !== 59) return null;
+  const k = b[2];
   const kind: OrderKind | undefined = k === 115 ? 'spread' : k === 97 ? 'anchor' : k === 114 ? 'return' : k === 109 ? 'moved' : undefined;
   if (kind === undefined) return null;
   for (let i = 4; i < 20; i++) {
-    const c = charAt(i);
+    const c = b[i];
     if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return null;
   }
-  if (charAt(20) !== 59) return null;
+  if (b[20] !== 59) return null;
   pos = 21;
-  const sequence = decimal(16, 59);
-  const previous = decimal(16, 59);
-  const width = decimal(16, 59);
-  const partitions = decimal(16, 59);
+  const sequence = decimal(b, n, 16, 59);
+  const previous = decimal(b, n, 16, 59);
+  const width = decimal(b, n, 16, 59);
+  const partitions = decimal(b, n, 16, 59);
   // The last field of version 1 ends the text; version 2 has `after` behind it.
-  const partitioner = decimal(16, version === 2 ? 59 : -1);
+  const partitioner = decimal(b, n, 16, version === 2 ? 59 : -1);
   if (sequence < 0 || previous < 0 || width < 0 || partitions < 0 || partitioner < 0) return null;
   let afterPartition = -1;
   let afterOffset = -1;
   if (version === 2) {
-    if (pos < srcLength) {
+    if (pos < n) {
       let end = pos;
-      while (end < srcLength && charAt(end) !== 58) end++;
-      afterPartition = decimal(10, end < srcLength ? 58 : -1);
+      while (end < n && b[end] !== 58) end++;
+      afterPartition = decimal(b, n, 10, end < n ? 58 : -1);
       if (afterPartition < 0) return null;
-      if (end < srcLength) {
-        afterOffset = decimal(16, -1);
+      if (end < n) {
+        afterOffset = decimal(b, n, 16, -1);
         if (afterOffset < 0) return null;
       }
     }
   }
-  if (pos < srcLength) return null;
+  if (pos < n) return null;
   // An anchor starts a chain (previous 0); anything else names an earlier message of its chain.
   if (sequence === 0 || (kind === 'anchor' && previous !== 0) || (previous !== 0 && previous >= sequence)) return null;
-  const producerId = typeof src === 'string' ? src.slice(4, 20)
-    : Buffer.isBuffer(src) ? src.toString('latin1', 4, 20) : Buffer.from(src.buffer, src.byteOffset + 4, 16).toString('latin1');
+  const producerId = text !== null ? text.slice(4, 20)
+    : Buffer.isBuffer(b) ? b.toString('latin1', 4, 20) : Buffer.from(b.buffer, b.byteOffset + 4, 16).toString('latin1');
   return { version, kind, producerId, sequence, previous, width, partitions, partitioner, afterPartition, afterOffset };
 }
