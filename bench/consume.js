@@ -8,7 +8,9 @@
 // process of its own, with a no-op handler, timed from its partitions' assignment (where the
 // client says when: rdkafka_performance from its first message) to the last. Rounds interleave
 // the rows; the table gives medians of msg/s, each row's ratio to the plain node-rdkafka loop,
-// and messages lost, duplicated and out of key order (all must be 0).
+// messages lost and duplicated (both must be 0), out of key order (0 but with --spread) and, of
+// those, the unexplained ones (a key's inversion with no message of the key flagged out of order
+// before it: 0 for the rows that restore order), and the messages flagged.
 //
 // On the mock cluster this process holds the cluster (and the topic) for its children; with
 // --brokers=LIST a topic of --partitions (12) is made on that cluster.
@@ -17,6 +19,11 @@
 // runs --concurrency=C (default 64) calls at once in key order; --keys=K spreads the messages
 // evenly over K keys instead (no hot key: one hot key's calls, one at a time, would bound every row).
 // A row that reads nothing new for STALL_MS stops there and counts what it missed as lost.
+//
+// With --spread DynamicProducer fills the topic: its hot key is spread over the partitions, its
+// messages marked with order headers. The rows that restore order (DynamicConsumer, the
+// wrapped consumers) must still see every key in order; the plain rows count what they read out
+// of key order (a spread key read without its order restored).
 //
 // @platformatic/kafka's rows — its consumer's stream, and that stream through
 // wrapPlatformaticConsumer (order restored; its ratio to the plain stream is printed after the
@@ -44,6 +51,7 @@ const args = flags(__filename, {
     help: "DynamicConsumer's calls at once, in key order",
   },
   keys: { type: 'number', integer: true, min: 0, default: 0, help: 'the messages spread evenly over this many keys in turn, no hot key (0: 25% on one key, the rest skewed over 20,000)' },
+  spread: { type: 'boolean', help: "fill the topic with DynamicProducer (its hot key spread, order headers on its messages) instead of Kafka's partitioner" },
   'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
   json: { type: 'boolean', help: 'print the figures as JSON' },
   child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
@@ -107,6 +115,12 @@ class Check {
     this.distinct = 0;
     this.duplicated = 0;
     this.outOfOrder = 0;
+    /** Messages handed out flagged out of order (info.outOfOrder), and the keys of such messages. */
+    this.flagged = 0;
+    this.reasons = {};
+    this.flaggedKeys = new Uint8Array(MESSAGES);
+    /** Out of key order, of a key with no message flagged before: unexplained (the consumers that restore order flag what they let go early). */
+    this.unexplained = 0;
     this.count = 0;
     this.counted = 0;
     this.at = Date.now();
@@ -133,7 +147,8 @@ class Check {
     });
   }
 
-  add(value) {
+  /** A message's value, and what a consumer that restores order said of it (`info`, none for the others). */
+  add(value, info) {
     this.count++;
     let i = 0;
     let index = 0;
@@ -148,7 +163,15 @@ class Check {
     }
     this.seen[index] = 1;
     this.distinct++;
-    if (seq < this.last[key]) this.outOfOrder++;
+    if (info !== undefined && info.outOfOrder) {
+      this.flagged++;
+      this.reasons[info.reason] = (this.reasons[info.reason] ?? 0) + 1;
+      this.flaggedKeys[key] = 1;
+    }
+    if (seq < this.last[key]) {
+      this.outOfOrder++;
+      if (this.flaggedKeys[key] === 0) this.unexplained++;
+    }
     this.last[key] = seq;
   }
 }
@@ -289,7 +312,7 @@ ROWS[PLATFORMATIC_WRAPPED_ROW] = async function platformaticWrappedRow() {
   });
   const wrapped = wrapPlatformaticConsumer(consumer);
   const calls = handledUntilLast(clock);
-  await wrapped.run({ topics: TOPICS, concurrency: CONCURRENCY, consume: { mode: 'earliest' }, handler: (m) => calls.handle(m.value) });
+  await wrapped.run({ topics: TOPICS, concurrency: CONCURRENCY, consume: { mode: 'earliest' }, handler: (m, info) => calls.handle(m.value, info) });
   await calls.ended();
   const seconds = calls.seconds();
   await wrapped.stop();
@@ -298,7 +321,7 @@ ROWS[PLATFORMATIC_WRAPPED_ROW] = async function platformaticWrappedRow() {
 };
 
 function result(check, seconds, clock) {
-  return { seconds, cpuSeconds: clock?.cpuSeconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder };
+  return { seconds, cpuSeconds: clock?.cpuSeconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder, unexplained: check.unexplained, flagged: check.flagged, reasons: check.reasons };
 }
 
 /**
@@ -313,9 +336,9 @@ function handledUntilLast(clock) {
   const end = () => {
     if (++ended === MESSAGES) last = process.hrtime.bigint();
   };
-  const handle = (value) => {
+  const handle = (value, info) => {
     clock.message();
-    check.add(value);
+    check.add(value, info);
     if (HANDLER_MS > 0) return delay(HANDLER_MS).then(end);
     end();
   };
@@ -332,7 +355,7 @@ async function dynamicRow(engine) {
     if (list.length > 0) clock.assigned();
   });
   const calls = handledUntilLast(clock);
-  void c.run(TOPICS, (m) => calls.handle(m.value));
+  void c.run(TOPICS, (m, info) => calls.handle(m.value, info));
   await calls.ended();
   const seconds = calls.seconds();
   await c.stop();
@@ -366,7 +389,7 @@ async function kafkajsRow(mode) {
     await wrapped.connect();
     await wrapped.subscribe({ topics: TOPICS, fromBeginning: true });
     const calls = handledUntilLast(clock);
-    await wrapped.run({ partitionsConsumedConcurrently: CONCURRENCY, eachMessage: ({ message }) => calls.handle(message.value) });
+    await wrapped.run({ partitionsConsumedConcurrently: CONCURRENCY, eachMessage: ({ message }, info) => calls.handle(message.value, info) });
     await calls.ended();
     const seconds = calls.seconds();
     await wrapped.disconnect();
@@ -426,10 +449,10 @@ function limit(bootstrap) {
   // With -u its last table row: "| elapsed ms | msgs | bytes | ...", timed from its first message.
   const all = [...`${run.stdout}\n${run.stderr}`.matchAll(/^\|\s*(\d+) \|\s*(\d+) \|/gm)].pop();
   if (!all) return undefined;
-  return { seconds: Math.max(1, Number(all[1])) / 1000, read: Number(all[2]), lost: MESSAGES - Number(all[2]), duplicated: 0, outOfOrder: 0 };
+  return { seconds: Math.max(1, Number(all[1])) / 1000, read: Number(all[2]), lost: MESSAGES - Number(all[2]), duplicated: 0, outOfOrder: 0, unexplained: 0, flagged: 0 };
 }
 
-/** Fills the topic: values `<index>:<key id>:<sequence>|`, placed by Kafka's partitioner (murmur2). Returns the bootstrap list and a close. */
+/** Fills the topic: values `<index>:<key id>:<sequence>|`, placed by Kafka's partitioner (murmur2), or by DynamicProducer (--spread). Returns the bootstrap list and a close. */
 async function fill() {
   const Kafka = require('node-rdkafka');
   const config = args.brokers ? { 'metadata.broker.list': args.brokers } : { 'test.mock.num.brokers': 3 };
@@ -455,6 +478,7 @@ async function fill() {
     if (!ids.has(name)) ids.set(name, ids.size);
     return Buffer.from(`${index}:${ids.get(name)}:${s}|`.padEnd(100, '.'));
   };
+  if (args.spread) return fillSpread(md, value, p);
   for (const [index, key] of keys(MESSAGES).entries()) {
     const topic = TOPICS[index % TOPICS.length];
     const message = value(index, topic, key);
@@ -470,6 +494,43 @@ async function fill() {
   }
   while (delivered < MESSAGES) await new Promise((resolve) => setTimeout(resolve, 10));
   return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => p.disconnect(resolve)) };
+}
+
+/** --spread: the same messages through DynamicProducer's sendBatch(), 1,000 at a time per topic, four batches in flight. */
+async function fillSpread(md, value, held) {
+  const { DynamicProducer } = require('..');
+  const config = args.brokers ? { 'metadata.broker.list': args.brokers } : { 'metadata.broker.list': md.brokers.map((b) => `${b.host}:${b.port}`).join(',') };
+  const p = new DynamicProducer({ ...config, 'linger.ms': 5, 'enable.idempotence': true, log_level: 0 });
+  await p.connect(30000, { topics: TOPICS });
+  const batches = new Map(TOPICS.map((t) => [t, []]));
+  const inFlight = new Set();
+  const send = async (topic, batch) => {
+    const sent = p.sendBatch(topic, batch).finally(() => inFlight.delete(sent));
+    inFlight.add(sent);
+    if (inFlight.size >= 4) await Promise.race(inFlight);
+  };
+  for (const [index, key] of keys(MESSAGES).entries()) {
+    const topic = TOPICS[index % TOPICS.length];
+    const batch = batches.get(topic);
+    batch.push({ value: value(index, topic, key), key });
+    if (batch.length === 1000) {
+      batches.set(topic, []);
+      await send(topic, batch);
+    }
+  }
+  for (const [topic, batch] of batches) if (batch.length > 0) await send(topic, batch);
+  await Promise.all(inFlight);
+  const spread = Object.values(p.metrics().topics).reduce((n, t) => n + t.spreadMessages, 0);
+  await p.disconnect();
+  if (!args.json) process.stderr.write(`filled by DynamicProducer: ${spread} of ${MESSAGES} messages spread (order headers)\n`);
+  // `held` (Kafka's partitioner's producer, unused here) holds the mock cluster for the rows.
+  return { bootstrap: config['metadata.broker.list'], close: () => new Promise((resolve) => held.disconnect(resolve)) };
+}
+
+/** A row's reasons for flagging, as ` (capacity 12, timeout 3)`, or nothing. */
+function reasonsOf(reasons) {
+  const list = Object.entries(reasons).map(([reason, n]) => `${reason} ${n}`);
+  return list.length > 0 ? ` (${list.join(', ')})` : '';
 }
 
 async function main() {
@@ -510,6 +571,10 @@ async function main() {
     lost: Math.max(0, ...results[name].map((r) => r.lost)),
     duplicated: Math.max(0, ...results[name].map((r) => r.duplicated)),
     outOfOrder: Math.max(0, ...results[name].map((r) => r.outOfOrder)),
+    unexplained: Math.max(0, ...results[name].map((r) => r.unexplained)),
+    flagged: Math.max(0, ...results[name].map((r) => r.flagged)),
+    // The reasons of the round that flagged most.
+    reasons: results[name].reduce((most, r) => ((r.flagged ?? 0) > (most.flagged ?? -1) ? r : most), {}).reasons ?? {},
   }));
   if (args.json) {
     const ratios = {};
@@ -524,9 +589,9 @@ async function main() {
   const workload = KEYS > 0 ? `${KEYS} keys in turn` : '25% on one key';
   const handler = HANDLER_MS > 0 ? `a handler awaiting ${HANDLER_MS} ms (DynamicConsumer: concurrency ${CONCURRENCY}, in key order; KafkaJS: 12 partitions at once)` : 'a no-op handler';
   console.log(`\n${MESSAGES} messages of ~100 bytes, ${workload}, ${handler}, from partition assignment (rows marked * from their first message); ${args.brokers ? `brokers ${args.brokers}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds`);
-  console.log('| consumer | msg/s | × the plain node-rdkafka loop | lost | duplicated | out of key order |');
-  console.log('|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} |`);
+  console.log('| consumer | msg/s | × the plain node-rdkafka loop | lost | duplicated | out of key order | of them unexplained | flagged |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} | ${r.unexplained} | ${r.flagged}${reasonsOf(r.reasons)} |`);
   // Each wrapper's cost, against the consumer it wraps.
   for (const [wrapped, plain] of WRAPPED) {
     if (!names.includes(wrapped) || !names.includes(plain)) continue;

@@ -156,28 +156,54 @@ export function encodeRecord(record: HandledRecord): string {
  * A record as text within `maxChars`: whole when it fits; else shortened to what fits and is
  * still true — no producers (so no answer by sequence: what waits for one waits for a record
  * that fits), and the offsets from the committed one up to the first pending offset left out
- * (nothing is known from there on). `shortened` says which.
+ * (nothing is known from there on). `shortened` says which. A record too large is not encoded
+ * whole (its least size says so), and the most pending offsets kept that fit are found by their
+ * sizes, then encoded once: a consumer holding thousands of messages commits every few ms.
  */
 export function fitRecord(record: HandledRecord, maxChars: number): { text: string; shortened: boolean } {
-  const whole = encodeRecord(record);
-  if (whole.length <= maxChars) return { text: whole, shortened: false };
-  const pending = record.pending;
-  const keeping = (k: number): string => encodeRecord({
-    offset: record.offset, end: k < pending.length ? pending[k] : record.end, pending: pending.slice(0, k), producers: [], marked: [],
-  });
-  // The most pending offsets kept that fit (the text grows with them): a binary search.
-  let lo = 0;
-  let hi = pending.length;
-  let text = keeping(0);
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    const candidate = keeping(mid);
-    if (candidate.length <= maxChars) {
-      lo = mid;
-      text = candidate;
-    } else hi = mid - 1;
+  if (textLength(leastBytes(record)) <= maxChars) {
+    const whole = encodeRecord(record);
+    if (whole.length <= maxChars) return { text: whole, shortened: false };
   }
+  const { offset, pending } = record;
+  const n = pending.length;
+  const above = n > 0 && pending[0] === offset ? 1 : 0;
+  let kept = 0;
+  let gaps = 0; // the varints of the gaps between the pending offsets kept, after `offset`
+  let last = offset;
+  for (let k = 0; k <= n; k++) {
+    if (k > 0 && k - 1 >= above) {
+      gaps += varintSize(pending[k - 1] - last - 1);
+      last = pending[k - 1];
+    }
+    const span = (k < n ? pending[k] : record.end) - offset;
+    const deltaBytes = 1 + varintSize(k - (k > 0 ? above : 0)) + gaps;
+    const bitmapBytes = 1 + Math.ceil(Math.max(0, span - 1) / 8);
+    const chosen = span <= deltaBytes * 8 && bitmapBytes < deltaBytes ? bitmapBytes : deltaBytes;
+    // No producers, no marked messages: a varint 0 each.
+    if (textLength(varintSize(span) + chosen + 2) <= maxChars) kept = k;
+    else if (textLength(varintSize(span) + Math.min(deltaBytes, bitmapBytes) + 2) > maxChars) break; // both only grow with k
+  }
+  const text = encodeRecord({ offset, end: kept < n ? pending[kept] : record.end, pending: pending.slice(0, kept), producers: [], marked: [] });
   return { text, shortened: true };
+}
+
+/** The bytes of `n` as a varint. */
+function varintSize(n: number): number {
+  let size = 1;
+  for (; n >= 0x80; size++) n = Math.floor(n / 0x80);
+  return size;
+}
+
+/** The characters of a record's text of `bytes` bytes. */
+function textLength(bytes: number): number {
+  return RECORD_PREFIX.length + 4 * Math.ceil(bytes / 3);
+}
+
+/** Bytes the record takes at the least: a bit per pending offset (or a byte, written as gaps), 9 bytes per producer, 2 per pending marked message. */
+function leastBytes(record: HandledRecord): number {
+  const span = record.end - record.offset;
+  return Math.min(Math.max(0, record.pending.length - 1), Math.ceil(Math.max(0, span - 1) / 8)) + 9 * record.producers.length + 2 * record.marked.length;
 }
 
 /**

@@ -145,13 +145,15 @@ export function recordOfState(state: PartitionState, offset: number, pending: It
   // left out is not known there, so its messages are never counted handled by mistake.
   const ids = [...state.producers.keys()].slice(-RECORD_MAX_PRODUCERS);
   const index = new Map(ids.map((id, i) => [id, i]));
-  const seen = new Set<string>();
+  // Per producer kept, its sequences listed already (no name made per message).
+  const seen: Array<Set<number> | undefined> = [];
   const out: Array<{ producer: number; sequence: number }> = [];
   const add = (id: string, sequence: number): void => {
     const i = index.get(id);
-    const name = `${id}:${sequence}`;
-    if (i === undefined || seen.has(name)) return;
-    seen.add(name);
+    if (i === undefined) return;
+    const listed = (seen[i] ??= new Set());
+    if (listed.has(sequence)) return;
+    listed.add(sequence);
     out.push({ producer: i, sequence });
   };
   for (const o of orders) add(o.producerId, o.sequence);
