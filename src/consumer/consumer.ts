@@ -254,15 +254,15 @@ export class DynamicConsumer extends EventEmitter {
 
   /**
    * A marked message was handled: a member of the group may wait for it, so the records are
-   * committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs (or as soon as
-   * the commit under way is back).
+   * committed within RECORD_COMMIT_MS (longer when making records is costly: soonDelay())
+   * rather than at the next commitIntervalMs (or as soon as the commit under way is back).
    */
   private commitSoon(): void {
     if (this.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
       this.commits.commitSoon(() => (this.life.phase === 'running' ? this.assigned.values() : []));
-    }, RECORD_COMMIT_MS);
+    }, this.records?.soonDelay() ?? RECORD_COMMIT_MS);
   }
 
   /**

@@ -14,6 +14,12 @@ import { decodeRecord, fitRecord, RECORD_MAX_CHARS } from './handled-record';
 export const RECORD_READ_MS = 5;
 /** With groupOrder 'wait', how soon after a marked message is handled its partition's record is committed (ms): a member may wait for it. */
 export const RECORD_COMMIT_MS = 2;
+/**
+ * ...or this many times as long as the records made since the last such commit took, when
+ * longer: a consumer holding thousands of messages makes records of thousands of offsets, and
+ * made every few ms they took a fifth of its time.
+ */
+const RECORD_COST_RATIO = 10;
 
 /** What a committed offset read back holds (node-rdkafka's shape, with the native engine's metadata). */
 export interface CommittedOffset {
@@ -54,6 +60,8 @@ export class HandledRecords<M extends ConsumedMessage> {
 
   private warnedTooLarge = false;
   private warnedForeign = false;
+  /** The time textOf() took since soonDelay() was last asked (ms). */
+  private making = 0;
 
   constructor(
     private readonly dispatch: Dispatcher<M>,
@@ -65,6 +73,22 @@ export class HandledRecords<M extends ConsumedMessage> {
 
   /** The text to commit with `offset` for a partition this consumer owns: its record, shortened when it would not fit (fitRecord()). */
   textOf(topic: string, partition: number, offset: number): string {
+    const began = performance.now();
+    try {
+      return this.text(topic, partition, offset);
+    } finally {
+      this.making += performance.now() - began;
+    }
+  }
+
+  /** How long to wait before committing records soon (RECORD_COMMIT_MS, or RECORD_COST_RATIO times what they took since last asked). */
+  soonDelay(): number {
+    const delay = Math.max(RECORD_COMMIT_MS, RECORD_COST_RATIO * this.making);
+    this.making = 0;
+    return delay;
+  }
+
+  private text(topic: string, partition: number, offset: number): string {
     const [pending, marked] = this.dispatch.unhandledOf(topic, partition);
     const record = this.resequencer.recordOf(topic, partition, offset, pending, marked);
     const { text, shortened } = fitRecord(record, this.maxChars);

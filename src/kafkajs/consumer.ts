@@ -35,7 +35,7 @@ import type { ConsumerHost } from './consumer-host';
 import { ConfluentHost, isConfluentConsumer } from './host-confluent';
 import { KafkaJsHost, isKafkaJs2Consumer, kafkaJsError } from './host-kafkajs';
 import { Assignment, type RejoinCounts } from './consumer-assignment';
-import { HandledRecords, RECORD_COMMIT_MS, RECORD_READ_MS, type RecordCounts } from '../consumer/records';
+import { HandledRecords, RECORD_READ_MS, type RecordCounts } from '../consumer/records';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle } from '../core/lifecycle';
@@ -311,14 +311,15 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
 
   /**
    * A marked message was handled: with groupOrder 'wait' a member of the group may wait for it,
-   * so the records are committed within RECORD_COMMIT_MS rather than at the next commitIntervalMs.
+   * so the records are committed within RECORD_COMMIT_MS (longer when making records is costly:
+   * soonDelay()) rather than at the next commitIntervalMs.
    */
   private commitSoon(): void {
     if (this.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
       this.commits.commitHandled(() => this.assignment.owned.values());
-    }, RECORD_COMMIT_MS);
+    }, this.records.soonDelay());
   }
 
   /**
