@@ -10,8 +10,8 @@
 
 import { type KafkaError, StateError, toKafkaError } from '../core/errors';
 import type { ConsumerHost } from './consumer-host';
-import { delay } from '../core/time';
 import { commitRefusal } from '../consumer/commits';
+import { CommitTurns } from '../consumer/commit-turns';
 import type { Dispatcher, PartitionOffset } from '../consumer/dispatch';
 import type { ConsumedMessage, Resequencer } from '../consumer/resequencer';
 import type { CommittedOffset, HandledRecords } from '../consumer/records';
@@ -30,11 +30,10 @@ export interface KafkaJsCommitHooks {
 }
 
 export class KafkaJsCommits<M extends ConsumedMessage> {
-  /** A periodic commit, or a read of committed offsets, is under way. */
-  private committing = false;
+  /** Periodic commits, one at a time. */
+  private readonly turns = new CommitTurns();
+  /** A read of committed offsets is under way. */
   private reading = false;
-  /** A commit was asked for while one was under way: the partitions to commit once it is back. */
-  private again: (() => Iterable<{ topic: string; partition: number }>) | undefined;
 
   constructor(
     private readonly host: ConsumerHost,
@@ -57,27 +56,18 @@ export class KafkaJsCommits<M extends ConsumedMessage> {
    * goes once that one is back.
    */
   commitHandled(partitions: () => Iterable<{ topic: string; partition: number }>): void {
-    if (!this.hooks.running()) return;
-    if (this.committing) {
-      this.again = partitions;
-      return;
-    }
-    this.again = undefined;
-    const offsets = this.offsetsOf(partitions(), true);
-    if (offsets.length === 0) return;
-    this.committing = true;
-    const since = performance.now();
-    void this.commit(offsets, true).finally(() => {
-      this.committing = false;
-      this.records.commitTook(performance.now() - since);
-      const again = this.again;
-      if (again !== undefined) this.commitHandled(again);
+    this.turns.take(() => {
+      if (!this.hooks.running()) return undefined;
+      const offsets = this.offsetsOf(partitions(), true);
+      if (offsets.length === 0) return undefined;
+      const since = performance.now();
+      return this.commit(offsets, true).finally(() => this.records.commitTook(performance.now() - since));
     });
   }
 
   /** Resolves once no periodic commit is under way. */
-  async settled(): Promise<void> {
-    while (this.committing) await delay(5);
+  settled(): Promise<void> {
+    return this.turns.settled();
   }
 
   /**

@@ -8,8 +8,8 @@
 // a known offset) with the consumer's listCommittedOffsets().
 
 import { type KafkaError, toKafkaError } from '../core/errors';
-import { delay } from '../core/time';
 import { partitionsByTopic } from '../core/partition-key';
+import { CommitTurns } from '../consumer/commit-turns';
 import type { Dispatcher, PartitionOffset } from '../consumer/dispatch';
 import type { Resequencer } from '../consumer/resequencer';
 import type { PlatformaticConsumed, PlatformaticConsumerLike } from './consumer-types';
@@ -39,11 +39,10 @@ export function transientCommitError(err: unknown, depth = 0): boolean {
 }
 
 export class PlatformaticCommits {
-  /** A periodic commit, or a read of committed offsets, is under way. */
-  private committing = false;
+  /** Periodic commits, one at a time. */
+  private readonly turns = new CommitTurns();
+  /** A read of committed offsets is under way. */
   private reading = false;
-  /** A commit was asked for while one was under way: the partitions to commit once it is back. */
-  private again: (() => Iterable<{ topic: string; partition: number }>) | undefined;
 
   constructor(
     private readonly consumer: PlatformaticConsumerLike,
@@ -59,25 +58,16 @@ export class PlatformaticCommits {
 
   /** A periodic commit: the partitions whose safe offset moved, one commit at a time (asked for meanwhile, it goes once that one is back). */
   commitHandled(partitions: () => Iterable<{ topic: string; partition: number }>): void {
-    if (!this.hooks.running() || this.hooks.rebalancing()) return;
-    if (this.committing) {
-      this.again = partitions;
-      return;
-    }
-    this.again = undefined;
-    const offsets = this.offsetsOf(partitions(), true);
-    if (offsets.length === 0) return;
-    this.committing = true;
-    void this.commit(offsets, true).finally(() => {
-      this.committing = false;
-      const again = this.again;
-      if (again !== undefined) this.commitHandled(again);
+    this.turns.take(() => {
+      if (!this.hooks.running() || this.hooks.rebalancing()) return undefined;
+      const offsets = this.offsetsOf(partitions(), true);
+      return offsets.length === 0 ? undefined : this.commit(offsets, true);
     });
   }
 
   /** Resolves once no periodic commit is under way. */
-  async settled(): Promise<void> {
-    while (this.committing) await delay(5);
+  settled(): Promise<void> {
+    return this.turns.settled();
   }
 
   /**
