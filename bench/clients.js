@@ -26,7 +26,7 @@
 //
 // --help lists the flags.
 
-const { flags, median, confluentInstalled } = require('./common');
+const { flags, median, confluentInstalled, start } = require('./common');
 
 const args = flags(__filename, {
   messages: { type: 'number', integer: true, min: 1000, default: 200000, help: 'messages per row and round' },
@@ -482,14 +482,4 @@ async function main() {
   }
 }
 
-if (args.child !== undefined) {
-  child(args.child).catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+start(args.child, child, main);

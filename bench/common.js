@@ -1,6 +1,6 @@
 'use strict';
-// What several benchmarks share: their command lines (kdp's parser, build/tools/args) and the
-// median of their rounds.
+// What several benchmarks share: their command lines (kdp's parser, build/tools/args), the
+// median of their rounds, and how a benchmark whose rows run in processes of their own starts.
 
 const path = require('node:path');
 const { flagsOrExit, fileHeader } = require('../build/tools/args');
@@ -33,4 +33,15 @@ function confluentInstalled() {
   }
 }
 
-module.exports = { flags, median, confluentInstalled };
+/**
+ * Runs one row in this process (`childName`, the parent's --child=ROW: `child(childName)`) or the
+ * whole benchmark (`main()`); either failing prints its error and exits 1.
+ */
+function start(childName, child, main) {
+  (childName !== undefined ? child(childName) : main()).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
+
+module.exports = { flags, median, confluentInstalled, start };

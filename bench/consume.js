@@ -34,7 +34,7 @@
 //
 // --help lists the flags.
 
-const { flags, median, confluentInstalled } = require('./common');
+const { flags, median, confluentInstalled, start } = require('./common');
 
 const args = flags(__filename, {
   messages: {
@@ -608,14 +608,4 @@ async function child(name) {
   process.exit(0);
 }
 
-if (args.child !== undefined) {
-  child(args.child).catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+start(args.child, child, main);
