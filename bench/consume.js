@@ -496,6 +496,9 @@ async function fill() {
   return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => p.disconnect(resolve)) };
 }
 
+/** With --spread: the messages DynamicProducer spread (marked with order headers). */
+let spreadMessages = 0;
+
 /** --spread: the same messages through DynamicProducer's sendBatch(), 1,000 at a time per topic, four batches in flight. */
 async function fillSpread(md, value, held) {
   const { DynamicProducer } = require('..');
@@ -521,6 +524,7 @@ async function fillSpread(md, value, held) {
   for (const [topic, batch] of batches) if (batch.length > 0) await send(topic, batch);
   await Promise.all(inFlight);
   const spread = Object.values(p.metrics().topics).reduce((n, t) => n + t.spreadMessages, 0);
+  spreadMessages = spread;
   await p.disconnect();
   if (!args.json) process.stderr.write(`filled by DynamicProducer: ${spread} of ${MESSAGES} messages spread (order headers)\n`);
   // `held` (Kafka's partitioner's producer, unused here) holds the mock cluster for the rows.
@@ -582,7 +586,8 @@ async function main() {
       const ratio = rate(wrapped) / rate(plain);
       if (Number.isFinite(ratio)) ratios[label] = ratio;
     }
-    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: args.brokers ?? 'mock', rows, ...ratios }, null, 2));
+    const spread = args.spread ? { spreadMessages } : {};
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, brokers: args.brokers ?? 'mock', ...spread, rows, ...ratios }, null, 2));
     return;
   }
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
