@@ -7,7 +7,7 @@
 // handled yet; and from both, the offset that may be committed (below every message held or
 // not handled yet, whatever was handled above it: at least once).
 
-import type { Resequencer, Release, ConsumedMessage } from './resequencer';
+import { goesAsIs, type Resequencer, type Release, type ConsumedMessage } from './resequencer';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
 import { PartitionCalls } from './partition-calls';
 import { UnhandledOffsets } from './unhandled';
@@ -128,7 +128,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     const released = this.resequencer.read(message);
     if (released !== null) this.accept(released);
     else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
-    else this.accept([{ message, ordered: true, outOfOrder: false, order: null }]);
+    else this.accept([goesAsIs(message)]);
   }
 
   /** offer()'s call: under way while the handler has it; a task made only for a call that goes on (a promise) or threw. */
@@ -151,8 +151,7 @@ export class Dispatcher<M extends ConsumedMessage> {
       this.hooks.progress();
     } else {
       const tp = this.tpName(message.topic, message.partition);
-      const release: Release<M> = { message, ordered: true, outOfOrder: false, order: null };
-      const task = this.queue.started(release, tp, this.unhandled.add(tp, message.offset, null), this.laned, this.ordering === 'partition');
+      const task = this.queue.started(goesAsIs(message), tp, this.unhandled.add(tp, message.offset, null), this.laned, this.ordering === 'partition');
       this.runningIn.begin(tp);
       if (cause !== NOT_THROWN) this.failed(task, 1, generation, cause);
       else this.settle(task, 1, generation, result as Promise<void>);

@@ -47,6 +47,11 @@ export type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from
 export { RESEQUENCER_DEFAULTS };
 export { keyText, ORDER_VALUE } from './message-order';
 
+/** The release of a message read() let go at once (null): in order, with no order header. */
+export function goesAsIs<M extends ConsumedMessage>(message: M): Release<M> {
+  return { message, ordered: true, outOfOrder: false, order: null };
+}
+
 export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends ReleaseRule<M> {
   /** Each producer's highest sequence read per partition is kept, for recordOf() (keepRecords(), useRecords()). */
   private recording = false;
@@ -97,7 +102,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
       throw new InvalidArgTypeError('message', 'a consumed message with topic, partition and offset', message);
     }
     checkKey('message.key', message.key);
-    return this.read(message) ?? [{ message, ordered: true, outOfOrder: false, order: null }];
+    return this.read(message) ?? [goesAsIs(message)];
   }
 
   /**
