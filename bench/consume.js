@@ -478,7 +478,8 @@ async function fill() {
     if (!ids.has(name)) ids.set(name, ids.size);
     return Buffer.from(`${index}:${ids.get(name)}:${s}|`.padEnd(100, '.'));
   };
-  if (args.spread) return fillSpread(md, value, p);
+  const bootstrap = md.brokers.map((b) => `${b.host}:${b.port}`).join(',');
+  if (args.spread) return fillSpread(bootstrap, value, p);
   for (const [index, key] of keys(MESSAGES).entries()) {
     const topic = TOPICS[index % TOPICS.length];
     const message = value(index, topic, key);
@@ -493,17 +494,16 @@ async function fill() {
     }
   }
   while (delivered < MESSAGES) await new Promise((resolve) => setTimeout(resolve, 10));
-  return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => p.disconnect(resolve)) };
+  return { bootstrap, close: () => new Promise((resolve) => p.disconnect(resolve)) };
 }
 
 /** With --spread: the messages DynamicProducer spread (marked with order headers). */
 let spreadMessages = 0;
 
 /** --spread: the same messages through DynamicProducer's sendBatch(), 1,000 at a time per topic, four batches in flight. */
-async function fillSpread(md, value, held) {
+async function fillSpread(bootstrap, value, held) {
   const { DynamicProducer } = require('..');
-  const config = args.brokers ? { 'metadata.broker.list': args.brokers } : { 'metadata.broker.list': md.brokers.map((b) => `${b.host}:${b.port}`).join(',') };
-  const p = new DynamicProducer({ ...config, 'linger.ms': 5, 'enable.idempotence': true, log_level: 0 });
+  const p = new DynamicProducer({ 'metadata.broker.list': bootstrap, 'linger.ms': 5, 'enable.idempotence': true, log_level: 0 });
   await p.connect(30000, { topics: TOPICS });
   const batches = new Map(TOPICS.map((t) => [t, []]));
   const inFlight = new Set();
@@ -528,7 +528,7 @@ async function fillSpread(md, value, held) {
   await p.disconnect();
   if (!args.json) process.stderr.write(`filled by DynamicProducer: ${spread} of ${MESSAGES} messages spread (order headers)\n`);
   // `held` (Kafka's partitioner's producer, unused here) holds the mock cluster for the rows.
-  return { bootstrap: config['metadata.broker.list'], close: () => new Promise((resolve) => held.disconnect(resolve)) };
+  return { bootstrap, close: () => new Promise((resolve) => held.disconnect(resolve)) };
 }
 
 /** A row's reasons for flagging, as ` (capacity 12, timeout 3)`, or nothing. */
