@@ -22,7 +22,7 @@ const ROOT = join(__dirname, '..');
 const FOLDERS = [
   'assembly', 'src/core', 'src/partitioner', 'src/native',
   'src/producer', 'src/producer/take', 'src/producer/place', 'src/producer/hold', 'src/producer/hand-over', 'src/producer/settle',
-  'src/consumer', 'src/kafkajs', 'src/platformatic', 'src/tools', 'src', 'native/src',
+  'src/delivery', 'src/consumer', 'src/kafkajs', 'src/platformatic', 'src/tools', 'src', 'native/src',
 ];
 
 /** The maps: the page, and which folders its table covers. */

@@ -22,12 +22,12 @@ export { KafkaError, StateError, UndeliveredError, BatchError, HandlerError, Cal
 export { createKafkaJsPartitioner } from './kafkajs/partitioner';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './kafkajs/partitioner';
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './core/abi';
-export { Resequencer, RESEQUENCER_DEFAULTS } from './consumer/resequencer';
-export type { ResequencerOptions, Release, ConsumedMessage } from './consumer/resequencer';
+export { Resequencer, RESEQUENCER_DEFAULTS } from './delivery/resequencer';
+export type { ResequencerOptions, Release, ConsumedMessage } from './delivery/resequencer';
 export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer/consumer';
 export type { DynamicConsumerOptions, MessageHandler, BatchHandler, HandledInfo } from './consumer/consumer';
-export { LagMonitor } from './consumer/lag';
-export type { LagMonitorOptions, Lag } from './consumer/lag';
+export { LagMonitor } from './producer/lag-monitor';
+export type { LagMonitorOptions, Lag } from './producer/lag-monitor';
 export { wrapKafkaJsProducer, KafkaJsDynamicProducer } from './kafkajs/producer';
 export { wrapKafkaJsConsumer, KafkaJsDynamicConsumer } from './kafkajs/consumer';
 export type { KafkaJsConsumerOptions, KafkaJsConsumerLike, KafkaJsConsumedMessage, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig, KafkaJsSubscription } from './kafkajs/consumer';

@@ -8,9 +8,9 @@
 
 import type * as Kafka from 'node-rdkafka';
 import { toKafkaError } from '../core/errors';
-import type { Dispatcher, PartitionOffset } from './dispatch';
-import type { ConsumedMessage, Resequencer } from './resequencer';
-import type { HandledRecords } from './records';
+import type { Dispatcher, PartitionOffset } from '../delivery/dispatch';
+import type { ConsumedMessage, Resequencer } from '../delivery/resequencer';
+import type { HandledRecords } from '../delivery/records';
 
 /** Kafka's codes (librdkafka's alike) of the group's refusals of a commit while it rebalances. */
 const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);

@@ -2,8 +2,8 @@
 // run() and runBatches() call.
 
 import type * as Kafka from 'node-rdkafka';
-import type { ResequencerOptions } from './resequencer';
-import type { HandledInfo } from './dispatch';
+import type { ResequencerOptions } from '../delivery/resequencer';
+import type { HandledInfo } from '../delivery/dispatch';
 
 export interface DynamicConsumerOptions {
   readonly resequencer?: ResequencerOptions;

@@ -1,6 +1,6 @@
 // DynamicConsumer: node-rdkafka's KafkaConsumer → Resequencer → the application.
 //   - cooperative-sticky assignment (incremental assign / unassign on rebalance);
-//   - each spread key's messages handed to the handler in produce order (src/consumer/resequencer.ts);
+//   - each spread key's messages handed to the handler in produce order (src/delivery/resequencer.ts);
 //     the resequencer is told which partitions this consumer owns, and fed the group's
 //     committed offsets of the others it waits for (a key's handoff to another consumer);
 //   - offsets committed only up to the lowest message not yet handled on each partition, so a
@@ -15,10 +15,10 @@
 import { EventEmitter } from 'node:events';
 import type * as Kafka from 'node-rdkafka';
 import type { KafkaLibrary } from '../core/library';
-import { Resequencer, type ConsumedMessage } from './resequencer';
-import { Dispatcher, type HandledInfo, partitionKey } from './dispatch';
+import { Resequencer, type ConsumedMessage } from '../delivery/resequencer';
+import { Dispatcher, type HandledInfo, partitionKey } from '../delivery/dispatch';
 import { Commits, type TopicPartitionOffset } from './commits';
-import { type CommittedOffset, HandledRecords, RECORD_COMMIT_MS, RECORD_READ_MS, type RecordCounts } from './records';
+import { type CommittedOffset, HandledRecords, RECORD_COMMIT_MS, RECORD_READ_MS, type RecordCounts } from '../delivery/records';
 import type { DynamicConsumerOptions, MessageHandler, BatchHandler } from './consumer-options';
 import type { Config } from '../core/config';
 import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';

@@ -1,4 +1,4 @@
-// The one name of a topic-partition in the consumer side's maps (src/consumer/dispatch.ts, the
+// The one name of a topic-partition in the consumer side's maps (src/delivery/dispatch.ts, the
 // consumers' assignments, src/native/consume.ts's), and topic-partitions grouped by topic: kept
 // below every layer that keys by them.
 

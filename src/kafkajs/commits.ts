@@ -1,7 +1,7 @@
 // KafkaJsDynamicConsumer's commits (src/kafkajs/consumer.ts), as src/consumer/commits.ts is
 // DynamicConsumer's: what may be committed is the Dispatcher's safe offset of each partition
 // (below every message held or not yet handled), with its partition's handled record
-// (src/consumer/records.ts) as the commit's metadata; this writes it through the consumer's host
+// (src/delivery/records.ts) as the commit's metadata; this writes it through the consumer's host
 // (consumer-host.ts) — periodically with the consumer's commitOffsets(), synchronously on
 // revoke where the host can (Confluent's internal client's commitSync()) — takes the results,
 // and reads back the group's committed offsets and records of the partitions the Resequencer
@@ -11,10 +11,10 @@
 import { type KafkaError, StateError, toKafkaError } from '../core/errors';
 import type { ConsumerHost } from './consumer-host';
 import { commitRefusal } from '../consumer/commits';
-import { CommitTurns } from '../consumer/commit-turns';
-import type { Dispatcher, PartitionOffset } from '../consumer/dispatch';
-import type { ConsumedMessage, Resequencer } from '../consumer/resequencer';
-import type { CommittedOffset, HandledRecords } from '../consumer/records';
+import { CommitTurns } from '../delivery/commit-turns';
+import type { Dispatcher, PartitionOffset } from '../delivery/dispatch';
+import type { ConsumedMessage, Resequencer } from '../delivery/resequencer';
+import type { CommittedOffset, HandledRecords } from '../delivery/records';
 
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
 const COMMITTED_READ_TIMEOUT_MS = 5000;

@@ -20,9 +20,9 @@
 //     metadata stale) drops what waits of the kept partitions first; a crash KafkaJS restarts
 //     from is met as a REBALANCING (host-kafkajs.ts).
 
-import { type Dispatcher, type PartitionOffset, partitionKey } from '../consumer/dispatch';
-import type { ConsumedMessage } from '../consumer/resequencer';
-import type { HandledRecords } from '../consumer/records';
+import { type Dispatcher, type PartitionOffset, partitionKey } from '../delivery/dispatch';
+import type { ConsumedMessage } from '../delivery/resequencer';
+import type { HandledRecords } from '../delivery/records';
 import type { KafkaError } from '../core/errors';
 import { toKafkaError } from '../core/errors';
 import type { HostEvents, TopicPartition } from './consumer-host';

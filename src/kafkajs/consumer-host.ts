@@ -4,8 +4,8 @@
 // committed offsets and metadata back, and stops. One host per client: Confluent's KafkaJS
 // consumer (host-confluent.ts) and KafkaJS 2.x's own (host-kafkajs.ts).
 
-import type { PartitionOffset } from '../consumer/dispatch';
-import type { CommittedOffset } from '../consumer/records';
+import type { PartitionOffset } from '../delivery/dispatch';
+import type { CommittedOffset } from '../delivery/records';
 import type { KafkaJsBatchPayload, KafkaJsSubscription } from './consumer-types';
 
 export interface TopicPartition {

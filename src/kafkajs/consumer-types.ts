@@ -3,8 +3,8 @@
 // consumers it wraps — Confluent's KafkaJS consumer (and that consumer's internal client), and
 // KafkaJS 2.x's consumer (with a KafkaJS admin client).
 
-import type { ConsumedMessage, ResequencerOptions } from '../consumer/resequencer';
-import type { HandledInfo, PartitionOffset } from '../consumer/dispatch';
+import type { ConsumedMessage, ResequencerOptions } from '../delivery/resequencer';
+import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
 import type { KafkaJsConsumerAdmin } from '../core/options';
 
 export interface KafkaJsConsumerOptions {

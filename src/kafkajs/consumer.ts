@@ -24,8 +24,8 @@
 // disconnects it. KafkaJS's stops and runs again: stop() ends the run, disconnect() closes it.
 
 import { EventEmitter } from 'node:events';
-import { Resequencer, type ConsumedMessage } from '../consumer/resequencer';
-import { Dispatcher, type PartitionOffset, partitionKey } from '../consumer/dispatch';
+import { Resequencer, type ConsumedMessage } from '../delivery/resequencer';
+import { Dispatcher, type PartitionOffset, partitionKey } from '../delivery/dispatch';
 import { KafkaJsCommits } from './commits';
 import type {
   Consumed, KafkaJsBatchPayload, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload,
@@ -35,7 +35,7 @@ import type { ConsumerHost } from './consumer-host';
 import { ConfluentHost, isConfluentConsumer } from './host-confluent';
 import { KafkaJsHost, isKafkaJs2Consumer, kafkaJsError } from './host-kafkajs';
 import { Assignment, type RejoinCounts } from './consumer-assignment';
-import { HandledRecords, RECORD_READ_MS, type RecordCounts } from '../consumer/records';
+import { HandledRecords, RECORD_READ_MS, type RecordCounts } from '../delivery/records';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle } from '../core/lifecycle';

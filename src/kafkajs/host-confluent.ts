@@ -12,8 +12,8 @@
 // is not implemented (it throws), and it connects once: stop() disconnects it.
 
 import { InvalidOptionError, StateError, toKafkaError } from '../core/errors';
-import type { PartitionOffset } from '../consumer/dispatch';
-import type { CommittedOffset } from '../consumer/records';
+import type { PartitionOffset } from '../delivery/dispatch';
+import type { CommittedOffset } from '../delivery/records';
 import type { ConsumerHost, HostEvents, TopicPartition } from './consumer-host';
 import type { ConfluentConsumerLike, InternalClient, KafkaJsBatchPayload, KafkaJsSubscription } from './consumer-types';
 

@@ -21,8 +21,8 @@
 
 import { KafkaError, StateError } from '../core/errors';
 import { within } from '../core/time';
-import type { PartitionOffset } from '../consumer/dispatch';
-import type { CommittedOffset } from '../consumer/records';
+import type { PartitionOffset } from '../delivery/dispatch';
+import type { CommittedOffset } from '../delivery/records';
 import type { ConsumerHost, HostEvents, TopicPartition } from './consumer-host';
 import type { KafkaJsAdminClient, KafkaJsBatchPayload, KafkaJsSubscription, KafkaJs2ConsumerLike } from './consumer-types';
 

@@ -27,7 +27,7 @@ import { ORDER_HEADER } from '../partitioner/headers';
 /**
  * Where a message that keeps its headers unread (a native batch's) holds its order header's
  * value: a Buffer, or null when it has none. Other messages have no such property
- * (src/consumer/message-order.ts reads it).
+ * (src/delivery/message-order.ts reads it).
  */
 export const ORDER_VALUE: unique symbol = Symbol('kdp.orderValue');
 

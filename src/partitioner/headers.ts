@@ -1,6 +1,6 @@
 // The order header a DynamicProducer adds to the messages of a spread key, so that a
 // consumer can put that key's messages back in the order they were produced. See
-// docs/ordering.md for the format; src/consumer/resequencer.ts (consumer side) reads it.
+// docs/ordering.md for the format; src/delivery/resequencer.ts (consumer side) reads it.
 //
 // Per producer and key, the marked messages form a chain: ANCHOR (as the hot key first leaves
 // its normal partition, still on it, behind its earlier unmarked messages) → SPREAD (split) or

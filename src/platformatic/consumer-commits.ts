@@ -9,9 +9,9 @@
 
 import { type KafkaError, toKafkaError } from '../core/errors';
 import { partitionsByTopic } from '../core/partition-key';
-import { CommitTurns } from '../consumer/commit-turns';
-import type { Dispatcher, PartitionOffset } from '../consumer/dispatch';
-import type { Resequencer } from '../consumer/resequencer';
+import { CommitTurns } from '../delivery/commit-turns';
+import type { Dispatcher, PartitionOffset } from '../delivery/dispatch';
+import type { Resequencer } from '../delivery/resequencer';
 import type { PlatformaticConsumed, PlatformaticConsumerLike } from './consumer-types';
 
 /** What the commits report to the consumer that owns them. */

@@ -3,8 +3,8 @@
 // Consumer, of the MessagesStream its consume() gives and of that stream's messages (typed here:
 // @platformatic/kafka is an ES module for Node >= 22, never imported by this package).
 
-import type { ConsumedMessage, ResequencerOptions } from '../consumer/resequencer';
-import type { HandledInfo, PartitionOffset } from '../consumer/dispatch';
+import type { ConsumedMessage, ResequencerOptions } from '../delivery/resequencer';
+import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
 
 export interface PlatformaticConsumerOptions {
   readonly resequencer?: ResequencerOptions;

@@ -26,9 +26,9 @@
 // dropped here (it is held, queued or handled already).
 
 import { EventEmitter } from 'node:events';
-import { Resequencer } from '../consumer/resequencer';
-import { Dispatcher, type PartitionOffset, partitionKey } from '../consumer/dispatch';
-import { ORDER_VALUE } from '../consumer/message-order';
+import { Resequencer } from '../delivery/resequencer';
+import { Dispatcher, type PartitionOffset, partitionKey } from '../delivery/dispatch';
+import { ORDER_VALUE } from '../delivery/message-order';
 import { ORDER_HEADER } from '../partitioner/headers';
 import { PlatformaticCommits } from './consumer-commits';
 import type {

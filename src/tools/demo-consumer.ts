@@ -12,13 +12,13 @@
 import * as Kafka from 'node-rdkafka';
 import { DynamicProducer } from '../producer/producer';
 import { DynamicConsumer } from '../consumer/consumer';
-import { LagMonitor } from '../consumer/lag';
+import { LagMonitor } from '../producer/lag-monitor';
 import { allowedPartitions } from '../partitioner/allowed';
 import { partitionForKey } from '../core/hash';
 import { delay as sleep } from '../core/time';
 import { bar } from './chart';
 import { KeyStream, parseWorkload, prng } from './workload';
-import type { ConsumedMessage } from '../consumer/resequencer';
+import type { ConsumedMessage } from '../delivery/resequencer';
 import { BROKERS_FLAG, createTopic, runDemo, interactive, PROGRESS_EVERY_S, partitionsFlag, rateFlag, secondsFlag } from './demo-support';
 import { type Command, type FlagValues, fileHeader } from './args';
 

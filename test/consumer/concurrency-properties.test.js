@@ -35,7 +35,7 @@
 // PROPERTY_CASES=<n> runs more cases.
 
 const t = require('tap');
-const { Dispatcher } = require('../../build/consumer/dispatch');
+const { Dispatcher } = require('../../build/delivery/dispatch');
 const { Resequencer, encodeOrderHeader, ORDER_HEADER, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } = require('../..');
 const { prng } = require('../lib/random-keys');
 

@@ -4,7 +4,7 @@
 // release order; commits below the lowest offset not handled, gaps above it or not; a failed
 // message retried in place while other keys go on; what leaves dropped, calls under way waited for.
 const t = require('tap');
-const { Dispatcher } = require('../../build/consumer/dispatch');
+const { Dispatcher } = require('../../build/delivery/dispatch');
 
 const NO_HELD = { committable: () => undefined, setCommitted: () => [], forget: () => 0 };
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));

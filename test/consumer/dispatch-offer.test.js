@@ -6,8 +6,8 @@
 // failures; a call that goes on (a promise) keeps its key's lane; the message of a call under
 // way is never counted handled.
 const t = require('tap');
-const { Dispatcher } = require('../../build/consumer/dispatch');
-const { Resequencer } = require('../../build/consumer/resequencer');
+const { Dispatcher } = require('../../build/delivery/dispatch');
+const { Resequencer } = require('../../build/delivery/resequencer');
 const { encodeOrderHeader, ORDER_ANCHOR, ORDER_SPREAD } = require('../..');
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));

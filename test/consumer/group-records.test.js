@@ -1,6 +1,6 @@
 'use strict';
 // The handled records a DynamicConsumer on the native engine commits with each partition's
-// offset (src/consumer/handled-record.ts, src/consumer/records.ts), seen from the handlers of
+// offset (src/delivery/handled-record.ts, src/delivery/records.ts), seen from the handlers of
 // a consumer group on librdkafka's mock cluster:
 //   - three members reading a topic over which one DynamicProducer spread a hot key: each
 //     message whose chain predecessor is on another member's partition waits for that
@@ -174,7 +174,7 @@ t.test("a group of three: a spread key's order holds across members", { skip, ti
   // then one NUL, as Confluent's client writes (it reads every metadata less its last byte).
   const { nativeAddon } = require('../../build/native/addon');
   const { NativeConsumer } = require('../../build/native/consume');
-  const { decodeRecord, RECORD_PREFIX } = require('../../build/consumer/handled-record');
+  const { decodeRecord, RECORD_PREFIX } = require('../../build/delivery/handled-record');
   const reader = new NativeConsumer(nativeAddon(), { 'metadata.broker.list': brokers, 'group.id': group, log_level: 3 }, {});
   await new Promise((resolve, reject) => reader.connect({}, (e) => (e ? reject(e) : resolve())));
   const raw = await new Promise((resolve, reject) => reader.committed(

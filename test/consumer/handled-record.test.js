@@ -6,7 +6,7 @@
 // within the broker's 4,096 characters, and metadata that is not a record of ours refused.
 const t = require('tap');
 const { Buffer } = require('node:buffer');
-const { encodeRecord, decodeRecord, fitRecord, RecordView, RECORD_PREFIX, RECORD_MAX_CHARS } = require('../../build/consumer/handled-record');
+const { encodeRecord, decodeRecord, fitRecord, RecordView, RECORD_PREFIX, RECORD_MAX_CHARS } = require('../../build/delivery/handled-record');
 
 const P1 = '00000000000000a1';
 const P2 = '00000000000000a2';

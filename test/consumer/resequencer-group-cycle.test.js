@@ -18,7 +18,7 @@
 // docs/ordering.md specifies them.
 const t = require('tap');
 const { Resequencer, ORDER_HEADER } = require('../..');
-const { encodeRecord, decodeRecord } = require('../../build/consumer/handled-record');
+const { encodeRecord, decodeRecord } = require('../../build/delivery/handled-record');
 
 const P1 = '00000000000000a1';
 const P2 = '00000000000000a2';

@@ -6,7 +6,7 @@
 // still go flagged. And the resequencer's lanes take a message held again below members held
 // since in its place by offset.
 const t = require('tap');
-const { Dispatcher } = require('../../build/consumer/dispatch');
+const { Dispatcher } = require('../../build/delivery/dispatch');
 const { Resequencer, encodeOrderHeader, ORDER_HEADER, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN } = require('../..');
 
 const TOPIC = 'take-back';

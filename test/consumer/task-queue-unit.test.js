@@ -1,10 +1,10 @@
 'use strict';
-// TaskQueue (src/consumer/task-queue.ts) with a key's lane far longer than a call's arguments
+// TaskQueue (src/delivery/task-queue.ts) with a key's lane far longer than a call's arguments
 // may be: a rebalance that drops a partition keeps the rest of the lane in release order, and
 // the first task kept behind the dropped one is flagged 'unowned'.
 
 const t = require('tap');
-const { TaskQueue } = require('../../build/consumer/task-queue');
+const { TaskQueue } = require('../../build/delivery/task-queue');
 
 const LANE = 150000; // beyond what one spread call takes (about 120,000 arguments on Node 20)
 

@@ -5,7 +5,7 @@
 // partition's log interleaves the producers, and, at each step, which of the enabled actions
 // runs. explore() runs every path, each on fresh Resequencers, so nothing is cloned.
 const { Resequencer, encodeOrderHeader, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } = require('../../..');
-const { encodeRecord, decodeRecord } = require('../../../build/consumer/handled-record');
+const { encodeRecord, decodeRecord } = require('../../../build/delivery/handled-record');
 const { createHash } = require('node:crypto');
 const { toMessage } = require('./simulation');
 

@@ -2,7 +2,7 @@
 // A consumer group with handled records, simulated (resequencer-group-records.test.js says
 // what it models and checks): run() returns what happened.
 const { Resequencer } = require('../../..');
-const { encodeRecord, decodeRecord } = require('../../../build/consumer/handled-record');
+const { encodeRecord, decodeRecord } = require('../../../build/delivery/handled-record');
 const { rng, simulate, toMessage } = require('./simulation');
 
 function run({ seed, members: memberCount, partitions, messages, kills, revokes }) {

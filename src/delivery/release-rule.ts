@@ -1,4 +1,4 @@
-// How the Resequencer (src/consumer/resequencer.ts) holds and lets go, the rule of docs/ordering.md:
+// How the Resequencer (src/delivery/resequencer.ts) holds and lets go, the rule of docs/ordering.md:
 // where a message whose predecessor was not released waits (for that predecessor, for a
 // partition to pass an offset, for another member's handled record, or not at all), and how a
 // release lets go, in order, what waited only for it; the bounds that release the oldest out of

@@ -1,4 +1,4 @@
-// What the Resequencer (src/consumer/resequencer.ts) remembers of each chain — a producer's
+// What the Resequencer (src/delivery/resequencer.ts) remembers of each chain — a producer's
 // marked messages of one key, each naming its predecessor (docs/ordering.md) — that it
 // released: the sequences a successor may still wait for, and those released and then not
 // handled here (a successor on the same partition waits for them to be read again).

@@ -1,4 +1,4 @@
-// The Dispatcher's waiting room (src/consumer/dispatch.ts): released messages waiting for a
+// The Dispatcher's waiting room (src/delivery/dispatch.ts): released messages waiting for a
 // handler call, as tasks in lanes — one per key (ordering 'key') or per partition
 // ('partition') — so that one lane's calls never overlap and come in release order, and the
 // tasks of no lane (no key, ordering 'none', or one call at a time) in one FIFO. next() gives

@@ -2,7 +2,7 @@
 // what it has handled above the committed offset, and what the group's other members need to
 // release a split key's messages whose predecessor is on this partition. The format and its
 // sizes are docs/ordering.md's ("The handled record"); the Resequencer reads records
-// (src/consumer/resequencer.ts), the Dispatcher and Commits write them (dispatch.ts, commits.ts).
+// (src/delivery/resequencer.ts), the Dispatcher and Commits write them (dispatch.ts, commits.ts).
 //
 // Text, since Kafka's metadata is a string: `kdp1:` and the base64 of
 //   varint   end - offset            offsets in [offset, end) were read; above end, nothing is known

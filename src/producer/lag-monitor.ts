@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import type * as Kafka from 'node-rdkafka';
 import { kafkaLibrary } from '../core/library';
 import type { DynamicPartitioner } from '../partitioner/partitioner';
-import type { DynamicProducer } from '../producer/producer';
+import type { DynamicProducer } from './producer';
 import { InvalidArgTypeError, KafkaError, toKafkaError } from '../core/errors';
 import { delay } from '../core/time';
 import { configError, type Config } from '../core/config';

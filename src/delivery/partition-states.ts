@@ -1,4 +1,4 @@
-// What the Resequencer (src/consumer/resequencer.ts) knows of each topic and partition it is
+// What the Resequencer (src/delivery/resequencer.ts) knows of each topic and partition it is
 // fed: which partitions this consumer owns, the offsets seen and committed, and its held
 // messages by partition (the Held record itself is the Resequencer's, declared here with the
 // states it points at).

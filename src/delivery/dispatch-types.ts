@@ -1,4 +1,4 @@
-// What the Dispatcher (src/consumer/dispatch.ts) gives and asks, for the consumers that own one
+// What the Dispatcher (src/delivery/dispatch.ts) gives and asks, for the consumers that own one
 // (src/consumer/consumer.ts, src/kafkajs/consumer.ts): what a handler gets with a message, an
 // offset to commit, which calls may overlap, and the hooks a consumer serves.
 
@@ -41,7 +41,7 @@ export interface PartitionOffset {
   topic: string;
   partition: number;
   offset: number;
-  /** The handled record committed with the offset (src/consumer/handled-record.ts). */
+  /** The handled record committed with the offset (src/delivery/handled-record.ts). */
   metadata?: string;
 }
 

@@ -1,4 +1,4 @@
-// The Dispatcher's (src/consumer/dispatch.ts) offsets, per topic-partition (partitionKey): those
+// The Dispatcher's (src/delivery/dispatch.ts) offsets, per topic-partition (partitionKey): those
 // released and not handled yet (waiting for a call, or in one), the order headers of the marked
 // ones among them (for handled records), and the offset and record last committed (a periodic
 // commit leaves out what did not move).

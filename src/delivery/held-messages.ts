@@ -1,4 +1,4 @@
-// The messages the Resequencer (src/consumer/resequencer.ts) holds, and its indexes of them:
+// The messages the Resequencer (src/delivery/resequencer.ts) holds, and its indexes of them:
 // by lane (a key's held lane members on one partition, in offset order), by chain place (a
 // held marked message by its own sequence, to find what another one waits for), by what they
 // wait for (their predecessor's chain place), and oldest first, with their count and bytes for

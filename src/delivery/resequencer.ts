@@ -17,7 +17,7 @@
 // A consumer of a group does not read every partition. When the group's members commit
 // handled records (useRecords(); DynamicConsumer on the native engine does), a chained message
 // whose predecessor is on a partition another member owns waits until that partition's record
-// (setRecord(), src/consumer/handled-record.ts) shows the predecessor handled: by its offset
+// (setRecord(), src/delivery/handled-record.ts) shows the predecessor handled: by its offset
 // (a handoff) or by its producer and sequence. Without records, with the predecessor's offset it
 // waits until the group's committed offset of that partition has passed it (setCommitted());
 // without the offset, it is released at once with `ordered: false, reason: 'unowned'`.

@@ -1,4 +1,4 @@
-// What the Resequencer (src/consumer/resequencer.ts) takes and gives, for every module of the
+// What the Resequencer (src/delivery/resequencer.ts) takes and gives, for every module of the
 // consumer side: a consumed message (the fields it reads), a release (a message let through,
 // in order or not, and why not), and the Resequencer's options.
 
