@@ -12,7 +12,7 @@ import type { ResolvedConsumerOptions } from '../core/options';
 import { hideSecrets } from '../core/secrets';
 import { chosenEngine, engineAddon, nativeMissing } from '../native/addon';
 import { NativeConsumer } from '../native/consume';
-import type { TopicPartitionOffset } from './commits';
+import type { TopicPartitionOffset } from './client-port';
 import type { DynamicConsumerOptions } from './consumer-options';
 
 /** The consumer's default fetch.queue.backoff.ms (librdkafka's is 1000). */

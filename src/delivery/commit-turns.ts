@@ -1,15 +1,21 @@
-// Commits one at a time, for the consumers whose client commits with a promise (the KafkaJS
-// adapter, src/kafkajs/commits.ts; @platformatic/kafka's, src/platformatic/consumer-commits.ts):
-// a commit asked for while one is under way goes once that one is back, the latest ask only,
-// so that the group's coordinator never holds a queue of them.
+// Commits one at a time (commits.ts): a commit asked for while one is under way goes once that
+// one is back, the latest ask only, so that the group's coordinator never holds a queue of them.
+// A commit whose answer outlives `stuckMs` no longer holds the next one back: a client that
+// answers only when polled (node-rdkafka) may answer late while the commit itself went long before.
 
 import { delay } from '../core/time';
 
 export class CommitTurns {
-  /** A commit is under way. */
-  private committing = false;
+  /** When the commit under way was made (0: none). */
+  private since = 0;
   /** The commit asked for meanwhile. */
   private again: (() => Promise<unknown> | undefined) | undefined;
+
+  constructor(private readonly stuckMs = Number.POSITIVE_INFINITY) {}
+
+  private get committing(): boolean {
+    return this.since > 0 && performance.now() - this.since < this.stuckMs;
+  }
 
   /**
    * Makes `commit` now, or once the commit under way is back (in place of one asked for
@@ -23,15 +29,17 @@ export class CommitTurns {
     this.again = undefined;
     const underWay = commit();
     if (underWay === undefined) return;
-    this.committing = true;
-    void underWay.finally(() => {
-      this.committing = false;
+    const since = performance.now();
+    this.since = since;
+    void underWay.then(() => undefined, () => undefined).then(() => {
+      if (this.since !== since) return; // a later commit went meanwhile (this one was stuck)
+      this.since = 0;
       const again = this.again;
       if (again !== undefined) this.take(again);
     });
   }
 
-  /** Resolves once no commit is under way. */
+  /** Resolves once no commit holds the next one back. */
   async settled(): Promise<void> {
     while (this.committing) await delay(5);
   }

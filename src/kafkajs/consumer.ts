@@ -1,32 +1,25 @@
 // Order restoration for consumers of the KafkaJS API: Confluent's KafkaJS-compatible client
-// (@confluentinc/kafka-javascript 1.x, `new KafkaJS.Kafka(...).consumer()`) and KafkaJS 2.x's
-// own (`new Kafka({...}).consumer({ groupId })`, tested with 2.2.4): what DynamicConsumer does
-// for node-rdkafka's KafkaConsumer, over that consumer's own run(). What differs between the
-// two clients is their host (consumer-host.ts: host-confluent.ts, host-kafkajs.ts); the rest is
-// one adapter.
+// (@confluentinc/kafka-javascript 1.x) and KafkaJS 2.x's own: the ordered-delivery engine
+// (src/delivery/delivery.ts) over that consumer's own run(). What differs between the two
+// clients is their host (consumer-host.ts); what is this adapter's own is eachBatch.
 //
-// How offsets are kept: the consumer commits nothing by itself (Confluent's must be configured
-// with autoCommit false; KafkaJS's is run with it): it would commit, as eachBatch returns, past
-// messages the Resequencer still holds, which a crash would lose. resolveOffset() cannot stand
-// in for our commits either: a partition's safe offset moves when a message of ANOTHER
-// partition arrives (the predecessor its held messages waited for), outside that partition's
-// batch, and resolveOffset reaches only the current batch's partition, forward; a batch left
-// unresolved is fetched again (pushed to the Resequencer twice). So the consumer is run with
-// eachBatch and eachBatchAutoResolve false, each batch resolved whole as soon as it is taken,
-// and this wrapper commits with commitOffsets([{ topic, partition, offset, metadata }]):
-// explicit offsets, below every message held or not yet handled (Dispatcher.safeOffset), each
-// with its partition's handled record as DynamicConsumer's native engine commits it
-// (docs/ordering.md, "Order in a group"; commits.ts). A partition coming here hands out nothing
-// before its previous owner's record is read: its first batch waits for that read
-// (consumer-assignment.ts, which also says what each assignment change does).
+// The consumer commits nothing by itself: it would commit, as eachBatch returns, past messages
+// the Resequencer still holds. resolveOffset() cannot stand in for the engine's commits either:
+// a partition's safe offset moves when a message of another partition arrives, outside that
+// partition's batch. So the consumer runs eachBatch with eachBatchAutoResolve false, each batch
+// resolved whole as it is taken, and the engine commits with commitOffsets(), each offset with
+// its handled record. A partition coming here hands out nothing before its previous owner's
+// record is read: its first batch waits for that read.
 //
 // Stopping: Confluent's stop() is not implemented (it throws) and it connects once: stop() here
 // disconnects it. KafkaJS's stops and runs again: stop() ends the run, disconnect() closes it.
 
 import { EventEmitter } from 'node:events';
-import { Resequencer, type ConsumedMessage } from '../delivery/resequencer';
-import { Dispatcher, type PartitionOffset, partitionKey } from '../delivery/dispatch';
-import { KafkaJsCommits } from './commits';
+import type { Resequencer, ConsumedMessage } from '../delivery/resequencer';
+import { type PartitionOffset, partitionKey } from '../delivery/dispatch';
+import { Delivery } from '../delivery/delivery';
+import type { RejoinCounts } from '../delivery/assignment';
+import type { RecordCounts } from '../delivery/records';
 import type {
   Consumed, KafkaJsBatchPayload, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload,
   KafkaJsRunConfig, KafkaJsSubscription,
@@ -34,25 +27,19 @@ import type {
 import type { ConsumerHost } from './consumer-host';
 import { ConfluentHost, isConfluentConsumer } from './host-confluent';
 import { KafkaJsHost, isKafkaJs2Consumer, kafkaJsError } from './host-kafkajs';
-import { Assignment, type RejoinCounts } from './consumer-assignment';
-import { HandledRecords, RECORD_READ_MS, type RecordCounts } from '../delivery/records';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
-import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, timeoutError, toKafkaError } from '../core/errors';
-import { Lifecycle } from '../core/lifecycle';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from '../core/errors';
 import { warnIfBothLoaded } from '../core/library';
-import { within } from '../core/time';
+import { HeldTime, within } from '../core/time';
 
 export type {
   KafkaJsConsumedMessage, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig,
   KafkaJsSubscription, ConfluentConsumerLike, KafkaJs2ConsumerLike, KafkaJsAdminClient,
 } from './consumer-types';
-export type { RejoinCounts } from './consumer-assignment';
+export type { RejoinCounts } from '../delivery/assignment';
 
 /** How often eachBatch heartbeats while it waits for the queue to drain (ms; KafkaJS sends one when its heartbeatInterval has passed). */
 const HEARTBEAT_MS = 1000;
-
-/** How often the group's committed offsets are read while the resequencer awaits some (ms). */
-const COMMITTED_READ_MS = 200;
 
 const NO_HEARTBEAT = async (): Promise<void> => {};
 
@@ -74,31 +61,17 @@ export declare interface KafkaJsDynamicConsumer {
 export class KafkaJsDynamicConsumer extends EventEmitter {
   readonly consumer: KafkaJsConsumerLike;
   readonly resequencer: Resequencer<Consumed>;
-  private readonly options: ResolvedKafkaJsConsumerOptions;
-  private readonly dispatch: Dispatcher<Consumed>;
-  /** What differs between the clients: Confluent's, or KafkaJS's. */
-  private readonly host: ConsumerHost;
-  /** The partitions owned, and what the group's changes do to them. */
-  private readonly assignment: Assignment<Consumed>;
-  /** idle → connecting → connected → running → stopping → stopped (Confluent's connects once), or idle again (KafkaJS's). */
-  private readonly life: Lifecycle;
-  private eachMessage: KafkaJsEachMessage | undefined;
-  private timers: NodeJS.Timeout[] = [];
-  /** Why the run ended, when eachMessage failed for good on a message. */
-  private failure: HandlerError | undefined;
-  /** The commits, and the reads of the group's committed offsets. */
-  private readonly commits: KafkaJsCommits<Consumed>;
-  /** The handled records committed with the offsets and read back (docs/ordering.md). */
-  private readonly records: HandledRecords<Consumed>;
   /** options.groupOrder as it applies ('auto' is 'wait': this consumer's commits carry the records). */
   readonly groupOrder: 'flag' | 'wait';
-  /** A commit soon after a marked message was handled (groupOrder 'wait'), pending. */
-  private soonTimer: NodeJS.Timeout | undefined;
+  private readonly options: ResolvedKafkaJsConsumerOptions;
+  /** What differs between the clients: Confluent's, or KafkaJS's. */
+  private readonly host: ConsumerHost;
+  private readonly delivery: Delivery<Consumed>;
+  private eachMessage: KafkaJsEachMessage | undefined;
   /** eachBatch waits on this while the queue is full (maxPending). */
   private drained: (() => void) | undefined;
-  /** The resequencer's clock stands still while eachBatch waits for the application (see DynamicConsumer). */
-  private waitingSince = 0;
-  private waitedFor = 0;
+  /** The resequencer's clock stands still while eachBatch waits for the application. */
+  private readonly held = new HeldTime();
 
   constructor(consumer: KafkaJsConsumerLike, options: KafkaJsConsumerOptions = {}) {
     super();
@@ -119,41 +92,27 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       }
       this.host = new KafkaJsHost(consumer, this.options.admin);
     }
-    this.life = new Lifecycle(this.host.runsAgain ? 'idle' : 'stopped');
     this.groupOrder = this.options.groupOrder === 'flag' ? 'flag' : 'wait';
     this.consumer = consumer;
-    this.resequencer = new Resequencer<Consumed>(this.options.resequencer ?? {}, () => this.clock());
-    this.dispatch = new Dispatcher(this.resequencer, this.options.handlerRetries, this.options.retryBackoffMs, {
-      handle: (m, info) => this.eachMessage!({ topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT }, info),
-      owns: (tp) => this.assignment.has(tp),
-      handlerError: (error, m) => this.emit('handlerError', error, { topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT }),
-      fail: (error) => {
-        this.failure = error;
-        this.stop(0).catch(() => undefined); // a failed final commit was emitted as 'error' already
-      },
+    const payloadOf = (m: Consumed): KafkaJsEachMessagePayload => ({ topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT });
+    this.delivery = new Delivery<Consumed>(this.host, {
+      ...this.options, groupOrder: this.groupOrder, afterStop: this.host.runsAgain ? 'idle' : 'stopped', clock: () => this.held.now(),
+    }, {
+      handle: (m, info) => this.eachMessage!(payloadOf(m), info),
+      handlerError: (error, m) => this.emit('handlerError', error, payloadOf(m)),
+      emit: (event, ...args) => this.emit(event, ...args),
+      listenerCount: (event) => this.listenerCount(event),
       progress: () => {
-        if (this.drained !== undefined && this.dispatch.waiting <= this.options.maxPending / 2) this.wake();
+        if (this.drained !== undefined && this.delivery.dispatch.waiting <= this.options.maxPending / 2) this.wake();
       },
-      handledMarked: () => this.commitSoon(),
-    });
-    this.dispatch.ordering = this.options.ordering;
-    this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => this.emit('warning', err));
-    this.resequencer.keepRecords();
-    if (this.groupOrder === 'wait') this.resequencer.useRecords();
-    this.commits = new KafkaJsCommits(this.host, this.dispatch, this.resequencer, this.records, {
-      running: () => this.life.phase === 'running',
-      emit: (event: string, value: unknown) => this.emit(event, value),
-      hasErrorListener: () => this.listenerCount('error') > 0,
-    });
-    this.assignment = new Assignment(this.dispatch, this.records, this.commits, {
-      running: () => this.life.phase === 'running',
-      emit: (event: string, value: unknown) => this.emit(event, value),
-      crashed: (error) => {
-        if (this.life.phase !== 'running') return;
-        if (this.listenerCount('error') > 0) this.emit('error', kafkaJsError(error, 'run crashed'));
-        this.stop(0).catch(() => undefined);
+      released: () => undefined,
+      halting: () => this.wake(),
+      ended: (failure) => {
+        this.eachMessage = undefined;
+        this.emit('stopped', failure);
       },
     });
+    this.resequencer = this.delivery.resequencer;
     warnIfBothLoaded();
   }
 
@@ -164,11 +123,18 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    * InvalidOptionError: it would commit past messages still held.
    */
   connect(): Promise<void> {
-    return this.life.connect(async () => {
+    const assignment = this.delivery.assignment;
+    return this.delivery.connect(async () => {
       try {
-        await this.host.connect(this.assignment);
+        await this.host.connect({
+          assigned: (partitions) => assignment.assigned(partitions),
+          revoked: (partitions) => assignment.revoked(partitions),
+          rebalancing: () => assignment.rebalancing(),
+          joined: (partitions) => assignment.joined(partitions),
+          crashed: (error) => this.delivery.crashed(kafkaJsError(error, 'run crashed')),
+        });
       } catch (err) {
-        if (!(err instanceof KafkaError) && !this.host.runsAgain) this.life.phase = 'stopped';
+        if (!(err instanceof KafkaError) && !this.host.runsAgain) this.delivery.life.phase = 'stopped';
         throw err;
       }
     });
@@ -185,7 +151,8 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     } else if (!topicOk(topic)) {
       throw new InvalidArgTypeError('subscription.topic', 'a topic name (or a RegExp), when subscription.topics is absent', topic);
     }
-    if (this.life.phase !== 'connected' && this.life.phase !== 'running') throw new StateError(`subscribe() while ${this.life.phase}`);
+    const phase = this.delivery.phase;
+    if (phase !== 'connected' && phase !== 'running') throw new StateError(`subscribe() while ${phase}`);
     try {
       await this.host.subscribe(subscription);
     } catch (err) {
@@ -196,10 +163,9 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   /**
    * Starts the consumer's run(): each message goes through the Resequencer to `eachMessage`,
    * one at a time (up to partitionsConsumedConcurrently at once, one per key by default),
-   * spread keys in produce order. Resolves once started (as the consumer's own
-   * run()); the run ends with stop(), or when eachMessage keeps failing on a message (the
-   * 'stopped' event then carries the HandlerError). Only `eachMessage` is taken: see
-   * docs/consumer.md for why not eachBatch.
+   * spread keys in produce order. Resolves once started (as the consumer's own run()); the run
+   * ends with stop(), or when eachMessage keeps failing on a message (the 'stopped' event then
+   * carries the HandlerError). Only `eachMessage` is taken: see docs/consumer.md for why not eachBatch.
    */
   async run(config: KafkaJsRunConfig): Promise<void> {
     if (typeof config !== 'object' || config === null) throw new InvalidArgTypeError('config', 'an object with eachMessage', config);
@@ -216,62 +182,43 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 65_536) {
       throw new InvalidOptionError('config.partitionsConsumedConcurrently', 'an integer from 1 to 65536', concurrency);
     }
-    if (this.life.phase !== 'connected') throw new StateError(`run() while ${this.life.phase}`);
+    if (this.delivery.phase !== 'connected') throw new StateError(`run() while ${this.delivery.phase}`);
     this.eachMessage = config.eachMessage;
-    this.failure = undefined;
-    this.dispatch.concurrency = concurrency;
-    this.life.phase = 'running';
-    this.timers.push(setInterval(() => this.commits.commitHandled(() => this.assignment.owned.values()), this.options.commitIntervalMs));
-    this.timers.push(setInterval(() => this.commits.readCommitted(), this.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
-    this.timers.push(setInterval(() => {
-      this.dispatch.accept(this.resequencer.expire());
-    }, Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
+    this.delivery.run(concurrency);
     try {
       await this.host.run((payload) => this.batch(payload));
     } catch (err) {
-      this.clearTimers();
-      this.life.phase = 'connected';
+      this.delivery.unrun();
       throw kafkaJsError(err, 'run');
     }
   }
 
   /**
-   * The consumer's eachBatch: the messages into the Resequencer, what it releases queued for
-   * eachMessage; while the queue is full (maxPending) it waits, heartbeating (KafkaJS's: a long
-   * wait keeps the membership, and a rejection saying the group rebalances goes to the client,
-   * which joins again).
+   * The consumer's eachBatch: the messages to the engine; while the queue is full (maxPending)
+   * it waits, heartbeating (KafkaJS's: a long wait keeps the membership, and a rejection saying
+   * the group rebalances goes to the client, which joins again).
    */
   private async batch(payload: KafkaJsBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
-    // Resolved at once, whatever happens below: the consumer then never seeks back to read a
-    // message again that the Resequencer has (its stored offsets are not what is committed).
+    // Resolved at once: the consumer never seeks back to read again a message the engine has.
     if (messages.length > 0) payload.resolveOffset(messages[messages.length - 1].offset);
-    // The partition just came here (or starts anew after a join): nothing of it goes before its
-    // previous owner's record is read.
+    // The partition just came here (or starts anew after a join): nothing of it goes before its previous owner's record is read.
+    const assignment = this.delivery.assignment;
     const name = partitionKey(topic, partition);
     let waited = false;
-    for (let wait = this.assignment.waitOf(name); wait !== undefined; wait = this.assignment.waitOf(name)) {
-      if (!waited) this.records.fetchedEarly(messages.length);
+    for (let wait = assignment.waitOf(name); wait !== undefined; wait = assignment.waitOf(name)) {
+      if (!waited) this.delivery.records?.fetchedEarly(messages.length);
       waited = true;
       await wait;
     }
-    // Stopping (what came is read again from the committed offsets), revoked meanwhile, or the
-    // group rebalancing (every partition is fetched again after the join).
-    if (this.life.phase !== 'running' || !this.assignment.has(name) || this.assignment.rejoining) return;
-    // Below the committed offset read when the partition came here: handled already (it stays
-    // put while this loop runs: it changes on the group's events and the reads' answers only).
-    const floor = this.assignment.floorOf(name);
+    // Stopping, revoked meanwhile, or the group rejoining (every partition is fetched again after the join).
+    if (this.delivery.phase !== 'running' || assignment.rejoining) return;
     for (const message of messages) {
-      const offset = Number(message.offset);
-      if (floor !== undefined && offset < floor) {
-        this.assignment.skippedBelow();
-        continue;
-      }
-      const m: Consumed = { topic, partition, offset, key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
-      this.dispatch.offer(m);
+      const m: Consumed = { topic, partition, offset: Number(message.offset), key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
+      if (!assignment.admit(m)) return;
     }
-    if (this.dispatch.waiting < this.options.maxPending) return;
-    this.waitingSince = Date.now();
+    if (this.delivery.dispatch.waiting < this.options.maxPending) return;
+    this.held.hold();
     const drained = new Promise<boolean>((resolve) => {
       this.drained = () => resolve(true);
     });
@@ -293,51 +240,19 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private wake(): void {
     const drained = this.drained;
     this.drained = undefined;
-    if (this.waitingSince > 0) {
-      this.waitedFor += Date.now() - this.waitingSince;
-      this.waitingSince = 0;
-    }
+    this.held.release();
     drained?.();
-  }
-
-  private clock(): number {
-    return (this.waitingSince > 0 ? this.waitingSince : Date.now()) - this.waitedFor;
   }
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
   safeOffset(topic: string, partition: number): number | undefined {
-    return this.dispatch.safeOffset(topic, partition);
+    return this.delivery.safeOffset(topic, partition);
   }
 
-  /**
-   * A marked message was handled: with groupOrder 'wait' a member of the group may wait for it,
-   * so the records are committed within RECORD_COMMIT_MS (longer when making records is costly:
-   * soonDelay()) rather than at the next commitIntervalMs.
-   */
-  private commitSoon(): void {
-    if (this.groupOrder !== 'wait' || this.soonTimer !== undefined || this.life.phase !== 'running') return;
-    this.soonTimer = setTimeout(() => {
-      this.soonTimer = undefined;
-      this.commits.commitHandled(() => this.assignment.owned.values());
-    }, this.records.soonDelay());
-  }
-
-  /**
-   * What the consumer holds and does now: messages held by the resequencer, waiting for
-   * eachMessage and in calls, and its handled records' costs (DynamicConsumer's metrics()).
-   */
+  /** What the consumer holds and does now (DynamicConsumer's metrics()), and what the group's rejoins did. */
   metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts; rejoins: RejoinCounts } {
-    return {
-      held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, records: this.records.metrics(),
-      rejoins: { ...this.assignment.counts },
-    };
-  }
-
-  private clearTimers(): void {
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
-    if (this.soonTimer !== undefined) clearTimeout(this.soonTimer);
-    this.soonTimer = undefined;
+    const m = this.delivery.metrics();
+    return { ...m, records: m.records! };
   }
 
   /**
@@ -349,47 +264,13 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
    * that final commit fails (after the run ended). Nothing to do on a consumer never connected.
    */
   stop(timeoutMs = 30_000): Promise<void> {
-    const bad = timeoutError('timeoutMs', timeoutMs, true);
-    if (bad !== undefined) return Promise.reject(bad);
-    return this.life.stop((running) => this.halt(running, timeoutMs));
+    return this.delivery.stop(timeoutMs);
   }
 
   /** stop(), and KafkaJS's consumer disconnected (Confluent's is, by stop()). */
   async disconnect(timeoutMs?: number): Promise<void> {
     await this.stop(timeoutMs);
     if (this.host.runsAgain) await this.host.disconnect();
-  }
-
-  private async halt(running: boolean, timeoutMs: number): Promise<void> {
-    let commitError: unknown;
-    this.wake();
-    if (running) {
-      await this.dispatch.finish(timeoutMs, () => this.failure !== undefined);
-      // What is still queued stays in `unhandled`: the commit below stays under it.
-      this.dispatch.halt();
-      this.clearTimers();
-      await this.commits.settled();
-      // Before the client's run ends: KafkaJS's commits nothing after it.
-      const offsets = this.commits.offsetsOf(this.assignment.owned.values(), false);
-      if (offsets.length > 0) {
-        try {
-          await this.commits.commit(offsets, false);
-        } catch (err) {
-          commitError = err;
-        }
-      }
-    }
-    try {
-      await this.host.stop();
-    } catch (err) {
-      commitError ??= toKafkaError(err, 'stop');
-    }
-    this.assignment.clear();
-    this.dispatch.clear();
-    this.life.ended();
-    this.eachMessage = undefined;
-    this.emit('stopped', this.failure);
-    if (commitError !== undefined) throw commitError;
   }
 }
 

@@ -14,7 +14,7 @@
 import { InvalidOptionError, StateError, toKafkaError } from '../core/errors';
 import type { PartitionOffset } from '../delivery/dispatch';
 import type { CommittedOffset } from '../delivery/records';
-import type { ConsumerHost, HostEvents, TopicPartition } from './consumer-host';
+import { ConsumerHost, type HostEvents, type TopicPartition } from './consumer-host';
 import type { ConfluentConsumerLike, InternalClient, KafkaJsBatchPayload, KafkaJsSubscription } from './consumer-types';
 
 // librdkafka's codes of a rebalance callback.
@@ -28,7 +28,7 @@ export function isConfluentConsumer(consumer: unknown): consumer is ConfluentCon
     typeof c.commitOffsets === 'function' && typeof c.committed === 'function' && typeof c._getInternalClient === 'function';
 }
 
-export class ConfluentHost implements ConsumerHost {
+export class ConfluentHost extends ConsumerHost {
   readonly name = "Confluent's KafkaJS consumer";
   readonly runsAgain = false;
   private client: InternalClient | null = null;
@@ -39,7 +39,9 @@ export class ConfluentHost implements ConsumerHost {
     else if (err?.code === ERR__REVOKE_PARTITIONS) this.events?.revoked(partitions);
   };
 
-  constructor(private readonly consumer: ConfluentConsumerLike) {}
+  constructor(private readonly consumer: ConfluentConsumerLike) {
+    super();
+  }
 
   /** Connects (unless connected); a consumer configured to commit by itself is disconnected again and refused. */
   async connect(events: HostEvents): Promise<void> {
@@ -69,16 +71,16 @@ export class ConfluentHost implements ConsumerHost {
     return this.consumer.run({ eachBatch, eachBatchAutoResolve: false });
   }
 
-  commit(offsets: PartitionOffset[]): Promise<void> {
+  protected commitOffsets(offsets: PartitionOffset[]): Promise<void> {
     return this.consumer.commitOffsets(offsets.map(({ topic, partition, offset, metadata }) =>
       (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata })));
   }
 
-  readonly commitNow = (offsets: PartitionOffset[]): void => {
+  protected override commitNow(offsets: PartitionOffset[]): void {
     const client = this.client;
     if (typeof client?.commitSync !== 'function') throw new StateError('the consumer has no client to commit with');
     client.commitSync(offsets);
-  };
+  }
 
   /**
    * The API's committed(), as the records read it: the offset a number (the API gives a string,

@@ -23,7 +23,7 @@ import { KafkaError, StateError } from '../core/errors';
 import { within } from '../core/time';
 import type { PartitionOffset } from '../delivery/dispatch';
 import type { CommittedOffset } from '../delivery/records';
-import type { ConsumerHost, HostEvents, TopicPartition } from './consumer-host';
+import { ConsumerHost, type HostEvents, type TopicPartition } from './consumer-host';
 import type { KafkaJsAdminClient, KafkaJsBatchPayload, KafkaJsSubscription, KafkaJs2ConsumerLike } from './consumer-types';
 
 /** How long connect() waits for the admin client's metadata (ms): past it, the first fetchOffsets() reads it. */
@@ -60,7 +60,7 @@ export function kafkaJsError(err: unknown, context: string): KafkaError {
   return new KafkaError(`${context}: ${message}`, code, err);
 }
 
-export class KafkaJsHost implements ConsumerHost {
+export class KafkaJsHost extends ConsumerHost {
   readonly name = "KafkaJS's consumer";
   readonly runsAgain = true;
   /** The group's id, from the last GROUP_JOIN. */
@@ -72,7 +72,9 @@ export class KafkaJsHost implements ConsumerHost {
   constructor(
     private readonly consumer: KafkaJs2ConsumerLike,
     private readonly admin: KafkaJsAdminClient,
-  ) {}
+  ) {
+    super();
+  }
 
   async connect(events: HostEvents): Promise<void> {
     try {
@@ -131,7 +133,7 @@ export class KafkaJsHost implements ConsumerHost {
    * write it (Confluent's reads a commit's metadata less its last byte): members of one group on
    * either client, or on DynamicConsumer's native engine, read each other's records whole.
    */
-  async commit(offsets: PartitionOffset[]): Promise<void> {
+  protected async commitOffsets(offsets: PartitionOffset[]): Promise<void> {
     try {
       await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset, metadata }) =>
         (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata: `${metadata}\0` })));

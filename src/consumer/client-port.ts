@@ -1,0 +1,93 @@
+// DynamicConsumer's port (src/delivery/port.ts) over its node-rdkafka-style client, the native
+// engine's or the client library's (consumer-client.ts): periodic commits asynchronous, their
+// answers as 'offset.commit' events in the order they were made; commits on revoke and stop
+// synchronous, so that the next owner starts where this consumer left off; committed offsets
+// (with the records, on the native engine) read with committed(); partitions paused while their
+// previous owner's record is read, unless fetching is paused for the handler (fetch-hold.ts).
+
+import type * as Kafka from 'node-rdkafka';
+import { toKafkaError } from '../core/errors';
+import { commitRefusal } from '../delivery/commits';
+import type { PartitionOffset } from '../delivery/dispatch';
+import type { CommitKind, ConsumerPort, Refusal, TopicPartition } from '../delivery/port';
+import type { CommittedOffset } from '../delivery/records';
+
+/** An asynchronous commit whose answer has not come after this long (ms) no longer holds the next one back: answers come with the client's polls. */
+const COMMIT_STUCK_MS = 1000;
+
+export interface TopicPartitionOffset {
+  topic: string;
+  partition: number;
+  offset?: number;
+}
+
+export class ClientPort implements ConsumerPort {
+  readonly name = 'node-rdkafka';
+  readonly rejoin = 'restart' as const;
+  readonly commitStuckMs = COMMIT_STUCK_MS;
+  /** The asynchronous commits whose answers have not come, in the order they were made. */
+  private readonly answers: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
+
+  constructor(
+    private readonly client: Kafka.KafkaConsumer,
+    readonly carriesRecords: boolean,
+    /** Fetching is paused for the handler: partitions stay paused. */
+    private readonly held: () => boolean,
+    private readonly warn: (err: Error) => void,
+  ) {
+    (client as any).on('offset.commit', (err: unknown) => this.answered(err));
+  }
+
+  commit(offsets: PartitionOffset[], kind: CommitKind): Promise<void> {
+    try {
+      if (kind !== 'periodic') {
+        this.client.commitSync(offsets as Kafka.TopicPartitionOffset[]);
+        return Promise.resolve();
+      }
+      this.client.commit(offsets as Kafka.TopicPartitionOffset[]);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => this.answers.push({ resolve, reject }));
+  }
+
+  private answered(err: unknown): void {
+    const answer = this.answers.shift();
+    if (answer === undefined) return;
+    if (err) answer.reject(err);
+    else answer.resolve();
+  }
+
+  committed(partitions: TopicPartition[], timeoutMs: number): Promise<CommittedOffset[]> {
+    return new Promise((resolve, reject) => {
+      this.client.committed(partitions.map(({ topic, partition }) => ({ topic, partition })), timeoutMs, (err: any, offsets: any) => {
+        if (err) reject(err);
+        else resolve(offsets ?? []);
+      });
+    });
+  }
+
+  refusal(error: unknown): Refusal {
+    return commitRefusal((error as { code?: unknown } | null)?.code);
+  }
+
+  pause(partitions: TopicPartition[]): void {
+    this.client.pause(partitions.map(({ topic, partition }) => ({ topic, partition })));
+  }
+
+  resume(partitions: TopicPartition[]): void {
+    if (this.held()) return;
+    try {
+      this.client.resume(partitions.map(({ topic, partition }) => ({ topic, partition })));
+    } catch (e) {
+      this.warn(toKafkaError(e, 'resume'));
+    }
+  }
+
+  /** Disconnects; the answers of commits under way will not come. */
+  end(): Promise<void> {
+    this.answers.length = 0;
+    // node-rdkafka never calls back a disconnect() made while one is under way.
+    return new Promise<void>((resolve) => this.client.disconnect(() => resolve()));
+  }
+}

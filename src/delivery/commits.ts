@@ -1,0 +1,150 @@
+// A consumer's commits, for every client (through its port, port.ts): what may be committed is
+// the Dispatcher's safe offset of each partition (below every message held or not yet handled),
+// with its handled record where the client carries metadata (records.ts). This writes it —
+// periodically, one commit at a time; on revoke; once more before a stop — takes the results,
+// and reads back the group's committed offsets (and records) of the partitions the Resequencer
+// awaits: a held message may wait for its predecessor there to be handled by another member.
+
+import { type KafkaError, toKafkaError } from '../core/errors';
+import { CommitTurns } from './commit-turns';
+import type { Dispatcher, PartitionOffset } from './dispatch';
+import type { CommittedOffset, HandledRecords } from './records';
+import type { ConsumedMessage, Resequencer } from './resequencer';
+import type { CommitKind, ConsumerPort, Refusal, TopicPartition } from './port';
+
+/** Kafka's codes (librdkafka's alike) of the group's refusals of a commit while it rebalances. */
+const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
+/** The codes of a commit that failed for a while only: the coordinator moving, or the connection to it lost (librdkafka's local codes). */
+const TRANSIENT = new Set([
+  14 /* COORDINATOR_LOAD_IN_PROGRESS */, 15 /* COORDINATOR_NOT_AVAILABLE */, 16 /* NOT_COORDINATOR */,
+  7 /* REQUEST_TIMED_OUT */, 13 /* NETWORK_EXCEPTION */,
+  -195 /* __TRANSPORT */, -187 /* __ALL_BROKERS_DOWN */, -185 /* __TIMED_OUT */, -180 /* __WAIT_COORD */,
+]);
+
+/** What a refused commit's Kafka (or librdkafka) code says. */
+export function commitRefusal(code: unknown): Refusal {
+  if (typeof code !== 'number') return 'other';
+  return REBALANCING.has(code) ? 'rebalancing' : TRANSIENT.has(code) ? 'transient' : 'other';
+}
+
+/** How long one read of committed offsets may take (ms); a later tick tries again. */
+export const COMMITTED_READ_TIMEOUT_MS = 5000;
+
+/** What the commits report to the engine that owns them. */
+export interface CommitHooks {
+  /** The run is on (periodic work and reads' answers count only then). */
+  running(): boolean;
+  /** An eager group is rejoining: periodic commits wait (a refusal would make the client join again). */
+  rejoining(): boolean;
+  emit(event: 'committed', offsets: PartitionOffset[]): void;
+  emit(event: 'warning' | 'error', error: KafkaError): void;
+  hasErrorListener(): boolean;
+  /** Messages were released to the dispatcher by a read's answer. */
+  released(): void;
+}
+
+export class Commits<M extends ConsumedMessage> {
+  private readonly turns: CommitTurns;
+  /** A read of committed offsets is under way. */
+  private reading = false;
+  /** Bumped by reset(): an answer to a read made before it is ignored. */
+  private generation = 0;
+
+  constructor(
+    private readonly port: ConsumerPort,
+    private readonly dispatch: Dispatcher<M>,
+    private readonly resequencer: Resequencer<M>,
+    private readonly records: HandledRecords<M> | undefined,
+    private readonly hooks: CommitHooks,
+  ) {
+    this.turns = new CommitTurns(port.commitStuckMs);
+  }
+
+  /** The offsets to commit for `partitions`, each with its record (`onlyMoved`: those whose offset or record changed). */
+  offsetsOf(partitions: Iterable<TopicPartition>, onlyMoved: boolean): PartitionOffset[] {
+    const records = this.records;
+    const offsets = this.dispatch.toCommit(partitions, onlyMoved, records && ((t, p, o) => records.textOf(t, p, o)));
+    records?.sent(offsets);
+    return offsets;
+  }
+
+  /** A periodic commit (or one soon after a marked message was handled): one at a time; asked for meanwhile, it goes once that one is back. */
+  commitHandled(partitions: () => Iterable<TopicPartition>): void {
+    this.turns.take(() => {
+      if (!this.hooks.running() || this.hooks.rejoining()) return undefined;
+      const offsets = this.offsetsOf(partitions(), true);
+      if (offsets.length === 0) return undefined;
+      const since = performance.now();
+      return this.commit(offsets, 'periodic').finally(() => this.records?.commitTook(performance.now() - since));
+    });
+  }
+
+  /** Resolves once no periodic commit holds the next one back. */
+  settled(): Promise<void> {
+    return this.turns.settled();
+  }
+
+  /**
+   * Commits `offsets`: 'committed' (and true), or they are committed again next time. A refusal
+   * while the group rebalances is silent when periodic, else a 'warning' (the next owner reads
+   * again); a transient one a 'warning'; any other an 'error' (a 'warning' without a listener),
+   * or thrown by the final commit.
+   */
+  async commit(offsets: PartitionOffset[], kind: CommitKind): Promise<boolean> {
+    try {
+      await this.port.commit(offsets, kind);
+      this.hooks.emit('committed', withoutRecords(offsets));
+      return true;
+    } catch (err) {
+      this.dispatch.notCommitted(offsets);
+      const error = toKafkaError(err, kind === 'revoke' ? 'commit on revoke' : 'commit');
+      const refusal = this.port.refusal(err);
+      if (refusal === 'rebalancing' && kind === 'periodic') return false;
+      if (refusal !== 'other') this.hooks.emit('warning', error);
+      else if (kind === 'final') throw error;
+      else this.hooks.emit(this.hooks.hasErrorListener() ? 'error' : 'warning', error);
+      return false;
+    }
+  }
+
+  /**
+   * Reads the group's committed offsets (and records) of the partitions the resequencer awaits
+   * and feeds them to it, one read at a time; a failed read is a 'warning' (made again next time).
+   */
+  readCommitted(): void {
+    if (this.reading || !this.hooks.running()) return;
+    const awaited = this.resequencer.awaited();
+    if (awaited.length === 0) return;
+    this.reading = true;
+    const generation = this.generation;
+    this.records?.reading();
+    const since = performance.now();
+    this.port.committed(awaited, COMMITTED_READ_TIMEOUT_MS).then((offsets) => {
+      if (generation !== this.generation || !this.hooks.running()) return;
+      this.records?.readTook(performance.now() - since);
+      if (this.records !== undefined) this.dispatch.accept(this.records.read(offsets));
+      else this.dispatch.committedRead(offsets);
+      this.hooks.released();
+    }, (err) => {
+      if (generation === this.generation && this.hooks.running()) this.hooks.emit('warning', toKafkaError(err, 'committed'));
+    }).finally(() => {
+      if (generation === this.generation) this.reading = false;
+    });
+  }
+
+  /** The committed offsets and records of `partitions` (coming to this consumer). */
+  committedOf(partitions: TopicPartition[]): Promise<CommittedOffset[]> {
+    return this.port.committed(partitions, COMMITTED_READ_TIMEOUT_MS);
+  }
+
+  /** The run ended: an answer to a read under way is ignored. */
+  reset(): void {
+    this.generation++;
+    this.reading = false;
+  }
+}
+
+/** The offsets as the 'committed' listeners get them: without the records committed with them. */
+function withoutRecords(offsets: readonly PartitionOffset[]): PartitionOffset[] {
+  return offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset }));
+}

@@ -1,0 +1,243 @@
+// The ordered-delivery engine: what every consumer of the package puts between its client and
+// the application, written once. An adapter (src/consumer/, src/kafkajs/, src/platformatic/)
+// reads messages from its client and gives them to admit(); the engine runs them through the
+// Resequencer (a spread key's messages in produce order) and the Dispatcher (handler calls,
+// lanes, retries, the offsets not yet handled), owns the partitions (assignment.ts), commits
+// only below what was handled (commits.ts), and runs one lifecycle:
+//
+//   idle → connecting → connected → running → stopping → idle (may run again) or stopped (for good)
+//
+// run() starts the timers (periodic commits, reads of the group's committed offsets, the
+// resequencer's expiry); a handler that fails for good, or a client that crashes, stops the run;
+// a stop lets the handler finish what was released (up to its timeout), commits what is safe
+// once more, and ends the client's run (port.end()).
+
+import { type HandlerError, type KafkaError, timeoutError, toKafkaError } from '../core/errors';
+import { Lifecycle, type Phase } from '../core/lifecycle';
+import { Assignment, type RejoinCounts } from './assignment';
+import { Commits } from './commits';
+import { Dispatcher, type HandledInfo, type Ordering } from './dispatch';
+import type { ConsumerPort, TopicPartition } from './port';
+import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
+import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
+
+/** How often the group's committed offsets are read while the resequencer awaits some, without handled records (ms). */
+const COMMITTED_READ_MS = 200;
+
+/** The engine's settings, from the consumer's resolved options. */
+export interface DeliveryOptions {
+  readonly resequencer?: ResequencerOptions;
+  readonly handlerRetries: number;
+  readonly retryBackoffMs: number;
+  readonly commitIntervalMs: number;
+  readonly ordering: Ordering;
+  /** 'wait': a member waits for another's handled record (on a port that carries records). */
+  readonly groupOrder: 'flag' | 'wait';
+  /** How long a revoke waits for the calls under way of the partitions leaving (ms), where the client waits. */
+  readonly revokeTimeoutMs?: number;
+  /** Where a stop ends: 'idle' (the consumer may run again) or 'stopped'. */
+  readonly afterStop: 'idle' | 'stopped';
+  /** The resequencer's clock (one that stands still while the client is held for the handler). */
+  readonly clock: () => number;
+}
+
+/** What the engine asks of the adapter that owns it, besides its port. */
+export interface DeliveryHooks<M> {
+  handle(message: M, info: HandledInfo): void | Promise<void>;
+  handleBatch?(messages: M[], infos: HandledInfo[]): void | Promise<void>;
+  /** One failed call of the handler. */
+  handlerError(error: HandlerError, message: M): void;
+  emit(event: string, ...args: unknown[]): boolean;
+  listenerCount(event: string): number;
+  /** The handler's queue got shorter. */
+  progress(): void;
+  /** Messages were released to the handler's queue. */
+  released(): void;
+  /** The run is ending: the adapter stops reading (before the handler's last calls are waited for). */
+  halting?(): void;
+  /** The client's run is about to end (after the last commit). */
+  ending?(): void;
+  /** The run ended (the client's too): `failure` is why, if it failed; `commitError`, why its last commit or the client's end failed. */
+  ended(failure: HandlerError | KafkaError | undefined, commitError: unknown): void;
+}
+
+export class Delivery<M extends ConsumedMessage> {
+  readonly resequencer: Resequencer<M>;
+  readonly dispatch: Dispatcher<M>;
+  readonly records: HandledRecords<M> | undefined;
+  readonly commits: Commits<M>;
+  readonly assignment: Assignment<M>;
+  readonly life: Lifecycle;
+  /** Why the run ends, when it failed. */
+  failure: HandlerError | KafkaError | undefined;
+  /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
+  private generation = 0;
+  private timers: NodeJS.Timeout[] = [];
+  /** A commit soon after a marked message was handled, pending. */
+  private soonTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly port: ConsumerPort,
+    private readonly options: DeliveryOptions,
+    private readonly hooks: DeliveryHooks<M>,
+  ) {
+    this.life = new Lifecycle(options.afterStop);
+    this.resequencer = new Resequencer<M>(options.resequencer ?? {}, options.clock);
+    this.dispatch = new Dispatcher(this.resequencer, options.handlerRetries, options.retryBackoffMs, {
+      handle: hooks.handle,
+      handleBatch: hooks.handleBatch,
+      owns: (tp) => this.assignment.has(tp),
+      // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
+      handlerError: hooks.handlerError,
+      fail: (error) => this.fail(error),
+      progress: hooks.progress,
+      handledMarked: () => this.commitSoon(),
+    });
+    this.dispatch.ordering = options.ordering;
+    if (port.carriesRecords) {
+      // Members share what they handled (docs/ordering.md, "Order in a group").
+      this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => hooks.emit('warning', err));
+      this.resequencer.keepRecords();
+      if (options.groupOrder === 'wait') this.resequencer.useRecords();
+    }
+    const running = (): boolean => this.life.phase === 'running';
+    this.commits = new Commits(port, this.dispatch, this.resequencer, this.records, {
+      running,
+      rejoining: () => this.assignment.holdsCommits(),
+      emit: (event: string, value: unknown) => hooks.emit(event, value),
+      hasErrorListener: () => hooks.listenerCount('error') > 0,
+      released: hooks.released,
+    });
+    this.assignment = new Assignment(port, this.dispatch, this.commits, this.records, options.revokeTimeoutMs ?? 10_000, {
+      running,
+      generation: () => this.generation,
+      stopping: () => this.life.phase === 'stopping',
+      emit: (event: string, value: unknown) => hooks.emit(event, value),
+      offer: (m) => this.offer(m),
+      released: hooks.released,
+    });
+  }
+
+  get phase(): Phase {
+    return this.life.phase;
+  }
+
+  /** A message read, of a partition owned and not waiting: through the resequencer to the handler. */
+  offer(m: M): void {
+    this.dispatch.offer(m);
+    this.hooks.released();
+  }
+
+  /** Connects through `task`; a StateError unless idle. */
+  connect(task: () => Promise<void>): Promise<void> {
+    return this.life.connect(task);
+  }
+
+  /** The run begins: `concurrency` handler calls at once (`batchLimit` above 0: batches of a lane). */
+  run(concurrency: number, batchLimit = 0): void {
+    this.failure = undefined;
+    this.dispatch.concurrency = concurrency;
+    this.dispatch.batchLimit = batchLimit;
+    this.life.phase = 'running';
+    const owned = (): Iterable<TopicPartition> => this.assignment.owned.values();
+    this.timers.push(setInterval(() => this.commits.commitHandled(owned), this.options.commitIntervalMs));
+    this.timers.push(setInterval(() => this.commits.readCommitted(), this.records !== undefined && this.options.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
+    this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
+  }
+
+  /** The run could not begin after all (the client's run refused): back to connected. */
+  unrun(): void {
+    this.clearTimers();
+    this.life.phase = 'connected';
+  }
+
+  private accept(released: Release<M>[]): void {
+    if (released.length === 0) return;
+    this.dispatch.accept(released);
+    this.hooks.released();
+  }
+
+  /** The run fails for good (a message's handler, or the client): it stops, committing below what was not handled. */
+  fail(error: HandlerError | KafkaError): void {
+    if (this.life.phase !== 'running') return;
+    this.failure = error;
+    this.stop(0).catch(() => undefined); // a failed final commit was reported already
+  }
+
+  /** The client's run ended by itself, for good: an 'error' (to a listener), and the run stops. */
+  crashed(error: unknown, context = 'run crashed'): void {
+    if (this.life.phase !== 'running') return;
+    if (this.hooks.listenerCount('error') > 0) this.hooks.emit('error', toKafkaError(error, context));
+    this.stop(0).catch(() => undefined);
+  }
+
+  /**
+   * A marked message was handled: with groupOrder 'wait' a member may wait for it, so the
+   * records are committed within RECORD_COMMIT_MS (records.ts; longer when making them is costly) rather
+   * than at the next commitIntervalMs.
+   */
+  private commitSoon(): void {
+    if (this.options.groupOrder !== 'wait' || this.records === undefined || this.soonTimer !== undefined || this.life.phase !== 'running') return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.commits.commitHandled(() => this.assignment.owned.values());
+    }, this.records.soonDelay());
+  }
+
+  /** Messages held by the resequencer, waiting for a handler call and in calls, and the records' costs. */
+  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
+    return {
+      held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight,
+      records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts },
+    };
+  }
+
+  /** The offset that may be committed for a partition: below every message held or not yet handled. */
+  safeOffset(topic: string, partition: number): number | undefined {
+    return this.dispatch.safeOffset(topic, partition);
+  }
+
+  /**
+   * Stops: nothing more is handed out once the handler has finished what was released (for up
+   * to `timeoutMs`; what is left is read again on the next start), what is safe is committed,
+   * and the client's run ends. Rejects when that last commit fails.
+   */
+  stop(timeoutMs = 30_000): Promise<void> {
+    const bad = timeoutError('timeoutMs', timeoutMs, true);
+    if (bad !== undefined) return Promise.reject(bad);
+    return this.life.stop((running) => this.halt(running, timeoutMs));
+  }
+
+  private clearTimers(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    if (this.soonTimer !== undefined) clearTimeout(this.soonTimer);
+    this.soonTimer = undefined;
+  }
+
+  private async halt(running: boolean, timeoutMs: number): Promise<void> {
+    let commitError: unknown;
+    this.hooks.halting?.();
+    if (running) {
+      await this.dispatch.finish(timeoutMs, () => this.failure !== undefined);
+      // What is still queued stays unhandled: the commit below stays under it.
+      this.dispatch.halt();
+      this.generation++;
+      this.clearTimers();
+      this.commits.reset();
+      await this.commits.settled();
+      // With the partitions revoked whose calls were still waited for: they are still this consumer's.
+      const offsets = this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], false);
+      if (offsets.length > 0) await this.commits.commit(offsets, 'final').catch((err) => { commitError = err; });
+    }
+    this.generation++;
+    this.hooks.ending?.();
+    await this.port.end().catch((err: unknown) => { commitError ??= toKafkaError(err, 'stop'); });
+    // The next run starts from the committed offsets, with nothing remembered of this one's partitions.
+    this.assignment.clear();
+    this.dispatch.clear();
+    this.life.ended();
+    this.hooks.ended(this.failure, commitError);
+    if (commitError !== undefined) throw commitError;
+  }
+}

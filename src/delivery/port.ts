@@ -1,0 +1,60 @@
+// The one port of the ordered-delivery engine (delivery.ts): what a consumer's client does for
+// it, implemented once per client — DynamicConsumer's node-rdkafka client (src/consumer/),
+// Confluent's and KafkaJS's consumers (src/kafkajs/), @platformatic/kafka's (src/platformatic/).
+// The adapter reads messages from its client and hands them to the engine; the engine commits,
+// reads committed offsets and pauses through the port, and learns of assignment changes through
+// AssignmentEvents.
+
+import type { CommittedOffset } from './records';
+import type { PartitionOffset } from './dispatch-types';
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/** Why a commit is made: periodic (made again next time), on revoke (the next owner reads again), or the last before a stop. */
+export type CommitKind = 'periodic' | 'revoke' | 'final';
+
+/** What a refused commit's error says: the group rebalances, a failure for a while only, or anything else. */
+export type Refusal = 'rebalancing' | 'transient' | 'other';
+
+export interface ConsumerPort {
+  /** What the client is, for messages. */
+  readonly name: string;
+  /** Its commits carry metadata, read back with committed(): the handled records can be shared. */
+  readonly carriesRecords: boolean;
+  /**
+   * After a rejoin of an eager group, the partitions kept start anew from their committed
+   * offsets ('restart': the client fetches them again from there) or keep what they hold
+   * ('keep': the adapter drops what it reads again).
+   */
+  readonly rejoin: 'restart' | 'keep';
+  /** A commit that outlives this (ms) no longer holds back the next one (Infinity: never). */
+  readonly commitStuckMs: number;
+  /** Commits offsets (with metadata where carriesRecords); a 'revoke' commit is made before this returns, where the client can. */
+  commit(offsets: PartitionOffset[], kind: CommitKind): Promise<void>;
+  /** The group's committed offsets (and metadata) of `partitions`. */
+  committed(partitions: TopicPartition[], timeoutMs: number): Promise<CommittedOffset[]>;
+  refusal(error: unknown): Refusal;
+  /** Stops (or starts again) fetching `partitions`, where the client can: while their previous owner's record is read. */
+  pause?(partitions: TopicPartition[]): void;
+  resume?(partitions: TopicPartition[]): void;
+  /** Ends the client's run (disconnect, stop, close the stream). */
+  end(): Promise<void>;
+}
+
+/** The assignment changes an adapter reports (Assignment implements them). */
+export interface AssignmentEvents {
+  /** Partitions came to this consumer. */
+  assigned(partitions: TopicPartition[]): void;
+  /**
+   * Partitions leave. With `letGo`, the client waits: the engine lets the calls of theirs under
+   * way end, commits, then calls it; without, the commit is made before this returns.
+   */
+  revoked(partitions: TopicPartition[], letGo?: () => void): void;
+  /** An eager group rebalances: nothing new goes out of partitions that may leave, what is safe is committed. */
+  rebalancing(): void;
+  /** The group was joined (again): `partitions` are this consumer's now, and only they. */
+  joined(partitions: TopicPartition[]): void;
+}

@@ -1,0 +1,65 @@
+// PlatformaticDynamicConsumer's port (src/delivery/port.ts) over @platformatic/kafka's Consumer:
+// commits with its commit(), offsets only (it sends every OffsetCommit with a null metadata, and
+// refuses any field but topic, partition, offset and leaderEpoch: no handled records); the
+// group's committed offsets read with listCommittedOffsets(); the run ended by closing the
+// stream. After a join its stream reads every partition again from its committed offset: the
+// partitions kept keep what they hold (rejoin 'keep'), and what is read again is dropped.
+
+import { toKafkaError } from '../core/errors';
+import { partitionsByTopic } from '../core/partition-key';
+import type { PartitionOffset } from '../delivery/dispatch';
+import type { ConsumerPort, Refusal, TopicPartition } from '../delivery/port';
+import type { CommittedOffset } from '../delivery/records';
+import type { PlatformaticConsumerLike, PlatformaticStreamLike } from './consumer-types';
+
+/**
+ * Whether @platformatic/kafka's error (or one of the errors it gathers) says the group is
+ * rebalancing or the member must join again, or that the call may be tried again.
+ */
+export function transientCommitError(err: unknown, depth = 0): boolean {
+  if (err === null || typeof err !== 'object' || depth > 4) return false;
+  const e = err as { needsRejoin?: unknown; rebalanceInProgress?: unknown; canRetry?: unknown; errors?: unknown };
+  if (e.needsRejoin === true || e.rebalanceInProgress === true || e.canRetry === true) return true;
+  return Array.isArray(e.errors) && e.errors.some((x) => transientCommitError(x, depth + 1));
+}
+
+export class PlatformaticPort implements ConsumerPort {
+  readonly name = "@platformatic/kafka's consumer";
+  readonly carriesRecords = false;
+  readonly rejoin = 'keep' as const;
+  readonly commitStuckMs = Number.POSITIVE_INFINITY;
+  /** The consumer's MessagesStream while running. */
+  stream: PlatformaticStreamLike | null = null;
+
+  constructor(private readonly consumer: PlatformaticConsumerLike) {}
+
+  async commit(offsets: PartitionOffset[]): Promise<void> {
+    // leaderEpoch -1: not known (the broker checks nothing against it).
+    await this.consumer.commit({ offsets: offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: BigInt(offset), leaderEpoch: -1 })) });
+  }
+
+  async committed(partitions: TopicPartition[]): Promise<CommittedOffset[]> {
+    const byTopic = partitionsByTopic(partitions);
+    const committed = await this.consumer.listCommittedOffsets({ topics: [...byTopic].map(([topic, list]) => ({ topic, partitions: list })) });
+    const offsets: CommittedOffset[] = [];
+    for (const [topic, list] of byTopic) {
+      const read = committed.get(topic);
+      for (const partition of list) {
+        const offset = read?.[partition];
+        if (typeof offset === 'bigint' && offset >= 0n) offsets.push({ topic, partition, offset: Number(offset) });
+      }
+    }
+    return offsets;
+  }
+
+  refusal(error: unknown): Refusal {
+    return transientCommitError(error) ? 'transient' : 'other';
+  }
+
+  /** Closes the stream (one that failed already rejects nothing more worth telling). */
+  async end(): Promise<void> {
+    const stream = this.stream;
+    this.stream = null;
+    if (stream !== null) await stream.close().catch((err: unknown) => { throw toKafkaError(err, 'close'); });
+  }
+}
