@@ -24,6 +24,7 @@ export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerO
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './core/abi';
 export { Resequencer, RESEQUENCER_DEFAULTS } from './delivery/resequencer';
 export type { ResequencerOptions, Release, ConsumedMessage } from './delivery/resequencer';
+export type { DeliveryOptions } from './delivery/options';
 export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer/consumer';
 export type { DynamicConsumerOptions, MessageHandler, BatchHandler, HandledInfo } from './consumer/consumer';
 export { LagMonitor } from './producer/lag-monitor';

@@ -49,8 +49,7 @@ export class DynamicConsumer extends EventEmitter {
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     this.options = resolveConsumerOptions(options);
-    this.hold = new FetchHold(this.options.maxPending, {
-      waiting: () => this.delivery.dispatch.waiting,
+    this.hold = new FetchHold({
       partitions: () => (this.delivery.phase === 'running' ? [...this.delivery.assignment.owned.values()] : []),
       pause: (partitions, paused) => (paused ? this.client.pause(partitions) : this.client.resume(partitions)),
       emit: (event) => this.emit(event),
@@ -64,14 +63,13 @@ export class DynamicConsumer extends EventEmitter {
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     // The native engine commits metadata: members share what they handled (docs/ordering.md).
     const port = new ClientPort(this.client, this.engine === 'native', () => this.hold.paused, (err) => this.emit('warning', err));
-    this.delivery = new Delivery(port, { ...this.options, groupOrder: this.groupOrder, afterStop: 'idle', clock: () => this.hold.clock() }, {
+    this.delivery = new Delivery(port, { ...this.options, groupOrder: this.groupOrder, afterStop: 'idle' }, {
       handle: (message, info) => this.handler!(message, info),
       handleBatch: (messages, infos) => this.batchHandler!(messages, infos),
       handlerError: (error, message) => this.emit('handlerError', error, message),
       emit: (event, ...args) => this.emit(event, ...args),
       listenerCount: (event) => this.listenerCount(event),
-      progress: () => this.hold.progress(),
-      released: () => this.hold.behind(),
+      resume: () => this.hold.caughtUp(),
       halting: () => this.hold.stop(),
       ended: (failure, commitError) => this.ended(failure, commitError),
     });
@@ -140,7 +138,7 @@ export class DynamicConsumer extends EventEmitter {
 
   private fetch(): void {
     if (this.delivery.phase !== 'running') return;
-    if (this.hold.holds()) return;
+    if (this.hold.holds(this.delivery.pressure)) return;
     // Also while paused: a consume call serves rebalance callbacks and keeps max.poll.interval.ms.
     // consume(n) waits up to its timeout for each message until it has n, which on a slow stream
     // holds the first back: so a call takes what librdkafka has queued without waiting, and only

@@ -1,17 +1,15 @@
-// A DynamicConsumer's (src/consumer/consumer.ts) fetching held while its handler is behind
-// (maxPending released messages waiting): when it fell behind, whether its next consume call
-// waits, the partitions paused in librdkafka when that lasts, resumed when the handler
-// catches up, and the Resequencer's clock, which stands still meanwhile.
+// DynamicConsumer's (consumer.ts) fetch loop held while the engine's backpressure is on (the
+// handler behind: src/delivery/backpressure.ts): whether its next consume call waits, and the
+// partitions paused in librdkafka when that lasts, resumed when the handler catches up.
 
 import { toKafkaError } from '../core/errors';
+import type { Backpressure } from '../delivery/backpressure';
 
 /** How long fetching is held while the handler is behind before the partitions are paused in librdkafka (ms). */
 const HOLD_MS = 1000;
 
 /** What the hold asks of its consumer. */
 export interface FetchHoldHost {
-  /** Released messages waiting for a handler call. */
-  waiting(): number;
   /** The partitions to pause or resume: a running consumer's, else none. */
   partitions(): Array<{ topic: string; partition: number }>;
   /** Pauses (or resumes) `partitions` in librdkafka. */
@@ -25,28 +23,22 @@ export interface FetchHoldHost {
 export class FetchHold {
   /** Whether the partitions are paused in librdkafka. */
   paused = false;
-  /** Since when the handler has been behind (maxPending waiting; 0: it is not), and how long it was before (ms). */
-  pausedAt = 0;
-  pausedFor = 0;
-  /** Fetching held (no consume call) because the handler is behind: the timer that looks again. */
-  holdTimer: NodeJS.Timeout | undefined;
+  /** Fetching held (no consume call): the timer that looks again. */
+  private holdTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly maxPending: number, private readonly host: FetchHoldHost) {}
+  constructor(private readonly host: FetchHoldHost) {}
 
   /**
-   * Whether the next consume call waits: the handler is behind (maxPending released messages
-   * wait). Fetching is held (no consume call) until they are down to half, for up to HOLD_MS at
-   * a time, then fetch() is called again: librdkafka keeps fetching into its own bounded queue
-   * meanwhile. Pausing the partitions in librdkafka would throw away what it has fetched, and
-   * after the resume the next fetch waits for the one in flight (up to fetch.wait.max.ms, 500
-   * ms), which left the handler idle most of the time (docs/performance.md). Held longer than
-   * HOLD_MS, the partitions are paused, and consume calls go on (they serve rebalances and keep
-   * max.poll.interval.ms).
+   * Whether the next consume call waits: the handler is behind. Fetching is held (no consume
+   * call) for up to HOLD_MS at a time while librdkafka keeps fetching into its own bounded
+   * queue: pausing the partitions would throw away what it fetched, and after the resume the
+   * next fetch waits for the one in flight (fetch.wait.max.ms), which left the handler idle
+   * (docs/performance.md). Held longer, the partitions are paused, and consume calls go on
+   * (they serve rebalances and keep max.poll.interval.ms).
    */
-  holds(): boolean {
-    if (this.host.waiting() < this.maxPending) return false;
-    this.behind();
-    if (!this.paused && Date.now() - this.pausedAt >= HOLD_MS) this.setPaused(true);
+  holds(pressure: Backpressure): boolean {
+    if (!pressure.full()) return false;
+    if (!this.paused && pressure.heldFor() >= HOLD_MS) this.setPaused(true);
     if (this.paused) return false;
     this.holdTimer = setTimeout(() => {
       this.holdTimer = undefined;
@@ -55,29 +47,15 @@ export class FetchHold {
     return true;
   }
 
-  /** The handler made progress: caught up once maxPending / 2 or fewer wait. */
-  progress(): void {
-    if (this.pausedAt > 0 && this.host.waiting() <= this.maxPending / 2) this.caughtUp();
-  }
-
   /** The consumer stops: a hold's timer goes (it would fetch again). */
   stop(): void {
     if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
     this.holdTimer = undefined;
   }
 
-  /** Marks when the handler fell behind (maxPending waiting): the resequencer's clock stops there at once; fetch() holds or pauses. */
-  behind(): void {
-    if (this.pausedAt === 0 && this.host.waiting() >= this.maxPending) this.pausedAt = Date.now();
-  }
-
-  /** The handler caught up (maxPending / 2 waiting): fetching goes on, the partitions resumed if they were paused. */
+  /** The handler caught up: fetching goes on, the partitions resumed if they were paused. */
   caughtUp(): void {
     if (this.paused) this.setPaused(false);
-    else if (this.pausedAt > 0) {
-      this.pausedFor += Date.now() - this.pausedAt;
-      this.pausedAt = 0;
-    }
     if (this.holdTimer !== undefined) {
       clearTimeout(this.holdTimer);
       this.holdTimer = undefined;
@@ -85,24 +63,8 @@ export class FetchHold {
     }
   }
 
-  /**
-   * The resequencer's clock: time that stands still while fetching is paused because the
-   * handler is behind. A held message waits maxWaitMs for its predecessor to be read, and
-   * nothing is read meanwhile: that wait is the handler's, not the predecessor's.
-   */
-  clock(): number {
-    return (this.pausedAt > 0 ? this.pausedAt : Date.now()) - this.pausedFor;
-  }
-
-  setPaused(paused: boolean): void {
-    if (paused && this.pausedAt === 0) this.pausedAt = Date.now();
-    else if (!paused && this.pausedAt > 0) {
-      this.pausedFor += Date.now() - this.pausedAt;
-      this.pausedAt = 0;
-    }
-    // Only a running consumer's client is paused or resumed: a handler call that ends after
-    // stop() began (it was not waited for) must not touch a client that is disconnecting,
-    // whose pause/resume throw (-172, "Local: Erroneous state").
+  private setPaused(paused: boolean): void {
+    // Only a running consumer's client is paused or resumed: one disconnecting throws.
     const partitions = this.host.partitions();
     if (partitions.length > 0) {
       try {

@@ -242,7 +242,11 @@ export class InternalError extends KdpError {
 export function toKafkaError(err: unknown, context: string): KafkaError {
   if (err instanceof KafkaError) return err;
   const e = err as { code?: unknown; message?: unknown } | null | undefined;
-  const code = typeof e?.code === 'number' ? e.code : undefined;
+  // Kafka's code, of the error or of one it wraps (a KafkaJS retry that gave up wraps the refusal as its cause).
+  let code: number | undefined;
+  for (let c = err as { code?: unknown; cause?: unknown } | null | undefined, depth = 0; c && depth < 5 && code === undefined; c = c.cause as typeof c, depth++) {
+    if (typeof c.code === 'number') code = c.code;
+  }
   const message = typeof e?.message === 'string' ? e.message : describeCause(err);
   return new KafkaError(`${context}: ${message}`, code, err);
 }

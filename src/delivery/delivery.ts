@@ -15,6 +15,7 @@
 import { type HandlerError, type KafkaError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle, type Phase } from '../core/lifecycle';
 import { Assignment, type RejoinCounts } from './assignment';
+import { Backpressure } from './backpressure';
 import { Commits } from './commits';
 import { Dispatcher, type HandledInfo, type Ordering } from './dispatch';
 import type { ConsumerPort, TopicPartition } from './port';
@@ -25,7 +26,7 @@ import { Resequencer, type ConsumedMessage, type Release, type ResequencerOption
 const COMMITTED_READ_MS = 200;
 
 /** The engine's settings, from the consumer's resolved options. */
-export interface DeliveryOptions {
+export interface DeliverySettings {
   readonly resequencer?: ResequencerOptions;
   readonly handlerRetries: number;
   readonly retryBackoffMs: number;
@@ -37,8 +38,8 @@ export interface DeliveryOptions {
   readonly revokeTimeoutMs?: number;
   /** Where a stop ends: 'idle' (the consumer may run again) or 'stopped'. */
   readonly afterStop: 'idle' | 'stopped';
-  /** The resequencer's clock (one that stands still while the client is held for the handler). */
-  readonly clock: () => number;
+  /** Reading is held while this many released messages wait for the handler (backpressure.ts). */
+  readonly maxPending: number;
 }
 
 /** What the engine asks of the adapter that owns it, besides its port. */
@@ -49,10 +50,8 @@ export interface DeliveryHooks<M> {
   handlerError(error: HandlerError, message: M): void;
   emit(event: string, ...args: unknown[]): boolean;
   listenerCount(event: string): number;
-  /** The handler's queue got shorter. */
-  progress(): void;
-  /** Messages were released to the handler's queue. */
-  released(): void;
+  /** Reading may go on: the handler caught up (backpressure.ts). */
+  resume(): void;
   /** The run is ending: the adapter stops reading (before the handler's last calls are waited for). */
   halting?(): void;
   /** The client's run is about to end (after the last commit). */
@@ -68,6 +67,8 @@ export class Delivery<M extends ConsumedMessage> {
   readonly commits: Commits<M>;
   readonly assignment: Assignment<M>;
   readonly life: Lifecycle;
+  /** Reading held while the handler is behind. */
+  readonly pressure: Backpressure;
   /** Why the run ends, when it failed. */
   failure: HandlerError | KafkaError | undefined;
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
@@ -78,11 +79,12 @@ export class Delivery<M extends ConsumedMessage> {
 
   constructor(
     readonly port: ConsumerPort,
-    private readonly options: DeliveryOptions,
+    private readonly options: DeliverySettings,
     private readonly hooks: DeliveryHooks<M>,
   ) {
     this.life = new Lifecycle(options.afterStop);
-    this.resequencer = new Resequencer<M>(options.resequencer ?? {}, options.clock);
+    this.pressure = new Backpressure(options.maxPending, () => this.dispatch.waiting, hooks.resume);
+    this.resequencer = new Resequencer<M>(options.resequencer ?? {}, () => this.pressure.clock());
     this.dispatch = new Dispatcher(this.resequencer, options.handlerRetries, options.retryBackoffMs, {
       handle: hooks.handle,
       handleBatch: hooks.handleBatch,
@@ -90,7 +92,7 @@ export class Delivery<M extends ConsumedMessage> {
       // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
       handlerError: hooks.handlerError,
       fail: (error) => this.fail(error),
-      progress: hooks.progress,
+      progress: () => this.pressure.progress(),
       handledMarked: () => this.commitSoon(),
     });
     this.dispatch.ordering = options.ordering;
@@ -106,7 +108,7 @@ export class Delivery<M extends ConsumedMessage> {
       rejoining: () => this.assignment.holdsCommits(),
       emit: (event: string, value: unknown) => hooks.emit(event, value),
       hasErrorListener: () => hooks.listenerCount('error') > 0,
-      released: hooks.released,
+      released: () => this.pressure.full(),
     });
     this.assignment = new Assignment(port, this.dispatch, this.commits, this.records, options.revokeTimeoutMs ?? 10_000, {
       running,
@@ -114,7 +116,7 @@ export class Delivery<M extends ConsumedMessage> {
       stopping: () => this.life.phase === 'stopping',
       emit: (event: string, value: unknown) => hooks.emit(event, value),
       offer: (m) => this.offer(m),
-      released: hooks.released,
+      released: () => this.pressure.full(),
     });
   }
 
@@ -125,7 +127,7 @@ export class Delivery<M extends ConsumedMessage> {
   /** A message read, of a partition owned and not waiting: through the resequencer to the handler. */
   offer(m: M): void {
     this.dispatch.offer(m);
-    this.hooks.released();
+    this.pressure.full();
   }
 
   /** Connects through `task`; a StateError unless idle. */
@@ -154,7 +156,7 @@ export class Delivery<M extends ConsumedMessage> {
   private accept(released: Release<M>[]): void {
     if (released.length === 0) return;
     this.dispatch.accept(released);
-    this.hooks.released();
+    this.pressure.full();
   }
 
   /** The run fails for good (a message's handler, or the client): it stops, committing below what was not handled. */

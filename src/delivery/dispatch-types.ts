@@ -1,6 +1,6 @@
-// What the Dispatcher (src/delivery/dispatch.ts) gives and asks, for the consumers that own one
-// (src/consumer/consumer.ts, src/kafkajs/consumer.ts): what a handler gets with a message, an
-// offset to commit, which calls may overlap, and the hooks a consumer serves.
+// What the Dispatcher (dispatch.ts) gives and asks, for the engine that owns it (delivery.ts):
+// what a handler gets with a message, an offset to commit, which calls may overlap, and the
+// hooks the engine serves.
 
 import type { HandlerError } from '../core/errors';
 import type { OrderHeader } from '../partitioner/headers';

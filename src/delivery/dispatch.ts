@@ -1,6 +1,5 @@
-// What every consumer of this package puts between the Resequencer and the application's
-// handler (DynamicConsumer for node-rdkafka's API, KafkaJsDynamicConsumer for the KafkaJS API
-// of Confluent's client): the released messages, handed to the handler up to `concurrency` at
+// The engine's (delivery.ts) handler scheduler and offset ledger, between the Resequencer and
+// the application's handler: the released messages, handed to the handler up to `concurrency` at
 // a time, in release order within a lane — a key (ordering 'key'), a partition ('partition'),
 // or none ('none') — so that two calls of one lane never overlap (a failed message is retried
 // in place, nothing of its lane going first); per partition, the offsets released but not

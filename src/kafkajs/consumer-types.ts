@@ -3,34 +3,13 @@
 // consumers it wraps — Confluent's KafkaJS consumer (and that consumer's internal client), and
 // KafkaJS 2.x's consumer (with a KafkaJS admin client).
 
-import type { ConsumedMessage, ResequencerOptions } from '../delivery/resequencer';
+import type { ConsumedMessage } from '../delivery/resequencer';
+import type { DeliveryOptions } from '../delivery/options';
 import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
 import type { KafkaJsConsumerAdmin } from '../core/options';
 
-export interface KafkaJsConsumerOptions {
-  readonly resequencer?: ResequencerOptions;
-  /** Committed offsets are written this often (ms; default 250): also how soon another member can hand on a key this one handled. */
-  readonly commitIntervalMs?: number;
-  /** The consumer's run() waits (fetches nothing more) while this many released messages wait for eachMessage; it goes on at half (default 5000). */
-  readonly maxPending?: number;
-  /** A message whose eachMessage throws or rejects is handed to it again this many times before the consumer stops (default 2). */
-  readonly handlerRetries?: number;
-  /** Wait before each new attempt (ms; default 100). */
-  readonly retryBackoffMs?: number;
-  /**
-   * Which eachMessage calls may overlap when run() is given partitionsConsumedConcurrently
-   * above 1: 'key' (the default: one call at a time per key, keys at once), 'partition' (one
-   * per partition, KafkaJS's own model) or 'none' (DynamicConsumer's `ordering`).
-   */
-  readonly ordering?: 'key' | 'partition' | 'none';
-  /**
-   * A spread key's message whose predecessor is on a partition another member of the group
-   * owns, at an offset not known: 'wait' waits until that member's handled record shows the
-   * predecessor handled, 'flag' hands it out at once, flagged `reason: 'unowned'`
-   * (DynamicConsumer's `groupOrder`; docs/ordering.md, "Order in a group"). 'auto', the
-   * default, is 'wait': this consumer's commits carry the records.
-   */
-  readonly groupOrder?: 'auto' | 'flag' | 'wait';
+/** The engine's options (src/delivery/options.ts; concurrency is run()'s partitionsConsumedConcurrently), and the admin client KafkaJS 2.x's consumer needs. */
+export interface KafkaJsConsumerOptions extends DeliveryOptions {
   /**
    * KafkaJS 2.x's consumer only (required there; refused with Confluent's): a KafkaJS admin
    * client of the same cluster (`kafka.admin()`), with which the group's committed offsets and

@@ -26,11 +26,11 @@ import type {
 } from './consumer-types';
 import type { ConsumerHost } from './consumer-host';
 import { ConfluentHost, isConfluentConsumer } from './host-confluent';
-import { KafkaJsHost, isKafkaJs2Consumer, kafkaJsError } from './host-kafkajs';
+import { KafkaJsHost, isKafkaJs2Consumer } from './host-kafkajs';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
-import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError } from '../core/errors';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, toKafkaError } from '../core/errors';
 import { warnIfBothLoaded } from '../core/library';
-import { HeldTime, within } from '../core/time';
+import { within } from '../core/time';
 
 export type {
   KafkaJsConsumedMessage, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload, KafkaJsRunConfig,
@@ -70,8 +70,6 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private eachMessage: KafkaJsEachMessage | undefined;
   /** eachBatch waits on this while the queue is full (maxPending). */
   private drained: (() => void) | undefined;
-  /** The resequencer's clock stands still while eachBatch waits for the application. */
-  private readonly held = new HeldTime();
 
   constructor(consumer: KafkaJsConsumerLike, options: KafkaJsConsumerOptions = {}) {
     super();
@@ -96,17 +94,14 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.consumer = consumer;
     const payloadOf = (m: Consumed): KafkaJsEachMessagePayload => ({ topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT });
     this.delivery = new Delivery<Consumed>(this.host, {
-      ...this.options, groupOrder: this.groupOrder, afterStop: this.host.runsAgain ? 'idle' : 'stopped', clock: () => this.held.now(),
+      ...this.options, groupOrder: this.groupOrder, afterStop: this.host.runsAgain ? 'idle' : 'stopped',
     }, {
       handle: (m, info) => this.eachMessage!(payloadOf(m), info),
       handlerError: (error, m) => this.emit('handlerError', error, payloadOf(m)),
       emit: (event, ...args) => this.emit(event, ...args),
       listenerCount: (event) => this.listenerCount(event),
-      progress: () => {
-        if (this.drained !== undefined && this.delivery.dispatch.waiting <= this.options.maxPending / 2) this.wake();
-      },
-      released: () => undefined,
-      halting: () => this.wake(),
+      resume: () => this.wake(),
+      halting: () => this.delivery.pressure.release(),
       ended: (failure) => {
         this.eachMessage = undefined;
         this.emit('stopped', failure);
@@ -131,7 +126,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
           revoked: (partitions) => assignment.revoked(partitions),
           rebalancing: () => assignment.rebalancing(),
           joined: (partitions) => assignment.joined(partitions),
-          crashed: (error) => this.delivery.crashed(kafkaJsError(error, 'run crashed')),
+          crashed: (error) => this.delivery.crashed(toKafkaError(error, 'run crashed')),
         });
       } catch (err) {
         if (!(err instanceof KafkaError) && !this.host.runsAgain) this.delivery.life.phase = 'stopped';
@@ -156,7 +151,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     try {
       await this.host.subscribe(subscription);
     } catch (err) {
-      throw kafkaJsError(err, 'subscribe');
+      throw toKafkaError(err, 'subscribe');
     }
   }
 
@@ -189,7 +184,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       await this.host.run((payload) => this.batch(payload));
     } catch (err) {
       this.delivery.unrun();
-      throw kafkaJsError(err, 'run');
+      throw toKafkaError(err, 'run');
     }
   }
 
@@ -217,8 +212,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       const m: Consumed = { topic, partition, offset: Number(message.offset), key: message.key, value: message.value, size: message.size, headers: message.headers as ConsumedMessage['headers'], message };
       if (!assignment.admit(m)) return;
     }
-    if (this.delivery.dispatch.waiting < this.options.maxPending) return;
-    this.held.hold();
+    if (!this.delivery.pressure.full()) return;
     const drained = new Promise<boolean>((resolve) => {
       this.drained = () => resolve(true);
     });
@@ -230,7 +224,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       try {
         await payload.heartbeat();
       } catch (err) {
-        this.wake();
+        this.delivery.pressure.release();
         throw err;
       }
     }
@@ -240,7 +234,6 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   private wake(): void {
     const drained = this.drained;
     this.drained = undefined;
-    this.held.release();
     drained?.();
   }
 

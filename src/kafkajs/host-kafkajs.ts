@@ -19,7 +19,7 @@
 //   - a crash is retried by restarting the run (CRASH with restart true) unless it cannot be.
 // Its stop() ends the run and leaves it connected: it can run again.
 
-import { KafkaError, StateError } from '../core/errors';
+import { StateError, toKafkaError } from '../core/errors';
 import { within } from '../core/time';
 import type { PartitionOffset } from '../delivery/dispatch';
 import type { CommittedOffset } from '../delivery/records';
@@ -41,23 +41,6 @@ export function isKafkaJs2Consumer(consumer: unknown): consumer is KafkaJs2Consu
 export function isKafkaJsAdmin(admin: unknown): admin is KafkaJsAdminClient {
   const a = admin as Partial<KafkaJsAdminClient> | null;
   return typeof a === 'object' && a !== null && typeof a.connect === 'function' && typeof a.fetchOffsets === 'function';
-}
-
-/**
- * A KafkaJS error as a KafkaError, with Kafka's code where the error (or one it wraps, as a
- * retry that gave up does) has one: the commits tell a refusal while the group rebalances by it.
- */
-export function kafkaJsError(err: unknown, context: string): KafkaError {
-  if (err instanceof KafkaError) return err;
-  let code: number | undefined;
-  for (let e = err as { code?: unknown; cause?: unknown } | null | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'number') {
-      code = e.code;
-      break;
-    }
-  }
-  const message = typeof (err as { message?: unknown } | null)?.message === 'string' ? (err as Error).message : String(err);
-  return new KafkaError(`${context}: ${message}`, code, err);
 }
 
 export class KafkaJsHost extends ConsumerHost {
@@ -85,7 +68,7 @@ export class KafkaJsHost extends ConsumerHost {
         await this.warmAdmin();
       }
     } catch (err) {
-      throw kafkaJsError(err, 'connect');
+      throw toKafkaError(err, 'connect');
     }
     const { REBALANCING, GROUP_JOIN, CRASH } = this.consumer.events;
     this.unlisten();
@@ -138,7 +121,7 @@ export class KafkaJsHost extends ConsumerHost {
       await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset, metadata }) =>
         (metadata === undefined ? { topic, partition, offset: String(offset) } : { topic, partition, offset: String(offset), metadata: `${metadata}\0` })));
     } catch (err) {
-      throw kafkaJsError(err, 'commit');
+      throw toKafkaError(err, 'commit');
     }
   }
 
@@ -156,7 +139,7 @@ export class KafkaJsHost extends ConsumerHost {
       if (await within(fetching, timeoutMs) === undefined) throw new Error(`no answer within ${timeoutMs} ms`);
       read = await fetching;
     } catch (err) {
-      throw kafkaJsError(err, 'fetchOffsets');
+      throw toKafkaError(err, 'fetchOffsets');
     }
     const out: CommittedOffset[] = [];
     for (const { topic, partitions: list } of read ?? []) {
@@ -177,7 +160,7 @@ export class KafkaJsHost extends ConsumerHost {
     try {
       await this.consumer.stop();
     } catch (err) {
-      throw kafkaJsError(err, 'stop');
+      throw toKafkaError(err, 'stop');
     }
   }
 
@@ -186,7 +169,7 @@ export class KafkaJsHost extends ConsumerHost {
     try {
       await this.consumer.disconnect();
     } catch (err) {
-      throw kafkaJsError(err, 'disconnect');
+      throw toKafkaError(err, 'disconnect');
     }
   }
 }

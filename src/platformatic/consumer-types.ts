@@ -3,25 +3,12 @@
 // Consumer, of the MessagesStream its consume() gives and of that stream's messages (typed here:
 // @platformatic/kafka is an ES module for Node >= 22, never imported by this package).
 
-import type { ConsumedMessage, ResequencerOptions } from '../delivery/resequencer';
+import type { ConsumedMessage } from '../delivery/resequencer';
+import type { DeliveryOptions } from '../delivery/options';
 import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
 
-export interface PlatformaticConsumerOptions {
-  readonly resequencer?: ResequencerOptions;
-  /** Committed offsets are written this often (ms; default 250). */
-  readonly commitIntervalMs?: number;
-  /** The message stream is paused while this many released messages wait for the handler; it resumes at half (default 5000). */
-  readonly maxPending?: number;
-  /** A message whose handler throws or rejects is handed to it again this many times before the run stops (default 2). */
-  readonly handlerRetries?: number;
-  /** Wait before each new attempt (ms; default 100). */
-  readonly retryBackoffMs?: number;
-  /**
-   * Which handler calls may overlap when run() is given a concurrency above 1: 'key' (the
-   * default: one call at a time per key, keys at once), 'partition' (one per partition) or
-   * 'none' (DynamicConsumer's `ordering`).
-   */
-  readonly ordering?: 'key' | 'partition' | 'none';
+/** The engine's options (src/delivery/options.ts; concurrency is run()'s), groupOrder 'flag' only. */
+export interface PlatformaticConsumerOptions extends Omit<DeliveryOptions, 'groupOrder'> {
   /**
    * A spread key's message whose predecessor is on a partition another member of the group
    * owns, at an offset not known: handed out at once, flagged `reason: 'unowned'`. 'auto' (the

@@ -25,7 +25,6 @@ import type {
 } from './consumer-types';
 import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, type KafkaError, StateError, toKafkaError } from '../core/errors';
-import { HeldTime } from '../core/time';
 
 export type {
   PlatformaticConsumerLike, PlatformaticConsumerOptions, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig, PlatformaticStreamLike,
@@ -59,8 +58,6 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
   private readonly port: PlatformaticPort;
   private readonly delivery: Delivery<PlatformaticConsumed>;
   private handler: PlatformaticMessageHandler | undefined;
-  /** The stream is paused here (maxPending): the resequencer's clock stands still meanwhile. */
-  private readonly held = new HeldTime();
   private readonly onData = (m: PlatformaticConsumedMessage) => this.read(m);
   private readonly onStreamError = (err: unknown) => this.delivery.fail(toKafkaError(err, 'stream'));
   private readonly onRebalance = () => this.delivery.assignment.rebalancing();
@@ -81,15 +78,14 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     }
     this.consumer = consumer;
     this.port = new PlatformaticPort(consumer);
-    this.delivery = new Delivery<PlatformaticConsumed>(this.port, { ...this.options, groupOrder: 'flag', afterStop: 'idle', clock: () => this.held.now() }, {
+    this.delivery = new Delivery<PlatformaticConsumed>(this.port, { ...this.options, groupOrder: 'flag', afterStop: 'idle' }, {
       handle: (m, info) => this.handler!(m.message, info),
       handlerError: (error, m) => this.emit('handlerError', error, m.message),
       emit: (event, ...args) => this.emit(event, ...args),
       listenerCount: (event) => this.listenerCount(event),
-      progress: () => {
-        if (this.held.holding && this.delivery.dispatch.waiting <= this.options.maxPending / 2) this.release();
+      resume: () => {
+        if (this.delivery.phase === 'running') this.port.stream?.resume();
       },
-      released: () => undefined,
       ending: () => {
         this.unlisten();
         this.port.stream?.removeListener('error', this.onStreamError);
@@ -97,11 +93,10 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
       halting: () => {
         this.port.stream?.removeListener('data', this.onData);
         this.port.stream?.pause();
-        this.release();
+        this.delivery.pressure.release();
       },
       ended: (failure) => {
         this.handler = undefined;
-        this.held.release();
         this.emit('stopped', failure);
       },
     });
@@ -165,20 +160,8 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
       this.sync(this.consumer.assignments ?? []);
       if (!this.delivery.assignment.admit(c)) return;
     }
-    if (this.delivery.dispatch.waiting >= this.options.maxPending) this.hold();
-  }
-
-  /** Too many released messages wait for the handler: the stream pauses (again: the client may resume it on a rebalance). */
-  private hold(): void {
-    this.held.hold();
-    this.port.stream?.pause();
-  }
-
-  /** The handler caught up (half of maxPending), or the run stops: the stream goes on. */
-  private release(): void {
-    if (!this.held.holding) return;
-    this.held.release();
-    if (this.delivery.phase === 'running') this.port.stream?.resume();
+    // Too many released messages wait for the handler: the stream pauses (again: the client may resume it on a rebalance).
+    if (this.delivery.pressure.full()) this.port.stream?.pause();
   }
 
   /** The consumer's assignment (after a join), to the engine. */
