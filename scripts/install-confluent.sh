@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Confluent's client (@confluentinc/kafka-javascript, an optional peer dependency that
-# `npm install` does not add) into this clone, for the tests that drive it (test/confluent/ and
+# `npm install` does not add) into this clone, for the tests that drive it (test/kafkajs/confluent/ and
 # the README's example; they are skipped without it). npm does not add a package the project
 # names as an optional peer to the project's own tree, so it goes into a prefix of its own
 # inside node_modules (cleared by the next npm ci), linked where require() finds it.

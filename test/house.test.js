@@ -4,7 +4,8 @@
 // folders of src/ in layers, each importing only the layers below it (the order the code
 // follows: core ← partitioner ← native ← producer ← delivery ← consumer ← kafkajs ← platformatic ← tools ← index.ts);
 // the code maps of docs/design.md and docs/native.md as scripts/code-map.js writes them; and
-// what a file marks @internal absent from the public declarations in build/. Each check is
+// what a file marks @internal absent from the public declarations in build/; a folder of test/
+// for every folder of src/. Each check is
 // tried first on a small case it must refuse, so that none passes for want of looking.
 
 const t = require('tap');
@@ -171,4 +172,13 @@ t.test('what is marked @internal is not in the public declarations', async (t) =
     }
   }
   t.ok(checked >= 3, `${checked} internal members looked for`);
+});
+
+t.test('the tests mirror the source: a folder of test/ for every folder of src/', async (t) => {
+  const rooms = readdirSync(join(ROOT, 'src')).filter((name) => statSync(join(ROOT, 'src', name)).isDirectory());
+  t.ok(rooms.length >= LAYERS.length - 1, `the rooms of src/ are read (${rooms.join(', ')})`);
+  for (const room of rooms) {
+    const folder = join(ROOT, 'test', room);
+    t.ok(existsSync(folder) && filesUnder(`test/${room}`, /\.test\.js$/).length > 0, `test/${room}/ holds the tests of src/${room}/`);
+  }
 });

@@ -1,7 +1,7 @@
 'use strict';
 // DynamicProducer → librdkafka's mock cluster → DynamicConsumer: a spread key comes out in
 // produce order, nothing is lost, and the committed offsets cover exactly what was handled.
-// The client library is test/lib/clients.js's (test/confluent/matrix.test.js runs this file
+// The client library is test/lib/clients.js's (test/kafkajs/confluent/matrix.test.js runs this file
 // with Confluent's).
 const t = require('tap');
 const { clientOptions } = require('../lib/clients');

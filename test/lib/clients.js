@@ -1,6 +1,6 @@
 'use strict';
 // The client library the mock-cluster tests drive: node-rdkafka by default, Confluent's
-// @confluentinc/kafka-javascript when KDP_TEST_CLIENT=confluent (test/confluent/matrix.test.js
+// @confluentinc/kafka-javascript when KDP_TEST_CLIENT=confluent (test/kafkajs/confluent/matrix.test.js
 // runs the main producer and consumer tests that way, each in its own process, so that one
 // process never loads both: they would share one librdkafka).
 

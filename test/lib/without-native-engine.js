@@ -1,5 +1,5 @@
 'use strict';
-// Preloaded (node --require) by test/producer/native-missing.test.js: node-gyp-build finds no
+// Preloaded (node --require) by test/native/missing.test.js: node-gyp-build finds no
 // build of the native engine, as in an application installed before node-rdkafka or without a
 // C toolchain.
 const Module = require('node:module');

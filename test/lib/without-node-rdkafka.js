@@ -1,5 +1,5 @@
 'use strict';
-// Preloaded (node --require) in the runs of test/confluent/matrix.test.js: node-rdkafka cannot
+// Preloaded (node --require) in the runs of test/kafkajs/confluent/matrix.test.js: node-rdkafka cannot
 // be required, so a run that passes used Confluent's client throughout.
 const Module = require('node:module');
 

@@ -1,8 +1,8 @@
 'use strict';
 // Cold keys are never moved: over long Zipf runs, every message whose key was not hot at
 // that moment goes to partitionForKey(key, n, base), the partition Kafka / librdkafka
-// would pick (partitionForKey is checked against them in test/differential.test.js and
-// test/java-crosscheck.test.js). The hot set is followed through the 'hot' / 'cooled' events.
+// would pick (partitionForKey is checked against them in test/core/differential.test.js and
+// test/core/java-crosscheck.test.js). The hot set is followed through the 'hot' / 'cooled' events.
 const t = require('tap');
 const { DynamicPartitioner, partitionForKeys } = require('../..');
 const { zipfIndexes, keyNames } = require('./lib/helpers');

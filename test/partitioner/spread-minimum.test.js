@@ -2,7 +2,7 @@
 // The default policy spreads little more than balance needs: messages of spread keys at most
 // 1.25x the offline minimum (the least traffic of whole keys that must leave their partitions
 // for every partition to be within balanceTolerance, computed from the true key shares: see
-// test/cli/simulate.test.js for its hand-checked cases), while the hottest partition stays
+// test/tools/simulate.test.js for its hand-checked cases), while the hottest partition stays
 // within 5% of the mean after warm-up and every window after the first within the noise of
 // placing each message at random. Zipf 0.8 / 1.0 / 1.2, 100k keys, 1M messages.
 const t = require('tap');

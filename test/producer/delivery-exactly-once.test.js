@@ -8,7 +8,7 @@
 // Placement: a key never reported hot goes where Kafka's partitioner puts it
 // (partitionForKey, checked against librdkafka itself in test/mock/); so does every message
 // that carries no order header and every anchor / return. Hot keys must actually spread.
-// The client library is test/lib/clients.js's (test/confluent/matrix.test.js runs this file
+// The client library is test/lib/clients.js's (test/kafkajs/confluent/matrix.test.js runs this file
 // with Confluent's).
 const t = require('tap');
 const { clientOptions } = require('../lib/clients');

@@ -2,7 +2,7 @@
 // Order headers ('kdp-order') on the messages of spread keys, as the DynamicProducer hands
 // them to librdkafka (recorded at node-rdkafka's binding, in production order) and as a
 // consumer reads them back from the mock cluster. The client library is test/lib/clients.js's
-// (test/confluent/matrix.test.js runs this file with Confluent's).
+// (test/kafkajs/confluent/matrix.test.js runs this file with Confluent's).
 //
 // A scripted workload (one topic, 4 partitions, horizon 2,000 messages): key H takes 30% of
 // the traffic (hot), then 0.5% (0.02 fair shares: below the cooling line 0.05, above the

@@ -4,7 +4,7 @@
 // `partitioner`; the application keeps producing directly on it, and neither side's
 // accounting is confused by the other's messages. Disconnecting the wrapper leaves the
 // application's producer connected. The client library is test/lib/clients.js's
-// (test/confluent/matrix.test.js runs this file with Confluent's).
+// (test/kafkajs/confluent/matrix.test.js runs this file with Confluent's).
 const t = require('tap');
 const { kafka } = require('../lib/clients');
 const { wrapProducer, partitionForKey, StateError, InvalidArgTypeError } = require('../..');

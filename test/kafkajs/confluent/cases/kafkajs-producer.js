@@ -5,9 +5,9 @@
 process.env.KDP_TEST_CLIENT = 'confluent';
 const t = require('tap');
 const { KafkaJS } = require('@confluentinc/kafka-javascript');
-const { wrapKafkaJsProducer, partitionForKey, decodeOrderHeader } = require('../../..');
-const { prng } = require('../../lib/random-keys');
-const { brokersOf, consumeAll, headerOf } = require('../../producer/lib/helpers');
+const { wrapKafkaJsProducer, partitionForKey, decodeOrderHeader } = require('../../../..');
+const { prng } = require('../../../lib/random-keys');
+const { brokersOf, consumeAll, headerOf } = require('../../../producer/lib/helpers');
 
 const N = 4; // partitions of an auto-created topic in the mock cluster
 

@@ -5,9 +5,9 @@
 // never from the order headers; offsets and commits from what the cluster handed out.
 const t = require('tap');
 const { KafkaJS } = require('@confluentinc/kafka-javascript');
-const { wrapKafkaJsProducer, wrapKafkaJsConsumer } = require('../../..');
-const { prng } = require('../../lib/random-keys');
-const { brokersOf, sleep } = require('../../producer/lib/helpers');
+const { wrapKafkaJsProducer, wrapKafkaJsConsumer } = require('../../../..');
+const { prng } = require('../../../lib/random-keys');
+const { brokersOf, sleep } = require('../../../producer/lib/helpers');
 
 const QUIET = KafkaJS.logLevel.NOTHING;
 // The root's 30 s default is too short for the group case when run on its own (node test/confluent/cases/...).

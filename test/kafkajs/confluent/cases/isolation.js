@@ -7,7 +7,7 @@ const t = require('tap');
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
 
-const root = path.join(__dirname, '..', '..', '..');
+const root = path.join(__dirname, '..', '..', '..', '..');
 
 /** Runs `code` in a fresh Node process (cwd: the package root); its stdout as JSON. */
 function child(code) {

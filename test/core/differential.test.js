@@ -7,8 +7,8 @@ const t = require('tap');
 const zlib = require('node:zlib');
 const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur2');
 const { murmur2, partitionForKey, partitionForKeys, PARTITIONERS } = require('..');
-const { randomKeys, wireBytes } = require('./lib/random-keys');
-const { librdkafkaHashes } = require('./lib/librdkafka-oracle');
+const { randomKeys, wireBytes } = require('../lib/random-keys');
+const { librdkafkaHashes } = require('../lib/librdkafka-oracle');
 
 const COUNTS = [1, 2, 3, 4, 7, 12, 17, 48, 100, 1000, 65536, 0x7fffffff];
 

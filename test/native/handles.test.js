@@ -8,7 +8,7 @@
 const t = require('tap');
 const { nativeBuilt } = require('../lib/native-built');
 const { DynamicProducer } = require('../..');
-const { brokersOf, consumeAll, headerOf } = require('./lib/helpers');
+const { brokersOf, consumeAll, headerOf } = require('../producer/lib/helpers');
 
 const opts = { skip: !nativeBuilt() && 'the native engine is not built here' };
 const CONFIG = { 'test.mock.num.brokers': 3, log_level: 0, 'linger.ms': 2 };

@@ -11,7 +11,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const Kafka = require('node-rdkafka');
 const { partitionForKey } = require('../..');
-const { consumeAll, headerOf } = require('./lib/helpers');
+const { consumeAll, headerOf } = require('../producer/lib/helpers');
 const { bootstrapOf } = require('../lib/mock-cluster');
 
 const ROOT = path.join(__dirname, '..', '..');

@@ -7,7 +7,7 @@ const { Kafka, Partitioners, logLevel } = require('kafkajs');
 const { createKafkaJsPartitioner, decodeOrderHeader, partitionForKey, InvalidArgTypeError } = require('../..');
 const { randomKeys, prng } = require('../lib/random-keys');
 const { mockProducer, disconnect } = require('../lib/mock-cluster');
-const { brokersOf, consumeAll, headerOf } = require('./lib/helpers');
+const { brokersOf, consumeAll, headerOf } = require('../producer/lib/helpers');
 
 /** partitionMetadata as KafkaJS passes it (cluster.findTopicPartitionMetadata). */
 function metadata(n) {

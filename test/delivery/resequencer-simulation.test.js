@@ -1,6 +1,6 @@
 'use strict';
 // The order rule at scale, in a randomized simulation of what producers and librdkafka do
-// (test/consumer/lib/simulation.js); the consumer reads the partitions in a random
+// (test/delivery/lib/simulation.js); the consumer reads the partitions in a random
 // interleaving, with partitions held back for long stretches. The reference model is per
 // producer, per key, send order, from the message values alone.
 const t = require('tap');

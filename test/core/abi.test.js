@@ -5,7 +5,7 @@
 // would not carry over, and when the compiled module's regions disagree with the capacities.
 const t = require('tap');
 const { readFileSync } = require('node:fs');
-const { parse, generate, SOURCE, TARGET } = require('../scripts/abi');
+const { parse, generate, SOURCE, TARGET } = require('../../scripts/abi');
 
 const source = readFileSync(SOURCE, 'utf8');
 
@@ -14,7 +14,7 @@ t.test('src/core/abi.ts is exactly what assembly/abi.ts generates', async (t) =>
 });
 
 t.test('the compiled mirror has every definition of assembly/abi.ts, with its value', async (t) => {
-  const mirror = require('../build/core/abi');
+  const mirror = require('../../build/core/abi');
   const definitions = parse(source);
   const names = definitions.map((d) => d.name);
   for (const name of ['PARTITIONER_FNV1A', 'ORDER_MOVED', 'EVENT_BATCH_INDEX', 'D_ZERO', 'STATE_RELIEF', 'E_MOVE_AFTER', 'T_STICKY_LEFT']) {
@@ -44,8 +44,8 @@ t.test('anything but `export const NAME: type = integer;` and comments stops the
 });
 
 t.test('the compiled module agrees with the capacities: its regions hold them without overlap', async (t) => {
-  const { KEY_CAPACITY, BATCH_CAPACITY } = require('../build/core/abi');
-  const { instantiate } = require('../build/core/wasm');
+  const { KEY_CAPACITY, BATCH_CAPACITY } = require('../../build/core/abi');
+  const { instantiate } = require('../../build/core/wasm');
   const x = instantiate().exports;
   const keys = x.keysPtr();
   const lengths = x.lengthsPtr();
@@ -62,7 +62,7 @@ t.test('the compiled module agrees with the capacities: its regions hold them wi
 });
 
 t.test('configure() reads every parameter of P_* from what the options say', async (t) => {
-  const abi = require('../build/core/abi');
+  const abi = require('../../build/core/abi');
   const { DynamicPartitioner } = require('..');
   const p = new DynamicPartitioner({
     sketch: { width: 2048, depth: 3, sampling: 2 }, maxTrackedKeys: 77, maxTopics: 5, maxPartitions: 96,

@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { murmur2, partitionForKey, partitionForKeys } = require('..');
 
-const JAVA_DIR = path.join(__dirname, 'java');
+const JAVA_DIR = path.join(__dirname, '..', 'java');
 const LIB_DIR = path.join(JAVA_DIR, 'target', 'lib');
 const FIXTURE = path.join(JAVA_DIR, 'Murmur2Fixture.java');
 const KAFKA_JAR = 'kafka-clients-4.4.0.jar';
@@ -34,7 +34,7 @@ const DEFAULT_SEED = 0x5eed2024;
 
 // ---- seeded PRNG (mulberry32, shared with the other tests) ----
 
-const { prng: mulberry32 } = require('./lib/random-keys');
+const { prng: mulberry32 } = require('../lib/random-keys');
 
 function makeKeys(seed) {
   const rnd = mulberry32(seed);

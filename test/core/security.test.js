@@ -9,9 +9,9 @@ const t = require('tap');
 const util = require('node:util');
 const { EventEmitter } = require('node:events');
 const Kafka = require('node-rdkafka');
-const { connectClient, securityFailureOf } = require('../build/core/connect');
-const { withLibrdkafkaCode } = require('../build/core/rdkafka-codes');
-const { redactConfig, REDACTED } = require('../build/core/secrets');
+const { connectClient, securityFailureOf } = require('../../build/core/connect');
+const { withLibrdkafkaCode } = require('../../build/core/rdkafka-codes');
+const { redactConfig, REDACTED } = require('../../build/core/secrets');
 const { DynamicProducer, DynamicConsumer, LagMonitor, KafkaError } = require('..');
 
 const E = Kafka.CODES.ERRORS;

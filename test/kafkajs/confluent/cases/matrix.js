@@ -13,10 +13,10 @@ const FILES = [
   'test/consumer/dynamic-consumer.test.js',
 ];
 
-const root = path.join(__dirname, '..', '..', '..');
+const root = path.join(__dirname, '..', '..', '..', '..');
 
 for (const file of FILES) {
-  t.spawn(process.execPath, ['--require', path.join(__dirname, '..', '..', 'lib', 'without-node-rdkafka.js'), path.join(root, file)], {
+  t.spawn(process.execPath, ['--require', path.join(__dirname, '..', '..', '..', 'lib', 'without-node-rdkafka.js'), path.join(root, file)], {
     cwd: root,
     env: { ...process.env, KDP_TEST_CLIENT: 'confluent' },
   }, `${file} with @confluentinc/kafka-javascript`);

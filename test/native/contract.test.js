@@ -8,11 +8,11 @@
 const t = require('tap');
 const { readFileSync, readdirSync } = require('node:fs');
 const path = require('node:path');
-const { numbers, generateC, generateTs, load, C_TARGET, TS_TARGET } = require('../scripts/native-contract');
-const { nativeBuilt } = require('./lib/native-built');
+const { numbers, generateC, generateTs, load, C_TARGET, TS_TARGET } = require('../../scripts/native-contract');
+const { nativeBuilt } = require('../lib/native-built');
 
 const contract = load();
-const SRC = path.join(__dirname, '..', 'native', 'src');
+const SRC = path.join(__dirname, '..', '..', 'native', 'src');
 
 t.test('native/src/contract.h and src/native/contract.ts are exactly what native/contract.js generates', async (t) => {
   t.equal(readFileSync(C_TARGET, 'utf8'), generateC(contract), 'C: run `node scripts/native-contract.js` after changing native/contract.js');
@@ -20,7 +20,7 @@ t.test('native/src/contract.h and src/native/contract.ts are exactly what native
 });
 
 t.test('the compiled TypeScript mirror has every number of the contract, with its value, and nothing else', async (t) => {
-  const mirror = require('../build/native/contract');
+  const mirror = require('../../build/native/contract');
   const all = numbers(contract);
   for (const name of ['PRODUCE_ROW_SIZE', 'HEADER_ROW_VALUE_LENGTH', 'MESSAGE_ROW_ERROR', 'EVENT_COMMITTED', 'JOB_COMMITTED', 'ASSIGN_REMOVE']) {
     t.ok(all.some(([n]) => n === name), `premise: ${name} is in the contract`);
@@ -43,7 +43,7 @@ t.test('the rows are numbered from 0 in the order given, and each event kind is 
 
 t.test('the built addon was compiled with the same numbers and exports the same functions', { skip: !nativeBuilt() && 'the native engine is not built here' }, async (t) => {
   require('node-rdkafka'); // its librdkafka first, as src/native/addon.ts loads them
-  const addon = require('node-gyp-build')(path.join(__dirname, '..', 'native'));
+  const addon = require('node-gyp-build')(path.join(__dirname, '..', '..', 'native'));
   const compiled = addon.contract();
   const all = numbers(contract);
   for (const [name, value] of all) t.equal(compiled[name], value, `${name} in the addon`);

@@ -7,9 +7,9 @@
 // dependency `npm install` does not add), and are skipped, saying how to install it, when not.
 const t = require('tap');
 const path = require('node:path');
-const { confluentInstalled, CONFLUENT_MISSING } = require('../lib/clients');
+const { confluentInstalled, CONFLUENT_MISSING } = require('../../lib/clients');
 
-const root = path.join(__dirname, '..', '..');
+const root = path.join(__dirname, '..', '..', '..');
 
 if (!confluentInstalled()) {
   t.plan(0, CONFLUENT_MISSING);

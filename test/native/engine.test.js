@@ -9,7 +9,7 @@
 const t = require('tap');
 const { nativeBuilt } = require('../lib/native-built');
 const { DynamicProducer, BatchError, KafkaError, InvalidArgTypeError, StateError, UndeliveredError } = require('../..');
-const { brokersOf, consumeAll, headerOf } = require('./lib/helpers');
+const { brokersOf, consumeAll, headerOf } = require('../producer/lib/helpers');
 
 const native = nativeBuilt();
 

@@ -1,7 +1,7 @@
 'use strict';
 // Order across a consumer group with handled records (docs/ordering.md, "Order in a group"), in
 // a randomized simulation: 2-3 members, each with its own Resequencer, own the partitions of
-// the producers' logs (test/consumer/lib/simulation.js) and read them in random runs; each hands
+// the producers' logs (test/delivery/lib/simulation.js) and read them in random runs; each hands
 // what it releases to a handler that ends calls in random order (one call of a key at a time,
 // as DynamicConsumer's ordering 'key'); each commits its records now and then, and those
 // commits reach the broker late; each reads the records of the partitions it awaits now and

@@ -6,7 +6,7 @@
 // The cases are in cases/isolation.js: they run when Confluent's client is installed (an optional
 // peer dependency `npm install` does not add), and are skipped, saying how to install it, when not.
 const t = require('tap');
-const { confluentInstalled, CONFLUENT_MISSING } = require('../lib/clients');
+const { confluentInstalled, CONFLUENT_MISSING } = require('../../lib/clients');
 
 if (confluentInstalled()) require('./cases/isolation');
 else t.plan(0, CONFLUENT_MISSING);

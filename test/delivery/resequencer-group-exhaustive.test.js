@@ -1,7 +1,7 @@
 'use strict';
 // Order across a consumer group with handled records (docs/ordering.md, "Order in a group"),
 // checked exhaustively on small scenarios: the group of resequencer-group-records.test.js, with
-// every choice its random simulation makes tried in turn (test/consumer/lib/group-exhaustive.js).
+// every choice its random simulation makes tried in turn (test/delivery/lib/group-exhaustive.js).
 // Producers send one key: every placement of their spread and moved messages over the
 // partitions, every merge of the producers in each partition's log (each producer's messages to
 // one partition in send order), headers as a producer writes them (a move names its
