@@ -3,7 +3,7 @@
 // must stay under, taken from the options the instance was made with (never from what a run
 // showed). Read at sampling time only, never on the message path: public counters where there
 // are (metrics(), stats(), resequencer.awaited()), else the internal counts made for this file
-// (the @internal tableSizes() of DynamicProducer, DynamicConsumer and Resequencer). A method
+// (the @internal tableSizes() of DynamicProducer, the consumer engine's Dispatcher and Resequencer). A method
 // that is not where this file expects it fails the read with its name, so that a change of
 // the classes cannot turn a check into a no-op.
 
@@ -59,12 +59,20 @@ function producerBounds(p, globalConfig) {
   };
 }
 
+/** A DynamicConsumer's engine (src/delivery/delivery.ts): its Dispatcher's tables, the partitions owned, the handler queue, and the consumer's options. */
+function consumerEngineTables(c) {
+  const engine = c.delivery;
+  if (engine === null || typeof engine !== 'object') throw new TypeError('soak tables: DynamicConsumer.delivery is not its engine (the class changed: update bench/soak/tables.js)');
+  const d = engine.dispatch;
+  return { ...call(d, 'tableSizes', 'Dispatcher'), assigned: engine.assignment.owned.size, queue: d.waiting + d.inFlight, options: c.options };
+}
+
 /** Table sizes of a DynamicConsumer and its Resequencer. */
 function consumerTables(c) {
   const r = c.resequencer;
   // The messages waiting for or in a handler call, their lanes, the offsets not yet handled and the last commits (the Dispatcher's), the partitions assigned.
-  const d = call(c, 'tableSizes', 'DynamicConsumer');
-  // held, heldBytes, chains, lanes, waitingFor, heldBySequence, heldOrder, partitionStates.
+  const d = consumerEngineTables(c);
+  // held, heldBytes, chains, lines, waitingFor, heldBySequence, heldOrder, partitionStates.
   const sizes = call(r, 'tableSizes', 'Resequencer');
   return {
     ...sizes,
@@ -87,13 +95,13 @@ function consumerTables(c) {
  */
 function consumerBounds(c, partitions) {
   const r = c.resequencer.options;
-  const o = call(c, 'tableSizes', 'DynamicConsumer').options;
+  const o = consumerEngineTables(c).options;
   const pending = o.maxPending + o.batchSize + r.maxBufferedMessages;
   return {
     held: r.maxBufferedMessages,
     heldBytes: r.maxBufferedBytes,
     chains: r.maxChains,
-    lanes: r.maxBufferedMessages,
+    lines: r.maxBufferedMessages,
     waitingFor: r.maxBufferedMessages,
     heldBySequence: r.maxBufferedMessages,
     heldOrder: null,

@@ -1,9 +1,5 @@
-// DynamicConsumer's port (src/delivery/port.ts) over its node-rdkafka-style client, the native
-// engine's or the client library's (consumer-client.ts): periodic commits asynchronous, their
-// answers as 'offset.commit' events in the order they were made; commits on revoke and stop
-// synchronous, so that the next owner starts where this consumer left off; committed offsets
-// (with the records, on the native engine) read with committed(); partitions paused while their
-// previous owner's record is read, unless fetching is paused for the handler (fetch-hold.ts).
+// DynamicConsumer's port (src/delivery/port.ts) over its node-rdkafka-style client, native or the library's (consumer-client.ts).
+// Commits on revoke and stop are synchronous, so the next owner starts where this one left off; periodic ones are answered in order.
 
 import type * as Kafka from 'node-rdkafka';
 import { toKafkaError } from '../core/errors';
@@ -12,7 +8,7 @@ import type { PartitionOffset } from '../delivery/dispatch';
 import type { CommitKind, ConsumerPort, Refusal, TopicPartition } from '../delivery/port';
 import type { CommittedOffset } from '../delivery/records';
 
-/** An asynchronous commit whose answer has not come after this long (ms) no longer holds the next one back: answers come with the client's polls. */
+/** An asynchronous commit unanswered this long (ms) no longer holds the next one back: answers come with the client's polls. */
 const COMMIT_STUCK_MS = 1000;
 
 export interface TopicPartitionOffset {
@@ -25,13 +21,13 @@ export class ClientPort implements ConsumerPort {
   readonly name = 'node-rdkafka';
   readonly rejoin = 'restart' as const;
   readonly commitStuckMs = COMMIT_STUCK_MS;
-  /** The asynchronous commits whose answers have not come, in the order they were made. */
+  /** The periodic commits awaiting their 'offset.commit' answers, oldest first. */
   private readonly answers: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
 
   constructor(
     private readonly client: Kafka.KafkaConsumer,
     readonly carriesRecords: boolean,
-    /** Fetching is paused for the handler: partitions stay paused. */
+    /** The partitions are paused for the handler (fetch-hold.ts): they stay paused. */
     private readonly held: () => boolean,
     private readonly warn: (err: Error) => void,
   ) {

@@ -1,8 +1,5 @@
-// The client a DynamicConsumer (src/consumer/consumer.ts) drives, made from its configuration:
-// the native engine's NativeConsumer (src/native/consume.ts) when the addon is built and allowed,
-// else the client library's KafkaConsumer; cooperative-sticky, auto-commit refused (the consumer
-// commits only what was handled), commit results as 'offset.commit' events, and the rebalances
-// handed to the consumer.
+// The client a DynamicConsumer (consumer.ts) drives, made from its configuration: the native engine's NativeConsumer
+// (src/native/consume.ts) when the addon is built and allowed, else the client library's KafkaConsumer.
 
 import type * as Kafka from 'node-rdkafka';
 import { splitConfig, configError, type Config } from '../core/config';
@@ -15,7 +12,7 @@ import { NativeConsumer } from '../native/consume';
 import type { TopicPartitionOffset } from './client-port';
 import type { DynamicConsumerOptions } from './consumer-options';
 
-/** The consumer's default fetch.queue.backoff.ms (librdkafka's is 1000). */
+/** The consumer's default fetch.queue.backoff.ms: librdkafka's (1000 ms, its pause once a queue is full) leaves a slower reader waiting. */
 const FETCH_QUEUE_BACKOFF_MS = 10;
 
 /** The client made, the engine it is, and the client library (options.kafka, or node-rdkafka). */
@@ -25,10 +22,7 @@ export interface ConsumerClient {
   readonly library: KafkaLibrary;
 }
 
-/**
- * Makes the consumer's client (`options`: the consumer's options as given, `resolved`: checked);
- * a configuration the client refuses throws as a configuration error.
- */
+/** Makes the consumer's client (`options` as given, `resolved` checked); a configuration the client refuses throws as a configuration error. */
 export function makeConsumerClient(globalConfig: Config, topicConfig: Config, options: DynamicConsumerOptions, resolved: ResolvedConsumerOptions,
   rebalance: (err: any, assignment: TopicPartitionOffset[]) => void): ConsumerClient {
   const split = splitConfig(globalConfig, topicConfig);
@@ -37,14 +31,10 @@ export function makeConsumerClient(globalConfig: Config, topicConfig: Config, op
   }
   const global: Config = {
     'partition.assignment.strategy': 'cooperative-sticky',
-    // librdkafka waits this long before fetching again for a partition whose local queue is
-    // past queued.min.messages (default 1000 ms): a JavaScript application reads slower than
-    // librdkafka fetches, so with the default it fetched about once a second (docs/performance.md);
-    // 10 ms keeps the queue fed.
     'fetch.queue.backoff.ms': FETCH_QUEUE_BACKOFF_MS,
     ...split.global,
     'enable.auto.commit': false,
-    // The periodic commits are asynchronous: their results come as 'offset.commit' events.
+    // The answers of the periodic commits (client-port.ts).
     offset_commit_cb: split.global.offset_commit_cb ?? true,
     rebalance_cb: (err: any, assignment: TopicPartitionOffset[]) => rebalance(err, assignment),
   };
@@ -64,8 +54,7 @@ export function makeConsumerClient(globalConfig: Config, topicConfig: Config, op
     throw configError(err, globalConfig, topicConfig);
   }
   hideSecrets(client);
-  // node-rdkafka's default is 1000 ms; each pending consume call holds a threadpool thread
-  // that long when no message comes, and a few idle consumers starve the pool (4 threads).
+  // node-rdkafka's default, 1000 ms: an idle consume call holds one of the pool's 4 threads that long, and idle consumers starve it.
   client.setDefaultConsumeTimeout(resolved.fetchTimeoutMs);
   return { client, engine: addon !== undefined ? 'native' : 'client', library };
 }

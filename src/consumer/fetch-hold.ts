@@ -1,6 +1,5 @@
-// DynamicConsumer's (consumer.ts) fetch loop held while the engine's backpressure is on (the
-// handler behind: src/delivery/backpressure.ts): whether its next consume call waits, and the
-// partitions paused in librdkafka when that lasts, resumed when the handler catches up.
+// DynamicConsumer's (consumer.ts) fetch loop held while the handler is behind (src/delivery/backpressure.ts), and its partitions
+// paused in librdkafka when that lasts, resumed when the handler catches up.
 
 import { toKafkaError } from '../core/errors';
 import type { Backpressure } from '../delivery/backpressure';
@@ -12,11 +11,9 @@ const HOLD_MS = 1000;
 export interface FetchHoldHost {
   /** The partitions to pause or resume: a running consumer's, else none. */
   partitions(): Array<{ topic: string; partition: number }>;
-  /** Pauses (or resumes) `partitions` in librdkafka. */
   pause(partitions: Array<{ topic: string; partition: number }>, paused: boolean): void;
   emit(event: 'paused' | 'resumed'): void;
   warn(err: Error): void;
-  /** Fetches again (a hold ended early). */
   fetch(): void;
 }
 
@@ -29,12 +26,9 @@ export class FetchHold {
   constructor(private readonly host: FetchHoldHost) {}
 
   /**
-   * Whether the next consume call waits: the handler is behind. Fetching is held (no consume
-   * call) for up to HOLD_MS at a time while librdkafka keeps fetching into its own bounded
-   * queue: pausing the partitions would throw away what it fetched, and after the resume the
-   * next fetch waits for the one in flight (fetch.wait.max.ms), which left the handler idle
-   * (docs/performance.md). Held longer, the partitions are paused, and consume calls go on
-   * (they serve rebalances and keep max.poll.interval.ms).
+   * Whether fetching is held (no consume call) for the handler behind: up to HOLD_MS at a time, while librdkafka fills its own bounded
+   * queue (pausing would throw away what it fetched, and the fetch after a resume waits for the one in flight). Held longer, the
+   * partitions are paused and consume calls go on (they serve rebalances and keep max.poll.interval.ms).
    */
   holds(pressure: Backpressure): boolean {
     if (!pressure.full()) return false;

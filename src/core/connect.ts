@@ -1,7 +1,7 @@
 // Connecting a node-rdkafka client in bounded time, with a failed login told as such.
 //
 // librdkafka raises a refused SASL login or a failed TLS handshake as an error event only to a
-// client that polls, and node-rdkafka's connect() (3.6, lib/client.js) polls nothing while it
+// client that polls, and node-rdkafka's connect() (lib/client.js) polls nothing while it
 // waits for metadata: with a wrong password it retries in silence and, at its timeout, reports
 // only "broker transport failure". Each refused attempt is logged at once, though (librdkafka's
 // rd_kafka_broker_fail, level LOG_ERR): connectClient() watches those log lines and rejects at

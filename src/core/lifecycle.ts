@@ -7,9 +7,22 @@
 //            ↘ idle (the connect failed)
 //   idle → stopping → stopped (a producer's, with stopIdle)
 
-import { StateError } from './errors';
+import { InternalError, StateError } from './errors';
 
 export type Phase = 'idle' | 'connecting' | 'connected' | 'running' | 'stopping' | 'stopped';
+
+/** The moves allowed from each phase: any other is a defect (an InternalError). */
+const MOVES: Readonly<Record<Phase, readonly Phase[]>> = {
+  // connected: a wrapped client connected already; running: a consumer whose client connects as it runs.
+  idle: ['connecting', 'connected', 'running', 'stopping'],
+  // stopped: a client that connects once, refused.
+  connecting: ['connected', 'idle', 'stopped'],
+  connected: ['running', 'stopping'],
+  // connected or idle: the client's run could not begin after all.
+  running: ['stopping', 'connected', 'idle'],
+  stopping: ['idle', 'stopped'],
+  stopped: [],
+};
 
 /** How a producer's lifecycle differs from a consumer's. */
 export interface LifecycleOptions {
@@ -20,7 +33,7 @@ export interface LifecycleOptions {
 }
 
 export class Lifecycle {
-  phase: Phase = 'idle';
+  private current: Phase = 'idle';
   private connecting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -30,6 +43,16 @@ export class Lifecycle {
     private readonly options: LifecycleOptions = {},
   ) {}
 
+  get phase(): Phase {
+    return this.current;
+  }
+
+  /** Moves to `next`: a move MOVES does not allow is a defect, thrown. */
+  to(next: Phase): void {
+    if (next !== this.current && !MOVES[this.current].includes(next)) throw new InternalError(`lifecycle: ${this.current} → ${next}`);
+    this.current = next;
+  }
+
   /**
    * From idle only (a StateError otherwise; with joinConnect, the connect under way while
    * connecting): `task` connects; the phase is 'connected' after it, 'idle' again if it fails
@@ -38,13 +61,13 @@ export class Lifecycle {
   connect(task: () => Promise<void>): Promise<void> {
     if (this.phase === 'connecting' && this.options.joinConnect) return this.connecting!;
     if (this.phase !== 'idle') return Promise.reject(new StateError(`connect() while ${this.phase}`));
-    this.phase = 'connecting';
+    this.to('connecting');
     this.connecting = task().then(
       () => {
-        if (this.phase === 'connecting') this.phase = 'connected';
+        if (this.phase === 'connecting') this.to('connected');
       },
       (err: unknown) => {
-        if (this.phase === 'connecting') this.phase = 'idle';
+        if (this.phase === 'connecting') this.to('idle');
         throw err;
       },
     );
@@ -80,7 +103,7 @@ export class Lifecycle {
   /** 'stopping', and `halt(wasRunning, from)` under way (the stop any other call gets). */
   private begin(halt: Halt): Promise<void> {
     const from = this.phase;
-    this.phase = 'stopping';
+    this.to('stopping');
     // Set before any of halt() runs: a listener it calls may call stop() again.
     const stopping: Promise<void> = Promise.resolve()
       .then(() => halt(from === 'running', from))
@@ -94,7 +117,7 @@ export class Lifecycle {
 
   /** The stop is done: idle or stopped, as the client's lifecycle ends. */
   ended(): void {
-    this.phase = this.afterStop;
+    this.to(this.afterStop);
     this.stopping = undefined;
   }
 
@@ -104,7 +127,7 @@ export class Lifecycle {
    * (a lifecycle that ends stopped).
    */
   done(): void {
-    this.phase = this.afterStop;
+    this.to(this.afterStop);
   }
 }
 

@@ -436,8 +436,7 @@ const LAG_MONITOR_SCHEMA = object<ResolvedLagMonitorOptions>({
   topics: list(name('a topic name'), 'a non-empty array of topic names').require(),
   intervalMs: integer(10, MAX_TIMER_MS).default(1000),
   holdHandoffsMs: integer(0, MAX_TIMER_MS).default(10_000),
-  // 3: what three producers had when each divided by its own messages, the setting bench:e2e's
-  // slow-consumer scenario was tuned at; more lowers lag and latency and spreads more messages.
+  // More lowers lag and latency and spreads more messages (docs/performance.md, the slow-consumer scenario).
   penaltyGain: number(0, 100).default(3),
   kafka: KAFKA,
 });

@@ -1,5 +1,5 @@
 // librdkafka's codes as the layers above read them: the code of a full queue both engines answer,
-// and the codes node-rdkafka loses. node-rdkafka (3.6) hands a failed delivery report over as an
+// and the codes node-rdkafka loses. node-rdkafka hands a failed delivery report over as an
 // Error holding only librdkafka's text, lower-cased and cut after its origin ('Broker: Topic authorization failed' becomes
 // 'topic authorization failed'), with code -1 (lib/error.js): the code is lost. It is found
 // again here in librdkafka's own table of texts (err2str over node-rdkafka's CODES.ERRORS).

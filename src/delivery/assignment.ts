@@ -160,7 +160,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
       this.hooks.emit('revoked', partitions);
     };
     if (this.dispatch.inFlight === 0) go();
-    else void this.dispatch.settled(partitions, this.revokeTimeoutMs).then(go);
+    else void this.dispatch.callsOver(partitions, this.revokeTimeoutMs).then(go);
   }
 
   private commitLeaving(partitions: TopicPartition[]): void {
@@ -182,7 +182,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     this.dispatch.drop(all);
     this.commitOnRebalance(all, false);
     // Once the calls under way are over, what they handled too, if the join has not ended yet.
-    void this.dispatch.settled(all, REJOIN_SETTLE_MS).then(() => {
+    void this.dispatch.callsOver(all, REJOIN_SETTLE_MS).then(() => {
       if (this.rejoiningSince > 0 && this.joins === joins && this.hooks.running()) this.commitOnRebalance(all, true);
     });
   }
@@ -230,7 +230,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
    */
   private restart(kept: TopicPartition[]): void {
     const joins = this.joins;
-    const restarted = this.dispatch.settled(kept, REJOIN_SETTLE_MS).then(async () => {
+    const restarted = this.dispatch.callsOver(kept, REJOIN_SETTLE_MS).then(async () => {
       if (this.joins !== joins || !this.hooks.running()) return;
       const offsets = this.commits.offsetsOf(kept, false);
       if (offsets.length > 0) await this.commits.commit(offsets, 'revoke');

@@ -40,7 +40,7 @@ export class CommitTurns {
   }
 
   /** Resolves once no commit holds the next one back. */
-  async settled(): Promise<void> {
+  async idle(): Promise<void> {
     while (this.committing) await delay(5);
   }
 }

@@ -63,7 +63,7 @@ export class Commits<M extends ConsumedMessage> {
   /** The offsets to commit for `partitions`, each with its record (`onlyMoved`: those whose offset or record changed). */
   offsetsOf(partitions: Iterable<TopicPartition>, onlyMoved: boolean): PartitionOffset[] {
     const records = this.records;
-    const offsets = this.dispatch.toCommit(partitions, onlyMoved, records && ((t, p, o) => records.textOf(t, p, o)));
+    const offsets = this.dispatch.ledger.toCommit(partitions, onlyMoved, records && ((t, p, o) => records.textOf(t, p, o)));
     records?.sent(offsets);
     return offsets;
   }
@@ -80,8 +80,8 @@ export class Commits<M extends ConsumedMessage> {
   }
 
   /** Resolves once no periodic commit holds the next one back. */
-  settled(): Promise<void> {
-    return this.turns.settled();
+  idle(): Promise<void> {
+    return this.turns.idle();
   }
 
   /**
@@ -96,7 +96,7 @@ export class Commits<M extends ConsumedMessage> {
       this.hooks.emit('committed', withoutRecords(offsets));
       return true;
     } catch (err) {
-      this.dispatch.notCommitted(offsets);
+      this.dispatch.ledger.notCommitted(offsets);
       const error = toKafkaError(err, kind === 'revoke' ? 'commit on revoke' : 'commit');
       const refusal = this.port.refusal(err);
       if (refusal === 'rebalancing' && kind === 'periodic') return false;

@@ -74,7 +74,7 @@ export class Delivery<M extends ConsumedMessage> {
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
   private generation = 0;
   private timers: NodeJS.Timeout[] = [];
-  /** A commit soon after a marked message was handled, pending. */
+  /** The timer of a commit soon after a marked message was handled. */
   private soonTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -85,7 +85,7 @@ export class Delivery<M extends ConsumedMessage> {
     this.life = new Lifecycle(options.afterStop);
     this.pressure = new Backpressure(options.maxPending, () => this.dispatch.waiting, hooks.resume);
     this.resequencer = new Resequencer<M>(options.resequencer ?? {}, () => this.pressure.clock());
-    this.dispatch = new Dispatcher(this.resequencer, options.handlerRetries, options.retryBackoffMs, {
+    this.dispatch = new Dispatcher(this.resequencer, { retries: options.handlerRetries, retryBackoffMs: options.retryBackoffMs, ordering: options.ordering }, {
       handle: hooks.handle,
       handleBatch: hooks.handleBatch,
       owns: (tp) => this.assignment.has(tp),
@@ -95,7 +95,6 @@ export class Delivery<M extends ConsumedMessage> {
       progress: () => this.pressure.progress(),
       handledMarked: () => this.commitSoon(),
     });
-    this.dispatch.ordering = options.ordering;
     if (port.carriesRecords) {
       // Members share what they handled (docs/ordering.md, "Order in a group").
       this.records = new HandledRecords(this.dispatch, this.resequencer, (err) => hooks.emit('warning', err));
@@ -138,19 +137,18 @@ export class Delivery<M extends ConsumedMessage> {
   /** The run begins: `concurrency` handler calls at once (`batchLimit` above 0: batches of a lane). */
   run(concurrency: number, batchLimit = 0): void {
     this.failure = undefined;
-    this.dispatch.concurrency = concurrency;
-    this.dispatch.batchLimit = batchLimit;
-    this.life.phase = 'running';
+    this.dispatch.begin(concurrency, batchLimit);
+    this.life.to('running');
     const owned = (): Iterable<TopicPartition> => this.assignment.owned.values();
     this.timers.push(setInterval(() => this.commits.commitHandled(owned), this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.commits.readCommitted(), this.records !== undefined && this.options.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
   }
 
-  /** The run could not begin after all (the client's run refused): back to connected. */
-  unrun(): void {
+  /** The run could not begin after all (the client's run refused): back to `phase`. */
+  unrun(phase: 'connected' | 'idle' = 'connected'): void {
     this.clearTimers();
-    this.life.phase = 'connected';
+    this.life.to(phase);
   }
 
   private accept(released: Release<M>[]): void {
@@ -186,6 +184,22 @@ export class Delivery<M extends ConsumedMessage> {
     }, this.records.soonDelay());
   }
 
+  /**
+   * A barrier: no handler call starts, those under way end (up to `timeoutMs`), then `act` runs
+   * with no call under way (what is safe to commit then covers every call made); calls start
+   * again once it settles. For work that must see the ledger still: a transaction's commit,
+   * a message's dead-letter write.
+   */
+  async barrier<T>(act: () => T | Promise<T>, timeoutMs = 30_000): Promise<T> {
+    this.dispatch.close();
+    try {
+      await this.dispatch.callsEnded(timeoutMs);
+      return await act();
+    } finally {
+      this.dispatch.open();
+    }
+  }
+
   /** Messages held by the resequencer, waiting for a handler call and in calls, and the records' costs. */
   metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
     return {
@@ -196,7 +210,7 @@ export class Delivery<M extends ConsumedMessage> {
 
   /** The offset that may be committed for a partition: below every message held or not yet handled. */
   safeOffset(topic: string, partition: number): number | undefined {
-    return this.dispatch.safeOffset(topic, partition);
+    return this.dispatch.ledger.safeOffset(topic, partition);
   }
 
   /**
@@ -221,13 +235,13 @@ export class Delivery<M extends ConsumedMessage> {
     let commitError: unknown;
     this.hooks.halting?.();
     if (running) {
-      await this.dispatch.finish(timeoutMs, () => this.failure !== undefined);
+      await this.dispatch.drain(timeoutMs, () => this.failure !== undefined);
       // What is still queued stays unhandled: the commit below stays under it.
       this.dispatch.halt();
       this.generation++;
       this.clearTimers();
       this.commits.reset();
-      await this.commits.settled();
+      await this.commits.idle();
       // With the partitions revoked whose calls were still waited for: they are still this consumer's.
       const offsets = this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], false);
       if (offsets.length > 0) await this.commits.commit(offsets, 'final').catch((err) => { commitError = err; });

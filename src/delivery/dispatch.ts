@@ -1,20 +1,18 @@
-// The engine's (delivery.ts) handler scheduler and offset ledger, between the Resequencer and
-// the application's handler: the released messages, handed to the handler up to `concurrency` at
-// a time, in release order within a lane — a key (ordering 'key'), a partition ('partition'),
-// or none ('none') — so that two calls of one lane never overlap (a failed message is retried
-// in place, nothing of its lane going first); per partition, the offsets released but not
-// handled yet; and from both, the offset that may be committed (below every message held or
-// not handled yet, whatever was handled above it: at least once).
+// The engine's (delivery.ts) handler scheduler, between the Resequencer and the application's
+// handler: the released messages, handed to the handler up to `concurrency` at a time, in
+// release order within a lane — a key (ordering 'key'), a partition ('partition'), or none
+// ('none') — so that two calls of one lane never overlap (a failed message is retried in place,
+// nothing of its lane going first). What is released and not handled yet it enters in its
+// ledger (ledger.ts), which says what may be committed.
 
 import { goesAsIs, type Resequencer, type Release, type ConsumedMessage } from './resequencer';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
 import { PartitionCalls } from './partition-calls';
-import { UnhandledOffsets } from './unhandled';
-import type { OrderHeader } from '../partitioner/headers';
+import { OffsetLedger } from './ledger';
 import { HandlerError } from '../core/errors';
 import { delay } from '../core/time';
 import { partitionKey, partitionsByTopic } from '../core/partition-key';
-import { type DispatchHooks, infoOf, isPromise, type Ordering, type PartitionOffset, UNMARKED } from './dispatch-types';
+import { type DispatchHooks, infoOf, isPromise, type Ordering, UNMARKED } from './dispatch-types';
 
 export type { DispatchHooks, HandledInfo, Ordering, PartitionOffset } from './dispatch-types';
 
@@ -24,21 +22,28 @@ export { partitionKey };
 /** What callNow()'s handler threw when it threw nothing. */
 const NOT_THROWN = Symbol('not thrown');
 
+/** How a Dispatcher retries, and which of its calls may overlap: set once, when it is made. */
+export interface DispatchSettings {
+  /** A failed call is made again this many times before the run fails. */
+  readonly retries: number;
+  /** Wait before each new attempt (ms). */
+  readonly retryBackoffMs: number;
+  readonly ordering: Ordering;
+}
+
 export class Dispatcher<M extends ConsumedMessage> {
-  /** Handler calls at once (at least 1). */
-  concurrency = 1;
   /** Which calls may overlap. */
-  ordering: Ordering = 'key';
-  /** Above 0: a call takes up to this many consecutive waiting messages of its lane, to hooks.handleBatch. */
-  batchLimit = 0;
-  /** Per topic-partition: offsets released but not yet handled (waiting, or in a call), and what was last committed. */
-  private readonly unhandled = new UnhandledOffsets();
-  /** The message of a call made at once (offer()) while the handler has it: unhandled, though in no set. */
-  private direct: M | undefined;
+  readonly ordering: Ordering;
+  /** Handler calls at once (at least 1): set by begin(). */
+  private concurrency = 1;
+  /** Above 0: a call takes up to this many consecutive waiting messages of its lane, to hooks.handleBatch (begin()). */
+  private batchLimit = 0;
+  private readonly retries: number;
+  private readonly retryBackoffMs: number;
+  /** The offsets released and not handled yet, and what may be committed (ledger.ts). */
+  readonly ledger: OffsetLedger<M>;
   /** Released messages waiting for a handler call, by lane. */
   private readonly queue = new TaskQueue<M>();
-  /** partitionKey()s made once per topic and partition. */
-  private readonly tpNames = new Map<string, string[]>();
   /** Handler calls under way, in all and per topic-partition. */
   private running = 0;
   private readonly runningIn = new PartitionCalls();
@@ -46,6 +51,8 @@ export class Dispatcher<M extends ConsumedMessage> {
   private readonly markedCalls = new Set<Task<M>>();
   /** Set while starting calls: a call that ends at once does not start more from inside. */
   private pumping = false;
+  /** No call starts (a barrier: close() until open()). */
+  private closed = false;
   /** Bumped by halt(): no call started before it changes anything but its partition's unhandled offsets. */
   private generation = 0;
   /** Partitions leaving (drop()) until forgotten: what is released of them is marked unhandled, never handed out. */
@@ -53,10 +60,20 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   constructor(
     readonly resequencer: Resequencer<M>,
-    private readonly retries: number,
-    private readonly retryBackoffMs: number,
+    settings: DispatchSettings,
     private readonly hooks: DispatchHooks<M>,
-  ) {}
+  ) {
+    this.retries = settings.retries;
+    this.retryBackoffMs = settings.retryBackoffMs;
+    this.ordering = settings.ordering;
+    this.ledger = new OffsetLedger((topic, partition) => resequencer.committable(topic, partition));
+  }
+
+  /** A run begins: `concurrency` calls at once; `batchLimit` above 0, each call takes up to that many messages of its lane. */
+  begin(concurrency: number, batchLimit = 0): void {
+    this.concurrency = concurrency;
+    this.batchLimit = batchLimit;
+  }
 
   /** Released messages waiting for a handler call. */
   get waiting(): number {
@@ -70,7 +87,7 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** @internal The size of each table, for bench/soak/tables.js (lanes with a task, and UnhandledOffsets.sizes()). */
   tableSizes(): { lanes: number; unhandled: number; unhandledPartitions: number; lastCommitted: number } {
-    return { lanes: this.queue.laneCount, ...this.unhandled.sizes() };
+    return { lanes: this.queue.laneCount, ...this.ledger.sizes() };
   }
 
   /** The handler is working, or messages wait for it. */
@@ -83,14 +100,31 @@ export class Dispatcher<M extends ConsumedMessage> {
    * failed run), or `timeoutMs` has passed: a consumer's stop() lets the handler finish what
    * was released before it commits.
    */
-  async finish(timeoutMs: number, gaveUp: () => boolean): Promise<void> {
+  async drain(timeoutMs: number, gaveUp: () => boolean): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.busy && !gaveUp() && Date.now() < deadline) await delay(5);
   }
 
+  /** No call starts until open(); the calls under way go on (callsEnded() waits for them). */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Calls start again. */
+  open(): void {
+    this.closed = false;
+    this.pump();
+  }
+
+  /** Resolves once no handler call is under way, or after `timeoutMs`. */
+  async callsEnded(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.running > 0 && Date.now() < deadline) await delay(5);
+  }
+
   /** Resolves once no handler call of `partitions` is under way, or after `timeoutMs`. */
-  async settled(partitions: Iterable<{ topic: string; partition: number }>, timeoutMs: number): Promise<void> {
-    const tps = [...partitions].map(({ topic, partition }) => this.tpName(topic, partition));
+  async callsOver(partitions: Iterable<{ topic: string; partition: number }>, timeoutMs: number): Promise<void> {
+    const tps = [...partitions].map(({ topic, partition }) => this.ledger.tpName(topic, partition));
     if (this.runningIn.busy(tps)) await this.runningIn.idle(tps, timeoutMs);
   }
 
@@ -106,15 +140,15 @@ export class Dispatcher<M extends ConsumedMessage> {
     let left: LeftOut | undefined;
     for (let r of released) {
       const m = r.message;
-      const tp = this.tpName(m.topic, m.partition);
-      const pending = this.unhandled.add(tp, m.offset, r.order);
+      const tp = this.ledger.tpName(m.topic, m.partition);
+      const unhandled = this.ledger.add(tp, m.offset, r.order);
       if (this.leaving.size > 0 && this.leaving.has(tp)) {
         this.unreleased(r);
         if (this.ordering === 'key' && hasKey(m)) (left ??= new LeftOut()).leave(keyLane(m), r);
         continue;
       }
       if (left !== undefined && hasKey(m) && left.open) r = left.kept(keyLane(m), r);
-      this.queue.add(r, tp, pending, laned, byPartition);
+      this.queue.add(r, tp, unhandled, laned, byPartition);
     }
     this.pump();
   }
@@ -126,7 +160,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   offer(message: M): void {
     const released = this.resequencer.read(message);
     if (released !== null) this.accept(released);
-    else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
+    else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && !this.closed && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
     else this.accept([goesAsIs(message)]);
   }
 
@@ -135,7 +169,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     const generation = this.generation;
     this.running++;
     this.pumping = true; // what the handler's own code might release waits for this call
-    this.direct = message;
+    this.ledger.direct = message;
     let result: unknown;
     let cause: unknown = NOT_THROWN;
     try {
@@ -143,17 +177,17 @@ export class Dispatcher<M extends ConsumedMessage> {
     } catch (err) {
       cause = err;
     }
-    this.direct = undefined;
+    this.ledger.direct = undefined;
     this.pumping = false;
     if (cause === NOT_THROWN && !isPromise(result)) {
       this.running--;
       this.hooks.progress();
     } else {
-      const tp = this.tpName(message.topic, message.partition);
-      const task = this.queue.started(goesAsIs(message), tp, this.unhandled.add(tp, message.offset, null), this.laned, this.ordering === 'partition');
+      const tp = this.ledger.tpName(message.topic, message.partition);
+      const task = this.queue.started(goesAsIs(message), tp, this.ledger.add(tp, message.offset, null), this.laned, this.ordering === 'partition');
       this.runningIn.begin(tp);
       if (cause !== NOT_THROWN) this.failed(task, 1, generation, cause);
-      else this.settle(task, 1, generation, result as Promise<void>);
+      else this.follow(task, 1, generation, result as Promise<void>);
     }
     if (this.queue.waiting > 0) this.pump();
   }
@@ -163,16 +197,9 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.queue.laned);
   }
 
-  /** partitionKey(topic, partition), made once. */
-  private tpName(topic: string, partition: number): string {
-    let names = this.tpNames.get(topic);
-    if (names === undefined) this.tpNames.set(topic, (names = []));
-    return names[partition] ??= partitionKey(topic, partition);
-  }
-
   /** Starts handler calls while fewer than `concurrency` are under way and a task may start. */
   private pump(): void {
-    if (this.pumping) return;
+    if (this.pumping || this.closed) return;
     this.pumping = true;
     try {
       while (this.running < this.concurrency) {
@@ -214,12 +241,12 @@ export class Dispatcher<M extends ConsumedMessage> {
       this.failed(task, attempts, generation, cause);
       return;
     }
-    if (isPromise(result)) this.settle(task, attempts, generation, result);
+    if (isPromise(result)) this.follow(task, attempts, generation, result);
     else this.done(task, generation, true);
   }
 
   /** A call's promise: the call ends with it. */
-  private settle(task: Task<M>, attempts: number, generation: number, result: Promise<void>): void {
+  private follow(task: Task<M>, attempts: number, generation: number, result: Promise<void>): void {
     result.then(() => this.done(task, generation, true), (cause) => this.failed(task, attempts, generation, cause));
   }
 
@@ -295,46 +322,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** A task's message is handled: it leaves the unhandled ones (unless its partition was forgotten since). */
   private handled(task: Task<M>): void {
     const marked = task.release.order !== null;
-    if (this.unhandled.remove(task.tp, task.pending, task.release.message.offset, marked) && marked) this.hooks.handledMarked?.();
-  }
-
-  /** A partition's offsets released and not handled yet, and the order headers of the marked ones among them. */
-  unhandledOf(topic: string, partition: number): [Iterable<number>, Iterable<OrderHeader>] {
-    const [offsets, marked] = this.unhandled.of(this.tpName(topic, partition));
-    const d = this.direct;
-    return d !== undefined && d.topic === topic && d.partition === partition ? [[...offsets, d.offset], marked] : [offsets, marked];
-  }
-
-  /** The offset that may be committed for a partition: below every message held or not yet handled. */
-  safeOffset(topic: string, partition: number): number | undefined {
-    const offset = this.unhandled.lowest(this.tpName(topic, partition), this.resequencer.committable(topic, partition));
-    const d = this.direct;
-    return d !== undefined && d.topic === topic && d.partition === partition && (offset === undefined || d.offset < offset) ? d.offset : offset;
-  }
-
-  /**
-   * The offsets to commit for `partitions` (their safe offsets; with `onlyMoved`, those that
-   * moved since the last commit), remembered as committed.
-   */
-  toCommit(partitions: Iterable<{ topic: string; partition: number }>, onlyMoved: boolean,
-    recordOf?: (topic: string, partition: number, offset: number) => string | undefined): PartitionOffset[] {
-    const offsets: PartitionOffset[] = [];
-    for (const { topic, partition } of partitions) {
-      const offset = this.safeOffset(topic, partition);
-      const tp = this.tpName(topic, partition);
-      if (offset === undefined) continue;
-      // With handled records, a commit also goes when only the record changed (other members wait for it).
-      const metadata = recordOf?.(topic, partition, offset);
-      if (onlyMoved && this.unhandled.committedAs(tp, offset, metadata)) continue;
-      offsets.push(metadata === undefined ? { topic, partition, offset } : { topic, partition, offset, metadata });
-      this.unhandled.committing(tp, offset, metadata);
-    }
-    return offsets;
-  }
-
-  /** A commit of `offsets` failed: they are committed again next time. */
-  notCommitted(offsets: readonly PartitionOffset[]): void {
-    for (const { topic, partition, offset } of offsets) this.unhandled.notCommitted(this.tpName(topic, partition), offset);
+    if (this.ledger.remove(task.tp, task.unhandled, task.release.message.offset, marked) && marked) this.hooks.handledMarked?.();
   }
 
   /**
@@ -359,11 +347,11 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /**
    * Drops what waits of partitions that leave (their next owner reads it again from the
-   * committed offset); a call of theirs under way goes on (see settled()).
+   * committed offset); a call of theirs under way goes on (see callsOver()).
    */
   drop(partitions: Iterable<{ topic: string; partition: number }>): void {
     const gone = new Set<string>();
-    for (const { topic, partition } of partitions) gone.add(this.tpName(topic, partition));
+    for (const { topic, partition } of partitions) gone.add(this.ledger.tpName(topic, partition));
     if (gone.size === 0) return;
     for (const tp of gone) this.leaving.add(tp);
     const byKey = this.ordering === 'key';
@@ -384,7 +372,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   private holdAgain(tasks: Task<M>[]): void {
     tasks.sort((a, b) => a.seq - b.seq);
     for (const task of tasks) {
-      this.unhandled.remove(task.tp, task.pending, task.release.message.offset, true);
+      this.ledger.remove(task.tp, task.unhandled, task.release.message.offset, true);
       this.unreleased(task.release);
     }
     // Each one's predecessor, released here and neither left nor taken back, is released still.
@@ -403,8 +391,8 @@ export class Dispatcher<M extends ConsumedMessage> {
     const list = [...partitions];
     this.drop(list);
     for (const { topic, partition } of list) {
-      const tp = this.tpName(topic, partition);
-      this.unhandled.forget(tp);
+      const tp = this.ledger.tpName(topic, partition);
+      this.ledger.forget(tp);
       this.leaving.delete(tp);
       this.resequencer.forget(topic, partition);
     }
@@ -442,7 +430,7 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** Forgets every offset (after a stop: the next run starts from the committed offsets). */
   clear(): void {
-    this.unhandled.clear();
+    this.ledger.clear();
     this.leaving.clear();
   }
 }

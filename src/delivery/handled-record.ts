@@ -6,13 +6,13 @@
 //
 // Text, since Kafka's metadata is a string: `kdp1:` and the base64 of
 //   varint   end - offset            offsets in [offset, end) were read; above end, nothing is known
-//   byte     0: deltas | 1: bitmap   how the pending offsets are written (the smaller of the two)
-//   ...      pending offsets in (offset, end): varint count, then varint gaps; or a bitmap of (offset, end)
+//   byte     0: deltas | 1: bitmap   how the unhandled offsets are written (the smaller of the two)
+//   ...      unhandled offsets in (offset, end): varint count, then varint gaps; or a bitmap of (offset, end)
 //   varint   producers, then per producer 8 bytes of id and varint highest sequence read here
-//   varint   pending marked messages, then per message, ordered by producer index and sequence:
+//   varint   unhandled marked messages, then per message, ordered by producer index and sequence:
 //            varint producer index step from the message before (the first: the index), and varint
 //            sequence (the first of a producer) or step from the one before, less 1 (the others)
-// `offset` itself (the committed offset) is pending whenever end > offset: that is why it is committed.
+// `offset` itself (the committed offset) is unhandled whenever end > offset: that is why it is committed.
 
 import { Buffer } from 'node:buffer';
 
@@ -20,10 +20,10 @@ import { Buffer } from 'node:buffer';
 export interface HandledRecord {
   /** The committed offset: every message below it is handled. */
   readonly offset: number;
-  /** Offsets in [offset, end) that are not pending are handled (or hold no message); nothing is known from end on. */
+  /** Offsets in [offset, end) not in `unhandled` are handled (or hold no message); nothing is known from end on. */
   readonly end: number;
   /** Offsets in [offset, end) not handled yet, ascending (offset itself first when end > offset). */
-  readonly pending: readonly number[];
+  readonly unhandled: readonly number[];
   /** Per producer whose marked messages were read here: its id (16 hex digits) and the highest sequence read. */
   readonly producers: ReadonlyArray<{ readonly id: string; readonly read: number }>;
   /** Marked messages read here and not handled yet: their producer's index in `producers` and their sequence (each once). */
@@ -97,26 +97,26 @@ class Reader {
   }
 }
 
-/** The pending offsets above `offset` as gaps (each from the one before, the first from `offset`). */
-function deltas(offset: number, pending: readonly number[]): Buffer {
+/** The unhandled offsets above `offset` as gaps (each from the one before, the first from `offset`). */
+function deltas(offset: number, unhandled: readonly number[]): Buffer {
   const w = new Writer();
   w.byte(DELTAS);
-  const above = pending[0] === offset ? 1 : 0;
-  w.varint(pending.length - above);
+  const above = unhandled[0] === offset ? 1 : 0;
+  w.varint(unhandled.length - above);
   let last = offset;
-  for (let i = above; i < pending.length; i++) {
-    w.varint(pending[i] - last - 1);
-    last = pending[i];
+  for (let i = above; i < unhandled.length; i++) {
+    w.varint(unhandled[i] - last - 1);
+    last = unhandled[i];
   }
   return w.buffer();
 }
 
-/** The pending offsets of (offset, end) as a bitmap, one bit per offset. */
-function bitmap(offset: number, end: number, pending: readonly number[]): Buffer {
+/** The unhandled offsets of (offset, end) as a bitmap, one bit per offset. */
+function bitmap(offset: number, end: number, unhandled: readonly number[]): Buffer {
   const bits = Math.max(0, end - offset - 1);
   const out = Buffer.alloc(1 + Math.ceil(bits / 8));
   out[0] = BITMAP;
-  for (const p of pending) {
+  for (const p of unhandled) {
     if (p === offset) continue;
     const i = p - offset - 1;
     out[1 + (i >> 3)] |= 1 << (i & 7);
@@ -124,15 +124,15 @@ function bitmap(offset: number, end: number, pending: readonly number[]): Buffer
   return out;
 }
 
-/** A record as text: the smaller of its two encodings of the pending offsets. */
+/** A record as text: the smaller of its two encodings of the unhandled offsets. */
 export function encodeRecord(record: HandledRecord): string {
   const w = new Writer();
   w.varint(record.end - record.offset);
-  const d = deltas(record.offset, record.pending);
-  // A bitmap costs one bit per offset read: worth it only for many pending offsets close together.
+  const d = deltas(record.offset, record.unhandled);
+  // A bitmap costs one bit per offset read: worth it only for many unhandled offsets close together.
   const span = record.end - record.offset;
-  const pending = span <= d.length * 8 ? bitmap(record.offset, record.end, record.pending) : d;
-  w.raw(pending.length < d.length ? pending : d);
+  const encoded = span <= d.length * 8 ? bitmap(record.offset, record.end, record.unhandled) : d;
+  w.raw(encoded.length < d.length ? encoded : d);
   w.varint(record.producers.length);
   for (const p of record.producers) {
     w.raw(Buffer.from(p.id, 'hex'));
@@ -155,9 +155,9 @@ export function encodeRecord(record: HandledRecord): string {
 /**
  * A record as text within `maxChars`: whole when it fits; else shortened to what fits and is
  * still true — no producers (so no answer by sequence: what waits for one waits for a record
- * that fits), and the offsets from the committed one up to the first pending offset left out
+ * that fits), and the offsets from the committed one up to the first unhandled offset left out
  * (nothing is known from there on). `shortened` says which. A record too large is not encoded
- * whole (its least size says so), and the most pending offsets kept that fit are found by their
+ * whole (its least size says so), and the most unhandled offsets kept that fit are found by their
  * sizes, then encoded once: a consumer holding thousands of messages commits every few ms.
  */
 export function fitRecord(record: HandledRecord, maxChars: number): { text: string; shortened: boolean } {
@@ -165,18 +165,18 @@ export function fitRecord(record: HandledRecord, maxChars: number): { text: stri
     const whole = encodeRecord(record);
     if (whole.length <= maxChars) return { text: whole, shortened: false };
   }
-  const { offset, pending } = record;
-  const n = pending.length;
-  const above = n > 0 && pending[0] === offset ? 1 : 0;
+  const { offset, unhandled } = record;
+  const n = unhandled.length;
+  const above = n > 0 && unhandled[0] === offset ? 1 : 0;
   let kept = 0;
-  let gaps = 0; // the varints of the gaps between the pending offsets kept, after `offset`
+  let gaps = 0; // the varints of the gaps between the unhandled offsets kept, after `offset`
   let last = offset;
   for (let k = 0; k <= n; k++) {
     if (k > 0 && k - 1 >= above) {
-      gaps += varintSize(pending[k - 1] - last - 1);
-      last = pending[k - 1];
+      gaps += varintSize(unhandled[k - 1] - last - 1);
+      last = unhandled[k - 1];
     }
-    const span = (k < n ? pending[k] : record.end) - offset;
+    const span = (k < n ? unhandled[k] : record.end) - offset;
     const deltaBytes = 1 + varintSize(k - (k > 0 ? above : 0)) + gaps;
     const bitmapBytes = 1 + Math.ceil(Math.max(0, span - 1) / 8);
     const chosen = span <= deltaBytes * 8 && bitmapBytes < deltaBytes ? bitmapBytes : deltaBytes;
@@ -184,7 +184,7 @@ export function fitRecord(record: HandledRecord, maxChars: number): { text: stri
     if (textLength(varintSize(span) + chosen + 2) <= maxChars) kept = k;
     else if (textLength(varintSize(span) + Math.min(deltaBytes, bitmapBytes) + 2) > maxChars) break; // both only grow with k
   }
-  const text = encodeRecord({ offset, end: kept < n ? pending[kept] : record.end, pending: pending.slice(0, kept), producers: [], marked: [] });
+  const text = encodeRecord({ offset, end: kept < n ? unhandled[kept] : record.end, unhandled: unhandled.slice(0, kept), producers: [], marked: [] });
   return { text, shortened: true };
 }
 
@@ -200,10 +200,10 @@ function textLength(bytes: number): number {
   return RECORD_PREFIX.length + 4 * Math.ceil(bytes / 3);
 }
 
-/** Bytes the record takes at the least: a bit per pending offset (or a byte, written as gaps), 9 bytes per producer, 2 per pending marked message. */
+/** Bytes the record takes at the least: a bit per unhandled offset (or a byte, written as gaps), 9 bytes per producer, 2 per unhandled marked message. */
 function leastBytes(record: HandledRecord): number {
   const span = record.end - record.offset;
-  return Math.min(Math.max(0, record.pending.length - 1), Math.ceil(Math.max(0, span - 1) / 8)) + 9 * record.producers.length + 2 * record.marked.length;
+  return Math.min(Math.max(0, record.unhandled.length - 1), Math.ceil(Math.max(0, span - 1) / 8)) + 9 * record.producers.length + 2 * record.marked.length;
 }
 
 /**
@@ -220,7 +220,7 @@ export function decodeRecord(metadata: unknown, offset: number): HandledRecord |
   try {
     const r = new Reader(Buffer.from(body, 'base64'));
     const end = offset + r.varint();
-    const pending: number[] = end > offset ? [offset] : [];
+    const unhandled: number[] = end > offset ? [offset] : [];
     const how = r.byte();
     if (how === DELTAS) {
       const count = r.varint();
@@ -229,19 +229,19 @@ export function decodeRecord(metadata: unknown, offset: number): HandledRecord |
       for (let i = 0; i < count; i++) {
         last += r.varint() + 1;
         if (last >= end) return null;
-        pending.push(last);
+        unhandled.push(last);
       }
     } else if (how === BITMAP) {
       const bits = Math.max(0, end - offset - 1);
       const map = r.raw(Math.ceil(bits / 8));
-      for (let i = 0; i < bits; i++) if (map[i >> 3] & (1 << (i & 7))) pending.push(offset + 1 + i);
+      for (let i = 0; i < bits; i++) if (map[i >> 3] & (1 << (i & 7))) unhandled.push(offset + 1 + i);
     } else return null;
     const producerCount = r.varint();
     if (producerCount > RECORD_MAX_PRODUCERS) return null;
     const producers: Array<{ id: string; read: number }> = [];
     for (let i = 0; i < producerCount; i++) producers.push({ id: r.raw(8).toString('hex'), read: r.varint() });
     const markedCount = r.varint();
-    if (markedCount > pending.length) return null;
+    if (markedCount > unhandled.length) return null;
     const marked: Array<{ producer: number; sequence: number }> = [];
     let producer = 0;
     let sequence = 0;
@@ -254,7 +254,7 @@ export function decodeRecord(metadata: unknown, offset: number): HandledRecord |
       marked.push({ producer, sequence });
     }
     if (!r.done) return null;
-    return { offset, end, pending, producers, marked };
+    return { offset, end, unhandled, producers, marked };
   } catch {
     return null;
   }
@@ -265,26 +265,26 @@ export function decodeRecord(metadata: unknown, offset: number): HandledRecord |
  * marked message of a given sequence (known to be on this partition) is.
  */
 export class RecordView {
-  private readonly pendingSet: Set<number>;
+  private readonly unhandledSet: Set<number>;
   private readonly reads = new Map<string, number>();
   private readonly markedSet = new Set<string>();
 
   constructor(readonly record: HandledRecord) {
-    this.pendingSet = new Set(record.pending);
+    this.unhandledSet = new Set(record.unhandled);
     for (const p of record.producers) this.reads.set(p.id, p.read);
     for (const m of record.marked) this.markedSet.add(`${record.producers[m.producer].id}:${m.sequence}`);
   }
 
-  /** Whether the message at `offset` is handled (false: pending, or not read yet). */
+  /** Whether the message at `offset` is handled (false: unhandled, or not read yet). */
   handledOffset(offset: number): boolean {
     const r = this.record;
-    return offset < r.offset || (offset < r.end && !this.pendingSet.has(offset));
+    return offset < r.offset || (offset < r.end && !this.unhandledSet.has(offset));
   }
 
   /**
    * Whether producer `id`'s marked message `sequence`, known to be on this partition, is handled:
    * a later one of that producer was read here (a producer's messages to one partition are in
-   * the order it sent them), and it is not pending. A message that was never written counts as
+   * the order it sent them), and it is not among the unhandled. A message that was never written counts as
    * handled once a later one is read: nothing will come.
    */
   handledSequence(id: string, sequence: number): boolean {

@@ -1,5 +1,5 @@
 // The messages the Resequencer (src/delivery/resequencer.ts) holds, and its indexes of them:
-// by lane (a key's held lane members on one partition, in offset order), by chain place (a
+// by line (a key's held line members on one partition, in offset order), by chain place (a
 // held marked message by its own sequence, to find what another one waits for), by what they
 // wait for (their predecessor's chain place), and oldest first, with their count and bytes for
 // the bounds (maxBufferedMessages, maxBufferedBytes). Which message goes when is the
@@ -17,8 +17,8 @@ export class HeldMessages<M extends ConsumedMessage> {
   private readonly waitingFor = new Map<string, Map<number, Held<M>[]>>();
   /** Held marked messages per chain, by their own sequence (to find what a held one waits for). */
   private readonly bySequence = new Map<string, Map<number, Held<M>>>();
-  /** Per lane (topic, partition, key): held lane members in arrival (offset) order. */
-  private readonly lanes = new Map<string, Held<M>[]>();
+  /** Per line (topic, partition, key): held line members in arrival (offset) order. */
+  private readonly lines = new Map<string, Held<M>[]>();
   /** Every held message, oldest first (entries of released ones are skipped lazily). */
   private readonly order = new Fifo<Held<M>>();
   private heldCount = 0;
@@ -34,19 +34,19 @@ export class HeldMessages<M extends ConsumedMessage> {
     return this.heldBytes;
   }
 
-  /** Whether any lane has a held member (else an unmarked message waits behind nothing). */
-  get laned(): boolean {
-    return this.lanes.size > 0;
+  /** Whether any line has a held member (else an unmarked message waits behind nothing). */
+  get lined(): boolean {
+    return this.lines.size > 0;
   }
 
-  /** The first held member of a lane, or undefined when it has none. */
-  laneHead(lane: string): Held<M> | undefined {
-    return this.lanes.get(lane)?.[0];
+  /** The first held member of a line, or undefined when it has none. */
+  lineHead(line: string): Held<M> | undefined {
+    return this.lines.get(line)?.[0];
   }
 
-  /** Whether a lane holds a member read before `offset` (one at `offset` would wait behind it). */
-  laneHasBefore(lane: string, offset: number): boolean {
-    const head = this.lanes.get(lane)?.[0];
+  /** Whether a line holds a member read before `offset` (one at `offset` would wait behind it). */
+  lineHasBefore(line: string, offset: number): boolean {
+    const head = this.lines.get(line)?.[0];
     return head !== undefined && head.message.offset < offset;
   }
 
@@ -94,9 +94,9 @@ export class HeldMessages<M extends ConsumedMessage> {
   hold(h: Held<M>, now: number): void {
     h.at = now;
     h.bytes = (h.message.size ?? h.message.value?.length ?? 0) + (h.message.key?.length ?? 0);
-    if (h.lane !== '') {
-      const queue = this.lanes.get(h.lane);
-      if (queue === undefined) this.lanes.set(h.lane, [h]);
+    if (h.line !== '') {
+      const queue = this.lines.get(h.line);
+      if (queue === undefined) this.lines.set(h.line, [h]);
       else if (queue[queue.length - 1].message.offset < h.message.offset) queue.push(h);
       else {
         // Held again (the consumer took it back from its handler queue) below members held
@@ -104,7 +104,7 @@ export class HeldMessages<M extends ConsumedMessage> {
         let i = queue.length;
         while (i > 0 && queue[i - 1].message.offset > h.message.offset) i--;
         queue.splice(i, 0, h);
-        if (i === 0) queue[1].waitsLane = true;
+        if (i === 0) queue[1].waitsLine = true;
       }
     }
     if (h.order !== null) {
@@ -120,11 +120,11 @@ export class HeldMessages<M extends ConsumedMessage> {
 
   /** Takes a held message out of every index (out of waitingFor only while it still waits: takeWaiters() took it out otherwise). */
   unhold(h: Held<M>): void {
-    if (h.lane !== '') {
-      const queue = this.lanes.get(h.lane)!;
+    if (h.line !== '') {
+      const queue = this.lines.get(h.line)!;
       const i = queue.indexOf(h);
       queue.splice(i, 1);
-      if (queue.length === 0) this.lanes.delete(h.lane);
+      if (queue.length === 0) this.lines.delete(h.line);
     }
     if (h.waitsChain) this.dropWaiter(h);
     if (h.order !== null) {
@@ -145,16 +145,16 @@ export class HeldMessages<M extends ConsumedMessage> {
 
   /**
    * @internal The size of each index, for bench/soak/tables.js (read at sampling time, never
-   * on the message path): lanes with a held member, chain places waited for, held marked
+   * on the message path): lines with a held member, chain places waited for, held marked
    * messages by chain place, and the oldest-first list's entries (released ones included
    * until they are skipped).
    */
-  sizes(): { lanes: number; waitingFor: number; bySequence: number; order: number } {
+  sizes(): { lines: number; waitingFor: number; bySequence: number; order: number } {
     const places = (index: Map<string, Map<number, unknown>>): number => {
       let n = 0;
       for (const p of index.values()) n += p.size;
       return n;
     };
-    return { lanes: this.lanes.size, waitingFor: places(this.waitingFor), bySequence: places(this.bySequence), order: this.order.size };
+    return { lines: this.lines.size, waitingFor: places(this.waitingFor), bySequence: places(this.bySequence), order: this.order.size };
   }
 }

@@ -1,7 +1,7 @@
 // Where a consumed message's key and order header are read for the consumer side: the key as
-// text (one name for a string or Buffer key, for the maps of lanes and chains), a chain's name
-// and its messages' places in it, and the order header (src/partitioner/headers.ts) among its
-// headers, in any shape a client gives them.
+// text (one name for a string or Buffer key, for the maps of lanes and chains; a deserialized
+// key made one), a chain's name and its messages' places in it, and the order header
+// (src/partitioner/headers.ts) among its headers, in any shape a client gives them.
 
 import { Buffer } from 'node:buffer';
 import { decodeOrderHeader, ORDER_HEADER, type OrderHeader } from '../partitioner/headers';
@@ -16,6 +16,21 @@ export function keyText(key: Key): string {
   // A Buffer's text without a view made of it (a Uint8Array of another kind gets one).
   const bytes = key as Uint8Array;
   return `b${(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('latin1')}`;
+}
+
+/** A key as the Resequencer reads it: a Buffer or string as it is; a key a client deserialized, as text. */
+export function keyOf(key: unknown): Buffer | string | null {
+  if (key === undefined || key === null) return null;
+  if (typeof key === 'string' || Buffer.isBuffer(key)) return key;
+  if (key instanceof Uint8Array) return Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+  if (typeof key === 'object') {
+    try {
+      return JSON.stringify(key) ?? String(key);
+    } catch {
+      return String(key);
+    }
+  }
+  return String(key);
 }
 
 /**
@@ -52,4 +67,16 @@ export function orderOf(message: { readonly headers?: unknown }): OrderHeader | 
   }
   const v = (headers as Record<string, unknown>)[ORDER_HEADER];
   return v === undefined ? null : decodeOrderHeader(Array.isArray(v) ? v[0] : v);
+}
+
+const ORDER_HEADER_BYTES = Buffer.from(ORDER_HEADER);
+
+/** The order header's value among [name, value] header entries (a Buffer or string name, as @platformatic/kafka gives them), or null. */
+export function orderValueAmong(entries: ReadonlyArray<readonly [unknown, unknown]> | undefined): unknown {
+  if (entries === undefined) return null;
+  for (let i = 0; i < entries.length; i++) {
+    const name = entries[i][0];
+    if (name === ORDER_HEADER || (Buffer.isBuffer(name) && name.length === ORDER_HEADER_BYTES.length && name.equals(ORDER_HEADER_BYTES))) return entries[i][1] ?? null;
+  }
+  return null;
 }

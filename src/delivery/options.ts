@@ -1,6 +1,8 @@
 // What every consumer of the package takes for its ordered delivery (delivery.ts), documented
-// once: each consumer's options extend these with what its client adds.
+// once: each consumer's options extend these with what its client adds; and the checks of what
+// every consumer's run() takes.
 
+import { InvalidArgTypeError, InvalidOptionError } from '../core/errors';
 import type { ResequencerOptions } from './resequencer-types';
 
 export interface DeliveryOptions {
@@ -34,4 +36,18 @@ export interface DeliveryOptions {
    * those changes to one per run.
    */
   readonly groupOrder?: 'auto' | 'flag' | 'wait';
+}
+
+/** A run's topics: a non-empty array of topic names, else an InvalidArgTypeError naming `name`. */
+export function checkTopics(topics: unknown, name: string): asserts topics is string[] {
+  if (!Array.isArray(topics) || topics.length === 0 || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
+    throw new InvalidArgTypeError(name, 'a non-empty array of topic names', topics);
+  }
+}
+
+/** A run's handler calls at once: an integer from 1 to 65536, else an InvalidOptionError naming `name`. */
+export function checkConcurrency(concurrency: unknown, name: string): asserts concurrency is number {
+  if (!Number.isInteger(concurrency) || (concurrency as number) < 1 || (concurrency as number) > 65_536) {
+    throw new InvalidOptionError(name, 'an integer from 1 to 65536', concurrency);
+  }
 }

@@ -1,6 +1,6 @@
 // The Dispatcher's (src/delivery/dispatch.ts) handler calls under way per topic-partition
 // (partitionKey), and the waits for some partitions to have none: a consumer lets the calls of
-// partitions that leave end before it commits them (Dispatcher.settled()).
+// partitions that leave end before it commits them (Dispatcher.callsOver()).
 
 export class PartitionCalls {
   /**

@@ -31,7 +31,7 @@ export interface PartitionState {
   record: RecordView | null;
   /** The record committed by this partition's previous owner when it came here: what it says is handled is not handed out again. */
   inherited: RecordView | null;
-  /** Marked messages the inherited record counts pending and that were not read again yet ("id:sequence"). */
+  /** Marked messages the inherited record counts unhandled and that were not read again yet ("id:sequence"). */
   inheritedMarked: Set<string> | null;
   /** Per producer, the highest sequence of its marked messages read here (this consumer's, and the inherited record's); most recent last. */
   readonly producers: Map<string, number>;
@@ -50,15 +50,15 @@ export interface Held<M extends ConsumedMessage> {
   readonly order: OrderHeader | null;
   /** topic + producer + key; '' for an unmarked message. */
   readonly chain: string;
-  /** topic + partition + key for a lane member (unmarked, ANCHOR, RETURN); '' for a SPREAD. */
-  readonly lane: string;
+  /** topic + partition + key for a line member (unmarked, ANCHOR, RETURN); '' for a SPREAD. */
+  readonly line: string;
   readonly state: PartitionState;
   at: number;
   bytes: number;
   /** Still waiting for its chain's previous message (or for a partition to pass its offset). */
   waitsChain: boolean;
-  /** Not yet first in its lane. */
-  waitsLane: boolean;
+  /** Not yet first in its line. */
+  waitsLine: boolean;
   /** Goes out with ordered: false (its predecessor is another consumer's, offset unknown). */
   unowned: boolean;
   released: boolean;
@@ -124,24 +124,24 @@ export class PartitionStates {
 }
 
 /**
- * The handled record of a partition this consumer owns, to commit with `offset`: `pending` and
+ * The handled record of a partition this consumer owns, to commit with `offset`: `unhandled` and
  * `marked` are the Dispatcher's (released, not handled yet); held messages and what an
- * inherited record still counts pending are added.
+ * inherited record still counts unhandled are added.
  */
-export function recordOfState(state: PartitionState, offset: number, pending: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
+export function recordOfState(state: PartitionState, offset: number, unhandled: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
   const inherited = state.inherited?.record;
   const end = Math.max(offset, state.next, inherited?.end ?? -1);
   const offsets = new Set<number>();
   const orders: OrderHeader[] = [];
-  for (const o of pending) if (o >= offset) offsets.add(o);
+  for (const o of unhandled) if (o >= offset) offsets.add(o);
   for (const o of marked) orders.push(o);
   for (const h of state.held) {
     if (h.message.offset >= offset) offsets.add(h.message.offset);
     if (h.order !== null) orders.push(h.order);
   }
-  if (inherited !== undefined) for (const o of inherited.pending) if (o >= offset && o >= state.next) offsets.add(o);
+  if (inherited !== undefined) for (const o of inherited.unhandled) if (o >= offset && o >= state.next) offsets.add(o);
   if (end > offset) offsets.add(offset);
-  // The producers most recently read, with every pending marked message of theirs: a producer
+  // The producers most recently read, with every unhandled marked message of theirs: a producer
   // left out is not known there, so its messages are never counted handled by mistake.
   const ids = [...state.producers.keys()].slice(-RECORD_MAX_PRODUCERS);
   const index = new Map(ids.map((id, i) => [id, i]));
@@ -164,7 +164,7 @@ export function recordOfState(state: PartitionState, offset: number, pending: It
     }
   }
   return {
-    offset, end, pending: [...offsets].sort((a, b) => a - b),
+    offset, end, unhandled: [...offsets].sort((a, b) => a - b),
     producers: ids.map((id) => ({ id, read: state.producers.get(id)! })), marked: out,
   };
 }

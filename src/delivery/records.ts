@@ -17,7 +17,7 @@ export const RECORD_COMMIT_MS = 2;
 /**
  * ...or this many times as long as the records made since the last such commit took, when
  * longer: a consumer holding thousands of messages makes records of thousands of offsets, and
- * made every few ms they took a fifth of its time.
+ * making them every few ms would take much of its time (docs/performance.md).
  */
 const RECORD_COST_RATIO = 10;
 
@@ -89,15 +89,15 @@ export class HandledRecords<M extends ConsumedMessage> {
   }
 
   private text(topic: string, partition: number, offset: number): string {
-    const [pending, marked] = this.dispatch.unhandledOf(topic, partition);
-    const record = this.resequencer.recordOf(topic, partition, offset, pending, marked);
+    const [unhandled, marked] = this.dispatch.ledger.unhandledOf(topic, partition);
+    const record = this.resequencer.recordOf(topic, partition, offset, unhandled, marked);
     const { text, shortened } = fitRecord(record, this.maxChars);
     if (shortened) {
       this.counts.tooLarge++;
       if (!this.warnedTooLarge) {
         this.warnedTooLarge = true;
         this.warn(Object.assign(new Error(`the handled record of ${topic} [${partition}] would pass the broker's ${this.maxChars} characters ` +
-          `(${record.pending.length} offsets pending above ${offset}): committed shortened to what fits (a restart may hand out again ` +
+          `(${record.unhandled.length} offsets unhandled above ${offset}): committed shortened to what fits (a restart may hand out again ` +
           'some of what was handled above the offset, and what other members hold for a predecessor of unknown offset on it waits ' +
           'for a record that fits); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
       }

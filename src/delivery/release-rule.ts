@@ -14,7 +14,7 @@ export abstract class ReleaseRule<M extends ConsumedMessage> {
   readonly options: Required<ResequencerOptions>;
   /** What is remembered of each chain's released messages. */
   protected readonly chains: ReleasedChains;
-  /** The held messages, by lane, chain place and what they wait for, and oldest first. */
+  /** The held messages, by line, chain place and what they wait for, and oldest first. */
   protected readonly holding = new HeldMessages<M>();
   protected readonly topics = new PartitionStates();
   /** The group's members wait for each other's handled records (useRecords()). */
@@ -86,12 +86,12 @@ export abstract class ReleaseRule<M extends ConsumedMessage> {
     for (const h of ready) this.unwait(h, out);
   }
 
-  /** h's predecessor is done: it goes if it is also first in its lane. */
+  /** h's predecessor is done: it goes if it is also first in its line. */
   protected unwait(h: Held<M>, out: Release<M>[]): void {
     if (h.released || !h.waitsChain) return;
     h.waitsChain = false;
     this.holding.dropWaiter(h);
-    if (!h.waitsLane) this.release(h, true, undefined, out);
+    if (!h.waitsLine) this.release(h, true, undefined, out);
   }
 
   protected enforceBounds(out: Release<M>[]): void {
@@ -103,15 +103,15 @@ export abstract class ReleaseRule<M extends ConsumedMessage> {
   }
 
   /**
-   * What must go first for `h` to go in order: the head of its lane, or the held message it
+   * What must go first for `h` to go in order: the head of its line, or the held message it
    * waits for, and so on back to one that waits for nothing held here. Releasing that one
    * (out of order) releases the rest behind it in order, instead of h overtaking held
    * predecessors.
    */
   protected root(h: Held<M>): Held<M> {
     for (let steps = 0; steps <= this.holding.count; steps++) {
-      if (h.waitsLane) {
-        h = this.holding.laneHead(h.lane)!;
+      if (h.waitsLine) {
+        h = this.holding.lineHead(h.line)!;
         continue;
       }
       const before = h.waitsChain ? this.holding.find(h.chain, h.order!.previous) : undefined;
@@ -142,15 +142,15 @@ export abstract class ReleaseRule<M extends ConsumedMessage> {
         if (successors !== undefined) {
           for (const s of successors) {
             s.waitsChain = false;
-            if (!s.waitsLane) work.push(s);
+            if (!s.waitsLine) work.push(s);
           }
         }
       }
-      // The lane's next member is first now; it goes if it waits for nothing else.
-      if (h.lane !== '') {
-        const head = this.holding.laneHead(h.lane);
-        if (head !== undefined && head.waitsLane) {
-          head.waitsLane = false;
+      // The line's next member is first now; it goes if it waits for nothing else.
+      if (h.line !== '') {
+        const head = this.holding.lineHead(h.line);
+        if (head !== undefined && head.waitsLine) {
+          head.waitsLine = false;
           if (!head.waitsChain) work.push(head);
         }
       }

@@ -3,15 +3,15 @@
 // lets every other message through at once. It reads the order header of src/partitioner/headers.ts; the
 // rule and its proof are in docs/ordering.md. In short, per key:
 //
-// - a *lane* is a key's held messages on one partition that are unmarked, ANCHORs or RETURNs
-//   (the messages a producer puts on the key's normal partition). A lane member waits behind
-//   the lane members held before it: the cold messages after a RETURN stay behind it, and an
+// - a *line* is a key's held messages on one partition that are unmarked, ANCHORs or RETURNs
+//   (the messages a producer puts on the key's normal partition). A line member waits behind
+//   the line members held before it: the cold messages after a RETURN stay behind it, and an
 //   ANCHOR behind its producer's earlier cold messages (which cannot be told apart from other
 //   producers' messages, so all of them wait);
 // - a SPREAD or RETURN also waits for the message its `previous` names (same producer, same
-//   key): its *chain*. SPREAD messages are never lane members: they are ordered by their
+//   key): its *chain*. SPREAD messages are never line members: they are ordered by their
 //   chain alone. This is what keeps several producers spreading the same key from waiting on
-//   each other in a cycle: a lane only ever waits for lower offsets of the same partition, and
+//   each other in a cycle: a line only ever waits for lower offsets of the same partition, and
 //   a chain leads back to its ANCHOR at a lower offset of that partition.
 //
 // A consumer of a group does not read every partition. When the group's members commit
@@ -83,11 +83,11 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
    * @internal The size of each of its tables, for bench/soak/tables.js (read at sampling
    * time, never on the message path; heldOrder counts released entries not yet skipped).
    */
-  tableSizes(): Record<'held' | 'heldBytes' | 'chains' | 'lanes' | 'waitingFor' | 'heldBySequence' | 'heldOrder' | 'partitionStates', number> {
-    const { lanes, waitingFor, bySequence, order } = this.holding.sizes();
+  tableSizes(): Record<'held' | 'heldBytes' | 'chains' | 'lines' | 'waitingFor' | 'heldBySequence' | 'heldOrder' | 'partitionStates', number> {
+    const { lines, waitingFor, bySequence, order } = this.holding.sizes();
     let partitionStates = 0;
     for (const t of this.topics.values()) partitionStates += t.partitions.size;
-    return { held: this.holding.count, heldBytes: this.holding.bytes, chains: this.chains.size, lanes, waitingFor, heldBySequence: bySequence, heldOrder: order, partitionStates };
+    return { held: this.holding.count, heldBytes: this.holding.bytes, chains: this.chains.size, lines, waitingFor, heldBySequence: bySequence, heldOrder: order, partitionStates };
   }
 
   /**
@@ -120,20 +120,20 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     // Handled by this partition's previous owner, as its last commit's record says: not again.
     const inherited = state.inherited;
     if (inherited !== null && message.offset < inherited.record.end && inherited.handledOffset(message.offset)) return this.skip(state, message, order);
-    // Cold fast path: nothing is held in any lane, so an unmarked message has nothing to wait behind.
-    if (order === null && !this.holding.laned && this.pending.length === 0) return null;
+    // Cold fast path: nothing is held in any line, so an unmarked message has nothing to wait behind.
+    if (order === null && !this.holding.lined && this.releasedMeanwhile.length === 0) return null;
 
     const text = keyText(key);
     const member = order === null || order.kind === 'anchor' || order.kind === 'return';
-    const lane = member ? `${message.topic}\u0000${message.partition}\u0000${text}` : '';
+    const line = member ? `${message.topic}\u0000${message.partition}\u0000${text}` : '';
     const chain = order === null ? '' : chainName(message.topic, order.producerId, text);
     const h: Held<M> = {
-      message, order, chain, lane, state, at: 0, bytes: 0,
-      waitsChain: false, waitsLane: member && this.holding.laneHasBefore(lane, message.offset), unowned: false, released: false,
+      message, order, chain, line, state, at: 0, bytes: 0,
+      waitsChain: false, waitsLine: member && this.holding.lineHasBefore(line, message.offset), unowned: false, released: false,
     };
     if (order !== null && order.kind !== 'anchor' && order.previous !== 0 && !this.chains.follows(chain, order)) this.placeWait(h, order);
-    const out: Release<M>[] = this.pending.length > 0 ? this.pending.splice(0) : [];
-    if (!h.waitsChain && !h.waitsLane) {
+    const out: Release<M>[] = this.releasedMeanwhile.length > 0 ? this.releasedMeanwhile.splice(0) : [];
+    if (!h.waitsChain && !h.waitsLine) {
       this.release(h, !h.unowned, h.unowned ? 'unowned' : undefined, out);
     } else {
       this.holding.hold(h, this.now());
@@ -252,7 +252,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
       h.unowned = true;
       h.waitsChain = false;
       this.holding.dropWaiter(h);
-      if (!h.waitsLane) this.release(h, false, 'unowned', out);
+      if (!h.waitsLine) this.release(h, false, 'unowned', out);
     }
     return out;
   }
@@ -271,13 +271,13 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
   }
 
   /**
-   * The handled record to commit with `offset` for a partition this consumer owns: `pending`,
+   * The handled record to commit with `offset` for a partition this consumer owns: `unhandled`,
    * the offsets released and not handled yet, and `marked`, the order headers of those that
    * are marked (the Dispatcher's); held messages and what an inherited record still counts
-   * pending are added here.
+   * unhandled are added here.
    */
-  recordOf(topic: string, partition: number, offset: number, pending: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
-    return recordOfState(this.topics.partition(topic, partition), offset, pending, marked);
+  recordOf(topic: string, partition: number, offset: number, unhandled: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
+    return recordOfState(this.topics.partition(topic, partition), offset, unhandled, marked);
   }
 
   /**
@@ -386,7 +386,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
       const out: Release<M>[] = [];
       this.passed(state, offset, out);
       // Released by the first message of a partition: push() returns them ahead of it.
-      for (const r of out) this.pending.push(r);
+      for (const r of out) this.releasedMeanwhile.push(r);
     }
   }
 
@@ -396,11 +396,11 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
    */
   private skip(state: PartitionState, message: M, order: OrderHeader | null): Release<M>[] {
     this.skipped++;
-    const out: Release<M>[] = this.pending.length > 0 ? this.pending.splice(0) : [];
+    const out: Release<M>[] = this.releasedMeanwhile.length > 0 ? this.releasedMeanwhile.splice(0) : [];
     if (order === null) return out;
     const h: Held<M> = {
-      message, order, chain: chainName(message.topic, order.producerId, keyText(message.key)), lane: '', state, at: 0, bytes: 0,
-      waitsChain: false, waitsLane: false, unowned: false, released: false,
+      message, order, chain: chainName(message.topic, order.producerId, keyText(message.key)), line: '', state, at: 0, bytes: 0,
+      waitsChain: false, waitsLine: false, unowned: false, released: false,
     };
     const at = out.length;
     this.release(h, true, undefined, out);
@@ -409,5 +409,5 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
   }
 
   /** Releases found by firstSeen(), returned by the push() that found them. */
-  private readonly pending: Release<M>[] = [];
+  private readonly releasedMeanwhile: Release<M>[] = [];
 }

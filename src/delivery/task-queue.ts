@@ -17,7 +17,7 @@ export interface Task<M extends ConsumedMessage> {
   /** Its topic-partition (partitionKey). */
   readonly tp: string;
   /** Its partition's set of unhandled offsets when it was released (a later set: it was forgotten). */
-  readonly pending: Set<number>;
+  readonly unhandled: Set<number>;
   /** The calls that may not overlap with its own; undefined: none (or, with concurrency 1, a queue that keeps their order anyway). */
   lane: Lane<M> | undefined;
   /** The tasks after it in its lane handed to the same batch handler call (batch calls only). */
@@ -144,9 +144,9 @@ export class TaskQueue<M extends ConsumedMessage> {
   }
 
   /** Queues a released message: in its lane (by partition, or by key when it has one) when `laned`, else in the FIFO. */
-  add(release: Release<M>, tp: string, pending: Set<number>, laned: boolean, byPartition: boolean): void {
+  add(release: Release<M>, tp: string, unhandled: Set<number>, laned: boolean, byPartition: boolean): void {
     const lane = laned ? this.laneOf(release.message, tp, byPartition) : undefined;
-    const task: Task<M> = { release, seq: this.seq++, tp, pending, lane, group: undefined };
+    const task: Task<M> = { release, seq: this.seq++, tp, unhandled, lane, group: undefined };
     this.count++;
     if (lane === undefined) this.loose.push(task);
     else {
@@ -159,13 +159,13 @@ export class TaskQueue<M extends ConsumedMessage> {
    * A task whose call began before it was queued (the Dispatcher called the handler at once):
    * its lane, if any, is busy from now on; a task of that lane queued meanwhile waits behind it.
    */
-  started(release: Release<M>, tp: string, pending: Set<number>, laned: boolean, byPartition: boolean): Task<M> {
+  started(release: Release<M>, tp: string, unhandled: Set<number>, laned: boolean, byPartition: boolean): Task<M> {
     const lane = laned ? this.laneOf(release.message, tp, byPartition) : undefined;
     if (lane !== undefined) {
       lane.busy = true;
       if (lane.tasks.size > 0) this.readyAgain();
     }
-    return { release, seq: this.seq++, tp, pending, lane, group: undefined };
+    return { release, seq: this.seq++, tp, unhandled, lane, group: undefined };
   }
 
   /** A message's lane (made when it has none): its partition's, its key's, or none (no key). */
@@ -266,8 +266,8 @@ export class TaskQueue<M extends ConsumedMessage> {
    * The tasks of partitions `gone` leave the queue (returned). By key (`byKey`), the first task
    * kept behind a dropped one of its key (its predecessor, now another member's), and a dropped
    * one's successor in its chain, are flagged 'unowned' (LeftOut): never held waiting for that
-   * member. (Waiting for the group's committed offset to pass it
-   * let two members wait for each other's commits: minutes, on a real cluster.) What follows
+   * member: waiting for the group's committed offset to pass it could let two members wait for
+   * each other's commits. What follows
    * it is in order after it. Given `takenBack`, by key, the tasks kept behind a dropped one of
    * their lane go there instead, in release order, unflagged: their consumer holds them again
    * until what left before them is handled (the group's handled records say when).

@@ -1,8 +1,5 @@
-// The port (src/delivery/port.ts) of a consumer of the KafkaJS API, as KafkaJsDynamicConsumer
-// (consumer.ts) drives it: what both clients do alike (commits with their records, errors told
-// by Kafka's code) here, what differs in one host per client — Confluent's KafkaJS consumer
-// (host-confluent.ts) and KafkaJS 2.x's own (host-kafkajs.ts): how it connects, subscribes,
-// runs eachBatch, reports the group's changes, commits, reads committed offsets and stops.
+// The port (src/delivery/port.ts) of a KafkaJS-API consumer, as KafkaJsDynamicConsumer (consumer.ts) drives it: what both clients do
+// alike here, what differs in one host per client, Confluent's (host-confluent.ts) and KafkaJS 2.x's (host-kafkajs.ts).
 
 import { toKafkaError } from '../core/errors';
 import { commitRefusal } from '../delivery/commits';

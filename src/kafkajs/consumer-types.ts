@@ -1,7 +1,5 @@
-// The shapes wrapKafkaJsConsumer (consumer.ts) takes and gives: its options, the KafkaJS API's
-// messages, payloads and run config as the application meets them, and what it uses of the two
-// consumers it wraps — Confluent's KafkaJS consumer (and that consumer's internal client), and
-// KafkaJS 2.x's consumer (with a KafkaJS admin client).
+// The shapes wrapKafkaJsConsumer (consumer.ts) takes and gives, and what it uses of the consumers it wraps: Confluent's KafkaJS
+// consumer (and its internal client) and KafkaJS 2.x's (with a KafkaJS admin client).
 
 import type { ConsumedMessage } from '../delivery/resequencer';
 import type { DeliveryOptions } from '../delivery/options';
@@ -11,10 +9,8 @@ import type { KafkaJsConsumerAdmin } from '../core/options';
 /** The engine's options (src/delivery/options.ts; concurrency is run()'s partitionsConsumedConcurrently), and the admin client KafkaJS 2.x's consumer needs. */
 export interface KafkaJsConsumerOptions extends DeliveryOptions {
   /**
-   * KafkaJS 2.x's consumer only (required there; refused with Confluent's): a KafkaJS admin
-   * client of the same cluster (`kafka.admin()`), with which the group's committed offsets and
-   * handled records are read (that consumer has no committed()). connect() connects it; the
-   * application disconnects it.
+   * KafkaJS 2.x's consumer only (required there, refused with Confluent's): an admin client of the same cluster (`kafka.admin()`) that
+   * reads the group's committed offsets and records, that consumer having no committed(). connect() connects it; the application disconnects it.
    */
   readonly admin?: KafkaJsAdminClient;
 }

@@ -1,25 +1,12 @@
-// Order restoration for consumers of the KafkaJS API: Confluent's KafkaJS-compatible client
-// (@confluentinc/kafka-javascript 1.x) and KafkaJS 2.x's own: the ordered-delivery engine
-// (src/delivery/delivery.ts) over that consumer's own run(). What differs between the two
-// clients is their host (consumer-host.ts); what is this adapter's own is eachBatch.
-//
-// The consumer commits nothing by itself: it would commit, as eachBatch returns, past messages
-// the Resequencer still holds. resolveOffset() cannot stand in for the engine's commits either:
-// a partition's safe offset moves when a message of another partition arrives, outside that
-// partition's batch. So the consumer runs eachBatch with eachBatchAutoResolve false, each batch
-// resolved whole as it is taken, and the engine commits with commitOffsets(), each offset with
-// its handled record. A partition coming here hands out nothing before its previous owner's
-// record is read: its first batch waits for that read.
-//
-// Stopping: Confluent's stop() is not implemented (it throws) and it connects once: stop() here
-// disconnects it. KafkaJS's stops and runs again: stop() ends the run, disconnect() closes it.
+// Order restoration for consumers of the KafkaJS API, Confluent's (@confluentinc/kafka-javascript) and KafkaJS 2.x's: the
+// ordered-delivery engine (src/delivery/delivery.ts) over the consumer's run(), what differs between them in a host (consumer-host.ts).
+// The client commits nothing itself (it would commit past messages the Resequencer holds), and resolveOffset() cannot follow the
+// engine's safe offsets (a partition's moves when another's message arrives): the engine commits with commitOffsets(), with the records.
 
-import { EventEmitter } from 'node:events';
-import type { Resequencer, ConsumedMessage } from '../delivery/resequencer';
-import { type PartitionOffset, partitionKey } from '../delivery/dispatch';
-import { Delivery } from '../delivery/delivery';
-import type { RejoinCounts } from '../delivery/assignment';
-import type { RecordCounts } from '../delivery/records';
+import type { ConsumedMessage } from '../delivery/resequencer';
+import { partitionKey } from '../delivery/dispatch';
+import { OrderedConsumer } from '../delivery/ordered-consumer';
+import { checkConcurrency } from '../delivery/options';
 import type {
   Consumed, KafkaJsBatchPayload, KafkaJsConsumerLike, KafkaJsConsumerOptions, KafkaJsEachMessage, KafkaJsEachMessagePayload,
   KafkaJsRunConfig, KafkaJsSubscription,
@@ -43,30 +30,16 @@ const HEARTBEAT_MS = 1000;
 
 const NO_HEARTBEAT = async (): Promise<void> => {};
 
-export declare interface KafkaJsDynamicConsumer {
-  /** One failed call of eachMessage (it gets the message again unless the retries are used up). */
-  on(event: 'handlerError', listener: (err: HandlerError, payload: KafkaJsEachMessagePayload) => void): this;
-  /** The run ended (stop(), or `error`: the retries on a message were used up); Confluent's consumer is disconnected. */
-  on(event: 'stopped', listener: (error: HandlerError | undefined) => void): this;
-  on(event: 'assigned' | 'revoked', listener: (partitions: Array<{ topic: string; partition: number }>) => void): this;
-  on(event: 'committed', listener: (offsets: PartitionOffset[]) => void): this;
-  /** A KafkaError: a commit refused on revoke (or on KafkaJS's rebalance) while the group rebalances, or a failed read of committed offsets. */
-  on(event: 'warning', listener: (err: KafkaError) => void): this;
-  /** A KafkaError: a commit that failed (made again next time), or KafkaJS's run that crashed for good (the consumer stops). */
-  on(event: 'error', listener: (err: KafkaError) => void): this;
-  on(event: string, listener: (...args: any[]) => void): this;
-}
-
-/** A KafkaJS-API consumer whose messages reach the application through a Resequencer. */
-export class KafkaJsDynamicConsumer extends EventEmitter {
+/**
+ * A KafkaJS-API consumer whose messages reach the application through the engine. stop() ends the client's run: KafkaJS's may then
+ * connect() and run() again (disconnect() closes it); Confluent's is disconnected (it connects once).
+ */
+export class KafkaJsDynamicConsumer extends OrderedConsumer<Consumed, KafkaJsEachMessagePayload, [error: HandlerError | undefined]> {
   readonly consumer: KafkaJsConsumerLike;
-  readonly resequencer: Resequencer<Consumed>;
   /** options.groupOrder as it applies ('auto' is 'wait': this consumer's commits carry the records). */
   readonly groupOrder: 'flag' | 'wait';
   private readonly options: ResolvedKafkaJsConsumerOptions;
-  /** What differs between the clients: Confluent's, or KafkaJS's. */
   private readonly host: ConsumerHost;
-  private readonly delivery: Delivery<Consumed>;
   private eachMessage: KafkaJsEachMessage | undefined;
   /** eachBatch waits on this while the queue is full (maxPending). */
   private drained: (() => void) | undefined;
@@ -93,13 +66,11 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     this.groupOrder = this.options.groupOrder === 'flag' ? 'flag' : 'wait';
     this.consumer = consumer;
     const payloadOf = (m: Consumed): KafkaJsEachMessagePayload => ({ topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT });
-    this.delivery = new Delivery<Consumed>(this.host, {
+    this.deliver(this.host, {
       ...this.options, groupOrder: this.groupOrder, afterStop: this.host.runsAgain ? 'idle' : 'stopped',
     }, {
       handle: (m, info) => this.eachMessage!(payloadOf(m), info),
       handlerError: (error, m) => this.emit('handlerError', error, payloadOf(m)),
-      emit: (event, ...args) => this.emit(event, ...args),
-      listenerCount: (event) => this.listenerCount(event),
       resume: () => this.wake(),
       halting: () => this.delivery.pressure.release(),
       ended: (failure) => {
@@ -107,29 +78,24 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
         this.emit('stopped', failure);
       },
     });
-    this.resequencer = this.delivery.resequencer;
     warnIfBothLoaded();
   }
 
   /**
-   * Connects the consumer (unless it is connected already; KafkaJS's: and the `admin` client).
-   * Confluent's consumer configured to commit by itself (kafkaJS.autoCommit, or
-   * enable.auto.commit, not false) is disconnected again and refused with an
-   * InvalidOptionError: it would commit past messages still held.
+   * Connects the consumer (unless connected; KafkaJS's: and the `admin` client). Confluent's configured to commit by itself
+   * (kafkaJS.autoCommit or enable.auto.commit not false) is disconnected and refused with an InvalidOptionError.
    */
   connect(): Promise<void> {
     const assignment = this.delivery.assignment;
     return this.delivery.connect(async () => {
       try {
         await this.host.connect({
-          assigned: (partitions) => assignment.assigned(partitions),
-          revoked: (partitions) => assignment.revoked(partitions),
-          rebalancing: () => assignment.rebalancing(),
-          joined: (partitions) => assignment.joined(partitions),
+          assigned: (partitions) => assignment.assigned(partitions), revoked: (partitions) => assignment.revoked(partitions),
+          rebalancing: () => assignment.rebalancing(), joined: (partitions) => assignment.joined(partitions),
           crashed: (error) => this.delivery.crashed(toKafkaError(error, 'run crashed')),
         });
       } catch (err) {
-        if (!(err instanceof KafkaError) && !this.host.runsAgain) this.delivery.life.phase = 'stopped';
+        if (!(err instanceof KafkaError) && !this.host.runsAgain) this.delivery.life.to('stopped');
         throw err;
       }
     });
@@ -156,11 +122,9 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
   }
 
   /**
-   * Starts the consumer's run(): each message goes through the Resequencer to `eachMessage`,
-   * one at a time (up to partitionsConsumedConcurrently at once, one per key by default),
-   * spread keys in produce order. Resolves once started (as the consumer's own run()); the run
-   * ends with stop(), or when eachMessage keeps failing on a message (the 'stopped' event then
-   * carries the HandlerError). Only `eachMessage` is taken: see docs/consumer.md for why not eachBatch.
+   * Starts the consumer's run(), each message to `eachMessage` through the Resequencer (up to partitionsConsumedConcurrently at once),
+   * spread keys in produce order. Resolves once started; the run ends with stop(), or when eachMessage's retries on a message are used
+   * up ('stopped' carries the HandlerError). No eachBatch: docs/consumer.md says why.
    */
   async run(config: KafkaJsRunConfig): Promise<void> {
     if (typeof config !== 'object' || config === null) throw new InvalidArgTypeError('config', 'an object with eachMessage', config);
@@ -174,9 +138,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     }
     if (typeof config.eachMessage !== 'function') throw new InvalidArgTypeError('config.eachMessage', 'a function', config.eachMessage);
     const concurrency = config.partitionsConsumedConcurrently ?? 1;
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 65_536) {
-      throw new InvalidOptionError('config.partitionsConsumedConcurrently', 'an integer from 1 to 65536', concurrency);
-    }
+    checkConcurrency(concurrency, 'config.partitionsConsumedConcurrently');
     if (this.delivery.phase !== 'connected') throw new StateError(`run() while ${this.delivery.phase}`);
     this.eachMessage = config.eachMessage;
     this.delivery.run(concurrency);
@@ -188,14 +150,10 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     }
   }
 
-  /**
-   * The consumer's eachBatch: the messages to the engine; while the queue is full (maxPending)
-   * it waits, heartbeating (KafkaJS's: a long wait keeps the membership, and a rejection saying
-   * the group rebalances goes to the client, which joins again).
-   */
+  /** The consumer's eachBatch: the messages to the engine; while the queue is full it waits, heartbeating to keep KafkaJS's membership. */
   private async batch(payload: KafkaJsBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
-    // Resolved at once: the consumer never seeks back to read again a message the engine has.
+    // Resolved whole at once: the client's next fetch starts at the resolved offset, and the engine keeps what it took.
     if (messages.length > 0) payload.resolveOffset(messages[messages.length - 1].offset);
     // The partition just came here (or starts anew after a join): nothing of it goes before its previous owner's record is read.
     const assignment = this.delivery.assignment;
@@ -213,9 +171,7 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
       if (!assignment.admit(m)) return;
     }
     if (!this.delivery.pressure.full()) return;
-    const drained = new Promise<boolean>((resolve) => {
-      this.drained = () => resolve(true);
-    });
+    const drained = new Promise<boolean>((resolve) => { this.drained = () => resolve(true); });
     if (payload.heartbeat === undefined) {
       await drained;
       return;
@@ -237,28 +193,6 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
     drained?.();
   }
 
-  /** The offset that may be committed for a partition: below every message held or not yet handled. */
-  safeOffset(topic: string, partition: number): number | undefined {
-    return this.delivery.safeOffset(topic, partition);
-  }
-
-  /** What the consumer holds and does now (DynamicConsumer's metrics()), and what the group's rejoins did. */
-  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts; rejoins: RejoinCounts } {
-    const m = this.delivery.metrics();
-    return { ...m, records: m.records! };
-  }
-
-  /**
-   * Ends the run: nothing more is handed out once eachMessage has finished what was released
-   * (for up to `timeoutMs`; what is left then is read again on the next start), the safe
-   * offsets are committed, and the client's run ends: KafkaJS's consumer is stopped (connect()
-   * and run() may follow; disconnect() closes it), Confluent's is disconnected (it has no
-   * stop(), and connects once: a new run needs a new consumer). Rejects with a KafkaError when
-   * that final commit fails (after the run ended). Nothing to do on a consumer never connected.
-   */
-  stop(timeoutMs = 30_000): Promise<void> {
-    return this.delivery.stop(timeoutMs);
-  }
 
   /** stop(), and KafkaJS's consumer disconnected (Confluent's is, by stop()). */
   async disconnect(timeoutMs?: number): Promise<void> {
@@ -268,11 +202,9 @@ export class KafkaJsDynamicConsumer extends EventEmitter {
 }
 
 /**
- * Wraps a consumer of the KafkaJS API — Confluent's (`new KafkaJS.Kafka(config).consumer({
- * kafkaJS: { groupId, autoCommit: false, ... } })`) or KafkaJS 2.x's (`new Kafka(config).consumer({
- * groupId })`, with `options.admin`, a KafkaJS admin client) — so that its messages reach
- * `eachMessage` in restored order, with the offsets committed only below what was handled; use
- * the wrapper's connect / subscribe / run / stop (or disconnect) instead of the consumer's.
+ * Wraps a consumer of the KafkaJS API, Confluent's (`new KafkaJS.Kafka(config).consumer({ kafkaJS: { groupId, autoCommit: false } })`)
+ * or KafkaJS 2.x's (`new Kafka(config).consumer({ groupId })`, with `options.admin`), so that its messages reach `eachMessage` in
+ * restored order, committed only below what was handled; use the wrapper's connect / subscribe / run / stop (or disconnect).
  */
 export function wrapKafkaJsConsumer(consumer: KafkaJsConsumerLike, options: KafkaJsConsumerOptions = {}): KafkaJsDynamicConsumer {
   return new KafkaJsDynamicConsumer(consumer, options);

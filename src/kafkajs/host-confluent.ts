@@ -1,15 +1,6 @@
-// The host (consumer-host.ts) of Confluent's KafkaJS-compatible consumer
-// (@confluentinc/kafka-javascript 1.x, `new KafkaJS.Kafka(...).consumer()`) for
-// KafkaJsDynamicConsumer.
-//
-// It must be configured with autoCommit false (else librdkafka commits, every
-// autoCommitInterval, the offsets stored as eachBatch returns: past messages the Resequencer
-// still holds), checked at connect. It takes a rebalance_cb only from the config it was built
-// with, so the assignment changes are read from its internal client's 'rebalance' events
-// (emitted before it assigns or unassigns; twice per change in 1.10, which the consumer
-// tolerates); on revoke the consumer commits synchronously with that client's commitSync(),
-// before the partitions go. Its committed() reads the group's offsets and metadata. Its stop()
-// is not implemented (it throws), and it connects once: stop() disconnects it.
+// The host (consumer-host.ts) of Confluent's KafkaJS-compatible consumer, @confluentinc/kafka-javascript's `new KafkaJS.Kafka(...).consumer()`.
+// It takes a rebalance_cb only from the config it was built with, so the changes come from its internal client's 'rebalance' events,
+// emitted before it assigns or unassigns (sometimes twice): on revoke, that client's commitSync() commits before the partitions go.
 
 import { InvalidOptionError, StateError, toKafkaError } from '../core/errors';
 import type { PartitionOffset } from '../delivery/dispatch';
@@ -82,11 +73,7 @@ export class ConfluentHost extends ConsumerHost {
     client.commitSync(offsets);
   }
 
-  /**
-   * The API's committed(), as the records read it: the offset a number (the API gives a string,
-   * and null for offset 0), the metadata as given (Confluent's client reads it less the NUL its
-   * writers add, src/common.cc).
-   */
+  /** The API's committed() as the records read it: offsets as numbers (it gives strings, and null for 0), metadata as it gives it. */
   async committed(partitions: TopicPartition[], timeoutMs: number): Promise<CommittedOffset[]> {
     const offsets = await this.consumer.committed(partitions, timeoutMs);
     return (offsets ?? []).map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset: offset === null ? 0 : Number(offset), metadata }));

@@ -1,23 +1,5 @@
-// The host (consumer-host.ts) of KafkaJS 2.x's consumer (`new Kafka({...}).consumer({ groupId })`,
-// tested with 2.2.4) for KafkaJsDynamicConsumer.
-//
-// What its source shows (src/consumer/{index,runner,consumerGroup}.js, offsetManager):
-//   - autoCommit is a run() option: run({ autoCommit: false, eachBatchAutoResolve: false,
-//     eachBatch }); the next fetch of a partition starts from its resolved offset, so the
-//     consumer resolves each batch whole as it takes it;
-//   - commitOffsets([{ topic, partition, offset, metadata }]) writes the metadata (the handled
-//     records); it does nothing once the run is stopped, so the last commit goes before stop();
-//   - the consumer has no committed(): the group's committed offsets and metadata are read with
-//     an admin client (admin.fetchOffsets({ groupId, topics })), the `admin` option; the group id
-//     comes with each GROUP_JOIN event; a connected admin client knows only its seed broker
-//     until it reads the cluster's metadata (its first fetchOffsets() would wait for a retry),
-//     so connect() reads that metadata at once;
-//   - no revoke callback: when the runner meets a rebalance it emits REBALANCING, then joins
-//     again (eager: every partition goes back to the group), and GROUP_JOIN carries the new
-//     assignment ({ topic: [partitions] }); every partition, kept or not, is then fetched from
-//     its committed offset (the offset manager is made anew at each join);
-//   - a crash is retried by restarting the run (CRASH with restart true) unless it cannot be.
-// Its stop() ends the run and leaves it connected: it can run again.
+// The host (consumer-host.ts) of KafkaJS 2.x's consumer (`new Kafka({...}).consumer({ groupId })`) for KafkaJsDynamicConsumer.
+// Its runner (src/consumer/runner.js) has no revoke callback: it emits REBALANCING, rejoins (eager), and GROUP_JOIN carries the assignment.
 
 import { StateError, toKafkaError } from '../core/errors';
 import { within } from '../core/time';
@@ -52,10 +34,7 @@ export class KafkaJsHost extends ConsumerHost {
   /** The admin client was connected here. */
   private adminConnected = false;
 
-  constructor(
-    private readonly consumer: KafkaJs2ConsumerLike,
-    private readonly admin: KafkaJsAdminClient,
-  ) {
+  constructor(private readonly consumer: KafkaJs2ConsumerLike, private readonly admin: KafkaJsAdminClient) {
     super();
   }
 
@@ -79,8 +58,7 @@ export class KafkaJsHost extends ConsumerHost {
         if (typeof payload?.groupId === 'string') this.groupId = payload.groupId;
         events.joined(partitionsOf(payload?.memberAssignment));
       }),
-      // A crash KafkaJS restarts from (it disconnects, then runs and joins again) is met as a
-      // rebalance: nothing handed out until the join; one it does not restart from ends the run.
+      // A crash it restarts from (it disconnects, runs and joins again) is met as a rebalance; one it does not restart from ends the run.
       this.consumer.on(CRASH, (event: { payload?: { error?: unknown; restart?: unknown } }) => {
         if (event?.payload?.restart === false) events.crashed(event.payload.error);
         else events.rebalancing();
@@ -88,13 +66,7 @@ export class KafkaJsHost extends ConsumerHost {
     ];
   }
 
-  /**
-   * The admin client's cluster metadata read now: a KafkaJS admin client connects to its seed
-   * broker only, and its first fetchOffsets() then finds no broker to ask for the group's
-   * coordinator, reads the metadata and tries again after its retrier's first backoff (about
-   * 300 ms), which every partition's first batch would wait for after the join. Best effort:
-   * fetchOffsets() reads the metadata itself when this fails.
-   */
+  /** Reads the admin's cluster metadata now: knowing only its seed broker, its first fetchOffsets() (every first batch's) would wait a retry. */
   private async warmAdmin(): Promise<void> {
     const describeCluster = (this.admin as { describeCluster?: unknown }).describeCluster;
     if (typeof describeCluster !== 'function') return;
@@ -112,9 +84,8 @@ export class KafkaJsHost extends ConsumerHost {
   }
 
   /**
-   * commitOffsets() with the records, each followed by a NUL as the librdkafka-based clients
-   * write it (Confluent's reads a commit's metadata less its last byte): members of one group on
-   * either client, or on DynamicConsumer's native engine, read each other's records whole.
+   * commitOffsets() with the records, each followed by a NUL as the librdkafka-based clients write it (Confluent's reads metadata less
+   * its last byte): members on either client, or on DynamicConsumer's native engine, read each other's records whole.
    */
   protected async commitOffsets(offsets: PartitionOffset[]): Promise<void> {
     try {
@@ -155,6 +126,7 @@ export class KafkaJsHost extends ConsumerHost {
     this.removers = [];
   }
 
+  /** Ends the run, leaving the consumer connected; its commitOffsets() does nothing after it, so the engine's last commit goes first. */
   async stop(): Promise<void> {
     this.unlisten();
     try {

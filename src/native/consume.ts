@@ -131,7 +131,7 @@ function columns(list: readonly TopicPartition[], withOffsets: boolean): [string
 /**
  * Each partition's metadata as commit() takes it, or undefined when none has any. A string
  * goes with a NUL after it, as Confluent's client writes its own: that client reads every
- * commit's metadata less its last byte (1.10, src/common.cc), so a member of the group on it
+ * commit's metadata less its last byte (src/common.cc), so a member of the group on it
  * reads this one whole.
  */
 function metadataOf(list: readonly TopicPartition[]): Array<Uint8Array | undefined> | undefined {

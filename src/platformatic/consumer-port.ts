@@ -1,9 +1,6 @@
-// PlatformaticDynamicConsumer's port (src/delivery/port.ts) over @platformatic/kafka's Consumer:
-// commits with its commit(), offsets only (it sends every OffsetCommit with a null metadata, and
-// refuses any field but topic, partition, offset and leaderEpoch: no handled records); the
-// group's committed offsets read with listCommittedOffsets(); the run ended by closing the
-// stream. After a join its stream reads every partition again from its committed offset: the
-// partitions kept keep what they hold (rejoin 'keep'), and what is read again is dropped.
+// PlatformaticDynamicConsumer's port (src/delivery/port.ts) over @platformatic/kafka's Consumer, whose commits carry no handled records
+// (it sends a null metadata, and refuses any field but topic, partition, offset and leaderEpoch). After a join its stream reads every
+// partition again from its committed offset: the partitions kept keep what they hold (rejoin 'keep'), and what is read again is dropped.
 
 import { toKafkaError } from '../core/errors';
 import { partitionsByTopic } from '../core/partition-key';
@@ -12,10 +9,7 @@ import type { ConsumerPort, Refusal, TopicPartition } from '../delivery/port';
 import type { CommittedOffset } from '../delivery/records';
 import type { PlatformaticConsumerLike, PlatformaticStreamLike } from './consumer-types';
 
-/**
- * Whether @platformatic/kafka's error (or one of the errors it gathers) says the group is
- * rebalancing or the member must join again, or that the call may be tried again.
- */
+/** Whether @platformatic/kafka's error (or one it gathers) says the group rebalances, the member must join again, or a retry may do. */
 export function transientCommitError(err: unknown, depth = 0): boolean {
   if (err === null || typeof err !== 'object' || depth > 4) return false;
   const e = err as { needsRejoin?: unknown; rebalanceInProgress?: unknown; canRetry?: unknown; errors?: unknown };

@@ -1,7 +1,5 @@
-// The shapes wrapPlatformaticConsumer (consumer.ts) takes and gives: its options, its run()
-// config, the handler the application gives it, and what it uses of @platformatic/kafka's
-// Consumer, of the MessagesStream its consume() gives and of that stream's messages (typed here:
-// @platformatic/kafka is an ES module for Node >= 22, never imported by this package).
+// The shapes wrapPlatformaticConsumer (consumer.ts) takes and gives, and what it uses of @platformatic/kafka's Consumer, its
+// MessagesStream and their messages (typed here: @platformatic/kafka is an ES module for Node >= 22, never imported by this package).
 
 import type { ConsumedMessage } from '../delivery/resequencer';
 import type { DeliveryOptions } from '../delivery/options';
@@ -10,10 +8,8 @@ import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
 /** The engine's options (src/delivery/options.ts; concurrency is run()'s), groupOrder 'flag' only. */
 export interface PlatformaticConsumerOptions extends Omit<DeliveryOptions, 'groupOrder'> {
   /**
-   * A spread key's message whose predecessor is on a partition another member of the group
-   * owns, at an offset not known: handed out at once, flagged `reason: 'unowned'`. 'auto' (the
-   * default) is 'flag'; 'wait' is refused: @platformatic/kafka commits no metadata, so the
-   * members share no handled records to wait for (docs/consumer.md).
+   * A spread key's message whose predecessor is on another member's partition, at an offset not known: handed out at once, flagged
+   * `reason: 'unowned'` ('auto', the default, is 'flag'). 'wait' is refused: @platformatic/kafka commits no records (docs/consumer.md).
    */
   readonly groupOrder?: 'auto' | 'flag';
 }
@@ -41,10 +37,7 @@ export interface PlatformaticRunConfig {
   handler: PlatformaticMessageHandler;
   /** Handler calls under way at once (default 1), ordered by the `ordering` option. */
   concurrency?: number;
-  /**
-   * More options of the consumer's consume() (maxWaitTime, maxBytes, mode, fallbackMode, ...);
-   * `mode` defaults to 'committed'; `autocommit` may only be false (offsets are committed here).
-   */
+  /** consume()'s other options (maxWaitTime, maxBytes, mode, ...): `mode` defaults to 'committed', `autocommit` may only be false. */
   consume?: Record<string, unknown>;
 }
 

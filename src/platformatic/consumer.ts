@@ -1,23 +1,10 @@
-// Order restoration for @platformatic/kafka's Consumer (2.x, pure JavaScript, an ES module for
-// Node >= 22, never imported here: the application gives its consumer): the ordered-delivery
-// engine (src/delivery/delivery.ts) over the MessagesStream its consume() gives.
-//
-// run({ topics, handler, concurrency }) calls consume() with autocommit false and reads the
-// stream's 'data' events into the engine, the stream paused while maxPending released messages
-// wait. Its commits carry no metadata (consumer-port.ts), so groupOrder is 'flag'
-// (docs/consumer.md says what that costs). Rebalances: 'consumer:group:rebalance' when the group
-// starts one (the engine commits what is safe of every partition: under the classic protocol's
-// eager assignment every partition is revoked) and 'consumer:group:join' with the new
-// assignment (the engine's joined(): partitions leaving committed again and forgotten, those
-// coming start fresh, those kept keep what they hold).
+// Order restoration for @platformatic/kafka's Consumer (never imported here: the application gives it): the ordered-delivery engine
+// (src/delivery/delivery.ts) over the MessagesStream its consume() gives.
 
-import { EventEmitter } from 'node:events';
-import type { Resequencer } from '../delivery/resequencer';
-import type { PartitionOffset } from '../delivery/dispatch';
-import { Delivery } from '../delivery/delivery';
+import { OrderedConsumer } from '../delivery/ordered-consumer';
+import { checkConcurrency, checkTopics } from '../delivery/options';
 import type { TopicPartition } from '../delivery/port';
-import { ORDER_VALUE } from '../delivery/message-order';
-import { ORDER_HEADER } from '../partitioner/headers';
+import { keyOf, ORDER_VALUE, orderValueAmong } from '../delivery/message-order';
 import { PlatformaticPort } from './consumer-port';
 import type {
   PlatformaticConsumed, PlatformaticConsumerLike, PlatformaticConsumerOptions, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig,
@@ -34,29 +21,16 @@ const RUN_FIELDS = ['topics', 'handler', 'concurrency', 'consume'];
 /** The options it takes (those of wrapKafkaJsConsumer but admin). */
 const PLATFORMATIC_OPTIONS = ['resequencer', 'commitIntervalMs', 'maxPending', 'handlerRetries', 'retryBackoffMs', 'ordering', 'groupOrder'];
 
-export declare interface PlatformaticDynamicConsumer {
-  /** One failed call of the handler (it gets the message again unless the retries are used up). */
-  on(event: 'handlerError', listener: (err: HandlerError, message: PlatformaticConsumedMessage) => void): this;
-  /** The run ended (stop(), the handler's retries used up on a message, or the stream failed): its error, if any. */
-  on(event: 'stopped', listener: (error: HandlerError | KafkaError | undefined) => void): this;
-  on(event: 'assigned' | 'revoked', listener: (partitions: Array<{ topic: string; partition: number }>) => void): this;
-  on(event: 'committed', listener: (offsets: PartitionOffset[]) => void): this;
-  /** A KafkaError: a commit refused while the group rebalances, or a failed read of committed offsets. */
-  on(event: 'warning', listener: (err: KafkaError) => void): this;
-  /** A KafkaError: a commit that failed (made again next time). */
-  on(event: 'error', listener: (err: KafkaError) => void): this;
-  on(event: string, listener: (...args: any[]) => void): this;
-}
-
-/** @platformatic/kafka's consumer, its messages reaching the application through a Resequencer. */
-export class PlatformaticDynamicConsumer extends EventEmitter {
+/**
+ * @platformatic/kafka's consumer, its messages reaching the application through the engine. stop() closes the stream; the consumer
+ * stays open and in its group (close it with its close(), or run() again).
+ */
+export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticConsumed, PlatformaticConsumedMessage, [error: HandlerError | KafkaError | undefined]> {
   readonly consumer: PlatformaticConsumerLike;
-  readonly resequencer: Resequencer<PlatformaticConsumed>;
   /** groupOrder as it applies: 'flag' (the consumer's commits carry no handled records). */
   readonly groupOrder = 'flag' as const;
   private readonly options: ResolvedKafkaJsConsumerOptions;
   private readonly port: PlatformaticPort;
-  private readonly delivery: Delivery<PlatformaticConsumed>;
   private handler: PlatformaticMessageHandler | undefined;
   private readonly onData = (m: PlatformaticConsumedMessage) => this.read(m);
   private readonly onStreamError = (err: unknown) => this.delivery.fail(toKafkaError(err, 'stream'));
@@ -78,11 +52,9 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     }
     this.consumer = consumer;
     this.port = new PlatformaticPort(consumer);
-    this.delivery = new Delivery<PlatformaticConsumed>(this.port, { ...this.options, groupOrder: 'flag', afterStop: 'idle' }, {
+    this.deliver(this.port, { ...this.options, groupOrder: 'flag', afterStop: 'idle' }, {
       handle: (m, info) => this.handler!(m.message, info),
       handlerError: (error, m) => this.emit('handlerError', error, m.message),
-      emit: (event, ...args) => this.emit(event, ...args),
-      listenerCount: (event) => this.listenerCount(event),
       resume: () => {
         if (this.delivery.phase === 'running') this.port.stream?.resume();
       },
@@ -100,7 +72,6 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
         this.emit('stopped', failure);
       },
     });
-    this.resequencer = this.delivery.resequencer;
   }
 
   /** The consumer's MessagesStream while running. */
@@ -109,21 +80,17 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
   }
 
   /**
-   * Consumes `topics` with the consumer's consume() (autocommit false; mode 'committed' unless
-   * `consume.mode` says otherwise) and hands each message to `handler`, one at a time (up to
-   * `concurrency` at once, one per key by default), spread keys in produce order. Resolves once
-   * the stream is there; the run ends with stop(), when the handler keeps failing on a message
-   * or when the stream fails (the 'stopped' event carries the error).
+   * Consumes `topics` with the consumer's consume() (autocommit false; mode 'committed' unless `consume.mode` says otherwise) and hands
+   * each message to `handler` (up to `concurrency` at once), spread keys in produce order. Resolves once the stream is there; the run
+   * ends with stop(), when the handler's retries on a message are used up, or when the stream fails ('stopped' carries the error).
    */
   async run(config: PlatformaticRunConfig): Promise<void> {
     if (typeof config !== 'object' || config === null) throw new InvalidArgTypeError('config', 'an object with topics and handler', config);
     for (const key of Object.keys(config)) if (!RUN_FIELDS.includes(key)) throw InvalidOptionError.unknown(`config.${key}`, RUN_FIELDS);
     const { topics, handler, concurrency = 1, consume = {} } = config;
-    if (!Array.isArray(topics) || topics.length === 0 || !topics.every((t) => typeof t === 'string' && t.length > 0)) {
-      throw new InvalidArgTypeError('config.topics', 'a non-empty array of topic names', topics);
-    }
+    checkTopics(topics, 'config.topics');
     if (typeof handler !== 'function') throw new InvalidArgTypeError('config.handler', 'a function', handler);
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 65_536) throw new InvalidOptionError('config.concurrency', 'an integer from 1 to 65536', concurrency);
+    checkConcurrency(concurrency, 'config.concurrency');
     if (typeof consume !== 'object' || consume === null) throw new InvalidArgTypeError('config.consume', "an object of the consumer's consume() options", consume);
     if (consume.autocommit !== undefined && consume.autocommit !== false) {
       throw new InvalidOptionError('config.consume.autocommit', 'false (offsets are committed here, only below what was handled)', consume.autocommit);
@@ -140,8 +107,7 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     } catch (err) {
       this.unlisten();
       this.handler = undefined;
-      this.delivery.unrun();
-      this.delivery.life.phase = 'idle';
+      this.delivery.unrun('idle');
       throw toKafkaError(err, 'consume');
     }
     this.port.stream = stream;
@@ -171,27 +137,6 @@ export class PlatformaticDynamicConsumer extends EventEmitter {
     this.delivery.assignment.joined(list);
   }
 
-  /** The offset that may be committed for a partition: below every message held or not yet handled. */
-  safeOffset(topic: string, partition: number): number | undefined {
-    return this.delivery.safeOffset(topic, partition);
-  }
-
-  /** Messages held by the resequencer, waiting for the handler and in calls. */
-  metrics(): { held: number; waiting: number; inFlight: number } {
-    const { held, waiting, inFlight } = this.delivery.metrics();
-    return { held, waiting, inFlight };
-  }
-
-  /**
-   * Ends the run: nothing more is read or handed out once the handler has finished what was
-   * released (for up to `timeoutMs`; what is left then is read again on the next start), the
-   * safe offsets are committed and the stream is closed. The consumer stays open (and in its
-   * group): close it with its close(), or run() again. Rejects with a KafkaError when that final
-   * commit fails. Nothing to do when not running.
-   */
-  stop(timeoutMs = 30_000): Promise<void> {
-    return this.delivery.stop(timeoutMs);
-  }
 
   private unlisten(): void {
     this.consumer.removeListener('consumer:group:rebalance', this.onRebalance);
@@ -212,43 +157,13 @@ class Consumed implements PlatformaticConsumed {
     this.partition = message.partition;
     this.key = keyOf(message.key);
     this.value = Buffer.isBuffer(message.value) ? message.value : null;
-    this[ORDER_VALUE] = orderValueOf(message);
+    this[ORDER_VALUE] = orderValueAmong(message.headerEntries);
   }
-}
-
-/** A message's key as the Resequencer reads it: a Buffer or string as it is; a deserialized key as text. */
-function keyOf(key: unknown): Buffer | string | null {
-  if (key === undefined || key === null) return null;
-  if (typeof key === 'string' || Buffer.isBuffer(key)) return key;
-  if (key instanceof Uint8Array) return Buffer.from(key.buffer, key.byteOffset, key.byteLength);
-  if (typeof key === 'object') {
-    try {
-      return JSON.stringify(key) ?? String(key);
-    } catch {
-      return String(key);
-    }
-  }
-  return String(key);
-}
-
-const ORDER_HEADER_BYTES = Buffer.from(ORDER_HEADER);
-
-/** The order header's value among the stream's header entries (a Buffer or string name), or null. */
-function orderValueOf(m: PlatformaticConsumedMessage): unknown {
-  const entries = m.headerEntries;
-  if (entries === undefined) return null;
-  for (let i = 0; i < entries.length; i++) {
-    const name = entries[i][0];
-    if (name === ORDER_HEADER || (Buffer.isBuffer(name) && name.length === ORDER_HEADER_BYTES.length && name.equals(ORDER_HEADER_BYTES))) return entries[i][1] ?? null;
-  }
-  return null;
 }
 
 /**
- * Wraps @platformatic/kafka's Consumer (`new Consumer({ groupId, bootstrapBrokers, ... })`) so
- * that the messages of its stream reach a handler in restored order, with the offsets committed
- * only below what was handled: use the wrapper's run({ topics, handler }) and stop() instead of
- * the consumer's consume() (close the consumer itself when done).
+ * Wraps @platformatic/kafka's Consumer (`new Consumer({ groupId, bootstrapBrokers, ... })`) so that its stream's messages reach a handler
+ * in restored order, committed only below what was handled: use the wrapper's run() and stop(), not consume(); close the consumer when done.
  */
 export function wrapPlatformaticConsumer(consumer: PlatformaticConsumerLike, options: PlatformaticConsumerOptions = {}): PlatformaticDynamicConsumer {
   return new PlatformaticDynamicConsumer(consumer, options);

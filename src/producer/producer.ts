@@ -133,7 +133,7 @@ export class DynamicProducer extends EventEmitter {
     }
     this.adapter = adapter;
     this.client = adapter.client;
-    if (adapter.connected) this.state.phase = 'connected';
+    if (adapter.connected) this.state.to('connected');
     const marking = this.options.orderHeaders === 'spread';
     const handoff = marking && adapter.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new KeyHandoffs<Waiting>(this.partitioner.trackedKeysBound, (m) => this.placement.released(m), (entry, held) => this.partitioner.hold(entry, held))

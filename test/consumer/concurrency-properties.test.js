@@ -187,7 +187,7 @@ async function runCase(c) {
     };
     X.r = new Resequencer({ maxBufferedMessages: c.maxBuffered, maxWaitMs: MAX_WAIT_MS }, () => clock);
     X.r.assign(TOPIC, []);
-    X.d = new Dispatcher(X.r, c.retries, 0, {
+    X.d = new Dispatcher(X.r, { retries: c.retries, retryBackoffMs: 0, ordering: c.ordering }, {
       handle: (m, info) => handle(X, [m], [info]),
       handleBatch: (ms, infos) => handle(X, ms, infos),
       owns: (tp) => X.owned.has(Number(tp.slice(TOPIC.length + 1))),
@@ -203,9 +203,7 @@ async function runCase(c) {
       },
       progress: () => {},
     });
-    X.d.concurrency = c.concurrency;
-    X.d.ordering = c.ordering;
-    X.d.batchLimit = c.batchLimit;
+    X.d.begin(c.concurrency, c.batchLimit);
     // Every release goes through accept(): also those of committedRead().
     const accept = X.d.accept.bind(X.d);
     X.d.accept = (released) => {
@@ -445,7 +443,7 @@ async function runCase(c) {
     if (offsets.length === 0) return;
     if (mayFail && rand() < 0.1) {
       note(`member ${X.index}: commit (${why}) fails`);
-      X.d.notCommitted(offsets);
+      X.d.ledger.notCommitted(offsets);
       return;
     }
     note(`member ${X.index}: commits (${why}) ${offsets.map((o) => `${o.partition}@${o.offset}`).join(' ')}`);
@@ -481,7 +479,7 @@ async function runCase(c) {
     dropped(X, new Set(parts));
     X.d.drop(tps(parts));
     if (X.d.inFlight === 0) handOver(h);
-    else X.d.settled(tps(parts), 20000).then(() => handOver(h));
+    else X.d.callsOver(tps(parts), 20000).then(() => handOver(h));
   }
 
   /** As DynamicConsumer's revoke once the calls of the partitions leaving have ended (or revokeTimeoutMs passed). */
@@ -490,7 +488,7 @@ async function runCase(c) {
     h.done = true;
     const { X, parts } = h;
     note(`member ${X.index}: hands over ${parts.join(' ')}`);
-    commit(X, X.d.toCommit(tps(parts), false), 'revoke', true);
+    commit(X, X.d.ledger.toCommit(tps(parts), false), 'revoke', true);
     for (const p of parts) X.revoking.delete(p);
     X.handovers.splice(X.handovers.indexOf(h), 1);
     dropped(X, new Set(parts));
@@ -504,7 +502,7 @@ async function runCase(c) {
     X.d.halt();
     halted(X);
     const parts = [...X.owned, ...X.revoking.keys()];
-    commit(X, X.d.toCommit(tps(parts), false), 'stop', true);
+    commit(X, X.d.ledger.toCommit(tps(parts), false), 'stop', true);
     for (const h of X.handovers) h.done = true;
     X.handovers = [];
     X.d.forget(tps(parts));
@@ -540,7 +538,7 @@ async function runCase(c) {
 
   function checkSafe(X) {
     for (const p of X.owned) {
-      const s = X.d.safeOffset(TOPIC, p);
+      const s = X.d.ledger.safeOffset(TOPIC, p);
       if (s === undefined) continue;
       for (let o = committed[p]; o < s; o++) {
         if (!handled.get(`${p}:${o}`)) {
@@ -574,7 +572,7 @@ async function runCase(c) {
     if (r < 4) readSome(X);
     else if (r < 8) {
       if (calls.length > 0) endCall(int(0, calls.length - 1), false);
-    } else if (r < 9) commit(X, X.d.toCommit(tps(X.owned), true), 'periodic', true);
+    } else if (r < 9) commit(X, X.d.ledger.toCommit(tps(X.owned), true), 'periodic', true);
     else if (r < 9.6) {
       clock += int(0, MAX_WAIT_MS * 0.6);
       for (const Y of members) Y.d.accept(Y.r.expire());
@@ -606,7 +604,7 @@ async function runCase(c) {
     if (f.length > 0) assign(pick(members), f[0]);
     else if (calls.length > 0) endCall(int(0, calls.length - 1), true);
     else if (!members.some((X) => readSome(X))) {
-      for (const X of members) commit(X, X.d.toCommit(tps(X.owned), false), 'calm', false);
+      for (const X of members) commit(X, X.d.ledger.toCommit(tps(X.owned), false), 'calm', false);
       finished = committed.every((o, p) => o === logs[p].length) && members.every((X) => !X.d.busy && X.d.inFlight === 0);
       if (!finished) {
         clock += MAX_WAIT_MS;
@@ -624,7 +622,7 @@ async function runCase(c) {
   if (!finished) {
     fail(`did not finish: committed ${committed.join(' ')} of ${logs.map((l) => l.length).join(' ')}; ` +
       members.map((X) => `member ${X.index}: owns ${[...X.owned].join(',')}, held ${X.r.held}, waiting ${X.d.waiting}, inFlight ${X.d.inFlight}, ` +
-        `safe ${[...X.owned].map((p) => `${p}@${X.d.safeOffset(TOPIC, p)}`).join(' ')}`).join('; '));
+        `safe ${[...X.owned].map((p) => `${p}@${X.d.ledger.safeOffset(TOPIC, p)}`).join(' ')}`).join('; '));
   }
   for (const X of members) {
     if (X.under !== 0) fail(`member ${X.index}: ${X.under} calls never ended`);
@@ -687,7 +685,7 @@ function chainCase(t) {
   const r = new Resequencer({}, () => 0);
   r.assign(TOPIC, [0, 1]);
   const c = { owned: new Set([0, 1]), told: new Map(), handled: new Set(), gate: undefined };
-  const d = new Dispatcher(r, 0, 0, {
+  const d = new Dispatcher(r, { retries: 0, retryBackoffMs: 0, ordering: 'key' }, {
     handle: (m, info) => {
       const id = `${m.partition}:${m.offset}`;
       c.told.set(id, info);
@@ -701,8 +699,7 @@ function chainCase(t) {
     fail: () => t.fail('nothing gives up'),
     progress: () => {},
   });
-  d.concurrency = 4;
-  d.ordering = 'key';
+  d.begin(4);
   const message = (partition, offset, header) => ({
     topic: TOPIC, partition, offset, key: Buffer.from('k'), value: Buffer.from(`${partition}:${offset}`), headers: [{ [ORDER_HEADER]: header }],
   });
@@ -742,7 +739,7 @@ t.test('a spread key: a message after one this consumer released but did not han
     c.d.halt();
     c.gate();
     await tick();
-    const committed = c.d.toCommit(tps([0, 1]), false);
+    const committed = c.d.ledger.toCommit(tps([0, 1]), false);
     t.same(committed.map((o) => `${o.partition}@${o.offset}`), ['0@1', '1@0'], 'committed below 1:0');
     c.d.forget(tps([0, 1]));
     c.d.clear();

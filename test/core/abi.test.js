@@ -63,7 +63,7 @@ t.test('the compiled module agrees with the capacities: its regions hold them wi
 
 t.test('configure() reads every parameter of P_* from what the options say', async (t) => {
   const abi = require('../../build/core/abi');
-  const { DynamicPartitioner } = require('..');
+  const { DynamicPartitioner } = require('../..');
   const p = new DynamicPartitioner({
     sketch: { width: 2048, depth: 3, sampling: 2 }, maxTrackedKeys: 77, maxTopics: 5, maxPartitions: 96,
     horizon: { messages: 1000 }, loadHorizon: { ms: 500 }, hotThreshold: 0.3, coolThreshold: 0.2, reliefThreshold: 0.1,

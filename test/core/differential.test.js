@@ -6,7 +6,7 @@
 const t = require('tap');
 const zlib = require('node:zlib');
 const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur2');
-const { murmur2, partitionForKey, partitionForKeys, PARTITIONERS } = require('..');
+const { murmur2, partitionForKey, partitionForKeys, PARTITIONERS } = require('../..');
 const { randomKeys, wireBytes } = require('../lib/random-keys');
 const { librdkafkaHashes } = require('../lib/librdkafka-oracle');
 

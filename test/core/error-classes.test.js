@@ -3,7 +3,7 @@
 // `code`; the argument and option errors are also TypeErrors / RangeErrors. Then paths where a
 // plain Error from node-rdkafka / librdkafka used to come through, or bad input was taken.
 const t = require('tap');
-const kdp = require('..');
+const kdp = require('../..');
 
 const { KdpError, LagMonitor, DynamicConsumer, Resequencer, encodeOrderHeader, ORDER_SPREAD } = kdp;
 

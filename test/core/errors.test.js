@@ -4,7 +4,7 @@ const t = require('tap');
 const {
   murmur2, partitionForKey, partitionForKeys, PARTITIONERS,
   InvalidArgTypeError, OutOfRangeError, InvalidValueError,
-} = require('..');
+} = require('../..');
 
 t.test('a key that is not a string, Buffer, Uint8Array, null or undefined', async (t) => {
   for (const bad of [42, 1n, true, {}, [], Symbol('k'), () => 1, new Uint16Array(2), new ArrayBuffer(4), new Date()]) {

@@ -13,7 +13,7 @@ const t = require('tap');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { murmur2, partitionForKey, partitionForKeys } = require('..');
+const { murmur2, partitionForKey, partitionForKeys } = require('../..');
 
 const JAVA_DIR = path.join(__dirname, '..', 'java');
 const LIB_DIR = path.join(JAVA_DIR, 'target', 'lib');

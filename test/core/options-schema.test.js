@@ -5,7 +5,7 @@ const t = require('tap');
 const {
   DynamicPartitioner, DynamicProducer, DynamicConsumer, Resequencer, LagMonitor, createKafkaJsPartitioner,
   DEFAULTS, PRODUCER_DEFAULTS, CONSUMER_DEFAULTS, RESEQUENCER_DEFAULTS,
-} = require('..');
+} = require('../..');
 
 const MOCK = { 'test.mock.num.brokers': 1, log_level: 0 };
 const GROUP = { 'metadata.broker.list': 'localhost:1', log_level: 0, 'group.id': 'schema' };

@@ -12,7 +12,7 @@ const Kafka = require('node-rdkafka');
 const { connectClient, securityFailureOf } = require('../../build/core/connect');
 const { withLibrdkafkaCode } = require('../../build/core/rdkafka-codes');
 const { redactConfig, REDACTED } = require('../../build/core/secrets');
-const { DynamicProducer, DynamicConsumer, LagMonitor, KafkaError } = require('..');
+const { DynamicProducer, DynamicConsumer, LagMonitor, KafkaError } = require('../..');
 
 const E = Kafka.CODES.ERRORS;
 

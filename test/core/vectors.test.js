@@ -1,7 +1,7 @@
 'use strict';
 // Published test vectors, each row annotated with its source.
 const t = require('tap');
-const { murmur2, partitionForKey, partitionForKeys } = require('..');
+const { murmur2, partitionForKey, partitionForKeys } = require('../..');
 
 // Kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java, testMurmur2
 const KAFKA_UTILS_TEST = [

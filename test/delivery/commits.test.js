@@ -15,7 +15,7 @@ const OFFSETS = [{ topic: 't', partition: 0, offset: 5 }];
 async function commitOutcome(port, kind) {
   const events = [];
   let again = 0;
-  const dispatch = { notCommitted: (list) => { again += list.length; } };
+  const dispatch = { ledger: { notCommitted: (list) => { again += list.length; } } };
   const hooks = { running: () => true, rejoining: () => false, emit: (event) => events.push(event), hasErrorListener: () => true, released() {} };
   const commits = new Commits(port, dispatch, {}, undefined, hooks);
   let threw = false;
@@ -98,7 +98,7 @@ t.test("failed for want of a connection (a broker going down): a 'warning', made
 
 t.test("without an 'error' listener another refusal is a 'warning' (an 'error' event nobody hears would crash the process)", async (t) => {
   const events = [];
-  const dispatch = { notCommitted() {} };
+  const dispatch = { ledger: { notCommitted() {} } };
   const hooks = { running: () => true, rejoining: () => false, emit: (event) => events.push(event), hasErrorListener: () => false, released() {} };
   const commits = new Commits(kafkaJsPort(30), dispatch, {}, undefined, hooks);
   await commits.commit(OFFSETS, 'periodic');

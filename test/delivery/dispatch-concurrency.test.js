@@ -19,7 +19,7 @@ function harness({ concurrency, ordering, retries = 0, wait = () => 1, fails = (
   const log = { starts: [], ends: [], most: 0, errors: [], failed: undefined, overlaps: 0 };
   const lanes = new Map();
   let under = 0;
-  const d = new Dispatcher(NO_HELD, retries, 0, {
+  const d = new Dispatcher(NO_HELD, { retries: retries, retryBackoffMs: 0, ordering: ordering }, {
     handle: (m) => {
       log.starts.push(m);
       const lane = laneOf(m);
@@ -46,8 +46,7 @@ function harness({ concurrency, ordering, retries = 0, wait = () => 1, fails = (
     },
     progress: () => {},
   });
-  d.concurrency = concurrency;
-  d.ordering = ordering;
+  d.begin(concurrency);
   return { d, log };
 }
 
@@ -164,21 +163,21 @@ t.test('commits: below the lowest offset not handled, whatever was handled above
   // Each call waits for its own gate.
   const { d } = harness({ concurrency: 10, ordering: 'key', wait: (m) => new Promise((resolve) => gates.set(m.offset, resolve)) });
   d.accept([0, 1, 2, 3, 4, 5].map((o) => release('t', 0, o, `k${o}`)));
-  t.equal(d.safeOffset('t', 0), 0, 'nothing handled: offset 0');
+  t.equal(d.ledger.safeOffset('t', 0), 0, 'nothing handled: offset 0');
   gates.get(3)();
   gates.get(4)();
   await tick(1);
-  t.equal(d.safeOffset('t', 0), 0, '3 and 4 handled, 0 not: still 0');
+  t.equal(d.ledger.safeOffset('t', 0), 0, '3 and 4 handled, 0 not: still 0');
   gates.get(0)();
   await tick(1);
-  t.equal(d.safeOffset('t', 0), 1, '0 handled: 1');
+  t.equal(d.ledger.safeOffset('t', 0), 1, '0 handled: 1');
   gates.get(1)();
   gates.get(2)();
   await tick(1);
-  t.equal(d.safeOffset('t', 0), 5, '0 to 4 handled: 5 (the gap closed)');
+  t.equal(d.ledger.safeOffset('t', 0), 5, '0 to 4 handled: 5 (the gap closed)');
   gates.get(5)();
   await tick(1);
-  t.equal(d.safeOffset('t', 0), undefined, 'all handled: nothing held back (the consumer commits the next offset it read)');
+  t.equal(d.ledger.safeOffset('t', 0), undefined, 'all handled: nothing held back (the consumer commits the next offset it read)');
 });
 
 t.test("a failed message is retried in place: its key waits, other keys go on; when retries run out nothing more starts", async (t) => {
@@ -202,7 +201,7 @@ t.test("a failed message is retried in place: its key waits, other keys go on; w
   t.ok(log.failed, 'the consumer told to stop');
   t.equal(log.failed.offset, 3);
   t.same(log.ends.filter((m) => m.key.toString() === 'good').map((m) => m.offset), [1, 2, 4], 'the other key went on meanwhile');
-  t.equal(d.safeOffset('t', 0), 3, 'the commit stays below the failed message');
+  t.equal(d.ledger.safeOffset('t', 0), 3, 'the commit stays below the failed message');
 });
 
 t.test('drop(): what waits of a partition leaving is dropped, calls under way go on and settled() waits for them', async (t) => {
@@ -213,14 +212,14 @@ t.test('drop(): what waits of a partition leaving is dropped, calls under way go
   d.drop([{ topic: 't', partition: 0 }]);
   t.equal(d.waiting, 1, "only partition 1's second message still waits");
   const t0 = Date.now();
-  await d.settled([{ topic: 't', partition: 0 }], 5000);
+  await d.callsOver([{ topic: 't', partition: 0 }], 5000);
   t.ok(Date.now() - t0 >= 10, 'settled() waited for the call under way');
   t.ok(log.ends.some((m) => m.partition === 0 && m.offset === 0), "partition 0's call ended before settled() resolved");
   // Released after drop(): marked unhandled (no commit passes it), never handed out.
   d.accept([release('t', 0, 2, 'a')]);
   await idle(d);
   t.notOk(log.starts.some((m) => m.partition === 0 && m.offset >= 1), 'nothing of partition 0 started after drop()');
-  t.equal(d.safeOffset('t', 0), 1, 'its commit stays below what was not handled');
+  t.equal(d.ledger.safeOffset('t', 0), 1, 'its commit stays below what was not handled');
   t.same(log.ends.filter((m) => m.partition === 1).map((m) => m.offset), [0, 1]);
 });
 
@@ -228,7 +227,7 @@ t.test('settled() gives up after its timeout', async (t) => {
   const { d } = harness({ concurrency: 1, ordering: 'key', wait: () => 200 });
   d.accept([release('t', 0, 0, 'a')]);
   const t0 = Date.now();
-  await d.settled([{ topic: 't', partition: 0 }], 20);
+  await d.callsOver([{ topic: 't', partition: 0 }], 20);
   const waited = Date.now() - t0;
   t.ok(waited >= 15 && waited < 150, `resolved after ~20 ms (${waited})`);
   await idle(d);
@@ -242,14 +241,14 @@ t.test('halt(): nothing more starts; a call under way that ends still marks its 
   t.equal(d.waiting, 0);
   await tick(30);
   t.equal(log.starts.length, 2, 'the two under way, nothing after');
-  t.equal(d.safeOffset('t', 0), 2, 'the commit stays below what never started');
+  t.equal(d.ledger.safeOffset('t', 0), 2, 'the commit stays below what never started');
 });
 
 
 t.test("batches (batchLimit): a call takes its lane's consecutive waiting messages, up to the limit, in order; a failed batch is retried whole", async (t) => {
   const calls = [];
   let failOnce = true;
-  const d = new Dispatcher(NO_HELD, 1, 0, {
+  const d = new Dispatcher(NO_HELD, { retries: 1, retryBackoffMs: 0, ordering: 'key' }, {
     handle: () => t.fail('the single-message handler is not called in batch mode'),
     handleBatch: async (messages, infos) => {
       calls.push(messages.map((m) => `${m.key}:${m.offset}`));
@@ -265,9 +264,7 @@ t.test("batches (batchLimit): a call takes its lane's consecutive waiting messag
     fail: () => t.fail('no batch fails twice'),
     progress: () => {},
   });
-  d.concurrency = 4;
-  d.ordering = 'key';
-  d.batchLimit = 3;
+  d.begin(4, 3);
   // Key a: offsets 0, 2, 4, 6, 8, 10, 12 (7 messages); key b: 1, 3, 5, 7, 9, 11 (6 messages).
   d.accept([...Array(12).keys()].map((o) => release('t', 0, o, o % 2 === 0 ? 'a' : 'b')).concat([release('t', 0, 12, 'a')]));
   await idle(d);
@@ -277,7 +274,7 @@ t.test("batches (batchLimit): a call takes its lane's consecutive waiting messag
   t.same(ofKey('a').map((c) => c.join(' ')), ['a:0 a:2 a:4', 'a:6 a:8 a:10', 'a:12'], 'key a: in release order, in threes');
   const b = ofKey('b').map((c) => c.join(' '));
   t.same(b, ['b:1 b:3 b:5', 'b:7 b:9 b:11', 'b:7 b:9 b:11'], 'key b: the failed batch retried whole, nothing of b overtaking it');
-  t.equal(d.safeOffset('t', 0), undefined, 'everything handled');
+  t.equal(d.ledger.safeOffset('t', 0), undefined, 'everything handled');
 });
 
 for (const concurrency of [1, 4]) {
@@ -300,7 +297,7 @@ for (const concurrency of [1, 4]) {
     t.match(infos.get('k:0:4'), { ordered: true }, 'the next: in order after it');
     t.match(infos.get('k:0:1'), { ordered: true }, 'the one before: untouched');
     t.match(infos.get('j:0:5'), { ordered: true }, 'another key: untouched');
-    t.equal(d.safeOffset('t', 1), 2, "the dropped message's partition: its commit stays below it");
+    t.equal(d.ledger.safeOffset('t', 1), 2, "the dropped message's partition: its commit stays below it");
   });
 }
 
@@ -310,7 +307,7 @@ for (const [concurrency, when] of [[4, 'waiting'], [1, 'waiting'], [1, 'released
     let fail;
     const infos = new Map();
     const calls = [];
-    const d = new Dispatcher(NO_HELD, 3, 0, {
+    const d = new Dispatcher(NO_HELD, { retries: 3, retryBackoffMs: 0, ordering: 'key' }, {
       handle: (m, info) => {
         calls.push(`${m.partition}:${m.offset}`);
         infos.set(`${m.partition}:${m.offset}`, info);
@@ -322,8 +319,7 @@ for (const [concurrency, when] of [[4, 'waiting'], [1, 'waiting'], [1, 'released
       fail: () => t.fail('nothing gives up'),
       progress: () => {},
     });
-    d.concurrency = concurrency;
-    d.ordering = 'key';
+    d.begin(concurrency);
     // k's message on partition 1 is under way when partition 1 leaves; k's next ones are on partition 0.
     const next = [release('t', 0, 0, 'k'), release('t', 0, 1, 'k')];
     d.accept([release('t', 1, 0, 'k'), ...(when === 'waiting' ? next : [])]);
@@ -336,7 +332,7 @@ for (const [concurrency, when] of [[4, 'waiting'], [1, 'waiting'], [1, 'released
     t.same(calls, ['1:0', '0:0', '0:1'], 'not called again (its partition left); the next ones after it');
     t.match(infos.get('0:0'), { ordered: false, outOfOrder: true, reason: 'unowned' }, 'the next: flagged, its predecessor not handled');
     t.match(infos.get('0:1'), { ordered: true }, 'the one after it: in order after it');
-    t.equal(d.safeOffset('t', 1), 0, "the revoked partition's commit stays below the message");
+    t.equal(d.ledger.safeOffset('t', 1), 0, "the revoked partition's commit stays below the message");
   });
 }
 
@@ -345,7 +341,7 @@ t.test('batches: a failed call of one key spanning partitions is retried whole w
   const calls = [];
   let first = true;
   let gate;
-  const d = new Dispatcher(NO_HELD, 2, 0, {
+  const d = new Dispatcher(NO_HELD, { retries: 2, retryBackoffMs: 0, ordering: 'key' }, {
     handle: () => t.fail('batch mode'),
     handleBatch: async (messages) => {
       calls.push(messages.map((m) => `${m.partition}:${m.offset}`).join(' '));
@@ -360,9 +356,7 @@ t.test('batches: a failed call of one key spanning partitions is retried whole w
     fail: () => t.fail('nothing gives up'),
     progress: () => {},
   });
-  d.concurrency = 2;
-  d.ordering = 'key';
-  d.batchLimit = 3;
+  d.begin(2, 3);
   d.accept([release('t', 1, 0, 'k'), release('t', 0, 0, 'k'), release('t', 0, 1, 'k')]);
   // The batch's first message leaves with partition 1 while the call is under way; the others stay.
   owned = new Set([0]);
@@ -370,5 +364,5 @@ t.test('batches: a failed call of one key spanning partitions is retried whole w
   gate();
   await idle(d);
   t.same(calls, ['1:0 0:0 0:1', '1:0 0:0 0:1'], 'retried whole');
-  t.equal(d.safeOffset('t', 0), undefined, "partition 0's messages handled: nothing held back");
+  t.equal(d.ledger.safeOffset('t', 0), undefined, "partition 0's messages handled: nothing held back");
 });

@@ -16,7 +16,7 @@ const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 function harness({ concurrency = 1, ordering = 'key', retries = 0, behave = () => undefined }) {
   const log = { starts: [], ends: [], errors: [], failed: undefined, overlaps: 0, under: new Map(), most: 0, calls: 0 };
   const resequencer = new Resequencer({ maxWaitMs: 60_000 });
-  const d = new Dispatcher(resequencer, retries, 0, {
+  const d = new Dispatcher(resequencer, { retries: retries, retryBackoffMs: 0, ordering: ordering }, {
     handle: (m, info) => {
       const key = m.key === null ? null : m.key.toString();
       log.starts.push(`${m.partition}:${m.offset}`);
@@ -55,8 +55,7 @@ function harness({ concurrency = 1, ordering = 'key', retries = 0, behave = () =
     },
     progress: () => {},
   });
-  d.concurrency = concurrency;
-  d.ordering = ordering;
+  d.begin(concurrency);
   return { d, log, resequencer };
 }
 
@@ -98,7 +97,7 @@ t.test('offer() makes the same calls, in the same order, with the same commits a
         for (const how of ['offer', 'accept']) {
           const { d, log, resequencer } = harness({ concurrency, ordering, behave });
           await feed(d, resequencer, input, how, (i) => i % 7 === 0);
-          runs[how] = { log, safe: [0, 1, 2].map((p) => d.safeOffset('t', p)) };
+          runs[how] = { log, safe: [0, 1, 2].map((p) => d.ledger.safeOffset('t', p)) };
         }
         const label = `${name}, concurrency ${concurrency}, ordering '${ordering}'`;
         t.equal(runs.offer.log.ends.length, 60, `${label}: every message handled`);
@@ -124,12 +123,12 @@ t.test('while the handler has a message, it is not handled: the safe offset stay
   const seen = [];
   const { d } = harness({
     behave: (m) => {
-      seen.push([m.offset, d.safeOffset('t', m.partition), [...d.unhandledOf('t', m.partition)[0]], d.inFlight, d.busy]);
+      seen.push([m.offset, d.ledger.safeOffset('t', m.partition), [...d.ledger.unhandledOf('t', m.partition)[0]], d.inFlight, d.busy]);
     },
   });
   for (let o = 0; o < 5; o++) d.offer({ topic: 't', partition: 0, offset: o, key: Buffer.from('k'), value: null, headers: [] });
   t.same(seen, [0, 1, 2, 3, 4].map((o) => [o, o, [o], 1, true]), 'each call: safe offset = its own offset, counted unhandled and under way');
-  t.equal(d.safeOffset('t', 0), 5, 'after the calls: past them');
+  t.equal(d.ledger.safeOffset('t', 0), 5, 'after the calls: past them');
 });
 
 t.test('a direct call that throws is retried in place; when retries run out the run fails there and nothing passes it', async (t) => {
@@ -151,7 +150,7 @@ t.test('a direct call that throws is retried in place; when retries run out the 
   await idle(bad.d);
   t.equal(bad.log.failed, 1, 'the message that keeps failing fails the run');
   t.equal(bad.log.errors.length, 2, 'after its retries');
-  t.equal(bad.d.safeOffset('t', 0), 1, 'its partition commits below it');
+  t.equal(bad.d.ledger.safeOffset('t', 0), 1, 'its partition commits below it');
 });
 
 t.test('a direct call that goes on (a promise) keeps its key: the next message of the key waits for it, others go', async (t) => {
@@ -166,12 +165,12 @@ t.test('a direct call that goes on (a promise) keeps its key: the next message o
   d.offer({ topic: 't', partition: 0, offset: 2, key: key('b'), value: null, headers: [] });
   await tick(2);
   t.same(log.starts, ['0:0', '0:2'], "key a's second message waits; key b goes");
-  t.equal(d.safeOffset('t', 0), 0, 'nothing committable past the call under way');
+  t.equal(d.ledger.safeOffset('t', 0), 0, 'nothing committable past the call under way');
   open();
   await idle(d);
   t.same(log.ends, ['0:2', '0:0', '0:1'], 'then key a, in order');
   t.equal(log.overlaps, 0);
-  t.equal(d.safeOffset('t', 0), 3);
+  t.equal(d.ledger.safeOffset('t', 0), 3);
 });
 
 t.test("what the handler's own code offers while it has a message waits for that call (no two calls of a key)", async (t) => {

@@ -26,7 +26,7 @@ function consumer(records) {
   if (records) r.useRecords();
   r.assign(TOPIC, [0, 1]);
   const c = { r, owned: new Set([0, 1]), told: new Map(), handled: [], gate: undefined };
-  c.d = new Dispatcher(r, 0, 0, {
+  c.d = new Dispatcher(r, { retries: 0, retryBackoffMs: 0, ordering: 'key' }, {
     handle: (m, info) => {
       const id = `${m.partition}:${m.offset}`;
       c.told.set(id, info);
@@ -40,8 +40,7 @@ function consumer(records) {
     fail: () => t.fail('nothing gives up'),
     progress: () => {},
   });
-  c.d.concurrency = 4;
-  c.d.ordering = 'key';
+  c.d.begin(4);
   // One producer's key k: an unmarked message on partition 1 (its call waits), then ANCHOR 0:0
   // (sequence 1), SPREAD 1:1 (2, after partition 0, offset not known), SPREAD 1:2 (3, after 1:1).
   c.d.accept(r.push(message(1, 0)));
@@ -66,14 +65,14 @@ t.test("with records: what waited behind the anchor that left waits for its next
   await tick();
   t.same(c.handled, ['1:0'], 'nothing of the chain handled: its anchor left unhandled');
   t.equal(c.r.held, 2, 'the two spread messages are held again by the resequencer');
-  t.equal(c.d.safeOffset(TOPIC, 1), 1, 'partition 1 is committed below them');
+  t.equal(c.d.ledger.safeOffset(TOPIC, 1), 1, 'partition 1 is committed below them');
   t.same(c.r.awaited(), [{ topic: TOPIC, partition: 0 }], "partition 0's record is read for them");
   // Partition 0's next owner handled 0:0 and committed offset 1 (sequence 1 of the producer read there).
-  c.d.accept(c.r.setRecord(TOPIC, 0, { offset: 1, end: 1, pending: [], producers: [{ id: PID, read: 1 }], marked: [] }));
+  c.d.accept(c.r.setRecord(TOPIC, 0, { offset: 1, end: 1, unhandled: [], producers: [{ id: PID, read: 1 }], marked: [] }));
   await tick();
   t.same(c.handled, ['1:0', '1:1', '1:2'], 'then they go, in order');
   t.same([c.told.get('1:1').ordered, c.told.get('1:2').ordered], [true, true], 'neither flagged');
-  t.equal(c.d.safeOffset(TOPIC, 1), 3, 'and partition 1 may be committed past them');
+  t.equal(c.d.ledger.safeOffset(TOPIC, 1), 3, 'and partition 1 may be committed past them');
 });
 
 t.test('with records: the partition comes back here, the anchor is read again and goes first', async (t) => {
@@ -98,7 +97,7 @@ t.test("with records: a call of the partition leaving that fails after the revok
   const handled = [];
   let reject;
   const errors = [];
-  const d = new Dispatcher(r, 0, 0, {
+  const d = new Dispatcher(r, { retries: 0, retryBackoffMs: 0, ordering: 'key' }, {
     handle: (m, info) => {
       const id = `${m.partition}:${m.offset}`;
       told.set(id, info);
@@ -112,8 +111,7 @@ t.test("with records: a call of the partition leaving that fails after the revok
     fail: () => t.fail('nothing gives up'),
     progress: () => {},
   });
-  d.concurrency = 4;
-  d.ordering = 'key';
+  d.begin(4);
   // ANCHOR 0:0 in a call; SPREAD 1:1 (after partition 0) and 1:2 wait behind it in the key's lane.
   d.accept(r.push(message(0, 0, encodeOrderHeader(ORDER_ANCHOR, PID, 1, 0, 2, 2, 0))));
   d.accept(r.push(message(1, 1, encodeOrderHeader(ORDER_SPREAD, PID, 2, 1, 2, 2, 0, 0))));
@@ -127,7 +125,7 @@ t.test("with records: a call of the partition leaving that fails after the revok
   t.equal(errors.length, 1, 'the failed call was reported');
   t.same(handled, [], 'neither handled: the anchor is its next owner\'s to handle');
   t.equal(r.held, 2, 'both held again by the resequencer');
-  d.accept(r.setRecord(TOPIC, 0, { offset: 1, end: 1, pending: [], producers: [{ id: PID, read: 1 }], marked: [] }));
+  d.accept(r.setRecord(TOPIC, 0, { offset: 1, end: 1, unhandled: [], producers: [{ id: PID, read: 1 }], marked: [] }));
   await tick();
   t.same(handled, ['1:1', '1:2'], "once partition 0's record shows the anchor handled, in order");
   t.ok(told.get('1:1').ordered && told.get('1:2').ordered, 'neither flagged');

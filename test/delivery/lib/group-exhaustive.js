@@ -141,7 +141,7 @@ function runPath(scenario, choose, seen, trace) {
   // A member's Resequencer is a function of what it was given (its clock stands still): `given`
   // lists it, for the state's key.
   const members = Array.from({ length: scenario.members }, (_, id) => {
-    const m = { id, r: make(() => 0), given: '', owned: new Set(), cursor: new Map(), pending: new Map(), lane: [], handled: new Map(), landed: new Map(), read: new Map(), sent: new Map(), alive: true };
+    const m = { id, r: make(() => 0), given: '', owned: new Set(), cursor: new Map(), unhandled: new Map(), lane: [], handled: new Map(), landed: new Map(), read: new Map(), sent: new Map(), alive: true };
     if (records) m.r.useRecords();
     m.r.assign('t', []);
     return m;
@@ -151,7 +151,7 @@ function runPath(scenario, choose, seen, trace) {
     for (const x of releases) {
       const v = x.message.value;
       if (x.ordered === false || x.outOfOrder) fail(`${v.label} released flagged (${x.reason}) by m${m.id}`);
-      m.pending.get(v.partition)?.set(x.message.offset, x.order);
+      m.unhandled.get(v.partition)?.set(x.message.offset, x.order);
       m.lane.push(x.message);
     }
   }
@@ -166,16 +166,16 @@ function runPath(scenario, choose, seen, trace) {
       take(m, m.r.inherit('t', p, decodeRecord(c.text, c.offset)));
     }
     m.cursor.set(p, c === undefined ? 0 : c.offset);
-    m.pending.set(p, new Map());
+    m.unhandled.set(p, new Map());
     m.handled.set(p, []);
     m.landed.set(p, 0);
   }
 
   function commit(m, p) {
-    const pending = m.pending.get(p);
+    const unhandled = m.unhandled.get(p);
     let offset = m.r.committable('t', p) ?? m.cursor.get(p);
-    for (const o of pending.keys()) if (o < offset) offset = o;
-    const text = encodeRecord(m.r.recordOf('t', p, offset, pending.keys(), [...pending.values()].filter((o) => o !== null)));
+    for (const o of unhandled.keys()) if (o < offset) offset = o;
+    const text = encodeRecord(m.r.recordOf('t', p, offset, unhandled.keys(), [...unhandled.values()].filter((o) => o !== null)));
     return { offset, text, record: numbered(`${offset}:${text}`), member: m, handled: m.handled.get(p).length };
   }
 
@@ -204,7 +204,7 @@ function runPath(scenario, choose, seen, trace) {
       if (firstHandled[v.producer] !== v.index - 1) fail(`${v.label} first handled after ${NAMES[v.producer]}${firstHandled[v.producer]} (by m${m.id})`);
       firstHandled[v.producer] = Math.max(firstHandled[v.producer], v.index);
     }
-    m.pending.get(msg.partition).delete(msg.offset);
+    m.unhandled.get(msg.partition).delete(msg.offset);
     m.handled.get(msg.partition).push(v.label);
     send(m, msg.partition);
     return v.label;
@@ -227,7 +227,7 @@ function runPath(scenario, choose, seen, trace) {
     m.r.forget('t', p);
     m.given += ` F${p}`;
     m.owned.delete(p);
-    m.pending.delete(p);
+    m.unhandled.delete(p);
     give(to, p);
   }
 

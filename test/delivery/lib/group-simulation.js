@@ -23,7 +23,7 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
 
   const newMember = (id) => ({
     id, r: Object.assign(new Resequencer({ maxBufferedMessages: 1e9, maxWaitMs: 1e12 }, () => step), {}),
-    owned: new Set(), cursor: new Map(), pending: new Map(), lanes: new Map(), handled: new Map(), landed: new Map(), alive: true,
+    owned: new Set(), cursor: new Map(), unhandled: new Map(), lanes: new Map(), handled: new Map(), landed: new Map(), alive: true,
   });
   const members = Array.from({ length: memberCount }, (_, i) => newMember(i));
   for (const m of members) m.r.useRecords();
@@ -37,7 +37,7 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
       take(m, m.r.inherit('t', p, record));
     }
     m.cursor.set(p, c === undefined ? 0 : c.offset);
-    m.pending.set(p, new Map());
+    m.unhandled.set(p, new Map());
     m.handled.set(p, 0);
     m.landed.set(p, 0);
   };
@@ -51,7 +51,7 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
         reasons[x.reason] = (reasons[x.reason] ?? 0) + 1;
       }
       const msg = x.message;
-      m.pending.get(msg.partition)?.set(msg.offset, x.order);
+      m.unhandled.get(msg.partition)?.set(msg.offset, x.order);
       const lane = msg.key;
       if (!m.lanes.has(lane)) m.lanes.set(lane, []);
       m.lanes.get(lane).push(msg);
@@ -75,16 +75,16 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
       if ((firstOrder.get(pk) ?? -1) !== v.index - 1) violations++;
       firstOrder.set(pk, Math.max(firstOrder.get(pk) ?? -1, v.index));
     }
-    m.pending.get(msg.partition)?.delete(msg.offset);
+    m.unhandled.get(msg.partition)?.delete(msg.offset);
     m.handled.set(msg.partition, (m.handled.get(msg.partition) ?? 0) + 1);
     return true;
   }
 
   function commit(m, p, delay) {
-    const pending = m.pending.get(p);
+    const unhandled = m.unhandled.get(p);
     let offset = m.r.committable('t', p) ?? m.cursor.get(p);
-    for (const o of pending.keys()) if (o < offset) offset = o;
-    const record = m.r.recordOf('t', p, offset, pending.keys(), [...pending.values()].filter((o) => o !== null));
+    for (const o of unhandled.keys()) if (o < offset) offset = o;
+    const record = m.r.recordOf('t', p, offset, unhandled.keys(), [...unhandled.values()].filter((o) => o !== null));
     // `handled`: how many of the partition's messages the member had handled when it committed.
     const commit = { offset, text: encodeRecord(record), member: m, handled: m.handled.get(p) };
     if (delay === 0) land(p, commit);

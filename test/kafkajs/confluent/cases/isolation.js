@@ -90,7 +90,7 @@ t.test('both clients in one process: one KDP_SHARED_LIBRDKAFKA warning', async (
 });
 
 t.test('options.kafka must be a node-rdkafka-style module', async (t) => {
-  const { DynamicProducer, DynamicConsumer, LagMonitor } = require('../../..');
+  const { DynamicProducer, DynamicConsumer, LagMonitor } = require('../../../..');
   const GROUP = { 'metadata.broker.list': 'localhost:1', 'group.id': 'g', log_level: 0 };
   for (const bad of [null, 42, 'node-rdkafka', {}, { Producer() {} }, { KafkaJS: {} }]) {
     t.throws(() => new DynamicProducer({ 'test.mock.num.brokers': 1 }, {}, { kafka: bad }), { code: 'KDP_INVALID_OPTION', path: 'options.kafka' }, `DynamicProducer: ${JSON.stringify(bad)}`);
