@@ -19,13 +19,15 @@ const Kafka = require('../../lib/clients').kafka();
 /**
  * Produces `count` messages to `topic`. Options: keys (background keys, 10,000), hotShare
  * (a number or (id) => number, 0.4), ratePerSec (0: as fast as back-pressure allows), seed,
+ * salt (of the key names: random unless given; given, every run names and places the keys alike),
  * producerOptions, globalConfig, onConnect(producer, { keys, hotId }), onProgress(sent) every 1,000 messages
- * (may return a promise), onDelivery(parsedValue, report).
- * Resolves with { keys, hotId, keyOf, perKey, partitionOf, hot, deliveries, errors, ms }.
+ * (may return a promise), stop(sent) (true: no more messages after these), onDelivery(parsedValue, report).
+ * Resolves with { keys, hotId, keyOf, perKey, partitionOf, hot, sent, deliveries, errors, ms }
+ * (sent: how many of the `count` were produced, fewer when stop() said so).
  */
 async function produceHot(topic, count, o = {}) {
   const keyCount = o.keys ?? 10000;
-  const salt = Math.random().toString(36).slice(2, 6);
+  const salt = o.salt ?? Math.random().toString(36).slice(2, 6);
   const keys = Array.from({ length: keyCount }, (_, i) => `k${i}-${salt}`);
   const hotId = keyCount;
   keys.push(`hot-${salt}`);
@@ -68,12 +70,12 @@ async function produceHot(topic, count, o = {}) {
   if (o.onConnect) o.onConnect(p, { keys, hotId });
   const started = Date.now();
   const nextKey = (id) => (rand() < share(id) ? hotId : stream.next());
-  await K.produceMessages(p, topic, count, { keys, nextKey, keyOf, perKey, started }, o);
+  const sent = await K.produceMessages(p, topic, count, { keys, nextKey, keyOf, perKey, started }, o);
   const producedMs = Date.now() - started;
   await p.flush(120000);
   const ms = Date.now() - started;
   await p.disconnect();
-  return { keys, hotId, keyOf, perKey, partitionOf, hot, deliveries, errors, producerErrors, producedMs, ms, started };
+  return { keys, hotId, keyOf, perKey, partitionOf, hot, sent, deliveries, errors, producerErrors, producedMs, ms, started };
 }
 
 /** A DynamicConsumer of the test cluster in `group` (options: DynamicConsumer options). */

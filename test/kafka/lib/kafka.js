@@ -256,7 +256,8 @@ function parseValue(b) {
  * `started`: message id's key id is keyOf[id] = nextKey(id), its key keys[keyId] and its value
  * value(id, keyId, its number within the key, counted in perKey). Waits for 'drain' when a
  * message is held; every 1,000 messages keeps to o.ratePerSec (when > 0: sleeps while ahead
- * of it, else yields a turn) and awaits o.onProgress(sent); every 20,000 it yields a turn.
+ * of it, else yields a turn) and awaits o.onProgress(sent), then stops there if o.stop(sent)
+ * is true; every 20,000 it yields a turn. Resolves with the number of messages produced.
  */
 async function produceMessages(p, topic, count, { keys, nextKey, keyOf, perKey, started }, o = {}) {
   for (let id = 0; id < count; id++) {
@@ -270,9 +271,11 @@ async function produceMessages(p, topic, count, { keys, nextKey, keyOf, perKey, 
         else await new Promise((resolve) => setImmediate(resolve));
       }
       if (o.onProgress) await o.onProgress(id + 1);
+      if (o.stop && o.stop(id + 1)) return id + 1;
       if ((id + 1) % 20000 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
   }
+  return count;
 }
 
 /** Times a phase: `done()` returns the milliseconds since `lap()` was made. */
