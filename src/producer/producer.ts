@@ -43,17 +43,15 @@ import { ConnectOptions, resolveConnectOptions } from './connect-options';
 import { writableOf } from './stream';
 import { chosenEngine } from '../native/addon';
 import { Lifecycle, type Phase } from '../core/lifecycle';
-import type { BatchMessage } from './settle/send-batch';
 import { CLIENT_DISCONNECT_MS, ClientAdapter } from './hand-over/client-adapter';
 import { HandOver } from './hand-over/hand-over';
 import { Outcomes } from './settle/outcomes';
 import { Placement } from './place/placement';
 import { Intake } from './take/intake';
-import type { DeliveryReport, DynamicProducerOptions, Headers, ProducerLike, Queued, Value, Waiting } from './types';
+import type { DeliveryReport, DynamicProducerOptions, Headers, OutgoingMessage, ProducerLike, Queued, Value, Waiting } from './types';
 
 export { PRODUCER_DEFAULTS };
-export type { BatchMessage };
-export type { ConnectOptions, DeliveryReport, DynamicProducerOptions, Headers, ProducerLike, Value };
+export type { ConnectOptions, DeliveryReport, DynamicProducerOptions, Headers, OutgoingMessage, ProducerLike, Value };
 
 export declare interface DynamicProducer {
   on(event: 'ready', listener: () => void): this;
@@ -82,7 +80,7 @@ export class DynamicProducer extends EventEmitter {
   private readonly delivery: Delivery;
   private readonly polling: Polling;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
-  private readonly handoff: KeyHandoffs<Waiting> | undefined;
+  private readonly handoffs: KeyHandoffs<Waiting> | undefined;
   /** A consumer group's progress, from an attached LagMonitor: it gates the handoffs (with them only). */
   private readonly gate: ProgressGate | undefined;
   /** Spread keys' order chains (place/placement.ts marks messages with them; orderChains() counts them). */
@@ -135,11 +133,11 @@ export class DynamicProducer extends EventEmitter {
     this.client = adapter.client;
     if (adapter.connected) this.state.to('connected');
     const marking = this.options.orderHeaders === 'spread';
-    const handoff = marking && adapter.reports && this.partitioner.options.relocate && this.partitioner.options.spread
+    const handoffs = marking && adapter.reports && this.partitioner.options.relocate && this.partitioner.options.spread
       ? new KeyHandoffs<Waiting>(this.partitioner.trackedKeysBound, (m) => this.placement.released(m), (entry, held) => this.partitioner.hold(entry, held))
       : undefined;
-    this.handoff = handoff;
-    this.gate = handoff && new ProgressGate(handoff, () => this.placement.held(), this.options.maxQueued);
+    this.handoffs = handoffs;
+    this.gate = handoffs && new ProgressGate(handoffs, () => this.placement.held(), this.options.maxQueued);
     const nativeClient = adapter.engine;
     // The native engine writes order headers from their fields (headers.ts OrderFields).
     this.orders.fields = nativeClient !== undefined;
@@ -173,12 +171,12 @@ export class DynamicProducer extends EventEmitter {
     this.backlog = backlog;
     const outcomes = new Outcomes({
       host: { listening: () => this.listenerCount('delivery') > 0, tell: (failure, report) => this.emit('delivery', failure, report) },
-      library: adapter.library, reports: adapter.reports, delivery, metadata, handoff, backlog, handOver,
+      library: adapter.library, reports: adapter.reports, delivery, metadata, handoffs, backlog, handOver,
     });
     this.outcomes = outcomes;
     this.placement = new Placement({
       client: this.client, highLevel: adapter.highLevel, marking, maxQueued: this.options.maxQueued, partitioner: this.partitioner, orders: this.orders,
-      metadata, unplaced: this.unplaced, backlog, handoff, delivery, handOver, outcomes, error: (err) => this.emit('error', err),
+      metadata, unplaced: this.unplaced, backlog, handoffs, delivery, handOver, outcomes, error: (err) => this.emit('error', err),
     });
     this.intake = new Intake({
       state: this.state, reports: adapter.reports, highLevel: adapter.highLevel, maxQueued: this.options.maxQueued, placement: this.placement,
@@ -275,7 +273,7 @@ export class DynamicProducer extends EventEmitter {
    * nothing sent. If any message is not written, rejects with a BatchError whose `outcomes`
    * holds each message's report or error. Waits (as send() does) while maxQueued messages are held.
    */
-  sendBatch(topic: string, messages: readonly BatchMessage[]): Promise<DeliveryReport[]> {
+  sendBatch(topic: string, messages: readonly OutgoingMessage[]): Promise<DeliveryReport[]> {
     return this.intake.sendBatch(topic, messages);
   }
 
@@ -314,7 +312,7 @@ export class DynamicProducer extends EventEmitter {
       orderChains: chains.open,
       orderChainSlots: chains.slots,
       topics: this.metadata.topics.size,
-      handoffKeys: this.handoff?.keys ?? 0,
+      handoffKeys: this.handoffs?.keys ?? 0,
       unconfirmed: this.delivery.unconfirmedCount,
       maxQueued: this.options.maxQueued,
     };
@@ -344,7 +342,7 @@ export class DynamicProducer extends EventEmitter {
     // and without waiting for the consumers of the partitions their keys left.
     this.gate?.open(true);
     try {
-      this.handoff?.recheck();
+      this.handoffs?.recheck();
       while (this.placement.held() > 0 || this.backlog.waiting > 0) {
         if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.placement.held()} messages still held`, this.placement.held() + delivery.inflight);
         await delay(5);
@@ -396,7 +394,7 @@ export class DynamicProducer extends EventEmitter {
     const undelivered = new UndeliveredError('disconnected before delivery was confirmed', this.delivery.inflight);
     this.delivery.rejectUnconfirmed(undelivered);
     for (const m of this.backlog.take()) this.delivery.reject(m.pending, undelivered);
-    for (const m of this.handoff?.take() ?? []) this.delivery.reject(m.pending, undelivered);
+    for (const m of this.handoffs?.take() ?? []) this.delivery.reject(m.pending, undelivered);
     for (const m of this.unplaced.take()) this.delivery.reject(m.pending, undelivered);
     this.metadata.stop();
     this.polling.stop();

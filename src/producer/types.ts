@@ -9,6 +9,14 @@ import type { Link } from './hold/key-handoffs';
 export type Value = Buffer | Uint8Array | string | null;
 export type Headers = Array<Record<string, string | Buffer>>;
 
+/** One message of sendBatch(). */
+export interface OutgoingMessage {
+  readonly value: Value;
+  readonly key?: Key | null;
+  readonly headers?: Headers;
+  readonly timestamp?: number | null;
+}
+
 export interface DeliveryReport {
   readonly topic: string;
   readonly partition: number;

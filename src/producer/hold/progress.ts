@@ -106,20 +106,20 @@ export class ProgressGate {
   private timer: NodeJS.Timeout | undefined;
 
   /** `held()`: the messages the producer holds, against `maxQueued`. */
-  constructor(private readonly handoff: KeyHandoffs<Waiting>, private readonly held: () => number, private readonly maxQueued: number) {}
+  constructor(private readonly handoffs: KeyHandoffs<Waiting>, private readonly held: () => number, private readonly maxQueued: number) {}
 
   /** A LagMonitor's (`source`'s) read of `topic` (undefined: it stopped): the gate set or lifted, the held moves looked at again. */
   update(topic: string, progress: TopicProgress | undefined, source?: object): void {
     this.progress.update(topic, progress, source);
     const gated = !this.progress.empty;
-    this.handoff.gate = gated ? this.gate : undefined;
+    this.handoffs.gate = gated ? this.gate : undefined;
     if (gated && this.timer === undefined) {
-      this.timer = setInterval(() => this.handoff.recheck(), GATE_CHECK_MS);
+      this.timer = setInterval(() => this.handoffs.recheck(), GATE_CHECK_MS);
       this.timer.unref();
     } else if (!gated) {
       this.stop();
     }
-    this.handoff.recheck();
+    this.handoffs.recheck();
   }
 
   /** A flush lets every move go now (`opening` true), until it ends (false). */

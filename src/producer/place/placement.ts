@@ -39,7 +39,7 @@ export interface PlacementParts {
   readonly unplaced: Unplaced;
   readonly backlog: Backlog<Queued>;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
-  readonly handoff: KeyHandoffs<Waiting> | undefined;
+  readonly handoffs: KeyHandoffs<Waiting> | undefined;
   readonly delivery: Delivery;
   readonly handOver: HandOver;
   readonly outcomes: Outcomes;
@@ -57,7 +57,7 @@ export class Placement {
   private readonly metadata: Metadata;
   private readonly unplaced: Unplaced;
   private readonly backlog: Backlog<Queued>;
-  private readonly handoff: KeyHandoffs<Waiting> | undefined;
+  private readonly handoffs: KeyHandoffs<Waiting> | undefined;
   private readonly delivery: Delivery;
   private readonly handOver: HandOver;
   private readonly outcomes: Outcomes;
@@ -77,7 +77,7 @@ export class Placement {
     this.metadata = parts.metadata;
     this.unplaced = parts.unplaced;
     this.backlog = parts.backlog;
-    this.handoff = parts.handoff;
+    this.handoffs = parts.handoffs;
     this.delivery = parts.delivery;
     this.handOver = parts.handOver;
     this.outcomes = parts.outcomes;
@@ -86,7 +86,7 @@ export class Placement {
 
   /** Messages taken and not yet handed to librdkafka: the backlog, those waiting for a handoff or for their topic's count. */
   held(): number {
-    return this.backlog.size + (this.handoff?.held ?? 0) + this.unplaced.size;
+    return this.backlog.size + (this.handoffs?.held ?? 0) + this.unplaced.size;
   }
 
   /**
@@ -188,12 +188,12 @@ export class Placement {
       if (order !== ORDER_NONE && this.marking) {
         headers = this.orderHeaders(order, info.partitions, partition, headers, forwarded);
         forwarded = -1;
-        if (this.handoff !== undefined) {
+        if (this.handoffs !== undefined) {
           entry = decision.entry;
-          after = this.handoff.waitFor(entry, order, topic, partition, this.lastHeader!);
-          link = this.handoff.track(entry, order, partition, pending ?? this.delivery.mark);
+          after = this.handoffs.waitFor(entry, order, topic, partition, this.lastHeader!);
+          link = this.handoffs.track(entry, order, partition, pending ?? this.delivery.mark);
         }
-      } else if (this.handoff !== undefined && this.handoff.held > 0) {
+      } else if (this.handoffs !== undefined && this.handoffs.held > 0) {
         entry = decision.entry;
       }
     } else {
@@ -210,11 +210,11 @@ export class Placement {
     }
     info.produced++;
     pending = pending ?? this.delivery.mark;
-    if (after !== undefined || (entry >= 0 && this.handoff!.busy(entry))) {
+    if (after !== undefined || (entry >= 0 && this.handoffs!.busy(entry))) {
       // An ordered handoff: it goes once its predecessor's offset is known (and behind the
       // key's messages already waiting). Taken: it is sent, or its caller told.
       pending = kept(pending, link);
-      this.handoff!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
+      this.handoffs!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
       if (this.held() < this.maxQueued) return true;
       // The memory bound: produce() says false as on a full queue, and 'drain' follows.
       this.backlog.owe();
@@ -232,7 +232,7 @@ export class Placement {
     }
     // Refused for good: give its order sequence back, so the key's chain has no gap.
     if (this.marked) this.orders.undo();
-    if (link !== undefined) this.handoff!.undo();
+    if (link !== undefined) this.handoffs!.undo();
     return this.outcomes.failed(code, topic, partition, key, pending, canThrow);
   }
 

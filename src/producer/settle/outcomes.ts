@@ -36,7 +36,7 @@ export interface OutcomesParts {
   readonly reports: boolean;
   readonly delivery: Delivery;
   readonly metadata: Metadata;
-  readonly handoff: KeyHandoffs<Waiting> | undefined;
+  readonly handoffs: KeyHandoffs<Waiting> | undefined;
   readonly backlog: Backlog<Queued>;
   readonly handOver: HandOver;
 }
@@ -52,7 +52,7 @@ export class Outcomes {
   private readonly reports: boolean;
   private readonly delivery: Delivery;
   private readonly metadata: Metadata;
-  private readonly handoff: KeyHandoffs<Waiting> | undefined;
+  private readonly handoffs: KeyHandoffs<Waiting> | undefined;
   private readonly backlog: Backlog<Queued>;
   private readonly handOver: HandOver;
 
@@ -62,7 +62,7 @@ export class Outcomes {
     this.reports = parts.reports;
     this.delivery = parts.delivery;
     this.metadata = parts.metadata;
-    this.handoff = parts.handoff;
+    this.handoffs = parts.handoffs;
     this.backlog = parts.backlog;
     this.handOver = parts.handOver;
   }
@@ -86,7 +86,7 @@ export class Outcomes {
       this.host.tell(null, report);
     }
     if (link !== undefined) {
-      this.handoff!.settled(link, report.partition, failure ? -1 : report.offset);
+      this.handoffs!.settled(link, report.partition, failure ? -1 : report.offset);
       if (this.backlog.waiting > 0) this.backlog.wake();
     }
     if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
@@ -135,7 +135,7 @@ export class Outcomes {
     } else if (info) info.delivered++;
     if (listening) this.host.tell(failure, report);
     if (link !== undefined) {
-      this.handoff!.settled(link, partition, failure ? -1 : offset);
+      this.handoffs!.settled(link, partition, failure ? -1 : offset);
       if (this.backlog.waiting > 0) this.backlog.wake();
     }
     if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
@@ -150,14 +150,14 @@ export class Outcomes {
     const link = opaque instanceof Link ? opaque : undefined;
     const pending = settledBy(opaque, member, key);
     if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
-    if (link !== undefined) this.handoff!.settled(link, -1, -1);
+    if (link !== undefined) this.handoffs!.settled(link, -1, -1);
     this.failed(code, topic, partition, key as Key, pending, false);
     if (this.backlog.owing) setImmediate(() => this.backlog.drainedIfDue());
   }
 
   /** A message taken earlier and refused for good now: its successors go on, its caller is told. */
   refused(code: number, m: Queued): void {
-    if (m.link !== undefined) this.handoff!.settled(m.link, -1, -1);
+    if (m.link !== undefined) this.handoffs!.settled(m.link, -1, -1);
     this.failed(code, m.topic, m.partition, m.key, m.pending, false);
     // No report follows it: an owed 'drain' is looked at once the release under way is done.
     if (this.backlog.owing) setImmediate(() => this.backlog.drainedIfDue());

@@ -5,15 +5,7 @@
 import { BatchError } from '../../core/errors';
 import type { Key } from '../../core/key';
 import { SEND } from '../types';
-import type { DeliveryReport, Headers, Pending, Value } from '../types';
-
-/** One message of sendBatch(). */
-export interface BatchMessage {
-  readonly value: Value;
-  readonly key?: Key | null;
-  readonly headers?: Headers;
-  readonly timestamp?: number | null;
-}
+import type { DeliveryReport, Pending } from '../types';
 
 export class SendBatch {
   readonly outcomes: Array<DeliveryReport | Error>;

@@ -9,13 +9,13 @@ import { InvalidArgTypeError, StateError } from '../../core/errors';
 import type { Key } from '../../core/key';
 import type { Lifecycle } from '../../core/lifecycle';
 import type { Backlog } from '../hold/backlog';
-import { SendBatch, type BatchMessage, MemberPending } from '../settle/send-batch';
+import { SendBatch, MemberPending } from '../settle/send-batch';
 import { checkMessage } from './input';
 import type { NativeClient } from '../../native/produce';
 import type { Placement } from '../place/placement';
 import { CurrentSend } from '../settle/send-groups';
 import { SendPending, promiseOf } from '../settle/send-pending';
-import type { DeliveryReport, Headers, Pending, Queued, Value } from '../types';
+import type { DeliveryReport, Headers, OutgoingMessage, Pending, Queued, Value } from '../types';
 
 export interface IntakeParts {
   /** The producer's lifecycle, whose phase is read. */
@@ -126,7 +126,7 @@ export class Intake {
   }
 
   /** DynamicProducer.sendBatch(). */
-  sendBatch(topic: string, messages: readonly BatchMessage[]): Promise<DeliveryReport[]> {
+  sendBatch(topic: string, messages: readonly OutgoingMessage[]): Promise<DeliveryReport[]> {
     if (!this.reports) {
       return Promise.reject(new StateError('sendBatch() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
