@@ -4,7 +4,8 @@
 //   the promise / 'delivery' event → metrics.
 // This file is the public class: its API, the parts it is composed of (wired in the
 // constructor), connect / flush / disconnect. The parts, one folder per stage of the data path:
-//   take/       what is taken in: intake.ts (produce / send / sendBatch, waiting for room), input.ts (argument checks);
+//   take/       what is taken in: intake.ts (produce / send / sendBatch), room.ts (the calls waiting for room),
+//               input.ts (argument checks);
 //   place/      where it goes: placement.ts, unplaced.ts (a new topic's messages waiting for its count),
 //               metadata.ts (partition counts);
 //   hold/       what waits: backlog.ts (librdkafka's queue full), key-handoffs.ts (ordered handoffs of
@@ -48,6 +49,7 @@ import { HandOver } from './hand-over/hand-over';
 import { Outcomes } from './settle/outcomes';
 import { Placement } from './place/placement';
 import { Intake } from './take/intake';
+import { Room } from './take/room';
 import type { DeliveryReport, DynamicProducerOptions, Headers, OutgoingMessage, ProducerLike, Queued, Value, Waiting } from './types';
 
 export { PRODUCER_DEFAULTS };
@@ -75,6 +77,8 @@ export class DynamicProducer extends EventEmitter {
   private readonly adapter: ClientAdapter;
   private readonly metadata: Metadata;
   private readonly backlog: Backlog<Queued>;
+  /** The calls waiting for room while maxQueued messages are held. */
+  private readonly room: Room;
   /** Messages whose topic's partition count is not known yet, waiting for it. */
   private readonly unplaced: Unplaced;
   private readonly delivery: Delivery;
@@ -161,17 +165,20 @@ export class DynamicProducer extends EventEmitter {
     });
     const handOver = new HandOver(this.client, adapter.highLevel, delivery, metadata, adapter.maxInflight);
     this.handOver = handOver;
+    const room = new Room(this.options.maxQueued, () => this.placement.held());
+    this.room = room;
     const backlog = new Backlog<Queued>(this.options.maxQueued, {
       poll: () => this.poll(),
       handOver: (m) => handOver.produce(m.topic, m.partition, m.value, m.key, m.timestamp, m.pending, m.headers, m.link),
       refused: (code, m) => this.outcomes.refused(code, m),
       held: () => this.placement.held(),
+      wake: () => room.wake(),
       drained: () => this.emit('drain'),
     });
     this.backlog = backlog;
     const outcomes = new Outcomes({
       host: { listening: () => this.listenerCount('delivery') > 0, tell: (failure, report) => this.emit('delivery', failure, report) },
-      library: adapter.library, reports: adapter.reports, delivery, metadata, handoffs, backlog, handOver,
+      library: adapter.library, reports: adapter.reports, delivery, metadata, handoffs, backlog, room, handOver,
     });
     this.outcomes = outcomes;
     this.placement = new Placement({
@@ -179,8 +186,8 @@ export class DynamicProducer extends EventEmitter {
       metadata, unplaced: this.unplaced, backlog, handoffs, delivery, handOver, outcomes, error: (err) => this.emit('error', err),
     });
     this.intake = new Intake({
-      state: this.state, reports: adapter.reports, highLevel: adapter.highLevel, maxQueued: this.options.maxQueued, placement: this.placement,
-      backlog, engine: adapter.engine, error: (err) => this.emit('error', err),
+      state: this.state, reports: adapter.reports, highLevel: adapter.highLevel, room, placement: this.placement,
+      engine: adapter.engine, error: (err) => this.emit('error', err),
     });
     this.polling = new Polling(this.client, () => this.poll(), () => delivery.inflight);
     this.metrics$ = new Metrics();
@@ -343,10 +350,10 @@ export class DynamicProducer extends EventEmitter {
     this.gate?.open(true);
     try {
       this.handoffs?.recheck();
-      while (this.placement.held() > 0 || this.backlog.waiting > 0) {
+      while (this.placement.held() > 0 || this.room.waiting > 0) {
         if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.placement.held()} messages still held`, this.placement.held() + delivery.inflight);
         await delay(5);
-        if (this.backlog.holding || this.backlog.waiting > 0) this.backlog.drain();
+        if (this.backlog.holding || this.room.waiting > 0) this.backlog.drain();
         else this.poll();
       }
     } finally {
@@ -393,6 +400,7 @@ export class DynamicProducer extends EventEmitter {
     this.state.done();
     const undelivered = new UndeliveredError('disconnected before delivery was confirmed', this.delivery.inflight);
     this.delivery.rejectUnconfirmed(undelivered);
+    this.room.releaseAll();
     for (const m of this.backlog.take()) this.delivery.reject(m.pending, undelivered);
     for (const m of this.handoffs?.take() ?? []) this.delivery.reject(m.pending, undelivered);
     for (const m of this.unplaced.take()) this.delivery.reject(m.pending, undelivered);

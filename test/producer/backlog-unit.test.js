@@ -1,29 +1,25 @@
 'use strict';
-// The backlog (src/producer/hold/backlog.ts) alone: send() calls waiting for room go in call order,
-// as room frees, however many wait (the queue of waiters is compacted as it is read), and a
-// disconnect runs every one still waiting.
+// The calls waiting for room (src/producer/take/room.ts) alone: send() calls waiting for room go
+// in call order, as room frees, however many wait (the queue of waiters is compacted as it is
+// read), and a disconnect runs every one still waiting; the backlog (src/producer/hold/backlog.ts)
+// gives back the messages it held.
 const t = require('tap');
 const { Backlog } = require('../../build/producer/hold/backlog');
+const { Room } = require('../../build/producer/take/room');
 
-/** A backlog over `held` messages held elsewhere (the test moves it), maxQueued 10. */
-function backlog() {
+/** The calls waiting for room over `held` messages held elsewhere (the test moves it), maxQueued 10. */
+function room() {
   const state = { held: 10 };
-  const b = new Backlog(10, {
-    poll() {},
-    handOver: () => 0,
-    refused() {},
-    held: () => state.held,
-    drained() {},
-  });
+  const b = new Room(10, () => state.held);
   return { b, state };
 }
 
 t.test('20,000 waiting calls go in call order, each once, as room frees', async (t) => {
-  const { b, state } = backlog();
+  const { b, state } = room();
   const ran = [];
   const N = 20_000;
   for (let i = 0; i < N; i++) {
-    b.waitForRoom(() => {
+    b.wait(() => {
       ran.push(i);
       state.held++; // each call that goes takes the room it found
     });
@@ -44,27 +40,29 @@ t.test('20,000 waiting calls go in call order, each once, as room frees', async 
   t.equal(b.waiting, 0);
 });
 
-t.test('a call that waits again goes behind the others; take() runs every waiting call once', async (t) => {
-  const { b, state } = backlog();
+t.test('a call that waits again goes behind the others; releaseAll() runs every waiting call once', async (t) => {
+  const { b, state } = room();
   const ran = [];
   let again = true;
   const first = () => {
     ran.push('first');
     if (again) {
       again = false;
-      b.waitForRoom(first); // found no room after all: waits again, behind
+      b.wait(first); // found no room after all: waits again, behind
     } else state.held++;
   };
-  b.waitForRoom(first);
-  for (let i = 0; i < 5; i++) b.waitForRoom(() => ran.push(i));
+  b.wait(first);
+  for (let i = 0; i < 5; i++) b.wait(() => ran.push(i));
   state.held = 9;
   b.wake();
   t.same(ran, ['first', 0, 1, 2, 3, 4, 'first'], 'the first went, queued itself again behind the rest, and went last');
   t.equal(b.waiting, 0);
   const taken = [];
-  const { b: b2 } = backlog();
-  for (let i = 0; i < 5000; i++) b2.waitForRoom(() => taken.push(i));
-  t.same(b2.take(), [], 'no held messages');
+  const { b: b2 } = room();
+  for (let i = 0; i < 5000; i++) b2.wait(() => taken.push(i));
+  b2.releaseAll();
+  const held = new Backlog(10, { poll() {}, handOver: () => 0, refused() {}, held: () => 0, wake() {}, drained() {} });
+  t.same(held.take(), [], 'no held messages');
   t.equal(taken.length, 5000);
   t.ok(taken.every((v, i) => v === i), 'each waiting call run once, in order');
   t.equal(b2.waiting, 0);

@@ -1,7 +1,6 @@
 // Messages taken while librdkafka's queue is full, retried in order on the next turn of the
-// event loop (and as delivery reports free room); the send() calls waiting for room while
-// more than maxQueued messages are held (the memory bound); and when 'drain' is due to a
-// produce() that said false.
+// event loop (and as delivery reports free room), and when 'drain' is due to a produce() that
+// said false. The calls waiting for room before they are taken: take/room.ts.
 
 import { Fifo } from '../../core/fifo';
 import { ERR_QUEUE_FULL } from '../../core/rdkafka-codes';
@@ -16,6 +15,8 @@ export interface BacklogHooks<M extends Queued> {
   refused(code: number, m: M): void;
   /** Every message held by the producer (this backlog and the handoffs'), against maxQueued. */
   held(): number;
+  /** Messages were handed over: the calls waiting for room may go (take/room.ts). */
+  wake(): void;
   /** 'drain' is due: the backlog emptied (and what is held elsewhere allows it, see drainedIfDue). */
   drained(): void;
 }
@@ -25,8 +26,6 @@ export class Backlog<M extends Queued> {
   private scheduled = false;
   /** produce() said false because maxQueued messages were held outside the backlog (handoffs): 'drain' is owed. */
   private owed = false;
-  /** send() calls (and produce() calls behind them) waiting for room, in call order (a burst may leave hundreds of thousands). */
-  private readonly waiters = new Fifo<() => void>();
 
   constructor(private readonly maxQueued: number, private readonly hooks: BacklogHooks<M>) {}
 
@@ -43,11 +42,6 @@ export class Backlog<M extends Queued> {
   /** Whether a drain is due on the next turn of the event loop. */
   get scheduledDrain(): boolean {
     return this.scheduled;
-  }
-
-  /** How many calls wait for room. */
-  get waiting(): number {
-    return this.waiters.size;
   }
 
   hold(m: M): void {
@@ -78,11 +72,6 @@ export class Backlog<M extends Queued> {
     this.hooks.drained();
   }
 
-  /** Queues a call until fewer than maxQueued messages are held. */
-  waitForRoom(attempt: () => void): void {
-    this.waiters.push(attempt);
-  }
-
   /**
    * Retries the held messages on the next turn of the event loop (librdkafka's queue empties
    * as its threads send); delivery reports also retry as they arrive.
@@ -107,19 +96,13 @@ export class Backlog<M extends Queued> {
       items.shift();
       if (code !== 0) this.hooks.refused(code, m);
     }
-    this.wake();
+    this.hooks.wake();
     if (items.size === 0) this.drainedIfDue();
     else this.schedule();
   }
 
-  /** Lets waiting calls go while fewer than maxQueued messages are held. */
-  wake(): void {
-    while (this.waiters.size > 0 && this.hooks.held() < this.maxQueued) this.waiters.shift()();
-  }
-
-  /** Empties it (disconnect): runs every waiting call (each finds the producer closed), returns the held messages. */
+  /** Empties it (disconnect): the held messages, for their callers to be told. */
   take(): M[] {
-    for (const waiter of this.waiters.takeAll()) waiter();
     return this.items.takeAll();
   }
 }

@@ -5,7 +5,8 @@
 // hand-over (hand-over/hand-over.ts) or later from the native engine's batch or the backlog's retry.
 // Each outcome: the topic's counters (place/metadata.ts), the caller told (its promise, produce()'s
 // exception, or a 'delivery' event), a marked message's handoff link settled (hold/key-handoffs.ts: the
-// key's next move may go) and the backlog drained or woken (hold/backlog.ts) as room frees.
+// key's next move may go), the backlog drained (hold/backlog.ts) and the calls waiting for room
+// woken (take/room.ts) as room frees.
 
 import type { KafkaError } from '../../core/errors';
 import { toKafkaError } from '../../core/errors';
@@ -16,6 +17,7 @@ import type { Delivery } from './delivery';
 import { type KeyHandoffs, Link } from '../hold/key-handoffs';
 import { ERR_UNKNOWN_FAILURE, ERR_UNKNOWN_PARTITION, ERR_UNKNOWN_TOPIC, type HandOver } from '../hand-over/hand-over';
 import type { Metadata } from '../place/metadata';
+import type { Room } from '../take/room';
 import { SendGroup, settledBy } from './send-groups';
 import { SEND } from '../types';
 import type { DeliveryReport, Pending, Queued, Waiting } from '../types';
@@ -38,6 +40,8 @@ export interface OutcomesParts {
   readonly metadata: Metadata;
   readonly handoffs: KeyHandoffs<Waiting> | undefined;
   readonly backlog: Backlog<Queued>;
+  /** The calls waiting for room, woken as a report frees it. */
+  readonly room: Room;
   readonly handOver: HandOver;
 }
 
@@ -54,6 +58,7 @@ export class Outcomes {
   private readonly metadata: Metadata;
   private readonly handoffs: KeyHandoffs<Waiting> | undefined;
   private readonly backlog: Backlog<Queued>;
+  private readonly room: Room;
   private readonly handOver: HandOver;
 
   constructor(parts: OutcomesParts) {
@@ -64,6 +69,7 @@ export class Outcomes {
     this.metadata = parts.metadata;
     this.handoffs = parts.handoffs;
     this.backlog = parts.backlog;
+    this.room = parts.room;
     this.handOver = parts.handOver;
   }
 
@@ -87,7 +93,7 @@ export class Outcomes {
     }
     if (link !== undefined) {
       this.handoffs!.settled(link, report.partition, failure ? -1 : report.offset);
-      if (this.backlog.waiting > 0) this.backlog.wake();
+      if (this.room.waiting > 0) this.room.wake();
     }
     if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
     else if (this.backlog.owing) this.backlog.drainedIfDue();
@@ -136,7 +142,7 @@ export class Outcomes {
     if (listening) this.host.tell(failure, report);
     if (link !== undefined) {
       this.handoffs!.settled(link, partition, failure ? -1 : offset);
-      if (this.backlog.waiting > 0) this.backlog.wake();
+      if (this.room.waiting > 0) this.room.wake();
     }
     if (this.backlog.holding && !this.backlog.scheduledDrain) this.backlog.drain();
     else if (this.backlog.owing) this.backlog.drainedIfDue();

@@ -2,20 +2,20 @@
 // taken (place/placement.ts) while the producer's phase is 'connected' (src/core/lifecycle.ts): not
 // before connect(), nor once disconnect() began ('stopping', then 'stopped'). While maxQueued
 // messages are held (the memory bound), send() and sendBatch() calls wait for room in the
-// backlog's queue of callers (hold/backlog.ts), and a produce() behind them waits in its turn. Their promises:
+// queue of take/room.ts, and a produce() behind them waits in its turn. Their promises:
 // settle/send-pending.ts (one per send()), settle/send-batch.ts (one per sendBatch(), a MemberPending per message).
 
 import { InvalidArgTypeError, StateError } from '../../core/errors';
 import type { Key } from '../../core/key';
 import type { Lifecycle } from '../../core/lifecycle';
-import type { Backlog } from '../hold/backlog';
 import { SendBatch, MemberPending } from '../settle/send-batch';
 import { checkMessage } from './input';
 import type { NativeClient } from '../../native/produce';
 import type { Placement } from '../place/placement';
 import { CurrentSend } from '../settle/send-groups';
 import { SendPending, promiseOf } from '../settle/send-pending';
-import type { DeliveryReport, Headers, OutgoingMessage, Pending, Queued, Value } from '../types';
+import type { Room } from './room';
+import type { DeliveryReport, Headers, OutgoingMessage, Pending, Value } from '../types';
 
 export interface IntakeParts {
   /** The producer's lifecycle, whose phase is read. */
@@ -24,9 +24,9 @@ export interface IntakeParts {
   readonly reports: boolean;
   /** A wrapped HighLevelProducer: its value and key are checked after its serializers (place/placement.ts). */
   readonly highLevel: boolean;
-  readonly maxQueued: number;
+  /** The calls waiting for room while maxQueued messages are held. */
+  readonly room: Room;
   readonly placement: Placement;
-  readonly backlog: Backlog<Queued>;
   /** The native engine's client, told of batches that should not linger. */
   readonly engine: NativeClient | undefined;
   /** A deferred produce() that failed (the producer's 'error'). */
@@ -37,9 +37,8 @@ export class Intake {
   private readonly state: Lifecycle;
   private readonly reports: boolean;
   private readonly highLevel: boolean;
-  private readonly maxQueued: number;
+  private readonly room: Room;
   private readonly placement: Placement;
-  private readonly backlog: Backlog<Queued>;
   private readonly engine: NativeClient | undefined;
   private readonly error: (err: unknown) => void;
   /** On the native engine: the opaque of the send() being placed, whose promise is its group's (settle/send-groups.ts). */
@@ -49,9 +48,8 @@ export class Intake {
     this.state = parts.state;
     this.reports = parts.reports;
     this.highLevel = parts.highLevel;
-    this.maxQueued = parts.maxQueued;
+    this.room = parts.room;
     this.placement = parts.placement;
-    this.backlog = parts.backlog;
     this.engine = parts.engine;
     this.error = parts.error;
     this.later = parts.engine !== undefined ? new CurrentSend() : undefined;
@@ -59,10 +57,10 @@ export class Intake {
 
   /** DynamicProducer.produce(). */
   produce(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined): boolean {
-    if (this.backlog.waiting > 0) {
+    if (this.room.waiting > 0) {
       // send() calls are waiting for room: this message goes behind them, in call order.
       this.check(topic, value, key, headers, timestamp);
-      this.backlog.waitForRoom(() => {
+      this.room.wait(() => {
         try {
           this.enqueue(topic, value, key, headers, timestamp, undefined);
         } catch (err) {
@@ -80,7 +78,7 @@ export class Intake {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
     const later = this.later;
-    if (later !== undefined && !later.busy && this.state.phase === 'connected' && this.placement.held() < this.maxQueued) {
+    if (later !== undefined && !later.busy && this.state.phase === 'connected' && !this.room.full) {
       // The native engine's common case: the promise is its group's, or one of its own if the message is held.
       later.begin(key ?? null);
       try {
@@ -92,7 +90,7 @@ export class Intake {
     }
     const pending = new SendPending(key ?? null);
     const promise = promiseOf(pending);
-    if (this.state.phase === 'connected' && this.placement.held() < this.maxQueued) {
+    if (this.state.phase === 'connected' && !this.room.full) {
       // The common case: connected, room, no closure made.
       try {
         this.enqueue(topic, value, key, headers, timestamp, pending);
@@ -111,8 +109,8 @@ export class Intake {
         pending.reject(new StateError('this producer is disconnecting'));
         return;
       }
-      if (this.placement.held() >= this.maxQueued) {
-        this.backlog.waitForRoom(attempt);
+      if (this.room.full) {
+        this.room.wait(attempt);
         return;
       }
       try {
@@ -155,8 +153,8 @@ export class Intake {
             member.reject(new StateError(phase === 'stopped' ? 'this producer was disconnected' : 'this producer is disconnecting'));
             continue;
           }
-          if (this.placement.held() >= this.maxQueued) {
-            this.backlog.waitForRoom(attempt);
+          if (this.room.full) {
+            this.room.wait(attempt);
             return;
           }
           try {
