@@ -19,7 +19,7 @@ const BATCH = 1024;
 
 /**
  * How a message's opaque takes its slot, and what a slot's message settles: the producer's
- * (src/producer/settle/send-groups.ts joins send() calls into groups); by default the opaque as it is.
+ * (src/producer/settle/opaque.ts joins send() calls into groups); by default the opaque as it is.
  */
 export interface SlotTaker {
   /** A slot for a message going to `partition` (-1: librdkafka's choice): its id. */

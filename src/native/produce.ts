@@ -18,7 +18,7 @@
 // The twin of native/src/produce.c. The librdkafka handle itself (made, connected, its thread
 // pool calls, closed): handle.ts; the batch's bytes: produce-rows.ts; what a message needs at its
 // report, kept under its slot id: slots.ts. How a message's opaque takes its slot is the
-// producer's (SlotTaker: src/producer/settle/send-groups.ts groups send() calls); this file
+// producer's (SlotTaker: src/producer/settle/opaque.ts groups send() calls); this file
 // imports nothing of the producer.
 
 import type { Buffer } from 'node:buffer';

@@ -5,7 +5,8 @@
 // This file is the public class: its API, the parts it is composed of (wired in the
 // constructor), connect / flush / disconnect. The parts, one folder per stage of the data path:
 //   take/       what is taken in: intake.ts (produce / send / sendBatch), room.ts (the calls waiting for room),
-//               input.ts (argument checks);
+//               input.ts (argument checks), and the promise given back: send-promise.ts (one send()),
+//               send-batch.ts (one sendBatch());
 //   place/      where it goes: placement.ts, unplaced.ts (a new topic's messages waiting for its count),
 //               metadata.ts (partition counts);
 //   hold/       what waits: backlog.ts (librdkafka's queue full), key-handoffs.ts (ordered handoffs of
@@ -13,9 +14,9 @@
 //   hand-over/  to librdkafka: hand-over.ts (the client's produce()), client-adapter.ts (the client made or
 //               wrapped, connected, flushed, disconnected; the native engine's is src/native/produce.ts),
 //               client-fields.ts (the only reader of node-rdkafka's private fields), polling.ts;
-//   settle/     and back: outcomes.ts (what a report or a refusal does), delivery.ts (the accounting), the
-//               promises: send-pending.ts (one send()), send-groups.ts (send() calls grouped on the native
-//               engine), send-batch.ts (one sendBatch()).
+//   settle/     and back: outcomes.ts (what a report or a refusal does), delivery.ts (the accounting),
+//               opaque.ts (what a message's opaque settles, read in one place), send-groups.ts (send()
+//               calls settled in groups on the native engine).
 // Beside it: wrap.ts (wrapProducer: this class over an application's producer), types.ts,
 // connect-options.ts, statistics.ts (queue depths into penalties), stream.ts, metrics.ts.
 

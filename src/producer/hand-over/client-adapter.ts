@@ -18,7 +18,7 @@ import { within } from '../../core/time';
 import { deliversReports, isHighLevel, nativeBinding, type NativeProducer } from './client-fields';
 import { type Delivery, OURS, interceptReports } from '../settle/delivery';
 import { NativeClient } from '../../native/produce';
-import { SendGroups } from '../settle/send-groups';
+import { SendGroups } from '../settle/opaque';
 import type { Outcomes } from '../settle/outcomes';
 import type { Pending, ProducerLike } from '../types';
 

@@ -22,7 +22,7 @@ import type { HandOver } from '../hand-over/hand-over';
 import { badTimestamp, checkHeaders, serialize, timestampError, withoutForwarded } from '../take/input';
 import type { Metadata, TopicInfo } from './metadata';
 import type { Outcomes } from '../settle/outcomes';
-import { CurrentSend } from '../settle/send-groups';
+import { CurrentSend } from '../take/send-promise';
 import type { Unplaced, UnplacedMessage } from './unplaced';
 import type { Headers, Pending, ProducerLike, Queued, Value, Waiting } from '../types';
 
@@ -247,7 +247,7 @@ export class Placement {
 }
 
 /**
- * The opaque a held message keeps: a send() still on its CurrentSend (settle/send-groups.ts) gets a
+ * The opaque a held message keeps: a send() still on its CurrentSend (take/send-promise.ts) gets a
  * SendPending of its own here, its link's opaque too.
  */
 function kept(pending: Pending | undefined, link: Link | undefined): Pending | undefined {

@@ -5,8 +5,8 @@
 import { toKafkaError } from '../../core/errors';
 import { withLibrdkafkaCode } from '../../core/rdkafka-codes';
 import type { KafkaError } from '../../core/errors';
-import { Link } from '../hold/key-handoffs';
-import { SEND } from '../types';
+import type { Link } from '../hold/key-handoffs';
+import { open } from './opaque';
 import type { DeliveryReport, Pending, ProducerLike } from '../types';
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -22,9 +22,6 @@ export interface Settled {
   /** The handoff link the message was produced with, if it was marked. */
   link: Link | undefined;
 }
-
-const isSend = (opaque: unknown): opaque is Pending =>
-  typeof opaque === 'object' && opaque !== null && (opaque as Pending)[SEND] === true;
 
 export class Delivery {
   /** Handed to librdkafka, delivery not yet reported. */
@@ -56,7 +53,8 @@ export class Delivery {
 
   /** Whether a report's opaque is one of ours (on a wrapped client the app's own go to the app). */
   isOurs(opaque: unknown): boolean {
-    return opaque === this.mark || isSend(opaque) || opaque instanceof Link;
+    const o = open(opaque);
+    return o.link !== undefined || o.sent || (o.group === undefined && o.pending === this.mark);
   }
 
   /** A message librdkafka took: one more report to wait for. */
@@ -67,21 +65,15 @@ export class Delivery {
 
   /** Takes one delivery report: undefined when it is not ours, else its promise settled. */
   settle(err: any, report: any): Settled | undefined {
-    let opaque = report?.opaque;
-    let link: Link | undefined;
-    if (opaque instanceof Link) {
-      link = opaque;
-      opaque = link.opaque;
-      // The report shows the opaque the message has without its link (node-rdkafka makes a
-      // report object per message, and only ours reach here: set in place, not copied).
-      report.opaque = opaque;
-    }
-    const pending = opaque as Pending | undefined;
+    const { link, pending, sent } = open(report?.opaque);
+    // The report shows the opaque the message has without its link (node-rdkafka makes a
+    // report object per message, and only ours reach here: set in place, not copied).
+    if (link !== undefined) report.opaque = link.opaque;
     // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
-    if (!this.owned && link === undefined && pending !== this.mark && !isSend(pending)) return undefined;
+    if (!this.owned && link === undefined && pending !== this.mark && !sent) return undefined;
     // A send()'s report: the key as the caller gave it (librdkafka's is a Buffer), and not our opaque.
-    if (isSend(pending)) {
-      report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending.key, timestamp: report.timestamp, size: report.size };
+    if (sent) {
+      report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending!.key, timestamp: report.timestamp, size: report.size };
     }
     this.inflight--;
     const failure = err ? toKafkaError(withLibrdkafkaCode(err), `delivery to ${report?.topic} [${report?.partition}]`) : null;

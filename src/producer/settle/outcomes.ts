@@ -14,12 +14,11 @@ import type { Key } from '../../core/key';
 import type { KafkaLibrary } from '../../core/library';
 import type { Backlog } from '../hold/backlog';
 import type { Delivery } from './delivery';
-import { type KeyHandoffs, Link } from '../hold/key-handoffs';
+import type { KeyHandoffs } from '../hold/key-handoffs';
 import { ERR_UNKNOWN_FAILURE, ERR_UNKNOWN_PARTITION, ERR_UNKNOWN_TOPIC, type HandOver } from '../hand-over/hand-over';
 import type { Metadata } from '../place/metadata';
 import type { Room } from '../take/room';
-import { SendGroup, settledBy } from './send-groups';
-import { SEND } from '../types';
+import { open, settles } from './opaque';
 import type { DeliveryReport, Pending, Queued, Waiting } from '../types';
 
 /** What the producer's events are to the outcomes (functions: no reference back to the producer). */
@@ -104,26 +103,14 @@ export class Outcomes {
    * or a 'delivery' listener takes one): the same accounting as delivered().
    */
   nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined, member: number): void {
-    let link: Link | undefined;
-    let pending = opaque as Pending | undefined;
-    if (opaque instanceof Link) {
-      link = opaque;
-      pending = link.opaque as Pending | undefined;
-    }
     // A send() of a group (settle/send-groups.ts): its key is the caller's, kept by the engine.
-    let group: SendGroup | undefined;
-    const inner: unknown = pending;
-    if (inner instanceof SendGroup) {
-      group = inner;
-      pending = undefined;
-    }
+    const { link, pending, group, sent } = open(opaque);
     const failure = code === 0 ? null : toKafkaError({ code, message: librdkafkaMessage(code, this.library) }, `delivery to ${topic} [${partition}]`);
     if (!this.reports) {
       // Reports off: librdkafka reports only what it could not deliver, and its caller is told.
       if (failure) this.host.tell(failure, { topic, partition, offset, key: key as Key, value, timestamp, size });
       return;
     }
-    const sent = pending !== undefined && pending[SEND] === true;
     const listening = this.host.listening();
     const report: DeliveryReport | undefined = sent || listening || group !== undefined
       ? (sent || group !== undefined || value === undefined
@@ -153,8 +140,9 @@ export class Outcomes {
    * report follows): as a refusal at produce(), its send() rejects or 'delivery' tells.
    */
   nativeRefused(opaque: unknown, code: number, topic: string, partition: number, key: unknown, member: number): void {
-    const link = opaque instanceof Link ? opaque : undefined;
-    const pending = settledBy(opaque, member, key);
+    const o = open(opaque);
+    const link = o.link;
+    const pending = settles(o, member, key);
     if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
     if (link !== undefined) this.handoffs!.settled(link, -1, -1);
     this.failed(code, topic, partition, key as Key, pending, false);

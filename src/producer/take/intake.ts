@@ -1,19 +1,18 @@
 // The entry of the send path: DynamicProducer's produce(), send() and sendBatch(). A message is
-// taken (place/placement.ts) while the producer's phase is 'connected' (src/core/lifecycle.ts): not
-// before connect(), nor once disconnect() began ('stopping', then 'stopped'). While maxQueued
-// messages are held (the memory bound), send() and sendBatch() calls wait for room in the
-// queue of take/room.ts, and a produce() behind them waits in its turn. Their promises:
-// settle/send-pending.ts (one per send()), settle/send-batch.ts (one per sendBatch(), a MemberPending per message).
+// taken while the producer's phase is 'connected' (src/core/lifecycle.ts): not before connect(),
+// nor once disconnect() began ('stopping', then 'stopped'); while maxQueued messages are held
+// (the memory bound), a call waits for room first (take/room.ts). The promise a call gets is
+// made here (take/send-promise.ts for send(), take/send-batch.ts for sendBatch()), then its
+// message goes on to be placed (place/placement.ts), and from there held or handed over.
 
 import { InvalidArgTypeError, StateError } from '../../core/errors';
 import type { Key } from '../../core/key';
 import type { Lifecycle } from '../../core/lifecycle';
-import { SendBatch, MemberPending } from '../settle/send-batch';
+import { SendBatch, MemberPending } from './send-batch';
 import { checkMessage } from './input';
 import type { NativeClient } from '../../native/produce';
 import type { Placement } from '../place/placement';
-import { CurrentSend } from '../settle/send-groups';
-import { SendPending, promiseOf } from '../settle/send-pending';
+import { CurrentSend, SendPending, promiseOf } from './send-promise';
 import type { Room } from './room';
 import type { DeliveryReport, Headers, OutgoingMessage, Pending, Value } from '../types';
 
@@ -41,8 +40,8 @@ export class Intake {
   private readonly placement: Placement;
   private readonly engine: NativeClient | undefined;
   private readonly error: (err: unknown) => void;
-  /** On the native engine: the opaque of the send() being placed, whose promise is its group's (settle/send-groups.ts). */
-  private readonly later: CurrentSend | undefined;
+  /** On the native engine: the opaque of the send() being placed, whose promise is its group's (take/send-promise.ts). */
+  private readonly current: CurrentSend | undefined;
 
   constructor(parts: IntakeParts) {
     this.state = parts.state;
@@ -52,7 +51,7 @@ export class Intake {
     this.placement = parts.placement;
     this.engine = parts.engine;
     this.error = parts.error;
-    this.later = parts.engine !== undefined ? new CurrentSend() : undefined;
+    this.current = parts.engine !== undefined ? new CurrentSend() : undefined;
   }
 
   /** DynamicProducer.produce(). */
@@ -77,16 +76,16 @@ export class Intake {
     if (!this.reports) {
       return Promise.reject(new StateError('send() needs delivery reports: this producer has dr_cb and dr_msg_cb off (use produce())'));
     }
-    const later = this.later;
-    if (later !== undefined && !later.busy && this.state.phase === 'connected' && !this.room.full) {
+    const current = this.current;
+    if (current !== undefined && !current.busy && this.state.phase === 'connected' && !this.room.full) {
       // The native engine's common case: the promise is its group's, or one of its own if the message is held.
-      later.begin(key ?? null);
+      current.begin(key ?? null);
       try {
-        this.enqueue(topic, value, key, headers, timestamp, later);
+        this.enqueue(topic, value, key, headers, timestamp, current);
       } catch (err) {
-        later.reject(err as Error);
+        current.reject(err as Error);
       }
-      return later.end();
+      return current.end();
     }
     const pending = new SendPending(key ?? null);
     const promise = promiseOf(pending);
