@@ -66,6 +66,8 @@ export class Placement {
   private marked = false;
   /** The order header object of the message being placed (when marked). */
   private lastHeader: Record<string, string> | undefined;
+  /** Where the last message refused at hand-over went, and its key as handed over: read at once, after place(). */
+  private readonly lastRefused: { partition: number; key: Key | null | undefined } = { partition: -1, key: undefined };
 
   constructor(parts: PlacementParts) {
     this.client = parts.client;
@@ -136,16 +138,22 @@ export class Placement {
         return !this.backlog.holding;
       }
     }
-    return this.place(topic, info, payload, key, headers, forwarded, timestamp, pending, true);
+    const code = this.place(topic, info, payload, key, headers, forwarded, timestamp, pending);
+    if (code === 0) return true;
+    if (code === ERR_QUEUE_FULL) return false;
+    // Refused for good at once: produce() throws, a send()'s promise rejects.
+    return this.outcomes.refusedAtOnce(code, topic, pending);
   }
 
   /** A message whose topic's count it waited for: placed now (unassigned if the count did not come). */
   placeUnplaced(m: UnplacedMessage): void {
     const info = this.metadata.topics.get(m.topic) ?? this.metadata.entry(m.topic);
     try {
-      this.place(m.topic, info, m.value, m.key, m.headers, m.forwarded, m.timestamp, m.pending, false);
+      const code = this.place(m.topic, info, m.value, m.key, m.headers, m.forwarded, m.timestamp, m.pending);
+      // Refused for good after its call returned: its promise rejects, or 'delivery' tells.
+      if (code !== 0 && code !== ERR_QUEUE_FULL) this.outcomes.failed(code, m.topic, this.lastRefused.partition, this.lastRefused.key, m.pending);
     } catch (err) {
-      // Not a refusal (those are reported by place()): a fault here; its caller is told.
+      // Not a refusal: a fault here; its caller is told.
       if (m.pending !== undefined && m.pending !== this.delivery.mark) m.pending.reject(err as Error);
       else this.error(err);
     }
@@ -168,10 +176,12 @@ export class Placement {
   /**
    * The partitioning decision, and the message handed over: the partition (-1: the count is
    * unknown, and librdkafka places it), the order header of a marked message, and its handoff.
-   * `canThrow`: a refusal throws (produce()'s own call) rather than being reported.
+   * Answers as the hand-over does: 0 taken (handed over, or held for its turn), ERR_QUEUE_FULL
+   * held (produce() says false), or librdkafka's refusal for good, its order sequence given back
+   * and where it went in `lastRefused`: the caller tells its caller (it throws only on its own call).
    */
-  private place(topic: string, info: TopicInfo, payload: Buffer | null, key: Key | null | undefined, headers: Headers | undefined,
-    forwarded: number, timestamp: number | null | undefined, pending: Pending | undefined, canThrow: boolean): boolean {
+  private place(topic: string, info: TopicInfo, value: Buffer | null, key: Key | null | undefined, headers: Headers | undefined,
+    forwarded: number, timestamp: number | null | undefined, pending: Pending | undefined): number {
     let partition = -1;
     let zero = -1; // whether a string key has U+0000: -1 not known yet
     let entry = -1;
@@ -214,26 +224,28 @@ export class Placement {
       // An ordered handoff: it goes once its predecessor's offset is known (and behind the
       // key's messages already waiting). Taken: it is sent, or its caller told.
       pending = kept(pending, link);
-      this.handoffs!.hold(entry, { topic, partition, value: payload, key, timestamp, headers, pending, link, header: this.lastHeader, after });
-      if (this.held() < this.maxQueued) return true;
+      this.handoffs!.hold(entry, { topic, partition, value, key, timestamp, headers, pending, link, header: this.lastHeader, after });
+      if (this.held() < this.maxQueued) return 0;
       // The memory bound: produce() says false as on a full queue, and 'drain' follows.
       this.backlog.owe();
-      return false;
+      return ERR_QUEUE_FULL;
     }
     if (this.backlog.holding) {
-      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending: kept(pending, link), link });
-      return false;
+      this.backlog.hold({ topic, partition, value, key, timestamp, headers, pending: kept(pending, link), link });
+      return ERR_QUEUE_FULL;
     }
-    const code = this.handOver.produce(topic, partition, payload, key, timestamp, pending, headers, link);
-    if (code === 0) return true;
+    const code = this.handOver.produce(topic, partition, value, key, timestamp, pending, headers, link);
+    if (code === 0) return 0;
     if (code === ERR_QUEUE_FULL) {
-      this.backlog.hold({ topic, partition, value: payload, key, timestamp, headers, pending: kept(pending, link), link });
-      return false;
+      this.backlog.hold({ topic, partition, value, key, timestamp, headers, pending: kept(pending, link), link });
+      return ERR_QUEUE_FULL;
     }
     // Refused for good: give its order sequence back, so the key's chain has no gap.
     if (this.marked) this.orders.undo();
     if (link !== undefined) this.handoffs!.undo();
-    return this.outcomes.failed(code, topic, partition, key, pending, canThrow);
+    this.lastRefused.partition = partition;
+    this.lastRefused.key = key;
+    return code;
   }
 
   /** The caller's headers with ours added, or in place of the first `kdp-order` among them (at `forwarded`, -1: none). */

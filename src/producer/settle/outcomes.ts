@@ -145,30 +145,42 @@ export class Outcomes {
     const pending = settles(o, member, key);
     if (this.reports) this.delivery.confirmed(pending, null, undefined, true);
     if (link !== undefined) this.handoffs!.settled(link, -1, -1);
-    this.failed(code, topic, partition, key as Key, pending, false);
+    this.failed(code, topic, partition, key as Key, pending);
     if (this.backlog.owing) setImmediate(() => this.backlog.drainedIfDue());
   }
 
   /** A message taken earlier and refused for good now: its successors go on, its caller is told. */
   refused(code: number, m: Queued): void {
     if (m.link !== undefined) this.handoffs!.settled(m.link, -1, -1);
-    this.failed(code, m.topic, m.partition, m.key, m.pending, false);
+    this.failed(code, m.topic, m.partition, m.key, m.pending);
     // No report follows it: an owed 'drain' is looked at once the release under way is done.
     if (this.backlog.owing) setImmediate(() => this.backlog.drainedIfDue());
   }
 
   /**
-   * A message librdkafka refused for good: its caller is told (promise, exception or
-   * 'delivery'). `canThrow`: produce()'s own call, which throws the failure (a send()'s rejects).
+   * A message librdkafka refused for good as its own call handed it over (place/placement.ts):
+   * a send()'s promise rejects, produce() throws the failure.
    */
-  failed(code: number, topic: string, partition: number, key: Key | null | undefined, pending: Pending | undefined, canThrow: boolean): boolean {
+  refusedAtOnce(code: number, topic: string, pending: Pending | undefined): true {
+    const failure = this.failure(code, topic);
+    if (pending !== undefined && pending !== this.delivery.mark) pending.reject(failure);
+    else throw failure;
+    return true;
+  }
+
+  /** A message librdkafka refused for good after its call returned: its promise rejects, or 'delivery' tells. */
+  failed(code: number, topic: string, partition: number, key: Key | null | undefined, pending: Pending | undefined): void {
+    const failure = this.failure(code, topic);
+    if (pending !== undefined && pending !== this.delivery.mark) pending.reject(failure);
+    else this.host.tell(failure, { topic, partition, offset: -1, key: key as any });
+  }
+
+  /** librdkafka's refusal `code` as a KafkaError, counted against its topic. */
+  private failure(code: number, topic: string): KafkaError {
     const cause = code === ERR_UNKNOWN_FAILURE ? this.handOver.lastError : { code, message: librdkafkaMessage(code, this.library) };
     const failure = toKafkaError(cause, `produce to ${topic}`);
     const info = this.metadata.topics.get(topic);
     if (info) info.failed++;
-    if (pending !== undefined && pending !== this.delivery.mark) pending.reject(failure);
-    else if (canThrow) throw failure;
-    else this.host.tell(failure, { topic, partition, offset: -1, key: key as any });
-    return true;
+    return failure;
   }
 }
