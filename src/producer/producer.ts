@@ -146,7 +146,7 @@ export class DynamicProducer extends EventEmitter {
     const nativeClient = adapter.engine;
     // The native engine writes order headers from their fields (headers.ts OrderFields).
     this.orders.fields = nativeClient !== undefined;
-    const delivery = new Delivery(adapter.owned, adapter.mark, adapter.reports, nativeClient !== undefined ? () => nativeClient.inflightPendings() : undefined);
+    const delivery = new Delivery(adapter.owned, adapter.fireAndForget, adapter.reports, nativeClient !== undefined ? () => nativeClient.inflightPendings() : undefined);
     this.delivery = delivery;
     const metadata = new Metadata({
       client: this.client,
@@ -184,7 +184,7 @@ export class DynamicProducer extends EventEmitter {
     this.outcomes = outcomes;
     this.placement = new Placement({
       client: this.client, highLevel: adapter.highLevel, marking, maxQueued: this.options.maxQueued, partitioner: this.partitioner, orders: this.orders,
-      metadata, unplaced: this.unplaced, backlog, handoffs, delivery, handOver, outcomes, error: (err) => this.emit('error', err),
+      metadata, unplaced: this.unplaced, backlog, handoffs, fireAndForget: adapter.fireAndForget, handOver, outcomes, error: (err) => this.emit('error', err),
     });
     this.intake = new Intake({
       state: this.state, reports: adapter.reports, highLevel: adapter.highLevel, room, placement: this.placement,

@@ -66,7 +66,7 @@ export interface DynamicProducerOptions extends DynamicPartitionerOptions {
   readonly nativeHandles?: number;
 }
 
-/** Marks the opaque of a send() (to tell our reports from a wrapped producer's app's own). */
+/** Tags the opaque of a send() (to tell our reports from a wrapped producer's app's own). */
 export const SEND = Symbol('kdp.send');
 
 /** A send()'s promise handlers, the opaque its message is produced with. */

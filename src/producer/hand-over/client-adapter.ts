@@ -60,7 +60,7 @@ export class ClientAdapter {
   /** Whether the client emits delivery reports (dr_cb / dr_msg_cb); send() needs them. */
   readonly reports: boolean;
   /** The opaque of fire-and-forget messages: none on a client we own, OURS on a wrapped one. */
-  readonly mark: Pending | undefined;
+  readonly fireAndForget: Pending | undefined;
   /** Whether it was connected when the producer was made (a wrapped client that says so, or cannot tell). */
   readonly connected: boolean;
   /** Messages in flight (handed over, report not yet taken) beyond which a message waits as on a full queue. */
@@ -78,7 +78,7 @@ export class ClientAdapter {
     this.owned = owned;
     this.highLevel = !owned && isHighLevel(client);
     this.reports = reports;
-    this.mark = owned ? undefined : OURS;
+    this.fireAndForget = owned ? undefined : OURS;
     this.connected = owned ? false : client.isConnected ? client.isConnected() : true;
     this.maxInflight = maxInflight(config);
   }

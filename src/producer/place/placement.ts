@@ -16,7 +16,6 @@ import type { DynamicPartitioner } from '../../partitioner/partitioner';
 import type { Backlog } from '../hold/backlog';
 import { ERR_QUEUE_FULL } from '../../core/rdkafka-codes';
 import type { HighLevelLike } from '../hand-over/client-fields';
-import type { Delivery } from '../settle/delivery';
 import type { KeyHandoffs, Link } from '../hold/key-handoffs';
 import type { HandOver } from '../hand-over/hand-over';
 import { badTimestamp, checkHeaders, serialize, timestampError, withoutForwarded } from '../take/input';
@@ -40,7 +39,8 @@ export interface PlacementParts {
   readonly backlog: Backlog<Queued>;
   /** Relocated keys' ordered handoffs; none without order headers or delivery reports. */
   readonly handoffs: KeyHandoffs<Waiting> | undefined;
-  readonly delivery: Delivery;
+  /** The opaque of fire-and-forget messages: none on a client we own, OURS on a wrapped one (settle/delivery.ts). */
+  readonly fireAndForget: Pending | undefined;
   readonly handOver: HandOver;
   readonly outcomes: Outcomes;
   /** A fault placing a fire-and-forget message that waited (the producer's 'error'). */
@@ -58,7 +58,7 @@ export class Placement {
   private readonly unplaced: Unplaced;
   private readonly backlog: Backlog<Queued>;
   private readonly handoffs: KeyHandoffs<Waiting> | undefined;
-  private readonly delivery: Delivery;
+  private readonly fireAndForget: Pending | undefined;
   private readonly handOver: HandOver;
   private readonly outcomes: Outcomes;
   private readonly error: (err: unknown) => void;
@@ -80,7 +80,7 @@ export class Placement {
     this.unplaced = parts.unplaced;
     this.backlog = parts.backlog;
     this.handoffs = parts.handoffs;
-    this.delivery = parts.delivery;
+    this.fireAndForget = parts.fireAndForget;
     this.handOver = parts.handOver;
     this.outcomes = parts.outcomes;
     this.error = parts.error;
@@ -154,7 +154,7 @@ export class Placement {
       if (code !== 0 && code !== ERR_QUEUE_FULL) this.outcomes.failed(code, m.topic, this.lastRefused.partition, this.lastRefused.key, m.pending);
     } catch (err) {
       // Not a refusal: a fault here; its caller is told.
-      if (m.pending !== undefined && m.pending !== this.delivery.mark) m.pending.reject(err as Error);
+      if (m.pending !== undefined && m.pending !== this.fireAndForget) m.pending.reject(err as Error);
       else this.error(err);
     }
   }
@@ -201,7 +201,7 @@ export class Placement {
         if (this.handoffs !== undefined) {
           entry = decision.entry;
           after = this.handoffs.waitFor(entry, order, topic, partition, this.lastHeader!);
-          link = this.handoffs.track(entry, order, partition, pending ?? this.delivery.mark);
+          link = this.handoffs.track(entry, order, partition, pending ?? this.fireAndForget);
         }
       } else if (this.handoffs !== undefined && this.handoffs.held > 0) {
         entry = decision.entry;
@@ -219,7 +219,7 @@ export class Placement {
       else if (!Buffer.isBuffer(key)) key = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
     }
     info.produced++;
-    pending = pending ?? this.delivery.mark;
+    pending = pending ?? this.fireAndForget;
     if (after !== undefined || (entry >= 0 && this.handoffs!.busy(entry))) {
       // An ordered handoff: it goes once its predecessor's offset is known (and behind the
       // key's messages already waiting). Taken: it is sent, or its caller told.

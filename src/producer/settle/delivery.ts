@@ -1,5 +1,5 @@
 // Delivery-report accounting: which reports are ours (the opaque a message was produced with:
-// a send()'s Pending, a handoff Link around it, or the fire-and-forget mark), the count in
+// a send()'s Pending, a handoff Link around it, or the fire-and-forget opaque), the count in
 // flight, and the send() promises a report or a disconnect settles.
 
 import { toKafkaError } from '../../core/errors';
@@ -41,7 +41,7 @@ export class Delivery {
     /** Whether the producer owns its client (every report is ours). */
     private readonly owned: boolean,
     /** The opaque of fire-and-forget messages: none on a client we own, OURS on a wrapped one. */
-    readonly mark: Pending | undefined,
+    readonly fireAndForget: Pending | undefined,
     /** Whether the client emits delivery reports at all. */
     private readonly reports: boolean,
     /**
@@ -54,13 +54,13 @@ export class Delivery {
   /** Whether a report's opaque is one of ours (on a wrapped client the app's own go to the app). */
   isOurs(opaque: unknown): boolean {
     const o = open(opaque);
-    return o.link !== undefined || o.sent || (o.group === undefined && o.pending === this.mark);
+    return o.link !== undefined || o.sent || (o.group === undefined && o.pending === this.fireAndForget);
   }
 
   /** A message librdkafka took: one more report to wait for. */
   handedOver(pending: Pending | undefined): void {
     if (this.reports) this.inflight++;
-    if (pending !== undefined && pending !== this.mark && this.inflightPendings === undefined) this.unconfirmed.add(pending);
+    if (pending !== undefined && pending !== this.fireAndForget && this.inflightPendings === undefined) this.unconfirmed.add(pending);
   }
 
   /** Takes one delivery report: undefined when it is not ours, else its promise settled. */
@@ -70,7 +70,7 @@ export class Delivery {
     // report object per message, and only ours reach here: set in place, not copied).
     if (link !== undefined) report.opaque = link.opaque;
     // On a wrapped producer, the app's own messages (any other opaque, or none) are not ours.
-    if (!this.owned && link === undefined && pending !== this.mark && !sent) return undefined;
+    if (!this.owned && link === undefined && pending !== this.fireAndForget && !sent) return undefined;
     // A send()'s report: the key as the caller gave it (librdkafka's is a Buffer), and not our opaque.
     if (sent) {
       report = { topic: report.topic, partition: report.partition, offset: report.offset, key: pending!.key, timestamp: report.timestamp, size: report.size };
@@ -95,7 +95,7 @@ export class Delivery {
    */
   confirmed(pending: Pending | undefined, failure: KafkaError | null, report: DeliveryReport | undefined, uncounted = false): void {
     this.inflight--;
-    if (uncounted || pending === undefined || pending === this.mark) return;
+    if (uncounted || pending === undefined || pending === this.fireAndForget) return;
     if (failure) pending.reject(failure);
     else pending.resolve(report as DeliveryReport);
   }
@@ -105,7 +105,7 @@ export class Delivery {
     if (this.inflightPendings !== undefined) {
       for (const inflight of this.inflightPendings()) {
         const pending = inflight as Pending | undefined;
-        if (pending !== undefined && pending !== this.mark && typeof pending.reject === 'function') pending.reject(err);
+        if (pending !== undefined && pending !== this.fireAndForget && typeof pending.reject === 'function') pending.reject(err);
       }
     }
     for (const pending of this.unconfirmed) pending.reject(err);
@@ -114,7 +114,7 @@ export class Delivery {
 
   /** Rejects a held message's send() (not a fire-and-forget one). */
   reject(pending: Pending | undefined, err: Error): void {
-    if (pending && pending !== this.mark) pending.reject(err);
+    if (pending && pending !== this.fireAndForget) pending.reject(err);
   }
 }
 

@@ -1,5 +1,5 @@
 // The opaque a message is produced with, taken apart in one place. It is one of: none or the
-// fire-and-forget mark (settle/delivery.ts OURS: a produce()), a send()'s SendPending or, on the
+// fire-and-forget opaque (settle/delivery.ts OURS: a produce()), a send()'s SendPending or, on the
 // native engine, its CurrentSend until hand-over (take/send-promise.ts), a sendBatch() message's
 // MemberPending (take/send-batch.ts), a group of send() calls in a native slot (settle/send-groups.ts);
 // each of these may be inside a handoff Link (hold/key-handoffs.ts); on a wrapped producer, also
@@ -21,7 +21,7 @@ import type { Pending } from '../types';
 export interface Opened {
   /** The handoff link the message was produced in, if it has one. */
   link: Link | undefined;
-  /** What its outcome settles (inside the link): a Pending, the fire-and-forget mark, the application's own, or none; undefined for a group's member. */
+  /** What its outcome settles (inside the link): a Pending, the fire-and-forget opaque, the application's own, or none; undefined for a group's member. */
   pending: Pending | undefined;
   /** A grouped send()'s group (its member index is its slot's). */
   group: SendGroup | undefined;

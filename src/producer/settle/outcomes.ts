@@ -163,7 +163,7 @@ export class Outcomes {
    */
   refusedAtOnce(code: number, topic: string, pending: Pending | undefined): true {
     const failure = this.failure(code, topic);
-    if (pending !== undefined && pending !== this.delivery.mark) pending.reject(failure);
+    if (pending !== undefined && pending !== this.delivery.fireAndForget) pending.reject(failure);
     else throw failure;
     return true;
   }
@@ -171,7 +171,7 @@ export class Outcomes {
   /** A message librdkafka refused for good after its call returned: its promise rejects, or 'delivery' tells. */
   failed(code: number, topic: string, partition: number, key: Key | null | undefined, pending: Pending | undefined): void {
     const failure = this.failure(code, topic);
-    if (pending !== undefined && pending !== this.delivery.mark) pending.reject(failure);
+    if (pending !== undefined && pending !== this.delivery.fireAndForget) pending.reject(failure);
     else this.host.tell(failure, { topic, partition, offset: -1, key: key as any });
   }
 

@@ -18,7 +18,7 @@ export class SendPending implements Pending {
   reject!: (err: Error) => void;
   constructor(public key: Key | null) {}
 }
-// The mark on the prototype: one property fewer on each of them.
+// SEND on the prototype: one property fewer on each of them.
 Object.defineProperty(SendPending.prototype, SEND, { value: true });
 
 /** The SendPending a send()'s promise is being made for: its executor is one function, not a closure per call. */
