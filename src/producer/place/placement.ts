@@ -1,5 +1,5 @@
-// Where a message goes: the middle of the send path (DynamicProducer's send() / produce() /
-// sendBatch() → here → hand-over/hand-over.ts). A message taken is checked and made a payload, then
+// Where a message goes: the middle of the send path (take/intake.ts → here → hold/ or
+// hand-over/hand-over.ts). A message taken is checked and made a payload, then
 // waits for its topic's partition count (place/unplaced.ts), or is decided (one WebAssembly call,
 // DynamicPartitioner.decide) and given a spread key's order header; it is then held for an
 // ordered handoff (hold/key-handoffs.ts), behind the backlog (hold/backlog.ts), or handed over at once. The
@@ -179,6 +179,7 @@ export class Placement {
    * Answers as the hand-over does: 0 taken (handed over, or held for its turn), ERR_QUEUE_FULL
    * held (produce() says false), or librdkafka's refusal for good, its order sequence given back
    * and where it went in `lastRefused`: the caller tells its caller (it throws only on its own call).
+   * The message comes as arguments: an object per message would weigh on produce() (docs/performance.md).
    */
   private place(topic: string, info: TopicInfo, value: Buffer | null, key: Key | null | undefined, headers: Headers | undefined,
     forwarded: number, timestamp: number | null | undefined, pending: Pending | undefined): number {
@@ -210,8 +211,8 @@ export class Placement {
       this.metadata.request(topic);
     }
     if (forwarded !== -1) headers = withoutForwarded(headers!, forwarded);
-    // node-rdkafka (3.6, src/producer.cc) sends an empty Buffer key as a null key and cuts a
-    // string key at its first U+0000: hand both over in a form that survives.
+    // node-rdkafka sends an empty Buffer key as a null key and cuts a string key at its first
+    // U+0000: hand both over in a form that survives.
     if (typeof key === 'string') {
       if (zero !== 0 && key.indexOf('\u0000') !== -1) key = Buffer.from(key);
     } else if (key instanceof Uint8Array) {

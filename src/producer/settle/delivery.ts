@@ -1,6 +1,6 @@
-// Delivery-report accounting: which reports are ours (the opaque a message was produced with:
-// a send()'s Pending, a handoff Link around it, or the fire-and-forget opaque), the count in
-// flight, and the send() promises a report or a disconnect settles.
+// Delivery-report accounting: which reports are ours (by the opaque each message was produced
+// with, taken apart by settle/opaque.ts), the count in flight, and the send() promises a report
+// or a disconnect settles.
 
 import { toKafkaError } from '../../core/errors';
 import { withLibrdkafkaCode } from '../../core/rdkafka-codes';
@@ -120,8 +120,8 @@ export class Delivery {
 
 /**
  * A wrapped producer's delivery reports of our messages are taken before its listeners see
- * them, and its application's never reach us: node-rdkafka (3.6, lib/producer.js) hands each
- * report to this.emit('delivery-report', ...), looked up on the instance. Returns the undo,
+ * them, and its application's never reach us: node-rdkafka hands each report to
+ * this.emit('delivery-report', ...), looked up on the instance. Returns the undo,
  * for disconnect: it restores emit once none of ours is in flight (a late one would reach the
  * application), or at the report that ends them, `done()` telling.
  */

@@ -1,12 +1,12 @@
 // What becomes of each message the producer handed over, whichever way the news comes: a
 // delivery report of the client library ('delivery-report', or a wrapped producer's report of
-// ours, intercepted: settle/delivery.ts), a report of the native engine read as arguments (no report
-// object unless a send() or a 'delivery' listener takes one), or a refusal for good, at
-// hand-over (hand-over/hand-over.ts) or later from the native engine's batch or the backlog's retry.
-// Each outcome: the topic's counters (place/metadata.ts), the caller told (its promise, produce()'s
-// exception, or a 'delivery' event), a marked message's handoff link settled (hold/key-handoffs.ts: the
-// key's next move may go), the backlog drained (hold/backlog.ts) and the calls waiting for room
-// woken (take/room.ts) as room frees.
+// ours, intercepted: settle/delivery.ts), a report of the native engine read as arguments (no
+// report object unless a send() or a 'delivery' listener takes one), or a refusal for good, at
+// hand-over (hand-over/hand-over.ts) or later from the native engine's batch or the backlog's
+// retry. Each outcome: its opaque taken apart (settle/opaque.ts), the topic's counters
+// (place/metadata.ts), the caller told (its promise, produce()'s exception, or a 'delivery'
+// event), a marked message's handoff link settled (hold/key-handoffs.ts: the key's next move may
+// go), the backlog drained (hold/backlog.ts) and the calls waiting for room woken (take/room.ts).
 
 import type { KafkaError } from '../../core/errors';
 import { toKafkaError } from '../../core/errors';
@@ -103,7 +103,7 @@ export class Outcomes {
    * or a 'delivery' listener takes one): the same accounting as delivered().
    */
   nativeReport(opaque: unknown, code: number, topic: string, partition: number, offset: number, timestamp: number, size: number, key: unknown, value: Buffer | null | undefined, member: number): void {
-    // A send() of a group (settle/send-groups.ts): its key is the caller's, kept by the engine.
+    // A grouped send() (settle/send-groups.ts) has its caller's key in `key`, kept by the engine.
     const { link, pending, group, sent } = open(opaque);
     const failure = code === 0 ? null : toKafkaError({ code, message: librdkafkaMessage(code, this.library) }, `delivery to ${topic} [${partition}]`);
     if (!this.reports) {

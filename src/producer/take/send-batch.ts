@@ -1,6 +1,7 @@
-// sendBatch()'s accounting: one Pending per message (what the producer's report path settles,
-// as a send()'s), all counting into one promise for the batch that settles once every message
-// has its outcome: the reports in input order, or a BatchError with every outcome.
+// The promise a sendBatch() call gets back when its messages are taken (take/intake.ts): one
+// MemberPending per message, the opaque its outcome settles as a send()'s (settle/outcomes.ts),
+// all counting into one SendBatch that settles the call once every message has its outcome:
+// the reports in input order, or a BatchError with every outcome.
 
 import { BatchError } from '../../core/errors';
 import type { Key } from '../../core/key';
