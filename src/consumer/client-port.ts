@@ -27,7 +27,7 @@ export class ClientPort implements ConsumerPort {
   constructor(
     private readonly client: Kafka.KafkaConsumer,
     readonly carriesRecords: boolean,
-    /** The partitions are paused for the handler (fetch-hold.ts): they stay paused. */
+    /** The partitions are paused for the handler (fetch-throttle.ts): they stay paused. */
     private readonly held: () => boolean,
     private readonly warn: (err: Error) => void,
   ) {

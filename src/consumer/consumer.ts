@@ -1,5 +1,5 @@
 // DynamicConsumer: node-rdkafka's KafkaConsumer (or the native engine's) → the ordered-delivery engine (src/delivery/delivery.ts) → the
-// application. Its own: its client (consumer-client.ts), port (client-port.ts), fetch loop and its hold (fetch-hold.ts), and rebalances.
+// application. Its own: its client (consumer-client.ts), port (client-port.ts), fetch loop and its throttle (fetch-throttle.ts), and rebalances.
 
 import type * as Kafka from 'node-rdkafka';
 import type { KafkaLibrary } from '../core/library';
@@ -15,7 +15,7 @@ import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } fr
 import { type Connectable, connectClient } from '../core/connect';
 import { makeConsumerClient } from './consumer-client';
 import { ClientPort, type TopicPartitionOffset } from './client-port';
-import { FetchHold } from './fetch-hold';
+import { FetchThrottle } from './fetch-throttle';
 import { InvalidArgTypeError, StateError, toKafkaError } from '../core/errors';
 
 export { CONSUMER_DEFAULTS };
@@ -35,18 +35,18 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
   private readonly options: ResolvedConsumerOptions;
   private handler: MessageHandler | undefined;
   private batchHandler: BatchHandler | undefined;
-  private readonly hold: FetchHold;
+  private readonly throttle: FetchThrottle;
   /** The last consume call found nothing: the next one waits for a message (fetchTimeoutMs). */
   private fetchedNothing = true;
   /** Settles the promise run() returned. */
-  private settle: { resolve: () => void; reject: (err: Error) => void } | undefined;
+  private runEnd: { resolve: () => void; reject: (err: Error) => void } | undefined;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
     if (typeof globalConfig !== 'object' || globalConfig === null) throw new InvalidArgTypeError('globalConfig', 'an object', globalConfig);
     if (typeof topicConfig !== 'object' || topicConfig === null) throw new InvalidArgTypeError('topicConfig', 'an object', topicConfig);
     this.options = resolveConsumerOptions(options);
-    this.hold = new FetchHold({
+    this.throttle = new FetchThrottle({
       partitions: () => (this.delivery.phase === 'running' ? [...this.delivery.assignment.owned.values()] : []),
       pause: (partitions, paused) => (paused ? this.client.pause(partitions) : this.client.resume(partitions)),
       emit: (event) => this.emit(event), warn: (err) => this.emit('warning', err),
@@ -57,13 +57,13 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     this.engine = made.engine;
     this.library = made.library;
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
-    const port = new ClientPort(this.client, this.engine === 'native', () => this.hold.paused, (err) => this.emit('warning', err));
+    const port = new ClientPort(this.client, this.engine === 'native', () => this.throttle.paused, (err) => this.emit('warning', err));
     this.deliver(port, { ...this.options, groupOrder: this.groupOrder, afterStop: 'idle' }, {
       handle: (message, info) => this.handler!(message, info),
       handleBatch: (messages, infos) => this.batchHandler!(messages, infos),
       handlerError: (error, message) => this.emit('handlerError', error, message),
-      resume: () => this.hold.caughtUp(),
-      halting: () => this.hold.stop(),
+      resume: () => this.throttle.caughtUp(),
+      halting: () => this.throttle.stop(),
       ended: (failure, commitError) => this.ended(failure, commitError),
     });
   }
@@ -113,14 +113,14 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     this.handler = handler;
     this.batchHandler = batchHandler;
     this.delivery.run(this.options.concurrency, batchHandler === undefined ? 0 : this.options.handlerBatchSize);
-    const done = new Promise<void>((resolve, reject) => { this.settle = { resolve, reject }; });
+    const done = new Promise<void>((resolve, reject) => { this.runEnd = { resolve, reject }; });
     this.fetch();
     return done;
   }
 
   private fetch(): void {
     if (this.delivery.phase !== 'running') return;
-    if (this.hold.holds(this.delivery.pressure)) return;
+    if (this.throttle.waits(this.delivery.pressure)) return;
     // Also while paused: a consume call serves rebalance callbacks and keeps max.poll.interval.ms. consume(n) waits for each of its n
     // messages, holding the first back on a slow stream: so calls take what is queued at once, and after finding nothing wait for one.
     const wait = this.fetchedNothing;
@@ -150,7 +150,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     if (err.code === this.library.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
       if (cooperative) this.client.incrementalAssign(assignment);
       else this.client.assign(assignment);
-      if (this.hold.paused && list.length > 0) this.client.pause(list);
+      if (this.throttle.paused && list.length > 0) this.client.pause(list);
       this.delivery.assignment.assigned(list);
     } else if (err.code === this.library.CODES.ERRORS.ERR__REVOKE_PARTITIONS) {
       this.delivery.assignment.revoked(list, () => {
@@ -168,14 +168,14 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
   }
 
   private ended(failure: Error | undefined, commitError: unknown): void {
-    this.hold.paused = false;
-    const settle = this.settle;
-    this.settle = undefined;
+    this.throttle.paused = false;
+    const runEnd = this.runEnd;
+    this.runEnd = undefined;
     this.handler = undefined;
     this.batchHandler = undefined;
     this.emit('stopped');
-    if (failure) settle?.reject(failure);
-    else if (commitError !== undefined) settle?.reject(commitError as Error);
-    else settle?.resolve();
+    if (failure) runEnd?.reject(failure);
+    else if (commitError !== undefined) runEnd?.reject(commitError as Error);
+    else runEnd?.resolve();
   }
 }

@@ -1,6 +1,6 @@
 // Reading held while the handler is behind, for every consumer (delivery.ts): once maxPending
 // released messages wait for a handler call the adapter stops reading its client (it waits in
-// eachBatch, pauses its stream, holds its fetch loop: fetch-hold.ts), and goes on when they are
+// eachBatch, pauses its stream, holds its fetch loop: fetch-throttle.ts), and goes on when they are
 // down to half. Meanwhile the resequencer's clock stands still: a held message waits maxWaitMs
 // for its predecessor to be read, and nothing is read while the handler is behind.
 

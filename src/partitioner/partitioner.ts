@@ -90,7 +90,7 @@ export class DynamicPartitioner extends EventEmitter {
 
   /** The partition for one message of `key` to `topic`, which has `numPartitions` partitions. */
   partition(topic: string, key: Key | null | undefined, numPartitions: number): number {
-    const p = this.place(topic, key, numPartitions);
+    const p = this.partitionOf(topic, key, numPartitions);
     if (this.core.i32[this.eventCell] !== 0) this.drainEvents(key, undefined, 0);
     if (this.warnings.length !== 0) this.flushWarnings();
     return p;
@@ -102,7 +102,7 @@ export class DynamicPartitioner extends EventEmitter {
    * decision. The record is read before any 'hot' / 'cooled' listener runs.
    */
   decide(topic: string, key: Key | null | undefined, numPartitions: number): number {
-    const p = this.place(topic, key, numPartitions);
+    const p = this.partitionOf(topic, key, numPartitions);
     const i32 = this.core.i32;
     const record = this.record;
     record.read(i32, this.decisionAt);
@@ -132,7 +132,7 @@ export class DynamicPartitioner extends EventEmitter {
     if (t.slot < 0 && !slots.claim(t)) {
       // Without state: each key on its own (Kafka's partition), as partition() does.
       const statically = new Int32Array(keys.length);
-      for (let i = 0; i < keys.length; i++) statically[i] = this.place(topic, keys[i], numPartitions);
+      for (let i = 0; i < keys.length; i++) statically[i] = this.partitionOf(topic, keys[i], numPartitions);
       this.flushWarnings();
       return statically;
     }
@@ -231,7 +231,7 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   /** The decision for one message, its by-products left in the core's decision record; events not drained. */
-  private place(topic: string, key: Key | null | undefined, numPartitions: number): number {
+  private partitionOf(topic: string, key: Key | null | undefined, numPartitions: number): number {
     const core = this.core;
     // The key first, written once: a bad one throws before any state changes.
     const length = writeKey(core, core.keys, core.keyCapacity, key, 'key');

@@ -143,7 +143,7 @@ export class DynamicProducer extends EventEmitter {
       : undefined;
     this.handoffs = handoffs;
     this.gate = handoffs && new ProgressGate(handoffs, () => this.placement.held(), this.options.maxQueued);
-    const nativeClient = adapter.engine;
+    const nativeClient = adapter.native;
     // The native engine writes order headers from their fields (headers.ts OrderFields).
     this.orders.fields = nativeClient !== undefined;
     const delivery = new Delivery(adapter.owned, adapter.fireAndForget, adapter.reports, nativeClient !== undefined ? () => nativeClient.inflightPendings() : undefined);
@@ -188,7 +188,7 @@ export class DynamicProducer extends EventEmitter {
     });
     this.intake = new Intake({
       state: this.state, reports: adapter.reports, highLevel: adapter.highLevel, room, placement: this.placement,
-      engine: adapter.engine, error: (err) => this.emit('error', err),
+      native: adapter.native, error: (err) => this.emit('error', err),
     });
     this.polling = new Polling(this.client, () => this.poll(), () => delivery.inflight);
     this.metrics$ = new Metrics();
@@ -245,7 +245,7 @@ export class DynamicProducer extends EventEmitter {
   private started(): void {
     this.metadata.start();
     // The native engine is woken by librdkafka when reports come: nothing to poll.
-    if (this.adapter.engine !== undefined) return;
+    if (this.adapter.native !== undefined) return;
     if (this.options.pollIntervalMs > 0) this.polling.every(this.options.pollIntervalMs);
     else if (this.adapter.reports) this.polling.watch();
   }
@@ -427,6 +427,6 @@ export class DynamicProducer extends EventEmitter {
   /** Per-topic rates, per-partition load and imbalance, hot keys and queue depths; `engine`: 'native' or 'client'. */
   metrics(): ProducerMetrics {
     const snapshot = this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.placement.held());
-    return { ...snapshot, engine: this.adapter.engine !== undefined ? 'native' : 'client' };
+    return { ...snapshot, engine: this.adapter.native !== undefined ? 'native' : 'client' };
   }
 }

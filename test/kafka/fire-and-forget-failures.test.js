@@ -30,6 +30,6 @@ t.test('dr_cb off: a message the broker refuses is told, with its topic, key and
   t.equal(told.length, 10, 'each refused message told once, none of the delivered ones');
   t.ok(told.every((r) => r.code === 10 && r.topic === small && r.size === 200), 'as MESSAGE_TOO_LARGE (10), with its topic and size');
   t.same(told.map((r) => String(r.key)).sort(), Array.from({ length: 10 }, (_, i) => `k${i}`).sort(), 'with its key (the bytes librdkafka kept)');
-  const engine = p.adapter.engine;
+  const engine = p.adapter.native;
   t.equal(engine.slots.count, 0, 'no message took a slot');
 });

@@ -77,7 +77,7 @@ t.test('shortened soak: bounded tables, nothing lost, order kept, no memory grow
     held: MAX_QUEUED, handoffKeys: TRACKED_BOUND, orderChains: TRACKED_BOUND, orderChainSlots: TRACKED_BOUND, unconfirmed: LIBRDKAFKA_QUEUE + MAX_QUEUED,
   };
   const consumerBound = {
-    held: MAX_BUFFERED, heldBytes: MAX_BUFFERED_BYTES, chains: MAX_CHAINS, lanes: MAX_BUFFERED, waitingFor: MAX_BUFFERED, heldBySequence: MAX_BUFFERED,
+    held: MAX_BUFFERED, heldBytes: MAX_BUFFERED_BYTES, chains: MAX_CHAINS, lines: MAX_BUFFERED, waitingFor: MAX_BUFFERED, heldBySequence: MAX_BUFFERED,
     partitionStates: PARTITIONS, awaited: PARTITIONS, unhandledPartitions: PARTITIONS, assigned: PARTITIONS, lastCommitted: PARTITIONS,
     // The handler queue: maxPending (5,000) + batchSize (500), library defaults, + what one release can add (everything held).
     queue: 5_000 + 500 + MAX_BUFFERED, unhandled: 5_000 + 500 + MAX_BUFFERED,

@@ -101,7 +101,7 @@ t.test('produce() with dr_cb off: every message in the log, and none holds a slo
     if (!p.produce(topic, String(i), i % 4 === 0 ? 'hot' : `k${i % 300}`)) await new Promise((resolve) => p.once('drain', resolve));
   }
   await p.flush(30000);
-  const slots = p.adapter.engine.slots;
+  const slots = p.adapter.native.slots;
   t.equal(slots.count, 0, 'no slot taken: a success is never reported, so none would be freed');
   const read = await consumeAll(await brokersOf(p.client), topic, N);
   t.equal(new Set(read.messages.map((m) => String(m.value))).size, N, 'every message in the log');

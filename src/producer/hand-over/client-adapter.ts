@@ -52,7 +52,7 @@ export class ClientAdapter {
   /** The client library (options.kafka, or node-rdkafka) when the producer made its client, or was given one. */
   readonly library: KafkaLibrary | undefined;
   /** The native engine's client, when the producer runs on it. */
-  readonly engine: NativeClient | undefined;
+  readonly native: NativeClient | undefined;
   /** Whether the producer made the client (and disconnects it). */
   readonly owned: boolean;
   /** A wrapped node-rdkafka HighLevelProducer: produced through its plain produce(), its serializers applied by the producer. */
@@ -70,11 +70,11 @@ export class ClientAdapter {
   /** Undoes the interception of a wrapped client's reports. */
   private unintercept: (() => void) | undefined;
 
-  private constructor(client: ProducerLike, library: KafkaLibrary | undefined, engine: NativeClient | undefined, owned: boolean, reports: boolean,
+  private constructor(client: ProducerLike, library: KafkaLibrary | undefined, native: NativeClient | undefined, owned: boolean, reports: boolean,
     config: Config | undefined) {
     this.client = client;
     this.library = library;
-    this.engine = engine;
+    this.native = native;
     this.owned = owned;
     this.highLevel = !owned && isHighLevel(client);
     this.reports = reports;
@@ -136,8 +136,8 @@ export class ClientAdapter {
     const onReport = (err: any, report: any): void => outcomes.delivered(err, report);
     this.onReport = onReport;
     this.onStats = (event) => events.stats(event);
-    if (this.engine !== undefined) {
-      this.engine.deliverTo(
+    if (this.native !== undefined) {
+      this.native.deliverTo(
         (opaque, code, topic, partition, offset, timestamp, size, key, value, member) => outcomes.nativeReport(opaque, code, topic, partition, offset, timestamp, size, key, value, member),
         (opaque, code, topic, partition, key, member) => outcomes.nativeRefused(opaque, code, topic, partition, key, member),
         (topic) => events.unassigned(topic),
@@ -160,7 +160,7 @@ export class ClientAdapter {
   async connect(timeoutMs: number): Promise<NativeProducer | undefined> {
     const client = this.client as unknown as Kafka.Producer;
     await connectClient(client as unknown as Connectable, timeoutMs);
-    return this.engine ?? nativeBinding(client);
+    return this.native ?? nativeBinding(client);
   }
 
   /** Lets librdkafka hand out delivery reports (of a connected client). */
@@ -191,10 +191,10 @@ export class ClientAdapter {
 
   /** Disconnects a client we own (`connected`: it was), waiting until `deadline` at most (CLIENT_DISCONNECT_MS at least). */
   async disconnect(deadline: number, connected: boolean): Promise<void> {
-    if (this.engine !== undefined) {
+    if (this.native !== undefined) {
       // The native handle exists from construction: closed even if it never connected.
-      const engine = this.engine;
-      await within(new Promise<void>((resolve) => engine.disconnect(0, () => resolve())), Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now()));
+      const native = this.native;
+      await within(new Promise<void>((resolve) => native.disconnect(0, () => resolve())), Math.max(CLIENT_DISCONNECT_MS, deadline - Date.now()));
     } else if (this.owned && connected) {
       // node-rdkafka's disconnect(ms) flushes for ms, then destroys the client, which waits for
       // requests in flight: past the deadline that goes on in the background.

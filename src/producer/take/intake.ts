@@ -27,7 +27,7 @@ export interface IntakeParts {
   readonly room: Room;
   readonly placement: Placement;
   /** The native engine's client, told of batches that should not linger. */
-  readonly engine: NativeClient | undefined;
+  readonly native: NativeClient | undefined;
   /** A deferred produce() that failed (the producer's 'error'). */
   error(err: unknown): void;
 }
@@ -38,7 +38,7 @@ export class Intake {
   private readonly highLevel: boolean;
   private readonly room: Room;
   private readonly placement: Placement;
-  private readonly engine: NativeClient | undefined;
+  private readonly native: NativeClient | undefined;
   private readonly error: (err: unknown) => void;
   /** On the native engine: the opaque of the send() being placed, whose promise is its group's (take/send-promise.ts). */
   private readonly current: CurrentSend | undefined;
@@ -49,9 +49,9 @@ export class Intake {
     this.highLevel = parts.highLevel;
     this.room = parts.room;
     this.placement = parts.placement;
-    this.engine = parts.engine;
+    this.native = parts.native;
     this.error = parts.error;
-    this.current = parts.engine !== undefined ? new CurrentSend() : undefined;
+    this.current = parts.native !== undefined ? new CurrentSend() : undefined;
   }
 
   /** DynamicProducer.produce(). */
@@ -139,9 +139,9 @@ export class Intake {
     }
     return new Promise<DeliveryReport[]>((resolve, reject) => {
       // Its messages go without waiting linger.ms: the caller handed a whole batch (docs/native.md).
-      const engine = messages.length > 0 ? this.engine : undefined;
-      engine?.hurry(1);
-      const batch = new SendBatch(messages.length, resolve, reject, () => engine?.hurry(-1));
+      const native = messages.length > 0 ? this.native : undefined;
+      native?.hurry(1);
+      const batch = new SendBatch(messages.length, resolve, reject, () => native?.hurry(-1));
       let i = 0;
       const attempt = (): void => {
         for (; i < messages.length; i++) {

@@ -1,14 +1,14 @@
-// DynamicConsumer's (consumer.ts) fetch loop held while the handler is behind (src/delivery/backpressure.ts), and its partitions
+// DynamicConsumer's (consumer.ts) fetch loop throttled while the handler is behind (src/delivery/backpressure.ts), and its partitions
 // paused in librdkafka when that lasts, resumed when the handler catches up.
 
 import { toKafkaError } from '../core/errors';
 import type { Backpressure } from '../delivery/backpressure';
 
-/** How long fetching is held while the handler is behind before the partitions are paused in librdkafka (ms). */
-const HOLD_MS = 1000;
+/** How long the fetch loop waits while the handler is behind before the partitions are paused in librdkafka (ms). */
+const WAIT_MS = 1000;
 
-/** What the hold asks of its consumer. */
-export interface FetchHoldHost {
+/** What the throttle asks of its consumer. */
+export interface FetchThrottleHost {
   /** The partitions to pause or resume: a running consumer's, else none. */
   partitions(): Array<{ topic: string; partition: number }>;
   pause(partitions: Array<{ topic: string; partition: number }>, paused: boolean): void;
@@ -17,42 +17,42 @@ export interface FetchHoldHost {
   fetch(): void;
 }
 
-export class FetchHold {
+export class FetchThrottle {
   /** Whether the partitions are paused in librdkafka. */
   paused = false;
   /** Fetching held (no consume call): the timer that looks again. */
-  private holdTimer: NodeJS.Timeout | undefined;
+  private waitTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly host: FetchHoldHost) {}
+  constructor(private readonly host: FetchThrottleHost) {}
 
   /**
-   * Whether fetching is held (no consume call) for the handler behind: up to HOLD_MS at a time, while librdkafka fills its own bounded
+   * Whether fetching is held (no consume call) for the handler behind: up to WAIT_MS at a time, while librdkafka fills its own bounded
    * queue (pausing would throw away what it fetched, and the fetch after a resume waits for the one in flight). Held longer, the
    * partitions are paused and consume calls go on (they serve rebalances and keep max.poll.interval.ms).
    */
-  holds(pressure: Backpressure): boolean {
+  waits(pressure: Backpressure): boolean {
     if (!pressure.full()) return false;
-    if (!this.paused && pressure.heldFor() >= HOLD_MS) this.setPaused(true);
+    if (!this.paused && pressure.heldFor() >= WAIT_MS) this.setPaused(true);
     if (this.paused) return false;
-    this.holdTimer = setTimeout(() => {
-      this.holdTimer = undefined;
+    this.waitTimer = setTimeout(() => {
+      this.waitTimer = undefined;
       this.host.fetch();
-    }, HOLD_MS);
+    }, WAIT_MS);
     return true;
   }
 
-  /** The consumer stops: a hold's timer goes (it would fetch again). */
+  /** The consumer stops: a wait's timer goes (it would fetch again). */
   stop(): void {
-    if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
+    if (this.waitTimer !== undefined) clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
   }
 
   /** The handler caught up: fetching goes on, the partitions resumed if they were paused. */
   caughtUp(): void {
     if (this.paused) this.setPaused(false);
-    if (this.holdTimer !== undefined) {
-      clearTimeout(this.holdTimer);
-      this.holdTimer = undefined;
+    if (this.waitTimer !== undefined) {
+      clearTimeout(this.waitTimer);
+      this.waitTimer = undefined;
       setImmediate(() => this.host.fetch());
     }
   }
