@@ -189,7 +189,7 @@ t.test('partitions revoked while the handler is behind, then handed back: the co
   let revokedWhileBehind = -1;
   A.c.on('revoked', () => {
     if (revokedWhileBehind < 0 && stall) {
-      revokedWhileBehind = A.c.dispatch.waiting; // released, not yet handled (src/delivery/dispatch.ts)
+      revokedWhileBehind = A.c.metrics().waiting; // released, not yet handled
       setTimeout(release, 200);
     }
   });
