@@ -1,19 +1,14 @@
 // The partitions a consumer owns, for every client, and what each change of the group does to
 // their messages (the adapter reports the changes: AssignmentEvents, port.ts).
 //
-//   - assigned: the partitions come fresh. Where commits carry handled records, nothing of them
-//     goes out before their previous owner's record is read (docs/ordering.md, "Order in a
-//     group"): the client pauses them where it can, and what it read meanwhile waits here; a
-//     message below the offset read was handled already, and is skipped;
-//   - revoked: nothing more of them goes out; with a client that waits (letGo), the calls of
-//     theirs under way may end (up to revokeTimeoutMs) before what is safe is committed and
-//     they go; without, what is safe is committed at once, before the client lets them go;
-//   - rebalancing (an eager group about to join again): what is safe of every partition is
-//     committed at once; with rejoin 'restart', nothing new goes out, and once the calls under
-//     way are over, what they handled is committed too;
-//   - joined: the partitions no longer here are revoked; with rejoin 'restart' the kept ones,
-//     fetched again from their committed offsets, start anew once their calls are over (their
-//     record read back), with 'keep' they keep what they hold; new ones are assigned.
+//   - assigned: with handled records, nothing of them goes out before their previous owner's
+//     record is read (docs/ordering.md, "Order in a group"); what is read meanwhile waits here;
+//   - revoked: nothing more of them goes out; what is safe is committed before the client lets
+//     them go, after their calls under way end (up to revokeTimeoutMs) where it waits (letGo);
+//   - rebalancing (an eager group about to join again): what is safe is committed at once; with
+//     rejoin 'restart' nothing new goes out, and it is committed again once the calls are over;
+//   - joined: partitions no longer here are revoked; with rejoin 'restart' the kept ones start
+//     anew from their committed offsets once their calls are over; new ones are assigned.
 
 import { partitionKey } from '../core/partition-key';
 import { type KafkaError, toKafkaError } from '../core/errors';
@@ -71,6 +66,8 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   private rejoiningSince = 0;
   /** Joins so far: work of an earlier one that is still under way gives way. */
   private joins = 0;
+  /** rejoin 'keep': what the client reads again is dropped here. */
+  private readonly keepsReads: boolean;
   readonly counts: RejoinCounts = { rebalancing: 0, committed: 0, refused: 0, lastCommitMs: 0, joins: 0, lastJoinMs: 0, belowCommitted: 0 };
 
   constructor(
@@ -80,7 +77,9 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     private readonly records: HandledRecords<M> | undefined,
     private readonly revokeTimeoutMs: number,
     private readonly hooks: AssignmentHooks<M>,
-  ) {}
+  ) {
+    this.keepsReads = port.rejoin === 'keep';
+  }
 
   has(name: string): boolean {
     return this.owned.has(name);
@@ -102,9 +101,8 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   }
 
   /**
-   * A message read: to the dispatcher; held here while its partition waits; dropped when the
-   * partition is not this consumer's (false), or the message was handled already (below the
-   * partition's committed offset) or, with rejoin 'keep', read already.
+   * A message read: to the dispatcher, or kept here while its partition waits; false when the
+   * partition is not owned; dropped when below its committed offset or, with rejoin 'keep', read already.
    */
   admit(m: M): boolean {
     const state = this.states.get(m.topic)?.[m.partition];
@@ -115,7 +113,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     } else if (m.offset < state.next) {
       if (m.offset < state.floor) this.counts.belowCommitted++;
     } else {
-      if (this.port.rejoin === 'keep') state.next = m.offset + 1;
+      if (this.keepsReads) state.next = m.offset + 1;
       this.hooks.offer(m);
     }
     return true;
@@ -210,7 +208,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     const leaving = old.filter(({ topic, partition }) => !now.has(partitionKey(topic, partition)));
     const kept = old.filter(({ topic, partition }) => now.has(partitionKey(topic, partition)));
     if (leaving.length > 0) {
-      // An eager group's rebalance committed them already; a client that keeps reading commits what was handled since.
+      // An eager group's rebalance committed them; a client that keeps reading commits what was handled since.
       if (this.port.rejoin === 'keep') this.commitLeaving(leaving);
       this.forget(leaving);
       this.hooks.emit('revoked', leaving);
@@ -223,11 +221,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     this.assigned(partitions);
   }
 
-  /**
-   * Kept partitions after a join, fetched again from their committed offsets: once their calls
-   * under way are over (up to REJOIN_SETTLE_MS), what is safe of them is committed, and they
-   * start anew with their record read back; their messages wait for it.
-   */
+  /** Kept partitions after a join, fetched again: once their calls are over, committed, then started anew with their record read back. */
   private restart(kept: TopicPartition[]): void {
     const joins = this.joins;
     const restarted = this.dispatch.callsOver(kept, REJOIN_SETTLE_MS).then(async () => {
@@ -273,9 +267,8 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   }
 
   /**
-   * Reads the offsets and records the partitions coming here were committed with (their
-   * previous owner's), so that what it handled is not handed out again. A failed read is a
-   * 'warning': they go on without it (what was handled above the offset comes again).
+   * Reads the commits of partitions coming here, so that what their previous owner handled is
+   * not handed out again; a failed read is a 'warning', and what was handled above the offset comes again.
    */
   private inherit(partitions: TopicPartition[]): Promise<void> {
     const generation = this.hooks.generation();

@@ -1,8 +1,8 @@
-// Reading held while the handler is behind, for every consumer (delivery.ts): once maxPending
-// released messages wait for a handler call the adapter stops reading its client (it waits in
-// eachBatch, pauses its stream, holds its fetch loop: fetch-throttle.ts), and goes on when they are
-// down to half. Meanwhile the resequencer's clock stands still: a held message waits maxWaitMs
-// for its predecessor to be read, and nothing is read while the handler is behind.
+// Backpressure for every consumer (delivery.ts): once maxPending released messages wait for a
+// handler call the adapter stops reading its client, and goes on when they are down to half. It
+// waits in eachBatch, pauses its stream, or holds its fetch loop (fetch-throttle.ts). The
+// resequencer's clock stands still meanwhile: a held message waits maxWaitMs for its predecessor
+// to be read, and nothing is read then.
 
 export class Backpressure {
   /** Since when reading is held (0: it is not), and how long it was held before (ms). */
@@ -12,7 +12,6 @@ export class Backpressure {
   constructor(
     private readonly maxPending: number,
     private readonly waiting: () => number,
-    /** Reading may go on. */
     private readonly resume: () => void,
   ) {}
 

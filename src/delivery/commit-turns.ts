@@ -1,7 +1,7 @@
 // Commits one at a time (commits.ts): a commit asked for while one is under way goes once that
 // one is back, the latest ask only, so that the group's coordinator never holds a queue of them.
-// A commit whose answer outlives `stuckMs` no longer holds the next one back: a client that
-// answers only when polled (node-rdkafka) may answer late while the commit itself went long before.
+// One unanswered past `stuckMs` stops holding the next back: a client that answers only when
+// polled (node-rdkafka) may answer long after the commit went.
 
 import { delay } from '../core/time';
 
@@ -17,10 +17,7 @@ export class CommitTurns {
     return this.since > 0 && performance.now() - this.since < this.stuckMs;
   }
 
-  /**
-   * Makes `commit` now, or once the commit under way is back (in place of one asked for
-   * before). `commit` returns its promise, or undefined when it found nothing to commit.
-   */
+  /** Makes `commit` now, or once the one under way is back (replacing an earlier ask); it returns undefined for nothing to commit. */
   take(commit: () => Promise<unknown> | undefined): void {
     if (this.committing) {
       this.again = commit;

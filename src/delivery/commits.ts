@@ -1,9 +1,7 @@
-// A consumer's commits, for every client (through its port, port.ts): what may be committed is
-// the Dispatcher's safe offset of each partition (below every message held or not yet handled),
-// with its handled record where the client carries metadata (records.ts). This writes it —
-// periodically, one commit at a time; on revoke; once more before a stop — takes the results,
-// and reads back the group's committed offsets (and records) of the partitions the Resequencer
-// awaits: a held message may wait for its predecessor there to be handled by another member.
+// A consumer's commits, for every client (through its port, port.ts): each partition's safe
+// offset (ledger.ts), below every message held or unhandled, with its handled record where the
+// client carries metadata (records.ts). It commits periodically (one at a time: commit-turns.ts),
+// on revoke and before a stop, and reads back the group's commits the Resequencer awaits.
 
 import { type KafkaError, toKafkaError } from '../core/errors';
 import { CommitTurns } from './commit-turns';
@@ -68,7 +66,7 @@ export class Commits<M extends ConsumedMessage> {
     return offsets;
   }
 
-  /** A periodic commit (or one soon after a marked message was handled): one at a time; asked for meanwhile, it goes once that one is back. */
+  /** A periodic commit, or one soon after a marked message was handled: one at a time (commit-turns.ts). */
   commitHandled(partitions: () => Iterable<TopicPartition>): void {
     this.turns.take(() => {
       if (!this.hooks.running() || this.hooks.rejoining()) return undefined;
@@ -85,10 +83,9 @@ export class Commits<M extends ConsumedMessage> {
   }
 
   /**
-   * Commits `offsets`: 'committed' (and true), or they are committed again next time. A refusal
-   * while the group rebalances is silent when periodic, else a 'warning' (the next owner reads
-   * again); a transient one a 'warning'; any other an 'error' (a 'warning' without a listener),
-   * or thrown by the final commit.
+   * Commits `offsets`: 'committed' and true, or they go again next time. A refusal while the group
+   * rebalances is silent when periodic, else a 'warning', as is a transient one; any other is an
+   * 'error' (a 'warning' without a listener), or thrown by the final commit.
    */
   async commit(offsets: PartitionOffset[], kind: CommitKind): Promise<boolean> {
     try {
@@ -107,10 +104,7 @@ export class Commits<M extends ConsumedMessage> {
     }
   }
 
-  /**
-   * Reads the group's committed offsets (and records) of the partitions the resequencer awaits
-   * and feeds them to it, one read at a time; a failed read is a 'warning' (made again next time).
-   */
+  /** Reads the group's commits of the partitions the resequencer awaits, one read at a time (a failure is a 'warning'). */
   readCommitted(): void {
     if (this.reading || !this.hooks.running()) return;
     const awaited = this.resequencer.awaited();

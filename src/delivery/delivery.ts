@@ -1,16 +1,10 @@
 // The ordered-delivery engine: what every consumer of the package puts between its client and
 // the application, written once. An adapter (src/consumer/, src/kafkajs/, src/platformatic/)
-// reads messages from its client and gives them to admit(); the engine runs them through the
-// Resequencer (a spread key's messages in produce order) and the Dispatcher (handler calls,
-// lanes, retries, the offsets not yet handled), owns the partitions (assignment.ts), commits
-// only below what was handled (commits.ts), and runs one lifecycle:
+// gives it what its client reads (Assignment.admit()); the engine runs it through the
+// Resequencer and the Dispatcher, owns the partitions (assignment.ts), commits only below what
+// was handled (commits.ts), and runs one lifecycle:
 //
 //   idle → connecting → connected → running → stopping → idle (may run again) or stopped (for good)
-//
-// run() starts the timers (periodic commits, reads of the group's committed offsets, the
-// resequencer's expiry); a handler that fails for good, or a client that crashes, stops the run;
-// a stop lets the handler finish what was released (up to its timeout), commits what is safe
-// once more, and ends the client's run (port.end()).
 
 import { type HandlerError, type KafkaError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle, type Phase } from '../core/lifecycle';
@@ -67,7 +61,7 @@ export class Delivery<M extends ConsumedMessage> {
   readonly commits: Commits<M>;
   readonly assignment: Assignment<M>;
   readonly life: Lifecycle;
-  /** Reading held while the handler is behind. */
+  /** Backpressure: reading held while the handler is behind. */
   readonly pressure: Backpressure;
   /** Why the run ends, when it failed. */
   failure: HandlerError | KafkaError | undefined;
@@ -157,7 +151,7 @@ export class Delivery<M extends ConsumedMessage> {
     this.pressure.full();
   }
 
-  /** The run fails for good (a message's handler, or the client): it stops, committing below what was not handled. */
+  /** The run fails for good (a message's handler, or the client): it stops, committing below what is unhandled. */
   fail(error: HandlerError | KafkaError): void {
     if (this.life.phase !== 'running') return;
     this.failure = error;
@@ -171,11 +165,7 @@ export class Delivery<M extends ConsumedMessage> {
     this.stop(0).catch(() => undefined);
   }
 
-  /**
-   * A marked message was handled: with groupOrder 'wait' a member may wait for it, so the
-   * records are committed within RECORD_COMMIT_MS (records.ts; longer when making them is costly) rather
-   * than at the next commitIntervalMs.
-   */
+  /** A marked message was handled: with groupOrder 'wait' another member may wait for it, so commit soon (soonDelay()). */
   private commitSoon(): void {
     if (this.options.groupOrder !== 'wait' || this.records === undefined || this.soonTimer !== undefined || this.life.phase !== 'running') return;
     this.soonTimer = setTimeout(() => {
@@ -185,10 +175,9 @@ export class Delivery<M extends ConsumedMessage> {
   }
 
   /**
-   * A barrier: no handler call starts, those under way end (up to `timeoutMs`), then `act` runs
-   * with no call under way (what is safe to commit then covers every call made); calls start
-   * again once it settles. For work that must see the ledger still: a transaction's commit,
-   * a message's dead-letter write.
+   * A barrier: no handler call starts, those under way end (up to `timeoutMs`), then `act` runs,
+   * the safe offsets covering every call made; calls start again once it settles. For work that
+   * must see the ledger still: a transaction's commit, a dead-letter write.
    */
   async barrier<T>(act: () => T | Promise<T>, timeoutMs = 30_000): Promise<T> {
     this.dispatch.close();
@@ -200,7 +189,7 @@ export class Delivery<M extends ConsumedMessage> {
     }
   }
 
-  /** Messages held by the resequencer, waiting for a handler call and in calls, and the records' costs. */
+  /** Messages held by the resequencer, waiting for a handler call and in calls; the records' costs; the rejoins. */
   metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
     return {
       held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight,
@@ -208,15 +197,14 @@ export class Delivery<M extends ConsumedMessage> {
     };
   }
 
-  /** The offset that may be committed for a partition: below every message held or not yet handled. */
+  /** The offset that may be committed for a partition: below every message held or unhandled. */
   safeOffset(topic: string, partition: number): number | undefined {
     return this.dispatch.ledger.safeOffset(topic, partition);
   }
 
   /**
-   * Stops: nothing more is handed out once the handler has finished what was released (for up
-   * to `timeoutMs`; what is left is read again on the next start), what is safe is committed,
-   * and the client's run ends. Rejects when that last commit fails.
+   * Stops once the handler has finished what was released (up to `timeoutMs`; the rest is read
+   * again next start), commits what is safe, and ends the client's run; rejects if that commit fails.
    */
   stop(timeoutMs = 30_000): Promise<void> {
     const bad = timeoutError('timeoutMs', timeoutMs, true);
@@ -242,7 +230,7 @@ export class Delivery<M extends ConsumedMessage> {
       this.clearTimers();
       this.commits.reset();
       await this.commits.idle();
-      // With the partitions revoked whose calls were still waited for: they are still this consumer's.
+      // Revoking partitions whose calls were waited for are still this consumer's to commit.
       const offsets = this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], false);
       if (offsets.length > 0) await this.commits.commit(offsets, 'final').catch((err) => { commitError = err; });
     }

@@ -1,6 +1,5 @@
 // What the Dispatcher (dispatch.ts) gives and asks, for the engine that owns it (delivery.ts):
-// what a handler gets with a message, an offset to commit, which calls may overlap, and the
-// hooks the engine serves.
+// what a handler gets with a message, an offset to commit, which calls may overlap, the hooks.
 
 import type { HandlerError } from '../core/errors';
 import type { OrderHeader } from '../partitioner/headers';
@@ -9,10 +8,8 @@ import type { ConsumedMessage, Release } from './resequencer-types';
 /** What the handler gets besides the message (from the Resequencer's Release). */
 export interface HandledInfo {
   /**
-   * True when its predecessor in its producer's chain of the key was handled first (here, or
-   * by another member of the group before an ordered handoff); true for a message of no chain.
-   * After a message handed out with ordered false, later ones are in order after it only (see
-   * Release.ordered).
+   * True when its predecessor in its producer's chain of the key was handled first (here, or by
+   * another member before an ordered handoff), or it has no chain. See Release.ordered.
    */
   readonly ordered: boolean;
   /** `!ordered`. */

@@ -1,9 +1,7 @@
-// The engine's (delivery.ts) handler scheduler, between the Resequencer and the application's
-// handler: the released messages, handed to the handler up to `concurrency` at a time, in
-// release order within a lane — a key (ordering 'key'), a partition ('partition'), or none
-// ('none') — so that two calls of one lane never overlap (a failed message is retried in place,
-// nothing of its lane going first). What is released and not handled yet it enters in its
-// ledger (ledger.ts), which says what may be committed.
+// The engine's (delivery.ts) handler scheduler: released messages go to the application's
+// handler up to `concurrency` at a time, in release order within a lane (a key or a partition,
+// by `ordering`), and two calls of one lane never overlap. A failed message is retried in
+// place, nothing of its lane going first. Its ledger (ledger.ts) keeps what is unhandled.
 
 import { goesAsIs, type Resequencer, type Release, type ConsumedMessage } from './resequencer';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
@@ -32,15 +30,14 @@ export interface DispatchSettings {
 }
 
 export class Dispatcher<M extends ConsumedMessage> {
-  /** Which calls may overlap. */
   readonly ordering: Ordering;
   /** Handler calls at once (at least 1): set by begin(). */
   private concurrency = 1;
-  /** Above 0: a call takes up to this many consecutive waiting messages of its lane, to hooks.handleBatch (begin()). */
+  /** Above 0: a call takes up to this many waiting messages of its lane, to hooks.handleBatch. */
   private batchLimit = 0;
   private readonly retries: number;
   private readonly retryBackoffMs: number;
-  /** The offsets released and not handled yet, and what may be committed (ledger.ts). */
+  /** The unhandled offsets, and what may be committed (ledger.ts). */
   readonly ledger: OffsetLedger<M>;
   /** Released messages waiting for a handler call, by lane. */
   private readonly queue = new TaskQueue<M>();
@@ -51,7 +48,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   private readonly markedCalls = new Set<Task<M>>();
   /** Set while starting calls: a call that ends at once does not start more from inside. */
   private pumping = false;
-  /** No call starts (a barrier: close() until open()). */
+  /** No call starts (Delivery.barrier(): close() until open()). */
   private closed = false;
   /** Bumped by halt(): no call started before it changes anything but its partition's unhandled offsets. */
   private generation = 0;
@@ -85,7 +82,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.running;
   }
 
-  /** @internal The size of each table, for bench/soak/tables.js (lanes with a task, and UnhandledOffsets.sizes()). */
+  /** @internal Table sizes for bench/soak/tables.js (lanes with a task, and OffsetLedger.sizes()). */
   tableSizes(): { lanes: number; unhandled: number; unhandledPartitions: number; lastCommitted: number } {
     return { lanes: this.queue.laneCount, ...this.ledger.sizes() };
   }
@@ -95,11 +92,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.running > 0 || this.queue.waiting > 0;
   }
 
-  /**
-   * Resolves once the handler has nothing left to do, `gaveUp()` says to stop waiting (a
-   * failed run), or `timeoutMs` has passed: a consumer's stop() lets the handler finish what
-   * was released before it commits.
-   */
+  /** Resolves once the handler has nothing left to do, `gaveUp()` (a failed run), or after `timeoutMs`: for stop(). */
   async drain(timeoutMs: number, gaveUp: () => boolean): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.busy && !gaveUp() && Date.now() < deadline) await delay(5);
@@ -110,7 +103,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.closed = true;
   }
 
-  /** Calls start again. */
   open(): void {
     this.closed = false;
     this.pump();
@@ -131,12 +123,11 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Queues released messages for the handler (and starts handing them out). */
   accept(released: Release<M>[]): void {
     if (released.length === 0) return;
-    // Lanes keep calls of one key (or partition) apart. With one call at a time, release order
-    // alone keeps them apart: no lane is made, unless some are (drop() made them for messages
-    // waiting for predecessors that left), which a message of theirs must then join.
+    // With one call at a time release order alone keeps a lane's calls apart, so no lane is
+    // made, unless drop() made some: then a message of theirs must join them.
     const laned = this.laned;
     const byPartition = this.ordering === 'partition';
-    /** Releases left out below (of partitions leaving): the key's next release in this batch, and a successor, are not in order after them. */
+    /** Releases of partitions leaving: what follows them here is not in order after them. */
     let left: LeftOut | undefined;
     for (let r of released) {
       const m = r.message;
@@ -153,10 +144,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     this.pump();
   }
 
-  /**
-   * A message read: into the resequencer, what it releases to the handler. One it lets go at
-   * once, unmarked, while no call is under way or waiting, is handed out straight away.
-   */
+  /** A message read, through the resequencer; one that goes at once while no call runs or waits is handed out straight away. */
   offer(message: M): void {
     const released = this.resequencer.read(message);
     if (released !== null) this.accept(released);
@@ -197,7 +185,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.ordering !== 'none' && (this.concurrency > 1 || this.batchLimit > 0 || this.queue.laned);
   }
 
-  /** Starts handler calls while fewer than `concurrency` are under way and a task may start. */
   private pump(): void {
     if (this.pumping || this.closed) return;
     this.pumping = true;
@@ -222,11 +209,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
   }
 
-  /**
-   * One handler call of a task: a handler that returns no promise ends it at once (no promise
-   * made). A failed call is made again in place (its lane waits), up to `retries` times; then
-   * nothing more is started and the consumer is told to stop.
-   */
+  /** One handler call of a task; a failed one is made again in place (its lane waits), up to `retries` times, then the run fails. */
   private call(task: Task<M>, attempts: number, generation: number): void {
     const group = task.group;
     let result: unknown;
@@ -245,7 +228,6 @@ export class Dispatcher<M extends ConsumedMessage> {
     else this.done(task, generation, true);
   }
 
-  /** A call's promise: the call ends with it. */
   private follow(task: Task<M>, attempts: number, generation: number, result: Promise<void>): void {
     result.then(() => this.done(task, generation, true), (cause) => this.failed(task, attempts, generation, cause));
   }
@@ -275,9 +257,8 @@ export class Dispatcher<M extends ConsumedMessage> {
   }
 
   /**
-   * Whether a partition of the call's messages is still this consumer's: a batch of a key's
-   * messages may span partitions, and is retried whole while one of them stays (no one else
-   * reads that one again), left to the next owners once none does.
+   * Whether a partition of the call's messages is still this consumer's: a key's batch may span
+   * partitions, and is retried whole while one stays (no one else reads that one again).
    */
   private owned(task: Task<M>): boolean {
     if (this.hooks.owns(task.tp)) return true;
@@ -288,12 +269,11 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** A call is over: `handled`, its offset leaves the unhandled ones; its lane's next task may start. */
   private done(task: Task<M>, generation: number, handled: boolean): void {
     this.end(task, handled);
-    // A call under way at halt() (an earlier generation) was taken back by it, when marked.
+    // halt() took back a marked call of an earlier generation.
     if (generation !== this.generation) return;
     if (!handled) this.dropped([task]);
-    // Not handled in this generation: its partition left, its next owner handles it. By key,
-    // the key's waiting messages go back to the resequencer (members waiting for each other's
-    // records), or the next one (and its chain's next) goes flagged 'unowned', as drop() does.
+    // Unhandled: its partition left. What waits behind it by key goes back to the resequencer
+    // (with records), or its next goes flagged 'unowned', as drop() does.
     let takenBack: Task<M>[] | undefined;
     if (!handled && this.ordering === 'key' && hasKey(task.release.message)) {
       if (this.resequencer.waitsForRecords) takenBack = this.queue.takeKey(task);
@@ -325,10 +305,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (this.ledger.remove(task.tp, task.unhandled, task.release.message.offset, marked) && marked) this.hooks.handledMarked?.();
   }
 
-  /**
-   * The group's committed offsets of partitions the resequencer awaits: what waited for them
-   * goes to the handler. A negative offset (nothing committed yet) or an entry with an error is skipped.
-   */
+  /** The group's committed offsets of awaited partitions: what waited for them goes (entries with an error or none skipped). */
   committedRead(offsets: ReadonlyArray<{ topic: string; partition: number; offset?: unknown; error?: unknown }>): void {
     for (const tp of offsets) {
       if (tp.error || !(typeof tp.offset === 'number' && Number.isInteger(tp.offset) && tp.offset >= 0)) continue;
@@ -336,26 +313,19 @@ export class Dispatcher<M extends ConsumedMessage> {
     }
   }
 
-  /**
-   * Partitions come to this consumer: the resequencer counts them as owned, before their first
-   * message (a spread key's predecessor on a partition not owned here is never waited for as
-   * if it would come here).
-   */
+  /** Partitions come here: owned for the resequencer before their first message, so it waits only for predecessors that will come. */
   assign(partitions: Iterable<{ topic: string; partition: number }>): void {
     for (const [topic, list] of partitionsByTopic(partitions)) this.resequencer.assign(topic, list);
   }
 
-  /**
-   * Drops what waits of partitions that leave (their next owner reads it again from the
-   * committed offset); a call of theirs under way goes on (see callsOver()).
-   */
+  /** Drops what waits of partitions that leave (their next owner reads it again); their calls under way go on (callsOver()). */
   drop(partitions: Iterable<{ topic: string; partition: number }>): void {
     const gone = new Set<string>();
     for (const { topic, partition } of partitions) gone.add(this.ledger.tpName(topic, partition));
     if (gone.size === 0) return;
     for (const tp of gone) this.leaving.add(tp);
     const byKey = this.ordering === 'key';
-    // Members that wait for each other's records: what waited behind a message that leaves goes back to the resequencer.
+    // With records, what waited behind a message that leaves goes back to the resequencer.
     const takenBack: Task<M>[] | undefined = byKey && this.resequencer.waitsForRecords ? [] : undefined;
     this.dropped(this.queue.drop(gone, byKey, takenBack));
     if (takenBack !== undefined && takenBack.length > 0) this.holdAgain(takenBack);
@@ -363,11 +333,9 @@ export class Dispatcher<M extends ConsumedMessage> {
   }
 
   /**
-   * Tasks of a key kept behind one that left with its partition (drop()), in release order:
-   * released here, they are not handled yet, so they go back to the resequencer as if read now
-   * — no longer released, no longer unhandled here — and wait there for what they follow: a
-   * message that left waits for its next owner's handled record to show it handled (or is read
-   * here again, if its partition comes back), instead of going out flagged 'unowned'.
+   * Tasks of a key behind one that left with its partition go back to the resequencer as if read
+   * now, no longer released or unhandled, and wait there for the next owner's handled record
+   * to show what left handled, instead of going flagged 'unowned'.
    */
   private holdAgain(tasks: Task<M>[]): void {
     tasks.sort((a, b) => a.seq - b.seq);
@@ -375,18 +343,14 @@ export class Dispatcher<M extends ConsumedMessage> {
       this.ledger.remove(task.tp, task.unhandled, task.release.message.offset, true);
       this.unreleased(task.release);
     }
-    // Each one's predecessor, released here and neither left nor taken back, is released still.
+    // A predecessor released here, neither left nor taken back, is released still.
     for (const task of tasks) if (task.release.order !== null) this.resequencer.takeBack(task.release.message, task.release.order);
     const again: Release<M>[] = [];
     for (const task of tasks) for (const r of this.resequencer.push(task.release.message)) again.push(r);
     this.accept(again);
   }
 
-  /**
-   * Forgets partitions that leave: what is held or waits of them is dropped (their next owner
-   * reads it again from the committed offset), and nothing remembered of them is committed if
-   * they come back.
-   */
+  /** Forgets partitions that leave: what is held or waits is dropped, and nothing of them is committed if they come back. */
   forget(partitions: Iterable<{ topic: string; partition: number }>): void {
     const list = [...partitions];
     this.drop(list);
@@ -399,24 +363,18 @@ export class Dispatcher<M extends ConsumedMessage> {
   }
 
   /**
-   * Nothing more is handed out: what waits is dropped (it stays in `unhandled`, so a commit
-   * made after this stays below it); a call under way is not waited for, and its end changes
-   * nothing but its offset's unhandled mark.
+   * Nothing more is handed out: what waits is dropped but stays unhandled, so a later commit
+   * stays below it; a call under way ends changing nothing but its unhandled mark.
    */
   halt(): void {
     this.generation++;
     this.dropped(this.queue.clear());
-    // A call under way may still end after the next run hands out its successor: unhandled too.
+    // A marked call under way may end after the next run hands out its successor: unhandled too.
     this.dropped([...this.markedCalls]);
     this.markedCalls.clear();
   }
 
-  /**
-   * Tasks that go unhandled here (their partition left, or the consumer stopped): a marked
-   * message among them no longer counts as released for its chain, so that its successor,
-   * read here later, waits for it (for the group's commit past it, or goes flagged) instead of
-   * going ordered before it is handled.
-   */
+  /** Tasks unhandled here: a marked one no longer counts as released, so its successor cannot go ordered before it. */
   private dropped(tasks: readonly Task<M>[]): void {
     for (const task of tasks) {
       this.unreleased(task.release);

@@ -1,8 +1,7 @@
 // The handled record a consumer commits with each partition's offset (Kafka's commit metadata):
-// what it has handled above the committed offset, and what the group's other members need to
-// release a split key's messages whose predecessor is on this partition. The format and its
-// sizes are docs/ordering.md's ("The handled record"); the Resequencer reads records
-// (src/delivery/resequencer.ts), the Dispatcher and Commits write them (dispatch.ts, commits.ts).
+// what it has handled above the committed offset, which other members need to release a spread
+// key's messages whose predecessor is on this partition. records.ts writes and reads them; the
+// format and its sizes are docs/ordering.md's ("Format and size").
 //
 // Text, since Kafka's metadata is a string: `kdp1:` and the base64 of
 //   varint   end - offset            offsets in [offset, end) were read; above end, nothing is known
@@ -22,20 +21,17 @@ export interface HandledRecord {
   readonly offset: number;
   /** Offsets in [offset, end) not in `unhandled` are handled (or hold no message); nothing is known from end on. */
   readonly end: number;
-  /** Offsets in [offset, end) not handled yet, ascending (offset itself first when end > offset). */
+  /** Offsets in [offset, end) unhandled, ascending (offset itself first when end > offset). */
   readonly unhandled: readonly number[];
   /** Per producer whose marked messages were read here: its id (16 hex digits) and the highest sequence read. */
   readonly producers: ReadonlyArray<{ readonly id: string; readonly read: number }>;
-  /** Marked messages read here and not handled yet: their producer's index in `producers` and their sequence (each once). */
+  /** Unhandled marked messages read here: their producer's index in `producers` and their sequence (each once). */
   readonly marked: ReadonlyArray<{ readonly producer: number; readonly sequence: number }>;
 }
 
 /** The record's text starts so: a record of another client (or garbled text) is told apart by it and by its parse. */
 export const RECORD_PREFIX = 'kdp1:';
-/**
- * Kafka's default offset.metadata.max.bytes (4,096 characters per partition, the broker's
- * limit), less the NUL that Confluent's client, and the native engine, write after the text.
- */
+/** The broker's default offset.metadata.max.bytes (4,096), less the NUL written after the text. */
 export const RECORD_MAX_CHARS = 4095;
 /** Producers kept in a record: the most recently read. */
 export const RECORD_MAX_PRODUCERS = 64;
@@ -153,12 +149,10 @@ export function encodeRecord(record: HandledRecord): string {
 }
 
 /**
- * A record as text within `maxChars`: whole when it fits; else shortened to what fits and is
- * still true — no producers (so no answer by sequence: what waits for one waits for a record
- * that fits), and the offsets from the committed one up to the first unhandled offset left out
- * (nothing is known from there on). `shortened` says which. A record too large is not encoded
- * whole (its least size says so), and the most unhandled offsets kept that fit are found by their
- * sizes, then encoded once: a consumer holding thousands of messages commits every few ms.
+ * A record as text within `maxChars`: whole when it fits, else shortened to what fits and is
+ * still true (`shortened`): no producers (nothing answered by sequence), and `end` cut at the
+ * first unhandled offset left out. The cut is found from sizes and encoded once: a large
+ * record is made on every commit.
  */
 export function fitRecord(record: HandledRecord, maxChars: number): { text: string; shortened: boolean } {
   if (textLength(leastBytes(record)) <= maxChars) {
@@ -200,7 +194,7 @@ function textLength(bytes: number): number {
   return RECORD_PREFIX.length + 4 * Math.ceil(bytes / 3);
 }
 
-/** Bytes the record takes at the least: a bit per unhandled offset (or a byte, written as gaps), 9 bytes per producer, 2 per unhandled marked message. */
+/** The least bytes a record takes: a bit per unhandled offset (a byte as gaps), 9 per producer, 2 per unhandled marked message. */
 function leastBytes(record: HandledRecord): number {
   const span = record.end - record.offset;
   return Math.min(Math.max(0, record.unhandled.length - 1), Math.ceil(Math.max(0, span - 1) / 8)) + 9 * record.producers.length + 2 * record.marked.length;
@@ -260,10 +254,7 @@ export function decodeRecord(metadata: unknown, offset: number): HandledRecord |
   }
 }
 
-/**
- * A record read back, for questions: whether an offset is handled, and whether a producer's
- * marked message of a given sequence (known to be on this partition) is.
- */
+/** A record read back: whether an offset, or a producer's marked message on this partition, is handled. */
 export class RecordView {
   private readonly unhandledSet: Set<number>;
   private readonly reads = new Map<string, number>();
@@ -283,9 +274,8 @@ export class RecordView {
 
   /**
    * Whether producer `id`'s marked message `sequence`, known to be on this partition, is handled:
-   * a later one of that producer was read here (a producer's messages to one partition are in
-   * the order it sent them), and it is not among the unhandled. A message that was never written counts as
-   * handled once a later one is read: nothing will come.
+   * it or a later one of that producer was read here (a producer's messages reach a partition in
+   * send order) and it is not unhandled. One never written counts as handled then: it will not come.
    */
   handledSequence(id: string, sequence: number): boolean {
     const read = this.reads.get(id);
@@ -294,10 +284,8 @@ export class RecordView {
 
   /**
    * Whether it shows a chained message's predecessor handled: by its offset where the header
-   * names one (a handoff), else by its producer and sequence. A named offset is the only
-   * answer: the producer names it where the predecessor may have reached its partition after
-   * later messages of the same producer (it waited for a handoff), which the sequence rule
-   * would count handled before it is read.
+   * names one (a handoff, whose predecessor may reach its partition after the producer's later
+   * messages, so the sequence rule would be wrong), else by producer and sequence.
    */
   handles(order: { readonly producerId: string; readonly previous: number; readonly afterOffset: number }): boolean {
     return order.afterOffset >= 0 ? this.handledOffset(order.afterOffset) : this.handledSequence(order.producerId, order.previous);

@@ -1,11 +1,8 @@
-// The messages the Resequencer (src/delivery/resequencer.ts) holds, and its indexes of them:
-// by line (a key's held line members on one partition, in offset order), by chain place (a
-// held marked message by its own sequence, to find what another one waits for), by what they
-// wait for (their predecessor's chain place), and oldest first, with their count and bytes for
-// the bounds (maxBufferedMessages, maxBufferedBytes). Which message goes when is the
-// Resequencer's: this only keeps the indexes in step. A chain place is looked up by chain
-// (the name a held message carries, made once for it) and then by sequence: no name is made
-// per lookup.
+// The messages the Resequencer (resequencer.ts) holds, and its indexes of them: by line, by chain
+// place, by what they wait for (their predecessor's place), and oldest first, with their count
+// and bytes for the bounds. Which message goes when is the Resequencer's; this keeps the indexes
+// in step. A place is looked up by the held message's chain name, then by sequence, so that no
+// name is made per lookup.
 
 import type { OrderHeader } from '../partitioner/headers';
 import { Fifo } from '../core/fifo';
@@ -143,12 +140,7 @@ export class HeldMessages<M extends ConsumedMessage> {
     return order.size > 0 ? order.peek() : undefined;
   }
 
-  /**
-   * @internal The size of each index, for bench/soak/tables.js (read at sampling time, never
-   * on the message path): lines with a held member, chain places waited for, held marked
-   * messages by chain place, and the oldest-first list's entries (released ones included
-   * until they are skipped).
-   */
+  /** @internal Index sizes for bench/soak/tables.js (`order` counts released entries until they are skipped). */
   sizes(): { lines: number; waitingFor: number; bySequence: number; order: number } {
     const places = (index: Map<string, Map<number, unknown>>): number => {
       let n = 0;

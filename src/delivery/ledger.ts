@@ -1,8 +1,6 @@
 // The engine's offset ledger, kept apart from the Dispatcher that schedules the calls
-// (dispatch.ts): per topic-partition (partitionKey), the offsets released and not handled yet
-// (waiting for a call, or in one), the order headers of the marked ones among them (for handled
-// records), and the offset and record last committed (a periodic commit leaves out what did not
-// move); from them and what the Resequencer holds, the offset that may be committed.
+// (dispatch.ts): per partition, the unhandled offsets and the last commit, and from them and what
+// the Resequencer holds, the safe offset. It keeps the marked ones' order headers for handled records.
 
 import { partitionKey } from '../core/partition-key';
 import type { OrderHeader } from '../partitioner/headers';
@@ -11,9 +9,8 @@ import type { PartitionOffset } from './dispatch-types';
 export class OffsetLedger<M extends { topic: string; partition: number; offset: number }> {
   /** The message of a call made at once (Dispatcher.offer()) while the handler has it: unhandled, though in no set. */
   direct: M | undefined;
-  /** partitionKey()s made once per topic and partition. */
   private readonly names = new Map<string, string[]>();
-  /** Offsets released but not yet handled. A partition's set is replaced when it is forgotten (a task holding the old one changes nothing). */
+  /** Unhandled offsets; a forgotten partition's set is replaced, so a task holding the old one changes nothing. */
   private readonly unhandled = new Map<string, Set<number>>();
   /** The order headers of the marked offsets among `unhandled`, by offset. */
   private readonly marked = new Map<string, Map<number, OrderHeader>>();
@@ -44,7 +41,7 @@ export class OffsetLedger<M extends { topic: string; partition: number; offset: 
     return unhandled;
   }
 
-  /** An offset of the set `unhandled` (of `tp`; `marked`: with an order header) is handled, or no longer released: false if the partition was forgotten since. */
+  /** An offset of the set `unhandled` is handled or unreleased (`marked`: it has a header); false if `tp` was forgotten since. */
   remove(tp: string, unhandled: Set<number>, offset: number, marked: boolean): boolean {
     if (this.unhandled.get(tp) !== unhandled) return false;
     unhandled.delete(offset);
@@ -52,7 +49,7 @@ export class OffsetLedger<M extends { topic: string; partition: number; offset: 
     return true;
   }
 
-  /** A partition's offsets released and not handled yet, and the order headers of the marked ones among them. */
+  /** A partition's unhandled offsets, and the order headers of the marked ones among them. */
   unhandledOf(topic: string, partition: number): [Iterable<number>, Iterable<OrderHeader>] {
     const tp = this.tpName(topic, partition);
     const offsets = this.unhandled.get(tp) ?? [];
@@ -61,7 +58,7 @@ export class OffsetLedger<M extends { topic: string; partition: number; offset: 
     return d !== undefined && d.topic === topic && d.partition === partition ? [[...offsets, d.offset], marked] : [offsets, marked];
   }
 
-  /** The offset that may be committed for a partition: below every message held or not yet handled. */
+  /** The offset that may be committed for a partition: below every message held or unhandled. */
   safeOffset(topic: string, partition: number): number | undefined {
     let offset = this.committable(topic, partition);
     const unhandled = this.unhandled.get(this.tpName(topic, partition));
@@ -70,10 +67,7 @@ export class OffsetLedger<M extends { topic: string; partition: number; offset: 
     return d !== undefined && d.topic === topic && d.partition === partition && (offset === undefined || d.offset < offset) ? d.offset : offset;
   }
 
-  /**
-   * The offsets to commit for `partitions` (their safe offsets; with `onlyMoved`, those whose
-   * offset or record changed since the last commit), remembered as committed.
-   */
+  /** The safe offsets to commit for `partitions` (`onlyMoved`: those whose offset or record changed), remembered as committed. */
   toCommit(partitions: Iterable<{ topic: string; partition: number }>, onlyMoved: boolean,
     recordOf?: (topic: string, partition: number, offset: number) => string | undefined): PartitionOffset[] {
     const offsets: PartitionOffset[] = [];

@@ -1,7 +1,6 @@
-// Where a consumed message's key and order header are read for the consumer side: the key as
-// text (one name for a string or Buffer key, for the maps of lanes and chains; a deserialized
-// key made one), a chain's name and its messages' places in it, and the order header
-// (src/partitioner/headers.ts) among its headers, in any shape a client gives them.
+// Where the consumer side reads a message's key and order header, in any shape a client gives
+// them: the key as text (one name per key, for the maps of lanes and chains), a chain's name and
+// places, and the order header (src/partitioner/headers.ts).
 
 import { Buffer } from 'node:buffer';
 import { decodeOrderHeader, ORDER_HEADER, type OrderHeader } from '../partitioner/headers';
@@ -33,10 +32,7 @@ export function keyOf(key: unknown): Buffer | string | null {
   return String(key);
 }
 
-/**
- * A chain's name: its topic, producer and key (`text`, the key's keyText()). A producer's
- * marked messages of one key form one chain.
- */
+/** A chain's name (a producer's marked messages of one key): its topic, producer and key (`text`, the key's keyText()). */
 export function chainName(topic: string, producerId: string, text: string): string {
   return `${topic}\u0000${producerId}\u0000${text}`;
 }

@@ -1,7 +1,6 @@
 // What every consumer of the package is to the application, whatever its client: an
 // EventEmitter with the engine's events, its Resequencer, the offset a partition may be
-// committed at, and stop(). Each client's consumer extends it with what its client does
-// (src/consumer/, src/kafkajs/, src/platformatic/) and makes its engine with deliver().
+// committed at, and stop(). Each client's consumer extends it and makes its engine with deliver().
 
 import { EventEmitter } from 'node:events';
 import type { HandlerError, KafkaError } from '../core/errors';
@@ -44,23 +43,21 @@ export abstract class OrderedConsumer<M extends ConsumedMessage, Payload, Stoppe
   }
 
   /**
-   * What the consumer holds and does now: messages held by the resequencer, waiting for a
-   * handler call and in calls; the handled records' costs (records.ts; null on a client whose
-   * commits carry none); what an eager group's rejoins did (assignment.ts).
+   * Messages held by the resequencer, waiting for a handler call and in calls; the handled
+   * records' costs (null where commits carry none); what an eager group's rejoins did.
    */
   metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
     return this.delivery.metrics();
   }
 
-  /** The offset that may be committed for a partition: below every message held or not yet handled. */
+  /** The offset that may be committed for a partition: below every message held or unhandled. */
   safeOffset(topic: string, partition: number): number | undefined {
     return this.delivery.safeOffset(topic, partition);
   }
 
   /**
-   * Ends the run: nothing more is handed out once the handler has finished what was released
-   * (for up to `timeoutMs`; what is left is read again on the next start), the safe offsets are
-   * committed once more, and the client's run ends. Rejects when that last commit fails.
+   * Ends the run once the handler has finished what was released (up to `timeoutMs`; the rest is
+   * read again next start), commits the safe offsets, and ends the client's run; rejects if that commit fails.
    */
   stop(timeoutMs = 30_000): Promise<void> {
     return this.delivery.stop(timeoutMs);

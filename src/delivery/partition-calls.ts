@@ -1,12 +1,11 @@
-// The Dispatcher's (src/delivery/dispatch.ts) handler calls under way per topic-partition
-// (partitionKey), and the waits for some partitions to have none: a consumer lets the calls of
-// partitions that leave end before it commits them (Dispatcher.callsOver()).
+// The Dispatcher's (dispatch.ts) handler calls under way per topic-partition, and the waits for
+// some partitions to have none: a consumer lets the calls of partitions that leave end before it
+// commits them (Dispatcher.callsOver()).
 
 export class PartitionCalls {
   /**
-   * Calls under way per topic-partition (0: none). A partition's entry stays at 0 rather than
-   * going: deleting and setting a Map's key again on every call fills its table with deleted
-   * entries, and the rehashes they cost were a quarter of a handler call's bookkeeping.
+   * Calls under way per topic-partition. An entry stays at 0 rather than going: deleting and
+   * setting a key again on every call fills the Map with deleted entries that cost rehashes.
    */
   private readonly running = new Map<string, number>();
   /** Called whenever the last call of a partition ends (idle() waits with them). */

@@ -1,7 +1,6 @@
-// What the Resequencer (src/delivery/resequencer.ts) knows of each topic and partition it is
-// fed: which partitions this consumer owns, the offsets seen and committed, and its held
-// messages by partition (the Held record itself is the Resequencer's, declared here with the
-// states it points at).
+// What the Resequencer (resequencer.ts) knows of each topic and partition it is fed: the
+// partitions owned, the offsets seen and committed, the records known, and the held messages.
+// The Held record, the Resequencer's, is declared here beside the states it points at.
 
 import type { Buffer } from 'node:buffer';
 import type { OrderHeader } from '../partitioner/headers';
@@ -23,17 +22,13 @@ export interface PartitionState {
   readonly held: Set<Held<any>>;
   /** Held messages (of any partition) waiting for this partition to pass an offset, or for its record to show their predecessor handled. */
   watchers: Held<any>[];
-  /**
-   * The latest handled record known of this partition (handled-record.ts): read from its
-   * owner's commits while something waits for it, or committed by its previous owner when it
-   * came here. null: none.
-   */
+  /** The latest handled record known of it: its owner's, while something waits for it, or its previous owner's; null: none. */
   record: RecordView | null;
   /** The record committed by this partition's previous owner when it came here: what it says is handled is not handed out again. */
   inherited: RecordView | null;
   /** Marked messages the inherited record counts unhandled and that were not read again yet ("id:sequence"). */
   inheritedMarked: Set<string> | null;
-  /** Per producer, the highest sequence of its marked messages read here (this consumer's, and the inherited record's); most recent last. */
+  /** Per producer, the highest sequence of its marked messages read here or in the inherited record; most recent last. */
   readonly producers: Map<string, number>;
 }
 
@@ -123,11 +118,7 @@ export class PartitionStates {
   }
 }
 
-/**
- * The handled record of a partition this consumer owns, to commit with `offset`: `unhandled` and
- * `marked` are the Dispatcher's (released, not handled yet); held messages and what an
- * inherited record still counts unhandled are added.
- */
+/** The handled record to commit with `offset`: the ledger's `unhandled` and `marked`, plus the held and the inherited unhandled. */
 export function recordOfState(state: PartitionState, offset: number, unhandled: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
   const inherited = state.inherited?.record;
   const end = Math.max(offset, state.next, inherited?.end ?? -1);

@@ -1,9 +1,7 @@
 // The one port of the ordered-delivery engine (delivery.ts): what a consumer's client does for
 // it, implemented once per client — DynamicConsumer's node-rdkafka client (src/consumer/),
 // Confluent's and KafkaJS's consumers (src/kafkajs/), @platformatic/kafka's (src/platformatic/).
-// The adapter reads messages from its client and hands them to the engine; the engine commits,
-// reads committed offsets and pauses through the port, and learns of assignment changes through
-// AssignmentEvents.
+// The engine commits, reads commits and pauses through it; the adapter reports AssignmentEvents.
 
 import type { CommittedOffset } from './records';
 import type { PartitionOffset } from './dispatch-types';
@@ -25,9 +23,8 @@ export interface ConsumerPort {
   /** Its commits carry metadata, read back with committed(): the handled records can be shared. */
   readonly carriesRecords: boolean;
   /**
-   * After a rejoin of an eager group, the partitions kept start anew from their committed
-   * offsets ('restart': the client fetches them again from there) or keep what they hold
-   * ('keep': the adapter drops what it reads again).
+   * After an eager group's rejoin, the kept partitions start anew from their committed offsets
+   * ('restart': the client fetches them again) or keep what they hold ('keep': rereads dropped).
    */
   readonly rejoin: 'restart' | 'keep';
   /** A commit that outlives this (ms) no longer holds back the next one (Infinity: never). */

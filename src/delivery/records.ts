@@ -1,10 +1,8 @@
-// A consumer's handled records (handled-record.ts), on a client that commits metadata
-// (DynamicConsumer's native engine, wrapKafkaJsConsumer on Confluent's client): the text
-// committed with each partition's offset, made from what the Dispatcher has not handled and
-// what the Resequencer holds (commits.ts sends it); the records of other members' partitions
-// read back while a message waits for one of them; the record a partition's previous owner
-// committed, read when the partition comes here (nothing it counts handled is handed out
-// again); and their costs, counted for metrics().
+// A consumer's handled records (handled-record.ts) on a client whose commits carry metadata
+// (DynamicConsumer's native engine, the KafkaJS-API consumers): made for commits.ts from the
+// ledger and what the Resequencer holds, and read back from other members and previous owners.
+// Other members' records release what waits for them; a previous owner's keeps what it handled
+// from being handed out again. Their costs go to metrics().
 
 import type { ConsumedMessage, Release, Resequencer } from './resequencer';
 import type { Dispatcher } from './dispatch';
@@ -12,13 +10,9 @@ import { decodeRecord, fitRecord, RECORD_MAX_CHARS } from './handled-record';
 
 /** With groupOrder 'wait', how often the records of the partitions waited for are read (ms, one read at a time). */
 export const RECORD_READ_MS = 5;
-/** With groupOrder 'wait', how soon after a marked message is handled its partition's record is committed (ms): a member may wait for it. */
+/** With groupOrder 'wait', how soon after a marked message is handled its record is committed (ms): a member may wait for it. */
 export const RECORD_COMMIT_MS = 2;
-/**
- * ...or this many times as long as the records made since the last such commit took, when
- * longer: a consumer holding thousands of messages makes records of thousands of offsets, and
- * making them every few ms would take much of its time (docs/performance.md).
- */
+/** ...or this many times what making records took since the last such commit: large records made that often would cost too much. */
 const RECORD_COST_RATIO = 10;
 
 /** What a committed offset read back holds (node-rdkafka's shape, with the native engine's metadata). */
@@ -30,7 +24,7 @@ export interface CommittedOffset {
   error?: unknown;
 }
 
-/** What handled records cost and did, for DynamicConsumer.metrics(). */
+/** What handled records cost and did, for metrics().records. */
 export interface RecordCounts {
   /** Records committed (with an offset that went to the broker), and their characters in all. */
   committed: number;
@@ -43,7 +37,7 @@ export interface RecordCounts {
   /** The time the reads took, in all and the longest (ms): what a message waiting for another member's record waits on. */
   readMs: number;
   readMsMax: number;
-  /** Asynchronous commits with a record made, the time they took in all and the longest (ms): what another member waiting for this one's record waits on. */
+  /** Asynchronous commits with a record, their time in all and the longest (ms): what a member waiting for this one's record waits on. */
   commits: number;
   commitMs: number;
   commitMsMax: number;
@@ -51,7 +45,7 @@ export interface RecordCounts {
   foreign: number;
   /** Messages not handed out again because a partition's previous owner had handled them. */
   skipped: number;
-  /** Messages fetched of a partition before its previous owner's record was read (before its pause took hold): held back until it was. */
+  /** Messages fetched of a partition before its previous owner's record was read (before its pause took hold): kept back until it was. */
   fetchedEarly: number;
 }
 
@@ -119,7 +113,7 @@ export class HandledRecords<M extends ConsumedMessage> {
     this.counts.reads++;
   }
 
-  /** `count` messages came before their partition's inherited record was read (held back by the consumer). */
+  /** `count` messages came before their partition's inherited record was read (kept back by Assignment). */
   fetchedEarly(count = 1): void {
     this.counts.fetchedEarly += count;
   }
@@ -137,10 +131,7 @@ export class HandledRecords<M extends ConsumedMessage> {
     this.counts.readMsMax = Math.max(this.counts.readMsMax, ms);
   }
 
-  /**
-   * Other members' committed offsets and records, read back for what waits: what they show
-   * handled goes. An entry with an error, or no offset committed yet, is skipped.
-   */
+  /** Other members' committed offsets and records, read back: what they show handled goes (entries with an error or none skipped). */
   read(offsets: readonly CommittedOffset[]): Release<M>[] {
     const out: Release<M>[] = [];
     for (const tp of offsets) {

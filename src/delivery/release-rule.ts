@@ -1,8 +1,8 @@
-// How the Resequencer (src/delivery/resequencer.ts) holds and lets go, the rule of docs/ordering.md:
-// where a message whose predecessor was not released waits (for that predecessor, for a
-// partition to pass an offset, for another member's handled record, or not at all), and how a
-// release lets go, in order, what waited only for it; the bounds that release the oldest out of
-// order. The tables it works on: held-messages.ts, partition-states.ts, released-chains.ts.
+// How the Resequencer (resequencer.ts) holds and lets go, the rule of docs/ordering.md: where a
+// message waits for its predecessor, and what a release lets go after it, in order. It waits for
+// the predecessor, a partition's offset, another member's handled record, or not at all; the
+// bounds release the oldest out of order. Its tables: held-messages.ts, partition-states.ts and
+// released-chains.ts.
 
 import type { OrderHeader } from '../partitioner/headers';
 import type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from './resequencer-types';
@@ -26,18 +26,14 @@ export abstract class ReleaseRule<M extends ConsumedMessage> {
   }
 
   /**
-   * How h (a chained message whose predecessor has not been released here) waits: for its
-   * predecessor (on a partition this consumer owns), for a partition to pass the
-   * predecessor's offset (a handoff), or not at all (on h's own partition and not held here:
-   * below this consumer's start; another consumer's partition, offset unknown: unowned).
+   * How h, whose predecessor was not released here, waits: for it (on an owned partition), for a
+   * partition to pass its offset (a handoff), for its record, or not at all (flagged unowned).
    */
   protected placeWait(h: Held<M>, order: OrderHeader): void {
     const t = h.state.topic;
     const before = order.afterPartition;
-    // Its predecessor is on its own partition, so before it there: read here, it was released
-    // (then this would follow it), is held, or was released and not handled (it is read again
-    // first); none of these, it is below where this consumer started the partition, handled
-    // by its previous owner. (Waited for, it would never come: maxWaitMs.)
+    // A predecessor on h's own partition, neither held nor unhandled here (released, h would follow
+    // it), is below this consumer's start, handled by the previous owner: it would never come.
     if (before === h.message.partition) {
       if (this.holding.find(h.chain, order.previous) === undefined && !this.chains.unhandledHere(h.chain, order.previous)) return;
     }
@@ -103,10 +99,8 @@ export abstract class ReleaseRule<M extends ConsumedMessage> {
   }
 
   /**
-   * What must go first for `h` to go in order: the head of its line, or the held message it
-   * waits for, and so on back to one that waits for nothing held here. Releasing that one
-   * (out of order) releases the rest behind it in order, instead of h overtaking held
-   * predecessors.
+   * What must go first for `h` to go in order, back to one that waits for nothing held: released
+   * out of order, it lets the rest follow in order, instead of h overtaking held predecessors.
    */
   protected root(h: Held<M>): Held<M> {
     for (let steps = 0; steps <= this.holding.count; steps++) {

@@ -1,15 +1,13 @@
-// What the Resequencer (src/delivery/resequencer.ts) remembers of each chain — a producer's
-// marked messages of one key, each naming its predecessor (docs/ordering.md) — that it
-// released: the sequences a successor may still wait for, and those released and then not
-// handled here (a successor on the same partition waits for them to be read again).
+// What the Resequencer (resequencer.ts) remembers of each chain it released: the sequences a
+// successor may still wait for, and those released and then not handled here, which it waits for
+// again. A chain is a producer's marked messages of one key, each naming its predecessor.
 
 import type { OrderHeader } from '../partitioner/headers';
 import { chainPlace } from './message-order';
 
 /**
- * One chain's released marked messages whose successor has not been released yet. In order
- * that is one, the last (-1: none); a consumer of a group that releases messages at once for
- * another consumer's predecessor can leave a few more behind, in `more`.
+ * One chain's released messages whose successor is not released yet: in order, `last` alone
+ * (-1: none); releases at once for another member's predecessor can leave more, in `more`.
  */
 interface ChainState {
   last: number;
@@ -22,23 +20,13 @@ interface ChainState {
 
 /** At most this many released-but-unfollowed sequences are remembered per chain. */
 const MAX_LOOSE_ENDS = 1024;
-/**
- * A chain released again moves to the end of the table at most once in this long (ms): moving
- * it is a delete and a set, whose deleted entries cost rehashes when made on every release.
- */
+/** A chain moves to the table's end at most once in this long (ms): each move leaves a deleted entry that costs rehashes. */
 const MOVE_MS = 1000;
 
 export class ReleasedChains {
-  /**
-   * Per chain (topic, producer, key): its released messages that a successor may still wait
-   * for. In order of their last move to the end (a release moves its chain when its last move
-   * is MOVE_MS old), so idle ones are found first.
-   */
+  /** Per chain (topic, producer, key), in order of their last move to the end, so that idle ones come first. */
   private readonly chains = new Map<string, ChainState>();
-  /**
-   * Marked messages released here and then not handled (unreleased()), by chain and sequence,
-   * until released again. At most maxChains, the oldest forgotten first.
-   */
+  /** Chain places released here and then not handled (unreleased()), until released again; at most maxChains, oldest out first. */
   private readonly unhandled = new Set<string>();
 
   constructor(private readonly maxChains: number) {}
@@ -59,11 +47,7 @@ export class ReleasedChains {
     return this.unhandled.size > 0 && this.unhandled.has(chainPlace(chain, sequence));
   }
 
-  /**
-   * A marked message of `chain` went (at `now`): its predecessor is no longer waited for, it
-   * may be. The chain moves to the end (at most once in MOVE_MS); a RETURN ends it, unless
-   * earlier messages of it are still loose.
-   */
+  /** A marked message of `chain` went (at `now`), in its predecessor's place; a RETURN ends the chain unless others are loose. */
   released(chain: string, order: OrderHeader, now: number): void {
     if (this.unhandled.size > 0) this.unhandled.delete(chainPlace(chain, order.sequence));
     const state = this.chains.get(chain);
@@ -89,17 +73,14 @@ export class ReleasedChains {
     }
   }
 
-  /** A chain new to the table, at its end. */
   private add(chain: string, state: ChainState): void {
     this.chains.set(chain, state);
     if (this.chains.size > this.maxChains) this.evict();
   }
 
   /**
-   * The chain's message `sequence`, released here, was not handled: it no longer counts as
-   * released, so that a successor read here later waits for it again. Its predecessor is not
-   * counted again either (it may be unhandled too): a successor of that one waits for the
-   * group's commit past it.
+   * The chain's message `sequence`, released here, was not handled: a successor read later waits
+   * for it again. Its predecessor is not counted released again either: it may be unhandled too.
    */
   unreleased(chain: string, sequence: number): void {
     const k = chainPlace(chain, sequence);
@@ -130,9 +111,8 @@ export class ReleasedChains {
   }
 
   /**
-   * Forgets the chains whose last release was at or before `idle` (ms). Every one of them moved
-   * at or before then, so they are all in front of the first chain that moved later; a chain in
-   * front that was released after `idle` (within MOVE_MS of its move) stays.
+   * Forgets the chains last released at or before `idle` (ms): each moved no later, so all of them
+   * are in front of the first chain that moved later.
    */
   expire(idle: number): void {
     for (const [chain, state] of this.chains) {
@@ -141,11 +121,7 @@ export class ReleasedChains {
     }
   }
 
-  /**
-   * Forgets the least recently moved chains (released least recently, to within MOVE_MS), an eighth of maxChains at once: one iteration
-   * from the front of the map per many releases (the front fills with holes as chains move
-   * to the end, and each iteration starts by skipping them).
-   */
+  /** Forgets the least recently moved chains, an eighth of maxChains at once: the map's front, full of holes, is walked seldom. */
   private evict(): void {
     let excess = this.chains.size - this.maxChains + (this.maxChains >> 3);
     for (const chain of this.chains.keys()) {

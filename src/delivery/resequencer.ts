@@ -1,37 +1,21 @@
 // Resequencer: fed the messages a consumer reads (any set of partitions, each in offset
 // order), it releases each spread key's messages in the order their producer sent them and
-// lets every other message through at once. It reads the order header of src/partitioner/headers.ts; the
-// rule and its proof are in docs/ordering.md. In short, per key:
+// lets every other message through at once. It reads the order header of
+// src/partitioner/headers.ts; the rule and its proof are docs/ordering.md's. Per key:
 //
-// - a *line* is a key's held messages on one partition that are unmarked, ANCHORs or RETURNs
-//   (the messages a producer puts on the key's normal partition). A line member waits behind
-//   the line members held before it: the cold messages after a RETURN stay behind it, and an
-//   ANCHOR behind its producer's earlier cold messages (which cannot be told apart from other
-//   producers' messages, so all of them wait);
-// - a SPREAD or RETURN also waits for the message its `previous` names (same producer, same
-//   key): its *chain*. SPREAD messages are never line members: they are ordered by their
-//   chain alone. This is what keeps several producers spreading the same key from waiting on
-//   each other in a cycle: a line only ever waits for lower offsets of the same partition, and
-//   a chain leads back to its ANCHOR at a lower offset of that partition.
+// - a *line* (a key's held unmarked, ANCHOR and RETURN messages on one partition) goes in
+//   offset order: cold messages stay behind a RETURN, and an ANCHOR behind the cold messages
+//   before it (one producer's cannot be told from another's, so all of them wait);
+// - a SPREAD or RETURN also waits for the message its `previous` names: its *chain*. SPREADs
+//   are in no line, so producers spreading one key never wait on each other in a cycle: a line
+//   waits only for lower offsets of its partition, and a chain leads back to its ANCHOR at a
+//   lower offset of that partition.
 //
-// A consumer of a group does not read every partition. When the group's members commit
-// handled records (useRecords(); DynamicConsumer on the native engine does), a chained message
-// whose predecessor is on a partition another member owns waits until that partition's record
-// (setRecord(), src/delivery/handled-record.ts) shows the predecessor handled: by its offset
-// (a handoff) or by its producer and sequence. Without records, with the predecessor's offset it
-// waits until the group's committed offset of that partition has passed it (setCommitted());
-// without the offset, it is released at once with `ordered: false, reason: 'unowned'`.
-//
-// Memory is bounded (maxBufferedMessages / maxBufferedBytes): past the bound the oldest held
-// message is released with `ordered: false`; so is a message held longer than maxWaitMs (its
-// predecessor was read before a restart, or is lost). When that message waits for another held
-// one, the first of those it waits behind goes instead, and the rest follow it in order.
-// Nothing is ever dropped, and nothing is released twice.
-//
-// This file is what a consumer calls (push, assign, setCommitted, the handled records, expire,
-// flush, forget); how a held message waits and how a release lets go what waited for it is the
-// class it extends, ReleaseRule (release-rule.ts), over the tables of held-messages.ts,
-// partition-states.ts and released-chains.ts.
+// A predecessor on another member's partition is waited for by its handled record
+// (useRecords()), else by its committed offset when known (setCommitted()), else not at all
+// ('unowned'). Past the bounds or maxWaitMs the oldest held message goes out of order, or the
+// first it waits behind, the rest following in order: nothing is dropped or released twice.
+// The waiting rule is ReleaseRule's (release-rule.ts); this class is what a consumer calls.
 
 import type { OrderHeader } from '../partitioner/headers';
 import type { ConsumedMessage, Release, ResequencerOptions } from './resequencer-types';
@@ -53,7 +37,7 @@ export function goesAsIs<M extends ConsumedMessage>(message: M): Release<M> {
 }
 
 export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends ReleaseRule<M> {
-  /** Each producer's highest sequence read per partition is kept, for recordOf() (keepRecords(), useRecords()). */
+  /** Each producer's highest sequence read per partition is kept, for recordOf(). */
   private recording = false;
   /** Messages not handed out because the record their partition's previous owner committed counts them handled. */
   skipped = 0;
@@ -79,10 +63,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return this.chains.size;
   }
 
-  /**
-   * @internal The size of each of its tables, for bench/soak/tables.js (read at sampling
-   * time, never on the message path; heldOrder counts released entries not yet skipped).
-   */
+  /** @internal Table sizes for bench/soak/tables.js (heldOrder counts released entries not yet skipped). */
   tableSizes(): Record<'held' | 'heldBytes' | 'chains' | 'lines' | 'waitingFor' | 'heldBySequence' | 'heldOrder' | 'partitionStates', number> {
     const { lines, waitingFor, bySequence, order } = this.holding.sizes();
     let partitionStates = 0;
@@ -91,10 +72,8 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
   }
 
   /**
-   * Takes one consumed message; returns the messages released by it, in release order (it
-   * may be among them, and it may release others that waited for it). A message that is not
-   * a consumed message (topic, integer partition and offset; a string, Buffer or null key)
-   * gets an InvalidArgTypeError; headers it cannot read make it an unmarked message.
+   * Takes one consumed message; returns what it releases, in order (itself, and what waited for
+   * it). A malformed message gets an InvalidArgTypeError; unreadable headers make it unmarked.
    */
   push(message: M): Release<M>[] {
     if (typeof message !== 'object' || message === null || typeof message.topic !== 'string' ||
@@ -105,11 +84,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return this.read(message) ?? [goesAsIs(message)];
   }
 
-  /**
-   * @internal push() for a consumer that made the message itself (its fields are not checked
-   * again): null when the message is unmarked and goes at once with nothing before it (the
-   * common case, for which no Release is made: it is handed out ordered, with no order).
-   */
+  /** @internal push() unchecked, for a consumer that made the message: null when it goes at once, unmarked (no Release made). */
   read(message: M): Release<M>[] | null {
     const key = message.key;
     const state = this.topics.partition(message.topic, message.partition);
@@ -117,10 +92,10 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     if (state.first < 0) this.firstSeen(state, message.offset);
     const order = orderOf(message);
     if (order !== null && this.recording) noteRead(state, order);
-    // Handled by this partition's previous owner, as its last commit's record says: not again.
+    // Its partition's previous owner handled it (its record says so).
     const inherited = state.inherited;
     if (inherited !== null && message.offset < inherited.record.end && inherited.handledOffset(message.offset)) return this.skip(state, message, order);
-    // Cold fast path: nothing is held in any line, so an unmarked message has nothing to wait behind.
+    // Nothing held in any line: an unmarked message waits behind nothing.
     if (order === null && !this.holding.lined && this.releasedMeanwhile.length === 0) return null;
 
     const text = keyText(key);
@@ -142,10 +117,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return out;
   }
 
-  /**
-   * Partitions of `topic` this consumer owns (incremental: call it on every assignment).
-   * Before the first call for a topic, every partition of it counts as owned.
-   */
+  /** Partitions of `topic` this consumer owns, added on every assignment; before the first, all count as owned. */
   assign(topic: string, partitions: readonly number[]): void {
     if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
     if (!Array.isArray(partitions) || !partitions.every((p) => Number.isInteger(p) && p >= 0)) {
@@ -154,11 +126,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     this.topics.assign(topic, partitions);
   }
 
-  /**
-   * Partitions this consumer does not own whose group-committed offset a held message waits
-   * for: read the group's committed offsets of these now and then and pass them to
-   * setCommitted().
-   */
+  /** Partitions not owned here whose committed offset (or record) a held message waits for: read them now and then. */
   awaited(): Array<{ topic: string; partition: number }> {
     const out: Array<{ topic: string; partition: number }> = [];
     for (const t of this.topics.values()) {
@@ -171,10 +139,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return out;
   }
 
-  /**
-   * The group's committed offset of a partition (another consumer's, typically): held
-   * messages whose predecessor is below it go, in order. Returns what it released.
-   */
+  /** The group's committed offset of a partition: held messages whose predecessor is below it go, in order. */
   setCommitted(topic: string, partition: number, offset: number): Release<M>[] {
     if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
     if (!Number.isInteger(partition) || partition < 0) throw new InvalidArgTypeError('partition', 'a partition number', partition);
@@ -189,10 +154,9 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
   }
 
   /**
-   * The group's members commit handled records (DynamicConsumer on the native engine does): a
-   * message whose predecessor is on a partition another member owns waits until setRecord()
-   * gives a record of that partition showing it handled (or maxWaitMs), instead of going out
-   * flagged 'unowned'. Read awaited() for the partitions to read records of.
+   * The group's members commit handled records: a message whose predecessor is on another
+   * member's partition waits for setRecord() to show it handled (or maxWaitMs) instead of going
+   * flagged 'unowned'. awaited() names the partitions whose records to read.
    */
   useRecords(): void {
     this.records = true;
@@ -204,19 +168,12 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return this.records;
   }
 
-  /**
-   * This consumer commits handled records (recordOf()), whether or not it waits for others':
-   * each producer's highest sequence read on each partition is kept for them.
-   */
+  /** This consumer commits handled records (recordOf()), whether or not it waits for others'. */
   keepRecords(): void {
     this.recording = true;
   }
 
-  /**
-   * The latest handled record of a partition another member owns (its last commit's): held
-   * messages whose predecessor it shows handled go, in order; its offset counts as
-   * setCommitted()'s. Returns what it released.
-   */
+  /** The latest handled record of another member's partition: what it shows handled goes; its offset counts as setCommitted()'s. */
   setRecord(topic: string, partition: number, record: HandledRecord): Release<M>[] {
     if (typeof topic !== 'string') throw new InvalidArgTypeError('topic', 'a string', topic);
     if (!Number.isInteger(partition) || partition < 0) throw new InvalidArgTypeError('partition', 'a partition number', partition);
@@ -228,12 +185,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return out;
   }
 
-  /**
-   * A partition another member owns was committed without a handled record (its record did
-   * not fit the broker's limit, or its member commits none): what waits there for a predecessor
-   * of unknown offset goes now, flagged 'unowned', as without records; a handoff keeps waiting
-   * for the committed offset. Returns what it released.
-   */
+  /** Another member's partition was committed without a record: what waits there for an unknown offset goes flagged 'unowned'. */
   withoutRecord(topic: string, partition: number): Release<M>[] {
     const state = this.topics.partition(topic, partition);
     state.record = null;
@@ -257,11 +209,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return out;
   }
 
-  /**
-   * The record the previous owner of a partition coming to this consumer committed, before its
-   * first message is read: what it counts handled is not handed out again (skipped), and what
-   * waits for a predecessor it shows handled goes. Returns what it released.
-   */
+  /** The record a partition coming here was committed with: what it counts handled is skipped, and what waited for that goes. */
   inherit(topic: string, partition: number, record: HandledRecord): Release<M>[] {
     const state = this.topics.partition(topic, partition);
     inheritRecord(state, record);
@@ -270,20 +218,12 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return out;
   }
 
-  /**
-   * The handled record to commit with `offset` for a partition this consumer owns: `unhandled`,
-   * the offsets released and not handled yet, and `marked`, the order headers of those that
-   * are marked (the Dispatcher's); held messages and what an inherited record still counts
-   * unhandled are added here.
-   */
+  /** The record to commit with `offset`: the ledger's `unhandled` and `marked`, plus what is held and an inherited record's unhandled. */
   recordOf(topic: string, partition: number, offset: number, unhandled: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
     return recordOfState(this.topics.partition(topic, partition), offset, unhandled, marked);
   }
 
-  /**
-   * Releases, out of order, what has waited longer than maxWaitMs, and forgets chains idle
-   * longer than maxChainIdleMs; call it now and then (DynamicConsumer does).
-   */
+  /** Releases, out of order, what waited past maxWaitMs, and forgets chains idle past maxChainIdleMs; call it now and then. */
   expire(): Release<M>[] {
     const out: Release<M>[] = [];
     const now = this.now();
@@ -304,11 +244,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return out;
   }
 
-  /**
-   * Drops what is held of a partition and what is known of its offsets and ownership,
-   * without releasing anything (when it is revoked: its next owner reads it again from the
-   * committed offset). Returns how many held messages were dropped.
-   */
+  /** Drops, unreleased, what is held and known of a revoked partition (its next owner reads it again); returns how many were held. */
   forget(topic: string, partition: number): number {
     const t = this.topics.get(topic);
     if (t === undefined) return 0;
@@ -321,9 +257,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
       h.released = true;
       dropped++;
     }
-    // What waits for this partition to pass an offset keeps waiting (now for the group's commits).
-    // What waited here for a predecessor that would be read on it now waits for its next owner's
-    // record (or, a handoff, for the group's committed offset past it).
+    // What waited for a predecessor read here now waits for its next owner's record or commit.
     const watching = new Set(state.watchers);
     for (const other of t.partitions.values()) {
       for (const h of other.held) {
@@ -342,31 +276,24 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
   }
 
   /**
-   * A marked message this resequencer released was not handled (it left with its partition,
-   * or its consumer stopped): its chain no longer counts it as released, so that a successor
-   * read here later waits for it again (for the group's commit past it, or maxWaitMs) instead
-   * of going ordered before it. Its predecessor is not counted again either (it may be
-   * unhandled too): a successor of that one waits for the commit past it.
+   * A marked message released here was not handled (its partition left, or the consumer
+   * stopped): a successor read later waits for it again instead of going ordered before it.
+   * Its predecessor is not counted released again either: it may be unhandled too.
    */
   unreleased(message: M, order: OrderHeader): void {
     this.chains.unreleased(chainName(message.topic, order.producerId, keyText(message.key)), order.sequence);
   }
 
   /**
-   * A marked message released here, and not handled yet, is taken back (its consumer's handler
-   * queue gives it back, to be pushed again), after every message taken back with it was
-   * unreleased(): its predecessor, released here and not itself taken back or left unhandled,
-   * counts as released again, so that the message follows it when pushed.
+   * An unhandled marked message is taken back to be pushed again, after unreleased() of all
+   * taken back with it: its predecessor, if still released here, counts as released again.
    */
   takeBack(message: M, order: OrderHeader): void {
     const chain = chainName(message.topic, order.producerId, keyText(message.key));
     if (order.kind !== 'anchor' && order.previous !== 0 && !this.chains.unhandledHere(chain, order.previous)) this.chains.restore(chain, order.previous, this.now());
   }
 
-  /**
-   * The offset a consumer may commit for a partition: below the lowest message still held
-   * (at-least-once), or past the last one seen. undefined before any message of it.
-   */
+  /** The offset a partition may be committed at: the lowest held (at-least-once), else past the last seen; undefined before any. */
   committable(topic: string, partition: number): number | undefined {
     const state = this.topics.get(topic)?.partitions.get(partition);
     if (state === undefined || state.next < 0) return undefined;
@@ -375,25 +302,18 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return lowest;
   }
 
-  /**
-   * The first message this consumer reads of a partition it owns: what is below it was handled
-   * by the group before (a consumer starts at the committed offset), so messages waiting for
-   * an offset below it go.
-   */
+  /** The first offset read of an owned partition: below it the group handled everything (reads start at the commit). */
   private firstSeen(state: PartitionState, offset: number): void {
     state.first = offset;
     if (state.watchers.length > 0 && this.topics.owns(state.topic, state.partition)) {
       const out: Release<M>[] = [];
       this.passed(state, offset, out);
-      // Released by the first message of a partition: push() returns them ahead of it.
+      // push() returns them ahead of the message.
       for (const r of out) this.releasedMeanwhile.push(r);
     }
   }
 
-  /**
-   * A message the partition's previous owner handled (its record says so): not handed out. A
-   * marked one counts as released for its chain, so what waits for it here goes.
-   */
+  /** A message the partition's previous owner handled: not handed out, but a marked one counts as released for its chain. */
   private skip(state: PartitionState, message: M, order: OrderHeader | null): Release<M>[] {
     this.skipped++;
     const out: Release<M>[] = this.releasedMeanwhile.length > 0 ? this.releasedMeanwhile.splice(0) : [];

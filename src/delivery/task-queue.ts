@@ -1,9 +1,7 @@
-// The Dispatcher's waiting room (src/delivery/dispatch.ts): released messages waiting for a
-// handler call, as tasks in lanes — one per key (ordering 'key') or per partition
-// ('partition') — so that one lane's calls never overlap and come in release order, and the
-// tasks of no lane (no key, ordering 'none', or one call at a time) in one FIFO. next() gives
-// the task released first among those that may start: the loose FIFO's head and, from a
-// min-heap, the first waiting task of each idle lane.
+// The Dispatcher's waiting room (dispatch.ts): released messages waiting for a handler call,
+// as tasks in lanes (one per key or partition, by ordering) whose calls never overlap and come
+// in release order, and one FIFO for the tasks of no lane. next() starts the task released
+// first among the FIFO's head and, from a min-heap, the first task of each idle lane.
 
 import { Fifo } from '../core/fifo';
 import type { Release, ConsumedMessage } from './resequencer-types';
@@ -18,7 +16,7 @@ export interface Task<M extends ConsumedMessage> {
   readonly tp: string;
   /** Its partition's set of unhandled offsets when it was released (a later set: it was forgotten). */
   readonly unhandled: Set<number>;
-  /** The calls that may not overlap with its own; undefined: none (or, with concurrency 1, a queue that keeps their order anyway). */
+  /** The calls it may not overlap; undefined: none (or one call at a time, whose FIFO keeps the order anyway). */
   lane: Lane<M> | undefined;
   /** The tasks after it in its lane handed to the same batch handler call (batch calls only). */
   group: Task<M>[] | undefined;
@@ -85,13 +83,11 @@ export function keyLane(m: ConsumedMessage): string {
 export const hasKey = (m: ConsumedMessage): boolean => m.key !== null && m.key !== undefined;
 
 /**
- * The 'unowned' rule, for the messages of a key (ordering 'key'): a message left out here (its
- * partition left, or its call ended unhandled) is handled later by its next owner, so what
- * comes after it here is not in order after it. The key's next message kept here, and the
- * left one's successor in its chain (the marked message naming it as previous), go flagged
- * 'unowned', as the resequencer hands out a message whose predecessor another member owns.
- * What follows those is in order after them. Keys are lane names (keyLane); a chain place is
- * producer and sequence (a producer's sequence counts its marked messages over all keys).
+ * The 'unowned' rule by key: a message left out here (its partition left, or its call ended
+ * unhandled) is handled later by its next owner, so the key's next message kept here and the
+ * left one's chain successor go flagged 'unowned', as the resequencer flags a predecessor
+ * another member owns; what follows those is in order after them. A chain place is producer
+ * and sequence alone: a producer's sequences count its marked messages over all keys.
  */
 export class LeftOut {
   /** Keys with a message left out and none kept since. */
@@ -155,10 +151,7 @@ export class TaskQueue<M extends ConsumedMessage> {
     }
   }
 
-  /**
-   * A task whose call began before it was queued (the Dispatcher called the handler at once):
-   * its lane, if any, is busy from now on; a task of that lane queued meanwhile waits behind it.
-   */
+  /** A task whose call began before it was queued (Dispatcher.callNow()): its lane is busy from now on. */
   started(release: Release<M>, tp: string, unhandled: Set<number>, laned: boolean, byPartition: boolean): Task<M> {
     const lane = laned ? this.laneOf(release.message, tp, byPartition) : undefined;
     if (lane !== undefined) {
@@ -177,11 +170,7 @@ export class TaskQueue<M extends ConsumedMessage> {
     return lane;
   }
 
-  /**
-   * The task to start now, released first of the FIFO's head and the ready lanes' first, or
-   * undefined: its lane is busy from now on, and with `batchLimit` above 0 the lane's next
-   * waiting tasks, up to batchLimit with it, go in its group.
-   */
+  /** The task to start now, or undefined: its lane is busy from now on; with `batchLimit`, its lane's next tasks join its group. */
   take(batchLimit: number): Task<M> | undefined {
     const task = this.next();
     if (task === undefined) return undefined;
@@ -215,15 +204,10 @@ export class TaskQueue<M extends ConsumedMessage> {
     else this.lanes.delete(lane.name);
   }
 
-  /**
-   * `task` (of a key) ended unhandled here, its next owner handles it later: the key's next
-   * waiting message is not in order after it, nor is its successor in its chain (the message
-   * naming it as previous, when `task` is marked): they go flagged 'unowned' (LeftOut).
-   */
+  /** `task` of a key ended unhandled here: the key's next waiting message and its chain successor go flagged 'unowned' (LeftOut). */
   unownedAfter(task: Task<M>): void {
     const name = keyLane(task.release.message);
     const lane = task.lane ?? this.lanes.get(name);
-    // The call's messages (a batch call's may be several) are left out.
     const left = new LeftOut();
     left.leave(name, task.release);
     if (task.group !== undefined) for (const t of task.group) left.leave(name, t.release);
@@ -263,14 +247,11 @@ export class TaskQueue<M extends ConsumedMessage> {
   }
 
   /**
-   * The tasks of partitions `gone` leave the queue (returned). By key (`byKey`), the first task
-   * kept behind a dropped one of its key (its predecessor, now another member's), and a dropped
-   * one's successor in its chain, are flagged 'unowned' (LeftOut): never held waiting for that
-   * member: waiting for the group's committed offset to pass it could let two members wait for
-   * each other's commits. What follows
-   * it is in order after it. Given `takenBack`, by key, the tasks kept behind a dropped one of
-   * their lane go there instead, in release order, unflagged: their consumer holds them again
-   * until what left before them is handled (the group's handled records say when).
+   * The tasks of partitions `gone` leave the queue (returned). By key, the first task kept behind
+   * a dropped one, and a dropped one's chain successor, go flagged 'unowned' (LeftOut) rather
+   * than wait for the group's commit past it, which could let two members wait for each other.
+   * Given `takenBack`, the tasks behind a dropped one go there instead, unflagged, in release
+   * order, to be held again until the group's handled records show what left handled.
    */
   drop(gone: ReadonlySet<string>, byKey: boolean, takenBack?: Task<M>[]): Task<M>[] {
     const removed: Task<M>[] = [];
@@ -280,8 +261,7 @@ export class TaskQueue<M extends ConsumedMessage> {
       return false;
     };
     if (byKey) {
-      // With one call at a time no lane was made: the waiting messages with a key go into
-      // their key's lane now, so that one behind a dropped message of its key is seen.
+      // One call at a time made no lanes: made now, to find what is behind a dropped message.
       const touched = new Set<Lane<M>>();
       for (const task of this.loose.takeAll()) {
         const lane = this.laneOf(task.release.message, task.tp, false);
@@ -297,8 +277,6 @@ export class TaskQueue<M extends ConsumedMessage> {
       }
     }
     for (const lane of this.lanes.values()) {
-      // The first kept behind a dropped one, and each dropped one's successor in its chain (a
-      // key's lane mixes its producers' chains), go flagged.
       const left = byKey ? new LeftOut() : undefined;
       let behind = false;
       for (const task of lane.tasks.takeAll()) {
@@ -315,7 +293,6 @@ export class TaskQueue<M extends ConsumedMessage> {
       }
       if (!lane.busy && lane.tasks.size === 0) this.lanes.delete(lane.name);
     }
-    // Ready: the tasks of no lane that stay, and the first task of each idle lane.
     for (const task of this.loose.takeAll()) if (keep(task)) this.loose.push(task);
     this.readyAgain();
     return removed;

@@ -127,7 +127,7 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
       if (!this.delivery.assignment.admit(c)) return;
     }
     // Too many released messages wait for the handler: the stream pauses (again: the client may resume it on a rebalance).
-    if (this.delivery.pressure.full()) this.port.stream?.pause();
+    if (this.delivery.pressure.on) this.port.stream?.pause();
   }
 
   /** The consumer's assignment (after a join), to the engine. */
