@@ -12,7 +12,7 @@ import { decodeRecord, fitRecord, RECORD_MAX_CHARS } from './handled-record';
 export const RECORD_READ_MS = 5;
 /** With groupOrder 'wait', how soon after a marked message is handled its record is committed (ms): a member may wait for it. */
 export const RECORD_COMMIT_MS = 2;
-/** ...or this many times what making records took since the last such commit: large records made that often would cost too much. */
+/** ...or this many times what making records took since the last such commit: large records made that often would cost too much (docs/performance.md). */
 const RECORD_COST_RATIO = 10;
 
 /** What a committed offset read back holds (node-rdkafka's shape, with the native engine's metadata). */
