@@ -66,7 +66,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   private rejoiningSince = 0;
   /** Joins so far: work of an earlier one that is still under way gives way. */
   private joins = 0;
-  /** rejoin 'keep': what the client reads again is dropped here. */
+  /** rejoin 'keep' (else 'restart'): what the client reads again is dropped here, kept partitions keep what they hold. */
   private readonly keepsReads: boolean;
   readonly counts: RejoinCounts = { rebalancing: 0, committed: 0, refused: 0, lastCommitMs: 0, joins: 0, lastJoinMs: 0, belowCommitted: 0 };
 
@@ -172,7 +172,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     this.rejoiningSince = Date.now();
     const all = [...this.owned.values()];
     if (all.length === 0) return;
-    if (this.port.rejoin === 'keep') {
+    if (this.keepsReads) {
       this.commitOnRebalance(all, true);
       return;
     }
@@ -209,11 +209,11 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     const kept = old.filter(({ topic, partition }) => now.has(partitionKey(topic, partition)));
     if (leaving.length > 0) {
       // An eager group's rebalance committed them; a client that keeps reading commits what was handled since.
-      if (this.port.rejoin === 'keep') this.commitLeaving(leaving);
+      if (this.keepsReads) this.commitLeaving(leaving);
       this.forget(leaving);
       this.hooks.emit('revoked', leaving);
     }
-    if (kept.length > 0 && this.port.rejoin === 'restart') {
+    if (kept.length > 0 && !this.keepsReads) {
       // Without a rebalance first (a client joins again by itself), what waits of them is dropped here.
       this.dispatch.drop(kept);
       this.restart(kept);
@@ -251,13 +251,14 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
         if (this.waits.get(name) !== done) continue;
         this.waits.delete(name);
         const state = this.stateOf(tp);
-        if (state === undefined || generation !== this.hooks.generation()) continue;
+        // Stopping, or stopped meanwhile: nothing more of it is taken (read again from the committed offset).
+        if (state === undefined || generation !== this.hooks.generation() || !this.hooks.running()) continue;
         const early = state.early;
         state.early = undefined;
         mine.push(tp);
         if (early !== undefined) for (const m of early) this.admit(m);
       }
-      if (mine.length > 0 && this.hooks.running()) this.port.resume?.(mine);
+      if (mine.length > 0) this.port.resume?.(mine);
     });
     for (const tp of partitions) {
       this.waits.set(partitionKey(tp.topic, tp.partition), done);

@@ -8,6 +8,7 @@
 
 import { type HandlerError, type KafkaError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle, type Phase } from '../core/lifecycle';
+import { CONSUMER_DEFAULTS } from '../core/options';
 import { Assignment, type RejoinCounts } from './assignment';
 import { Backpressure } from './backpressure';
 import { Commits } from './commits';
@@ -103,7 +104,7 @@ export class Delivery<M extends ConsumedMessage> {
       hasErrorListener: () => hooks.listenerCount('error') > 0,
       released: () => this.pressure.full(),
     });
-    this.assignment = new Assignment(port, this.dispatch, this.commits, this.records, options.revokeTimeoutMs ?? 10_000, {
+    this.assignment = new Assignment(port, this.dispatch, this.commits, this.records, options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs, {
       running,
       generation: () => this.generation,
       stopping: () => this.life.phase === 'stopping',
@@ -226,7 +227,6 @@ export class Delivery<M extends ConsumedMessage> {
       await this.dispatch.drain(timeoutMs, () => this.failure !== undefined);
       // What is still queued stays unhandled: the commit below stays under it.
       this.dispatch.halt();
-      this.generation++;
       this.clearTimers();
       this.commits.reset();
       await this.commits.idle();

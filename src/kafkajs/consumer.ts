@@ -92,7 +92,7 @@ export class KafkaJsDynamicConsumer extends OrderedConsumer<Consumed, KafkaJsEac
         await this.host.connect({
           assigned: (partitions) => assignment.assigned(partitions), revoked: (partitions) => assignment.revoked(partitions),
           rebalancing: () => assignment.rebalancing(), joined: (partitions) => assignment.joined(partitions),
-          crashed: (error) => this.delivery.crashed(toKafkaError(error, 'run crashed')),
+          crashed: (error) => this.delivery.crashed(error),
         });
       } catch (err) {
         if (!(err instanceof KafkaError) && !this.host.runsAgain) this.delivery.life.to('stopped');
@@ -192,7 +192,6 @@ export class KafkaJsDynamicConsumer extends OrderedConsumer<Consumed, KafkaJsEac
     this.drained = undefined;
     drained?.();
   }
-
 
   /** stop(), and KafkaJS's consumer disconnected (Confluent's is, by stop()). */
   async disconnect(timeoutMs?: number): Promise<void> {

@@ -137,7 +137,6 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     this.delivery.assignment.joined(list);
   }
 
-
   private unlisten(): void {
     this.consumer.removeListener('consumer:group:rebalance', this.onRebalance);
     this.consumer.removeListener('consumer:group:join', this.onJoin);

@@ -192,6 +192,29 @@ t.test("an eager group's rejoin, 'restart': kept partitions start anew from thei
   await e.d.stop(1000);
 });
 
+t.test("what was read while the previous owner's record was read is not handed out once a stop began", async (t) => {
+  const port = standInPort({ carriesRecords: true });
+  let answer;
+  port.committed = () => new Promise((resolve) => { answer = resolve; });
+  const e = engine(port, { handle: () => new Promise(() => {}) });
+  await e.d.connect(async () => {});
+  e.d.run(1);
+  e.d.assignment.assigned([{ topic: TOPIC, partition: 0 }]);
+  t.ok(e.d.assignment.admit(message(0, 5)), 'read while the record is read: kept');
+  t.same(e.calls, [], 'nothing handed out yet');
+  e.d.offer(message(1, 0));
+  t.same(e.calls, ['1:0'], 'a call that never ends: the stop waits for it');
+  const stopping = e.d.stop(300);
+  await tick();
+  t.equal(e.d.phase, 'stopping');
+  answer([{ topic: TOPIC, partition: 0, offset: 5, metadata: '' }]);
+  await tick();
+  t.equal(e.d.metrics().waiting, 0, 'the message kept did not go to the handler\'s queue');
+  await stopping;
+  t.same(e.calls, ['1:0'], 'the stop under way took nothing more: read again by the next run or owner');
+  t.same(port.resumed, [], 'nor was the partition resumed');
+});
+
 t.test('backpressure: reading is held at maxPending and goes on at half; the resequencer\'s clock stands still meanwhile', async (t) => {
   const port = standInPort();
   const ends = [];
