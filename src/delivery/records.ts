@@ -26,9 +26,10 @@ export interface CommittedOffset {
 
 /** What handled records cost and did, for metrics().records. */
 export interface RecordCounts {
-  /** Records committed (with an offset that went to the broker), and their characters in all. */
+  /** Records committed (with an offset that went to the broker), their characters in all and the most of one. */
   committed: number;
   committedChars: number;
+  committedCharsMax: number;
   /** Records shortened to fit the broker's limit (no answers by sequence, offsets up to a point: fitRecord()). */
   tooLarge: number;
   /** Reads of other members' records (one call to the group coordinator each), and the records they gave. */
@@ -50,7 +51,7 @@ export interface RecordCounts {
 }
 
 export class HandledRecords<M extends ConsumedMessage> {
-  private readonly counts = { committed: 0, committedChars: 0, tooLarge: 0, reads: 0, recordsRead: 0, readMs: 0, readMsMax: 0, commits: 0, commitMs: 0, commitMsMax: 0, foreign: 0, fetchedEarly: 0 };
+  private readonly counts = { committed: 0, committedChars: 0, committedCharsMax: 0, tooLarge: 0, reads: 0, recordsRead: 0, readMs: 0, readMsMax: 0, commits: 0, commitMs: 0, commitMsMax: 0, foreign: 0, fetchedEarly: 0 };
 
   private warnedTooLarge = false;
   private warnedForeign = false;
@@ -105,6 +106,7 @@ export class HandledRecords<M extends ConsumedMessage> {
       if (metadata === undefined) continue;
       this.counts.committed++;
       this.counts.committedChars += metadata.length;
+      this.counts.committedCharsMax = Math.max(this.counts.committedCharsMax, metadata.length);
     }
   }
 

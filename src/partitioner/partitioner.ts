@@ -81,6 +81,16 @@ export class DynamicPartitioner extends EventEmitter {
   }
 
   /**
+   * @internal A producer's stream is live from the start: a burst sent before the run clock's
+   * first tick (a synchronous loop) ends a split key's runs by their bound (a quarter of a
+   * partition's recent fair share), not every hotRun messages as a stream with no time does (a
+   * simulation). Long runs are fewer hops of the key's chain for a consumer group catching up.
+   */
+  live(): void {
+    if (this.options.splitRunMs > 0) this.core.exports.runTick();
+  }
+
+  /**
    * The Decision that decide() fills: one object, reused for every message (no allocation
    * per message).
    */

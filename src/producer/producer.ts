@@ -121,6 +121,7 @@ export class DynamicProducer extends EventEmitter {
     const existingPartitioner = existing ? existing.topicConfig?.partitioner ?? LIBRDKAFKA_DEFAULT_PARTITIONER : split.topic.partitioner;
     const base = basePartitioner(checked.partitioner.partitioner, existingPartitioner);
     this.partitioner = new DynamicPartitioner({ ...(checked.partitioner as DynamicPartitionerOptions), partitioner: base });
+    this.partitioner.live();
     this.producerId = this.options.producerId ?? newProducerId();
     this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(base));
     relayPartitionerEvents(this.partitioner, this);
