@@ -33,6 +33,7 @@ const args = flags(__filename, {
   brokers: { type: 'string', arg: 'host:port,...', help: "a real cluster (default: librdkafka's mock cluster)" },
   partitions: count(6, 'with --brokers: partitions of the topic'),
   'consumer-options': { type: 'string', arg: 'JSON', help: 'options for the DynamicConsumers, over the run\'s' },
+  'producer-options': { type: 'string', arg: 'JSON', help: 'options for the DynamicProducer (e.g. {"splitRunMs":0}: runs of hotRun messages)' },
   json: { type: 'boolean', help: 'print the rows as JSON on stdout' },
 }, { usage: 'npm run bench:backlog --' });
 
@@ -60,7 +61,7 @@ async function cluster() {
       { topic: TOPIC, num_partitions: args.partitions, replication_factor: Math.min(3, args.brokers.split(',').length) }, 30000,
       (err) => (err ? reject(err) : resolve()))));
   }
-  const p = new DynamicProducer(global, {}, {});
+  const p = new DynamicProducer(global, {}, args['producer-options'] ? JSON.parse(args['producer-options']) : {});
   await p.connect();
   const md = await new Promise((resolve, reject) => p.client.getMetadata({ timeout: 5000 }, (e, m) => (e ? reject(e) : resolve(m))));
   return { p, brokers: args.brokers ?? md.brokers.map((b) => `${b.host}:${b.port}`).join(',') };

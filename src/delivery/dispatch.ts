@@ -120,8 +120,8 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (this.runningIn.busy(tps)) await this.runningIn.idle(tps, timeoutMs);
   }
 
-  /** Queues released messages for the handler (and starts handing them out). */
-  accept(released: Release<M>[]): void {
+  /** Queues released messages for the handler (and starts handing them out); those but `offered` waited to be released. */
+  accept(released: Release<M>[], offered?: M): void {
     if (released.length === 0) return;
     // With one call at a time release order alone keeps a lane's calls apart, so no lane is
     // made, unless drop() made some: then a message of theirs must join them.
@@ -139,7 +139,7 @@ export class Dispatcher<M extends ConsumedMessage> {
         continue;
       }
       if (left !== undefined && hasKey(m) && left.open) r = left.kept(keyLane(m), r);
-      this.queue.add(r, tp, unhandled, laned, byPartition);
+      this.queue.add(r, tp, unhandled, laned, byPartition, m !== offered);
     }
     this.pump();
   }
@@ -147,9 +147,9 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** A message read, through the resequencer; one that goes at once while no call runs or waits is handed out straight away. */
   offer(message: M): void {
     const released = this.resequencer.read(message);
-    if (released !== null) this.accept(released);
+    if (released !== null) this.accept(released, message);
     else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && !this.closed && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
-    else this.accept([goesAsIs(message)]);
+    else this.accept([goesAsIs(message)], message);
   }
 
   /** offer()'s call: under way while the handler has it; a task made only for a call that goes on (a promise) or threw. */

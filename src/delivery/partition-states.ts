@@ -28,6 +28,8 @@ export interface PartitionState {
   inherited: RecordView | null;
   /** Marked messages the inherited record counts unhandled and that were not read again yet ("id:sequence"). */
   inheritedMarked: Set<string> | null;
+  /** While a record is inherited: per producer, the highest sequence read here since. */
+  readHere: Map<string, number> | null;
   /** Per producer, the highest sequence of its marked messages read here or in the inherited record; most recent last. */
   readonly producers: Map<string, number>;
 }
@@ -85,7 +87,7 @@ export class PartitionStates {
     const t = this.topic(topic);
     let s = t.partitions.get(partition);
     if (s === undefined) t.partitions.set(partition, (s = {
-      topic: t, partition, next: -1, first: -1, committed: -1, held: new Set(), watchers: [], record: null, inherited: null, inheritedMarked: null,
+      topic: t, partition, next: -1, first: -1, committed: -1, held: new Set(), watchers: [], record: null, inherited: null, inheritedMarked: null, readHere: null,
       producers: new Map(),
     }));
     return s;
@@ -120,28 +122,40 @@ export class PartitionStates {
 
 /** The handled record to commit with `offset`: the ledger's `unhandled` and `marked`, plus the held and the inherited unhandled. */
 export function recordOfState(state: PartitionState, offset: number, unhandled: Iterable<number>, marked: Iterable<OrderHeader>): HandledRecord {
-  const inherited = state.inherited?.record;
+  const inheritedView = state.inherited;
+  const inherited = inheritedView?.record;
   const end = Math.max(offset, state.next, inherited?.end ?? -1);
+  // What the previous owner's record did not tell, and was not read here again, is not told here either.
+  const pending = inheritedView !== null && state.next < inheritedView.record.end;
+  const known = Math.max(offset, pending ? Math.min(end, Math.max(state.next, inheritedView.known)) : end);
   const offsets = new Set<number>();
   const orders: OrderHeader[] = [];
-  for (const o of unhandled) if (o >= offset) offsets.add(o);
+  for (const o of unhandled) if (o >= offset && o < known) offsets.add(o);
   for (const o of marked) orders.push(o);
   for (const h of state.held) {
-    if (h.message.offset >= offset) offsets.add(h.message.offset);
+    if (h.message.offset >= offset && h.message.offset < known) offsets.add(h.message.offset);
     if (h.order !== null) orders.push(h.order);
   }
-  if (inherited !== undefined) for (const o of inherited.unhandled) if (o >= offset && o >= state.next) offsets.add(o);
-  if (end > offset) offsets.add(offset);
+  if (inherited !== undefined) for (const o of inherited.unhandled) if (o >= offset && o >= state.next && o < known) offsets.add(o);
+  if (known > offset) offsets.add(offset);
   // The producers most recently read, with every unhandled marked message of theirs: a producer
   // left out is not known there, so its messages are never counted handled by mistake.
   const ids = [...state.producers.keys()].slice(-RECORD_MAX_PRODUCERS);
   const index = new Map(ids.map((id, i) => [id, i]));
+  // A producer's sequences the previous owner read and did not tell are above what was read
+  // here since (a producer's messages reach a partition in sequence order): those up to the
+  // higher of the two are known.
+  const told = ids.map((id) => {
+    const read = state.producers.get(id)!;
+    const before = pending ? inheritedView.toldOf(id) : undefined;
+    return before === undefined ? read : Math.min(read, Math.max(before, state.readHere?.get(id) ?? 0));
+  });
   // Per producer kept, its sequences listed already (no name made per message).
   const seen: Array<Set<number> | undefined> = [];
   const out: Array<{ producer: number; sequence: number }> = [];
   const add = (id: string, sequence: number): void => {
     const i = index.get(id);
-    if (i === undefined) return;
+    if (i === undefined || sequence > told[i]) return;
     const listed = (seen[i] ??= new Set());
     if (listed.has(sequence)) return;
     listed.add(sequence);
@@ -155,8 +169,8 @@ export function recordOfState(state: PartitionState, offset: number, unhandled: 
     }
   }
   return {
-    offset, end, unhandled: [...offsets].sort((a, b) => a - b),
-    producers: ids.map((id) => ({ id, read: state.producers.get(id)! })), marked: out,
+    offset, end, known, unhandled: [...offsets].sort((a, b) => a - b),
+    producers: ids.map((id, i) => ({ id, read: state.producers.get(id)!, told: told[i] })), marked: out,
   };
 }
 
@@ -165,6 +179,7 @@ export function inheritRecord(state: PartitionState, record: HandledRecord): voi
   const view = new RecordView(record);
   state.record = view;
   state.inherited = view;
+  state.readHere = new Map();
   state.inheritedMarked = record.marked.length > 0 ? new Set(record.marked.map((m) => `${record.producers[m.producer].id}:${m.sequence}`)) : null;
   for (const p of record.producers) {
     const read = state.producers.get(p.id);
@@ -180,4 +195,6 @@ export function noteRead(state: PartitionState, order: OrderHeader): void {
   if (read !== undefined) producers.delete(order.producerId);
   producers.set(order.producerId, read === undefined || order.sequence > read ? order.sequence : read);
   if (state.inheritedMarked !== null) state.inheritedMarked.delete(`${order.producerId}:${order.sequence}`);
+  const here = state.readHere;
+  if (here !== null && order.sequence > (here.get(order.producerId) ?? 0)) here.set(order.producerId, order.sequence);
 }

@@ -30,7 +30,7 @@ export interface RecordCounts {
   committed: number;
   committedChars: number;
   committedCharsMax: number;
-  /** Records shortened to fit the broker's limit (no answers by sequence, offsets up to a point: fitRecord()). */
+  /** Records shortened to fit the broker's limit (offsets told up to a point, then sequences: fitRecord()). */
   tooLarge: number;
   /** Reads of other members' records (one call to the group coordinator each), and the records they gave. */
   reads: number;
@@ -92,9 +92,8 @@ export class HandledRecords<M extends ConsumedMessage> {
       if (!this.warnedTooLarge) {
         this.warnedTooLarge = true;
         this.warn(Object.assign(new Error(`the handled record of ${topic} [${partition}] would pass the broker's ${this.maxChars} characters ` +
-          `(${record.unhandled.length} offsets unhandled above ${offset}): committed shortened to what fits (a restart may hand out again ` +
-          'some of what was handled above the offset, and what other members hold for a predecessor of unknown offset on it waits ' +
-          'for a record that fits); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
+          `(${record.unhandled.length} offsets unhandled above ${offset}): committed shortened to what fits (a next owner of the ` +
+          'partition may hand out again some of what was handled above the offset); warned once'), { code: 'ERR_KDP_RECORD_TOO_LARGE' }));
       }
     }
     return text;

@@ -94,7 +94,10 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     if (order !== null && this.recording) noteRead(state, order);
     // Its partition's previous owner handled it (its record says so).
     const inherited = state.inherited;
-    if (inherited !== null && message.offset < inherited.record.end && inherited.handledOffset(message.offset)) return this.skip(state, message, order);
+    if (inherited !== null && message.offset < inherited.record.end
+      && (order === null ? inherited.handledOffset(message.offset) : inherited.handledAt(message.offset, order.producerId, order.sequence))) {
+      return this.skip(state, message, order);
+    }
     // Nothing held in any line: an unmarked message waits behind nothing.
     if (order === null && !this.holding.lined && this.releasedMeanwhile.length === 0) return null;
 
@@ -271,6 +274,7 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     state.first = -1;
     state.inherited = null;
     state.inheritedMarked = null;
+    state.readHere = null;
     state.producers.clear();
     return dropped;
   }

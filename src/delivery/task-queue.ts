@@ -12,6 +12,8 @@ export interface Task<M extends ConsumedMessage> {
   release: Release<M>;
   /** Release order. */
   readonly seq: number;
+  /** Its turn among the tasks that may start: release order, but a message that waited to be released goes before those that did not. */
+  readonly rank: number;
   /** Its topic-partition (partitionKey). */
   readonly tp: string;
   /** Its partition's set of unhandled offsets when it was released (a later set: it was forgotten). */
@@ -43,7 +45,7 @@ class ReadyHeap<M extends ConsumedMessage> {
     let i = a.push(task) - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (a[parent].seq <= task.seq) break;
+      if (a[parent].rank <= task.rank) break;
       a[i] = a[parent];
       i = parent;
     }
@@ -59,8 +61,8 @@ class ReadyHeap<M extends ConsumedMessage> {
       for (;;) {
         const l = 2 * i + 1;
         if (l >= a.length) break;
-        const c = l + 1 < a.length && a[l + 1].seq < a[l].seq ? l + 1 : l;
-        if (a[c].seq >= last.seq) break;
+        const c = l + 1 < a.length && a[l + 1].rank < a[l].rank ? l + 1 : l;
+        if (a[c].rank >= last.rank) break;
         a[i] = a[c];
         i = c;
       }
@@ -123,6 +125,8 @@ export class TaskQueue<M extends ConsumedMessage> {
   private readonly loose = new Fifo<Task<M>>();
   private count = 0;
   private seq = 0;
+  /** Ranks of the messages that waited: below every release order, in their own release order. */
+  private waitedRank = Number.MIN_SAFE_INTEGER;
 
   /** Tasks waiting (not in a call). */
   get waiting(): number {
@@ -139,10 +143,15 @@ export class TaskQueue<M extends ConsumedMessage> {
     return this.lanes.size;
   }
 
-  /** Queues a released message: in its lane (by partition, or by key when it has one) when `laned`, else in the FIFO. */
-  add(release: Release<M>, tp: string, unhandled: Set<number>, laned: boolean, byPartition: boolean): void {
+  /**
+   * Queues a released message: in its lane (by partition, or by key when it has one) when `laned`,
+   * else in the FIFO. One that `waited` (held, released later) starts before those that did not,
+   * once its lane lets it: what waits for it, here or on another member, waits no longer than it must.
+   */
+  add(release: Release<M>, tp: string, unhandled: Set<number>, laned: boolean, byPartition: boolean, waited = false): void {
     const lane = laned ? this.laneOf(release.message, tp, byPartition) : undefined;
-    const task: Task<M> = { release, seq: this.seq++, tp, unhandled, lane, group: undefined };
+    const seq = this.seq++;
+    const task: Task<M> = { release, seq, rank: waited ? this.waitedRank++ : seq, tp, unhandled, lane, group: undefined };
     this.count++;
     if (lane === undefined) this.loose.push(task);
     else {
@@ -158,7 +167,8 @@ export class TaskQueue<M extends ConsumedMessage> {
       lane.busy = true;
       if (lane.tasks.size > 0) this.readyAgain();
     }
-    return { release, seq: this.seq++, tp, unhandled, lane, group: undefined };
+    const seq = this.seq++;
+    return { release, seq, rank: seq, tp, unhandled, lane, group: undefined };
   }
 
   /** A message's lane (made when it has none): its partition's, its key's, or none (no key). */
@@ -191,7 +201,7 @@ export class TaskQueue<M extends ConsumedMessage> {
   private next(): Task<M> | undefined {
     const loose = this.loose.size > 0 ? this.loose.peek() : undefined;
     const laned = this.ready.peek();
-    if (loose !== undefined && (laned === undefined || loose.seq < laned.seq)) return this.loose.shift();
+    if (loose !== undefined && (laned === undefined || loose.rank < laned.rank)) return this.loose.shift();
     return laned === undefined ? undefined : this.ready.pop();
   }
 

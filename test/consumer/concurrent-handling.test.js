@@ -118,7 +118,9 @@ t.test("concurrency 64, ordering 'key', handlers awaiting 0–3 ms: keys at once
 t.test('a member joins in the middle of slow handlers: no key overlaps across members, none out of order, nothing lost', async (t) => {
   const { p, brokers } = await cluster(t);
   const topic = 'concurrent-rebalance';
-  const N = 6000;
+  // Enough that A is still handling when the mock cluster's rebalance gives B its partitions
+  // (about 10 s after B joins): the hot key's 1,400 messages take 5-15 ms each, one at a time.
+  const N = 14000;
   const { sequence } = await produce(p, topic, N, 500);
   const o = observer();
   const handler = async (m, info) => {

@@ -5,7 +5,8 @@
 // partition's log interleaves the producers, and, at each step, which of the enabled actions
 // runs. explore() runs every path, each on fresh Resequencers, so nothing is cloned.
 const { Resequencer, encodeOrderHeader, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } = require('../../..');
-const { encodeRecord, decodeRecord } = require('../../../build/delivery/handled-record');
+const { encodeRecord, decodeRecord, fitRecord, RecordView } = require('../../../build/delivery/handled-record');
+const { orderOf } = require('../../../build/delivery/message-order');
 const { createHash } = require('node:crypto');
 const { toMessage } = require('./simulation');
 
@@ -113,7 +114,7 @@ const resequencer = (now) => new Resequencer({ maxBufferedMessages: 1e9, maxWait
  * pushes what each step did into it.
  */
 function runPath(scenario, choose, seen, trace) {
-  const { scripts, partitions: n, owners, fault = 'none', only, make = resequencer, records = true, timer = 'idle' } = scenario;
+  const { scripts, partitions: n, owners, fault = 'none', only, make = resequencer, records = true, timer = 'idle', maxChars = Infinity } = scenario;
   // The faults enumerated: every one, or those `only` lists ([partition, to] revoked, [member, heir] killed).
   const allows = (a, b) => only === undefined || only.some(([x, y]) => x === a && y === b);
   const which = choose(scenario.logs.length);
@@ -131,7 +132,9 @@ function runPath(scenario, choose, seen, trace) {
   const transit = new Map(); // partition -> its latest commit not landed yet
   const times = new Map(); // label -> times handled
   const firstHandled = scripts.map(() => -1); // per producer, the last index first handled
-  const allowed = new Set(); // what may be handled again: what a killed member handled after its last landed commit
+  // What may be handled again: what a killed member handled after its last landed commit, and
+  // (records with a limit) what a record inherited leaves untold.
+  const allowed = new Set();
   let broken = null;
   let faulted = false;
   const fail = (what) => {
@@ -163,7 +166,16 @@ function runPath(scenario, choose, seen, trace) {
     const c = broker.get(p);
     if (c !== undefined) {
       m.given += ` I${p}:${c.record}`;
-      take(m, m.r.inherit('t', p, decodeRecord(c.text, c.offset)));
+      const record = decodeRecord(c.text, c.offset);
+      if (maxChars !== Infinity) {
+        const view = new RecordView(record);
+        for (let o = Math.max(c.offset, view.known); o < Math.min(record.end, logs[p].length); o++) {
+          const v = logs[p][o];
+          const order = orderOf(v.message);
+          if ((times.get(v.label) ?? 0) > 0 && (order === null ? !view.handledOffset(o) : !view.handledAt(o, order.producerId, order.sequence))) allowed.add(v.label);
+        }
+      }
+      take(m, m.r.inherit('t', p, record));
     }
     m.cursor.set(p, c === undefined ? 0 : c.offset);
     m.unhandled.set(p, new Map());
@@ -175,7 +187,14 @@ function runPath(scenario, choose, seen, trace) {
     const unhandled = m.unhandled.get(p);
     let offset = m.r.committable('t', p) ?? m.cursor.get(p);
     for (const o of unhandled.keys()) if (o < offset) offset = o;
-    const text = encodeRecord(m.r.recordOf('t', p, offset, unhandled.keys(), [...unhandled.values()].filter((o) => o !== null)));
+    const record = m.r.recordOf('t', p, offset, unhandled.keys(), [...unhandled.values()].filter((o) => o !== null));
+    let text = encodeRecord(record);
+    if (text.length > maxChars) {
+      const fitted = fitRecord(record, maxChars);
+      text = fitted.text;
+      // Records cut, over the scenario's paths.
+      scenario.cuts = (scenario.cuts ?? 0) + 1;
+    }
     return { offset, text, record: numbered(`${offset}:${text}`), member: m, handled: m.handled.get(p).length };
   }
 

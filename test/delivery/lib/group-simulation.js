@@ -2,18 +2,29 @@
 // A consumer group with handled records, simulated (resequencer-group-records.test.js says
 // what it models and checks): run() returns what happened.
 const { Resequencer } = require('../../..');
-const { encodeRecord, decodeRecord } = require('../../../build/delivery/handled-record');
+const { encodeRecord, decodeRecord, fitRecord, RecordView } = require('../../../build/delivery/handled-record');
+const { orderOf } = require('../../../build/delivery/message-order');
 const { rng, simulate, toMessage } = require('./simulation');
 
-function run({ seed, members: memberCount, partitions, messages, kills, revokes }) {
+/**
+ * `maxChars`: the records' limit (default none): each is committed as fitRecord() shortens it,
+ * and what a next owner hands out again because a record left it untold is allowed besides.
+ */
+function run({ seed, members: memberCount, partitions, messages, kills, revokes, maxChars = Infinity, producers = 6 }) {
   const random = rng(seed);
-  const logs = simulate({ seed, producers: 6, keys: 120, partitions, messages, hotKeys: 4 });
+  const logs = simulate({ seed, producers, keys: 120, partitions, messages, hotKeys: 4 });
   /** The broker: per partition, the last commit that reached it ({ offset, text }). */
   const broker = new Map();
   /** Commits made and not yet at the broker: [due step, partition, commit]. */
   const inTransit = [];
   let step = 0;
   const handledAt = new Map(); // "producer:key:index" -> times handled
+  const firstHandled = new Map(); // "producer:key:index" -> the step it was first handled at
+  let shortened = 0;
+  let untold = 0;
+  /** The messages a kill or a record's untold part allows to be handled again (names). */
+  const allowed = new Set();
+  let unexplained = 0;
   const firstOrder = new Map(); // "producer:key" -> last index first-handled
   let violations = 0;
   let flagged = 0;
@@ -23,17 +34,32 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
 
   const newMember = (id) => ({
     id, r: Object.assign(new Resequencer({ maxBufferedMessages: 1e9, maxWaitMs: 1e12 }, () => step), {}),
-    owned: new Set(), cursor: new Map(), unhandled: new Map(), lanes: new Map(), handled: new Map(), landed: new Map(), alive: true,
+    owned: new Set(), since: new Map(), landedStep: new Map(), handledLog: [], cursor: new Map(), unhandled: new Map(), lanes: new Map(), handled: new Map(), landed: new Map(), alive: true,
   });
   const members = Array.from({ length: memberCount }, (_, i) => newMember(i));
   for (const m of members) m.r.useRecords();
 
   const give = (m, p) => {
     m.owned.add(p);
+    m.since.set(p, step);
     m.r.assign('t', [p]);
     const c = broker.get(p);
     if (c !== undefined) {
       const record = decodeRecord(c.text, c.offset);
+      // Handled when the record was made, and not told by it (above its `known`): handed out again.
+      if (maxChars !== Infinity) {
+        const view = new RecordView(record);
+        for (let o = Math.max(c.offset, view.known); o < record.end; o++) {
+          const v = logs[p][o];
+          const made = firstHandled.get(`${v.producer}:${v.key}:${v.index}`);
+          if (made === undefined || made > c.step) continue;
+          const order = v.header === undefined ? null : orderOf(toMessage(v, o));
+          if (order === null ? !view.handledOffset(o) : !view.handledAt(o, order.producerId, order.sequence)) {
+            untold++;
+            allowed.add(`${v.producer}:${v.key}:${v.index}`);
+          }
+        }
+      }
       take(m, m.r.inherit('t', p, record));
     }
     m.cursor.set(p, c === undefined ? 0 : c.offset);
@@ -69,8 +95,13 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
     const name = `${v.producer}:${v.key}:${v.index}`;
     const times = (handledAt.get(name) ?? 0) + 1;
     handledAt.set(name, times);
-    if (times > 1) duplicates++;
+    m.handledLog.push({ name, partition: msg.partition, step });
+    if (times > 1) {
+      duplicates++;
+      if (!allowed.has(name)) unexplained++;
+    }
     else {
+      firstHandled.set(name, step);
       const pk = `${v.producer}:${v.key}`;
       if ((firstOrder.get(pk) ?? -1) !== v.index - 1) violations++;
       firstOrder.set(pk, Math.max(firstOrder.get(pk) ?? -1, v.index));
@@ -86,7 +117,9 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
     for (const o of unhandled.keys()) if (o < offset) offset = o;
     const record = m.r.recordOf('t', p, offset, unhandled.keys(), [...unhandled.values()].filter((o) => o !== null));
     // `handled`: how many of the partition's messages the member had handled when it committed.
-    const commit = { offset, text: encodeRecord(record), member: m, handled: m.handled.get(p) };
+    const fitted = maxChars === Infinity ? { text: encodeRecord(record), shortened: false } : fitRecord(record, maxChars);
+    if (fitted.shortened) shortened++;
+    const commit = { offset, text: fitted.text, member: m, handled: m.handled.get(p), step };
     if (delay === 0) land(p, commit);
     else inTransit.push([step + delay, p, commit]);
   }
@@ -95,8 +128,11 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
     const last = broker.get(p);
     // A later commit of an earlier owner never overwrites the next owner's (the group's generation fences it).
     if (last !== undefined && last.member !== c.member && !c.member.owned.has(p)) return;
+    // Nor one made before its member's present ownership began (an earlier generation's).
+    if (c.step < (c.member.since.get(p) ?? 0)) return;
     broker.set(p, c);
     if (c.handled > (c.member.landed.get(p) ?? 0)) c.member.landed.set(p, c.handled);
+    c.member.landedStep.set(p, c.step);
   }
 
   function readRecords(m) {
@@ -124,6 +160,10 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
     m.alive = false;
     // What it handled after its last commit that reached the broker may be handled again.
     for (const p of m.owned) allowedDuplicates += m.handled.get(p) - m.landed.get(p);
+    // By name: what it handled (on a partition it owned) since its last commit that landed, or since it was given it.
+    for (const e of m.handledLog) {
+      if (m.owned.has(e.partition) && e.step >= Math.max(m.landedStep.get(e.partition) ?? -1, m.since.get(e.partition))) allowed.add(e.name);
+    }
     // Its commits still in transit never arrive.
     for (let i = inTransit.length - 1; i >= 0; i--) if (inTransit[i][2].member === m) inTransit.splice(i, 1);
     const heirs = members.filter((x) => x.alive);
@@ -186,7 +226,7 @@ function run({ seed, members: memberCount, partitions, messages, kills, revokes 
   const held = members.filter((x) => x.alive).reduce((s, x) => s + x.r.held, 0);
   const missing = logs.flat().filter((v) => !handledAt.has(`${v.producer}:${v.key}:${v.index}`)).length;
   const marked = logs.flat().filter((v) => v.header !== undefined).length;
-  return { total, marked, held, missing, violations, flagged, reasons, duplicates, allowedDuplicates, steps: step };
+  return { total, marked, held, missing, violations, flagged, reasons, duplicates, allowedDuplicates, untold, unexplained, shortened, steps: step };
 }
 
 module.exports = { run };
