@@ -111,9 +111,9 @@ function offsetsKept(offset: number, known: number, unhandled: readonly number[]
     const cut = k < n ? unhandled[k] : known;
     const gapBytes = 1 + varintSize(Math.max(0, k - above)) + gaps;
     const bitmapBytes = 1 + Math.ceil(Math.max(0, cut - offset - 1) / 8);
-    const size = bitmapBytes < gapBytes ? bitmapBytes : gapBytes;
+    const size = Math.min(bitmapBytes, gapBytes);
     if (size <= room(cut)) kept = k;
-    else if (Math.min(gapBytes, bitmapBytes) > room(offset) + 8) break; // both only grow with k (and a head varies by 8 bytes at most)
+    else if (size > room(offset) + 8) break; // both only grow with k (and a head varies by 8 bytes at most)
   }
   return kept;
 }
