@@ -301,6 +301,12 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     if (states !== undefined) states[tp.partition] = undefined;
   }
 
+  /** Whether `tp` is owned and not paused for its previous owner's record: reading it may go on. */
+  mayRead(tp: TopicPartition): boolean {
+    const name = partitionKey(tp.topic, tp.partition);
+    return this.owned.has(name) && !this.waits.has(name);
+  }
+
   /** Partitions leave: what is held or waits of them is dropped (read again by their next owner). */
   private forget(partitions: TopicPartition[]): void {
     for (const tp of partitions) this.disown(tp);

@@ -14,6 +14,7 @@ import { Backpressure } from './backpressure';
 import { Commits } from './commits';
 import { Dispatcher, type HandledInfo, type Ordering } from './dispatch';
 import type { ConsumerPort, TopicPartition } from './port';
+import { HeldPressure } from './held-pressure';
 import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
 import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
 
@@ -64,6 +65,10 @@ export class Delivery<M extends ConsumedMessage> {
   readonly life: Lifecycle;
   /** Backpressure: reading held while the handler is behind. */
   readonly pressure: Backpressure;
+  /** Backpressure per partition: those that hold many messages for their predecessors are paused. */
+  private readonly heldPressure: HeldPressure;
+  /** Held messages from which a partition read may be paused. */
+  private readonly heldHigh: number;
   /** Why the run ends, when it failed. */
   failure: HandlerError | KafkaError | undefined;
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
@@ -87,7 +92,10 @@ export class Delivery<M extends ConsumedMessage> {
       // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
       handlerError: hooks.handlerError,
       fail: (error) => this.fail(error),
-      progress: () => this.pressure.progress(),
+      progress: () => {
+        this.pressure.progress();
+        this.heldPressure.progress();
+      },
       handledMarked: () => this.commitSoon(),
     });
     if (port.carriesRecords) {
@@ -104,6 +112,10 @@ export class Delivery<M extends ConsumedMessage> {
       hasErrorListener: () => hooks.listenerCount('error') > 0,
       released: () => this.pressure.full(),
     });
+    const most = this.resequencer.options.maxBufferedMessages;
+    this.heldHigh = most >= 8 ? Math.floor(most / 2) : Number.POSITIVE_INFINITY;
+    this.heldPressure = new HeldPressure(port, this.heldHigh, Math.floor(most / 4), () => this.resequencer.held,
+      (topic, partition) => this.resequencer.heldIn(topic, partition), () => this.assignment.owned.size, (tp) => this.assignment.mayRead(tp));
     this.assignment = new Assignment(port, this.dispatch, this.commits, this.records, options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs, {
       running,
       generation: () => this.generation,
@@ -121,6 +133,7 @@ export class Delivery<M extends ConsumedMessage> {
   /** A message read, of a partition owned and not waiting: through the resequencer to the handler. */
   offer(m: M): void {
     this.dispatch.offer(m);
+    if (this.resequencer.held >= this.heldHigh) this.heldPressure.read(m.topic, m.partition);
     this.pressure.full();
   }
 
@@ -239,6 +252,7 @@ export class Delivery<M extends ConsumedMessage> {
     await this.port.end().catch((err: unknown) => { commitError ??= toKafkaError(err, 'stop'); });
     // The next run starts from the committed offsets, with nothing remembered of this one's partitions.
     this.assignment.clear();
+    this.heldPressure.clear();
     this.dispatch.clear();
     this.life.ended();
     this.hooks.ended(this.failure, commitError);
