@@ -162,6 +162,18 @@ export class RecordView {
     return order.afterOffset >= 0 ? this.handledAt(order.afterOffset, order.producerId, order.previous) : this.handledSequence(order.producerId, order.previous);
   }
 
+  /**
+   * Whether it shows a chained message's predecessor read there and not handled yet: it is
+   * coming, as a message released here waits for the calls before it.
+   */
+  awaitsHandling(order: { readonly producerId: string; readonly previous: number; readonly afterOffset: number }): boolean {
+    const o = order.afterOffset;
+    if (o >= 0 && o < this.known) return o >= this.record.offset && this.unhandledSet.has(o);
+    if (o >= this.record.end) return false;
+    const told = this.told.get(order.producerId);
+    return told !== undefined && order.previous <= told && this.markedSet.has(`${order.producerId}:${order.previous}`);
+  }
+
   /** Highest sequence of `id` told on the partition, undefined when none. */
   toldOf(id: string): number | undefined {
     return this.told.get(id);

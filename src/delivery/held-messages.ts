@@ -133,6 +133,14 @@ export class HeldMessages<M extends ConsumedMessage> {
     this.heldBytes -= h.bytes;
   }
 
+  /** The message held longest (oldest() just gave it) is held as if from `now`: it goes last. */
+  renewOldest(h: Held<M>, now: number): void {
+    if (this.order.peek() !== h) return;
+    this.order.shift();
+    h.at = now;
+    this.order.push(h);
+  }
+
   /** The message held longest, or undefined when none is. */
   oldest(): Held<M> | undefined {
     const order = this.order;

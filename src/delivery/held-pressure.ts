@@ -2,11 +2,12 @@
 // a backlog reads a spread key's messages long before their predecessors are handled on other
 // members, and would hold them until maxBufferedMessages released some flagged 'capacity'. Once
 // half of that many are held, a partition read from that holds at least its share of them is
-// paused; the paused ones go on once a quarter or fewer are held. A partition holding few keeps
-// being read: a held message's predecessor here is read there, or on a partition that holds
-// none of the producer's later messages (a producer's messages reach a partition in sequence
-// order), so pausing what holds many never stops what they wait for (docs/ordering.md, "A group
-// catching up on a backlog"). Clients whose port cannot pause keep the capacity bound alone.
+// paused; a paused one goes on once it holds less than half its share, or a quarter or fewer
+// are held in all. A producer's messages reach a partition in sequence order, so the next one
+// its chain needs is never past a pause on a partition that holds its later ones: what the
+// held messages wait for is read, or on a partition that holds none and goes on
+// (docs/ordering.md, "A group catching up on a backlog"). Clients whose port cannot pause keep
+// the capacity bound alone.
 
 import { partitionKey } from '../core/partition-key';
 import type { ConsumerPort, TopicPartition } from './port';
@@ -40,11 +41,18 @@ export class HeldPressure {
     this.port.pause([tp]);
   }
 
-  /** Messages were released: the paused partitions go on once few are held. */
+  /** Messages were released: a paused partition goes on once it holds few, or few are held in all. */
   progress(): void {
-    if (this.paused.size === 0 || this.held() > this.low) return;
-    const going = [...this.paused.values()].filter(this.mayGo);
-    this.paused.clear();
+    if (this.paused.size === 0) return;
+    const held = this.held();
+    const all = held <= this.low;
+    const share = held / Math.max(1, this.owned());
+    const going: TopicPartition[] = [];
+    for (const [name, tp] of this.paused) {
+      if (!all && 2 * this.heldOf(tp.topic, tp.partition) >= share) continue;
+      this.paused.delete(name);
+      if (this.mayGo(tp)) going.push(tp);
+    }
     if (going.length > 0) this.port.resume?.(going);
   }
 

@@ -226,7 +226,12 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     return recordOfState(this.topics.partition(topic, partition), offset, unhandled, marked);
   }
 
-  /** Releases, out of order, what waited past maxWaitMs, and forgets chains idle past maxChainIdleMs; call it now and then. */
+  /**
+   * Releases, out of order, what waited past maxWaitMs, and forgets chains idle past
+   * maxChainIdleMs; call it now and then. What waits behind a predecessor another member's
+   * record shows read and not handled yet waits on (from now): it is coming, as behind a call
+   * here; maxWaitMs bounds the wait for a predecessor that may never be read.
+   */
   expire(): Release<M>[] {
     const out: Release<M>[] = [];
     const now = this.now();
@@ -235,9 +240,20 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
     for (;;) {
       const oldest = this.holding.oldest();
       if (!oldest || oldest.at > limit) break;
-      this.release(this.root(oldest), false, 'timeout', out);
+      const root = this.root(oldest);
+      if (this.coming(root)) this.holding.renewOldest(oldest, now);
+      else this.release(root, false, 'timeout', out);
     }
     return out;
+  }
+
+  /** Whether a held message waits for a predecessor another member's record shows read there and not handled yet. */
+  private coming(h: Held<M>): boolean {
+    const order = h.order;
+    if (!h.waitsChain || order === null || order.afterPartition < 0) return false;
+    const t = h.state.topic;
+    if (this.topics.owns(t, order.afterPartition)) return false;
+    return t.partitions.get(order.afterPartition)?.record?.awaitsHandling(order) ?? false;
   }
 
   /** Releases everything held, oldest first, out of order (e.g. when a partition is revoked). */
