@@ -47,6 +47,8 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     this.options = resolveKafkaJsConsumerOptions(options);
     // The resolver is wrapKafkaJsConsumer's: its option of KafkaJS's own consumer has no use here.
     if (this.options.admin !== undefined) throw InvalidOptionError.unknown('options.admin', PLATFORMATIC_OPTIONS);
+    // The protocol is the consumer's own option (groupProtocol: 'consumer' in new Consumer({...})).
+    if (this.options.groupProtocol !== undefined) throw InvalidOptionError.unknown('options.groupProtocol', PLATFORMATIC_OPTIONS);
     if (this.options.groupOrder === 'wait') {
       throw new InvalidOptionError('options.groupOrder', "'auto' or 'flag' (@platformatic/kafka commits no metadata: there are no handled records to wait for)", 'wait');
     }
