@@ -101,6 +101,7 @@ for (const groupProtocol of PROTOCOLS) {
     await bDone;
     const returned = await H.within(back, 20000);
     const leaveMs = Date.now() - leaveAt;
+    const stale = [A.c.metrics().rejoins.staleRetries, B.c.metrics().rejoins.staleRetries];
     await K.sleep(600);
     await A.c.stop();
     await aDone;
@@ -162,7 +163,7 @@ for (const groupProtocol of PROTOCOLS) {
     t.same(flags.filter((h) => !moving(h.at)).map((h) => `${h.id} at ${h.at - joinAt} ms (${h.reason})`), [],
       `flagged only while partitions moved (${flags.length}: ${flags.map((h) => h.reason).join(',') || 'none'})`);
     times.set(groupProtocol, { join: endAt - joinAt, leave: leaveMs });
-    t.comment(`consumer-rebalance (${groupProtocol}): B's join took ${endAt - joinAt} ms (subscribe to its partitions), its leave ${leaveMs} ms (stop() to A's partitions back); ${total()} ms`);
+    t.comment(`consumer-rebalance (${groupProtocol}): B's join took ${endAt - joinAt} ms (subscribe to its partitions), its leave ${leaveMs} ms (stop() to A's partitions back); commits made again for a stale member epoch: A ${stale[0]}, B ${stale[1]}; ${total()} ms`);
   });
 }
 

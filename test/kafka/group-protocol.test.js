@@ -90,6 +90,7 @@ for (const [groupProtocol, engine, isStatic] of ROWS) {
       await K.sleep(600);
       const bAfter = events.filter((e) => e.who === 'B' && e.at >= stoppedAt && e.partitions.length > 0);
       const a2First = events.find((e) => e.who === 'A2' && e.type === 'assigned');
+      const stale = [A, A2, B].reduce((n, x) => n + x.c.metrics().rejoins.staleRetries, 0);
       await Promise.all([A2.c.stop(), B.c.stop()]);
       await Promise.all([a2Done, bDone]);
       const final = await H.offsetsOf(group, topic, PARTITIONS);
@@ -108,7 +109,7 @@ for (const [groupProtocol, engine, isStatic] of ROWS) {
       for (let id = 0; id < MESSAGES; id++) if (run.keyOf[id] === run.hotId) hotPartitions.add(run.partitionOf[id]);
       t.comment(`A had ${aHad}, the new A got ${a2First ? a2First.partitions : '-'} ${a2First ? a2First.at - restartedAt : '-'} ms after it started; ` +
         `B's changes after A stopped: ${JSON.stringify(bAfter.map(({ at, type, partitions }) => ({ ms: at - stoppedAt, type, partitions })))}; hot key on partitions ${[...hotPartitions].sort()}`);
-      t.comment(`handled ${handled.length} (${twice} twice), flagged ${flagged}, out of order ${outOfOrder}`);
+      t.comment(`handled ${handled.length} (${twice} twice), flagged ${flagged}, out of order ${outOfOrder}; commits made again for a stale member epoch ${stale}`);
       t.same(errors, [], 'no consumer errors');
       t.equal(run.deliveries, MESSAGES, 'every message delivered');
       t.ok(hotPartitions.size > 1, `the hot key was spread (${hotPartitions.size} partitions)`);
