@@ -13,12 +13,17 @@
 // records: order across members is flagged there rather than waited for, and only counted).
 // The last row, without group.instance.id, is the control: there B's assignment changes twice.
 //
+// Then Confluent's KafkaJS-compatible consumer under KIP-848, wrapped (lib/confluent-kip848.js,
+// in a process that cannot load node-rdkafka), when Confluent's client is installed.
+//
 // Needs KAFKA_BROKERS (npm run test:kafka).
 
 const t = require('tap');
 const K = require('./lib/kafka');
 const H = require('./lib/hot-key');
+const path = require('node:path');
 const { nativeBuilt } = require('../lib/native-built');
+const { confluentInstalled, CONFLUENT_MISSING } = require('../lib/clients');
 
 const PARTITIONS = 6;
 const MESSAGES = 20_000;
@@ -128,4 +133,13 @@ for (const [groupProtocol, engine, isStatic] of ROWS) {
       }
       t.same(final.committed, final.ends, 'committed = log end');
     });
+}
+
+if (!K.brokers()) t.test("Confluent's KafkaJS consumer under KIP-848", { skip: K.needsCluster().skip }, async () => {});
+else if (!confluentInstalled()) t.test("Confluent's KafkaJS consumer under KIP-848", { skip: CONFLUENT_MISSING }, async () => {});
+else {
+  t.spawn(process.execPath, ['--require', path.join(__dirname, '..', 'lib', 'without-node-rdkafka.js'), path.join(__dirname, 'lib', 'confluent-kip848.js')], {
+    cwd: K.ROOT,
+    env: { ...process.env, KDP_TEST_CLIENT: 'confluent' },
+  }, "Confluent's KafkaJS consumer under KIP-848 (lib/confluent-kip848.js, node-rdkafka refused)");
 }
