@@ -3,9 +3,9 @@
 // group protocol: classic (session.timeout.ms 6 s) and KIP-848's 'consumer' (the brokers'
 // session timeout, 10 s: scripts/kafka.sh). Two producer processes (DynamicProducer,
 // idempotent, acks=all) spread two hot keys; one consumer process (DynamicConsumer, maxWaitMs
-// 10 s, concurrency 64, each call 0-4 ms: the hottest key, one call at a time, keeps up with its
-// ~240 msg/s (30% of both producers'); at 0-20 ms it fell a minute behind) restores their order and commits what it
-// handled every 200 ms. Once it has handled 40% of the messages it is SIGKILLed; the group's
+// 10 s, concurrency 64, each call 0-4 ms: the hottest key, one call at a time, keeps up with
+// its ~240 msg/s, 30% of both producers'; at 0-20 ms it fell a minute behind) restores their
+// order and commits what it handled every 200 ms. Once it has handled 40% of the messages it is SIGKILLed; the group's
 // committed offsets are read, and a new consumer process of the same group carries on.
 // KDP_GROUP_PROTOCOLS (default 'classic,consumer') picks the protocols.
 // Counted from the values (lib/faults.js), with every handling written to a file at once:
