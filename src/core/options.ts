@@ -400,7 +400,6 @@ export interface KafkaJsConsumerAdmin {
  */
 export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'> & {
   readonly admin?: KafkaJsConsumerAdmin;
-  /** The group protocol the wrapped consumer is expected to join with (checked against the client: src/kafkajs/consumer.ts). */
   readonly groupProtocol?: 'classic' | 'consumer';
 };
 
