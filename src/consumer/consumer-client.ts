@@ -4,6 +4,7 @@
 import type * as Kafka from 'node-rdkafka';
 import { splitConfig, configError, type Config } from '../core/config';
 import { InvalidOptionError, StateError } from '../core/errors';
+import { type GroupProtocol, groupProtocolOf } from '../core/group-protocol';
 import { kafkaLibrary, type KafkaLibrary } from '../core/library';
 import type { ResolvedConsumerOptions } from '../core/options';
 import { hideSecrets } from '../core/secrets';
@@ -15,11 +16,12 @@ import type { DynamicConsumerOptions } from './consumer-options';
 /** The consumer's default fetch.queue.backoff.ms: librdkafka's (1000 ms, its pause once a queue is full) leaves a slower reader waiting. */
 const FETCH_QUEUE_BACKOFF_MS = 10;
 
-/** The client made, the engine it is, and the client library (options.kafka, or node-rdkafka). */
+/** The client made, the engine it is, the client library (options.kafka, or node-rdkafka), and the group protocol it joins with. */
 export interface ConsumerClient {
   readonly client: Kafka.KafkaConsumer;
   readonly engine: 'native' | 'client';
   readonly library: KafkaLibrary;
+  readonly groupProtocol: GroupProtocol;
 }
 
 /** Makes the consumer's client (`options` as given, `resolved` checked); a configuration the client refuses throws as a configuration error. */
@@ -29,8 +31,10 @@ export function makeConsumerClient(globalConfig: Config, topicConfig: Config, op
   if (split.global['enable.auto.commit'] === true || split.topic['enable.auto.commit'] === true) {
     throw new InvalidOptionError("globalConfig['enable.auto.commit']", 'false or absent: the consumer commits only what was handled', true);
   }
+  const groupProtocol = groupProtocolOf(split.global);
   const global: Config = {
-    'partition.assignment.strategy': 'cooperative-sticky',
+    // Under KIP-848 the broker assigns, incrementally: librdkafka refuses an assignor set here.
+    ...(groupProtocol === 'classic' ? { 'partition.assignment.strategy': 'cooperative-sticky' } : {}),
     'fetch.queue.backoff.ms': FETCH_QUEUE_BACKOFF_MS,
     ...split.global,
     'enable.auto.commit': false,
@@ -56,5 +60,5 @@ export function makeConsumerClient(globalConfig: Config, topicConfig: Config, op
   hideSecrets(client);
   // node-rdkafka's default, 1000 ms: an idle consume call holds one of the pool's 4 threads that long, and idle consumers starve it.
   client.setDefaultConsumeTimeout(resolved.fetchTimeoutMs);
-  return { client, engine: addon !== undefined ? 'native' : 'client', library };
+  return { client, engine: addon !== undefined ? 'native' : 'client', library, groupProtocol };
 }

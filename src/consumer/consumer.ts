@@ -31,6 +31,8 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
   readonly client: Kafka.KafkaConsumer;
   /** The client under the consumer: the native batch engine, or the client library's KafkaConsumer. */
   readonly engine: 'native' | 'client';
+  /** The group protocol globalConfig['group.protocol'] asks for: 'classic' (librdkafka's default) or 'consumer' (KIP-848). */
+  readonly groupProtocol: 'classic' | 'consumer';
   private readonly library: KafkaLibrary;
   private readonly options: ResolvedConsumerOptions;
   private handler: MessageHandler | undefined;
@@ -55,6 +57,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     const made = makeConsumerClient(globalConfig, topicConfig, options, this.options, (err, assignment) => this.rebalance(err, assignment));
     this.client = made.client;
     this.engine = made.engine;
+    this.groupProtocol = made.groupProtocol;
     this.library = made.library;
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     const port = new ClientPort(this.client, this.engine === 'native', () => this.throttle.paused, (err) => this.emit('warning', err));
@@ -143,7 +146,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     return { engine: this.engine, ...this.delivery.metrics() };
   }
 
-  /** Incremental (cooperative) rebalancing: only the partitions that move are touched. */
+  /** Incremental rebalancing (cooperative, and KIP-848's, which librdkafka reports as COOPERATIVE): only the partitions that move are touched. */
   private rebalance(err: any, assignment: TopicPartitionOffset[]): void {
     const cooperative = this.client.rebalanceProtocol() === 'COOPERATIVE';
     const list = assignment.map(({ topic, partition }) => ({ topic, partition }));

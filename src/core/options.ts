@@ -400,6 +400,7 @@ export interface KafkaJsConsumerAdmin {
  */
 export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'> & {
   readonly admin?: KafkaJsConsumerAdmin;
+  readonly groupProtocol?: 'classic' | 'consumer';
 };
 
 const KAFKAJS_ADMIN = custom<KafkaJsConsumerAdmin>('a KafkaJS admin client (kafka.admin(): connect() and fetchOffsets())', (v) =>
@@ -414,6 +415,7 @@ const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   ordering: CONSUMER_FIELDS.ordering,
   groupOrder: CONSUMER_FIELDS.groupOrder,
   admin: KAFKAJS_ADMIN,
+  groupProtocol: oneOf(['classic', 'consumer'] as const),
 });
 
 export function resolveKafkaJsConsumerOptions(options: unknown): ResolvedKafkaJsConsumerOptions {

@@ -37,6 +37,8 @@ export interface RejoinCounts {
   lastJoinMs: number;
   /** Messages skipped because they were below their partition's committed offset when read (handled already). */
   belowCommitted: number;
+  /** Commits made again after a refusal for a stale member epoch (KIP-848; commits.ts). */
+  staleRetries: number;
 }
 
 export interface AssignmentHooks<M> {
@@ -68,7 +70,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   private joins = 0;
   /** rejoin 'keep' (else 'restart'): what the client reads again is dropped here, kept partitions keep what they hold. */
   private readonly keepsReads: boolean;
-  readonly counts: RejoinCounts = { rebalancing: 0, committed: 0, refused: 0, lastCommitMs: 0, joins: 0, lastJoinMs: 0, belowCommitted: 0 };
+  readonly counts: Omit<RejoinCounts, 'staleRetries'> = { rebalancing: 0, committed: 0, refused: 0, lastCommitMs: 0, joins: 0, lastJoinMs: 0, belowCommitted: 0 };
 
   constructor(
     private readonly port: ConsumerPort,
@@ -137,7 +139,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     if (letGo === undefined) {
       if (leaving.length === 0) return;
       // Before the client lets them go: their next owner starts where this one left off.
-      if (this.hooks.running()) this.commitLeaving(leaving);
+      if (this.hooks.running()) void this.commitLeaving(leaving);
       this.forget(leaving);
       this.hooks.emit('revoked', leaving);
       return;
@@ -148,22 +150,28 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     }
     this.dispatch.drop(partitions);
     const generation = this.hooks.generation();
-    const go = (): void => {
-      // Stopped meanwhile (and maybe run again): the stop committed and forgot them.
-      if (generation !== this.hooks.generation() && !this.hooks.stopping()) return;
-      if (this.hooks.running()) this.commitLeaving(partitions);
+    const release = (): void => {
       for (const { topic, partition } of partitions) this.revoking.delete(partitionKey(topic, partition));
       this.forget(partitions);
       letGo();
       this.hooks.emit('revoked', partitions);
     };
+    const go = (): void => {
+      // Stopped meanwhile (and maybe run again): the stop committed and forgot them.
+      if (generation !== this.hooks.generation() && !this.hooks.stopping()) return;
+      const commit = this.hooks.running() ? this.commitLeaving(partitions) : undefined;
+      // A commit made again (a stale member epoch) lands before the partitions go.
+      if (commit === undefined) release();
+      else void commit.then(release);
+    };
     if (this.dispatch.inFlight === 0) go();
     else void this.dispatch.callsOver(partitions, this.revokeTimeoutMs).then(go);
   }
 
-  private commitLeaving(partitions: TopicPartition[]): void {
+  /** Commits what is safe of partitions leaving; undefined when there is nothing to commit. */
+  private commitLeaving(partitions: TopicPartition[]): Promise<boolean> | undefined {
     const offsets = this.commits.offsetsOf(partitions, false);
-    if (offsets.length > 0) void this.commits.commit(offsets, 'revoke');
+    return offsets.length > 0 ? this.commits.commit(offsets, 'revoke') : undefined;
   }
 
   rebalancing(): void {
@@ -209,7 +217,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     const kept = old.filter(({ topic, partition }) => now.has(partitionKey(topic, partition)));
     if (leaving.length > 0) {
       // An eager group's rebalance committed them; a client that keeps reading commits what was handled since.
-      if (this.keepsReads) this.commitLeaving(leaving);
+      if (this.keepsReads) void this.commitLeaving(leaving);
       this.forget(leaving);
       this.hooks.emit('revoked', leaving);
     }

@@ -11,7 +11,9 @@ import type { ConsumedMessage, Resequencer } from './resequencer';
 import type { CommitKind, ConsumerPort, Refusal, TopicPartition } from './port';
 
 /** Kafka's codes (librdkafka's alike) of the group's refusals of a commit while it rebalances. */
-const REBALANCING = new Set([22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */]);
+const REBALANCING = new Set([
+  22 /* ILLEGAL_GENERATION */, 25 /* UNKNOWN_MEMBER_ID */, 27 /* REBALANCE_IN_PROGRESS */, 110 /* FENCED_MEMBER_EPOCH (KIP-848: the member joins again) */,
+]);
 /** The codes of a commit that failed for a while only: the coordinator moving, or the connection to it lost (librdkafka's local codes). */
 const TRANSIENT = new Set([
   14 /* COORDINATOR_LOAD_IN_PROGRESS */, 15 /* COORDINATOR_NOT_AVAILABLE */, 16 /* NOT_COORDINATOR */,
@@ -19,11 +21,24 @@ const TRANSIENT = new Set([
   -195 /* __TRANSPORT */, -187 /* __ALL_BROKERS_DOWN */, -185 /* __TIMED_OUT */, -180 /* __WAIT_COORD */,
 ]);
 
+/**
+ * KIP-848: the commit carried a member epoch the coordinator has moved past. librdkafka 2.12 makes
+ * no application commit again on it (rdkafka_cgrp.c, rd_kafka_cgrp_op_handle_OffsetCommit: "Don't
+ * retry manual commits"), it only heartbeats at once, and that answer brings the epoch.
+ */
+const STALE_MEMBER_EPOCH = 113;
+/** How often a commit refused for a stale member epoch is made again, and how long apart (ms). */
+const STALE_RETRIES = 5;
+const STALE_RETRY_MS = 200;
+
 /** What a refused commit's Kafka (or librdkafka) code says. */
 export function commitRefusal(code: unknown): Refusal {
   if (typeof code !== 'number') return 'other';
+  if (code === STALE_MEMBER_EPOCH) return 'stale';
   return REBALANCING.has(code) ? 'rebalancing' : TRANSIENT.has(code) ? 'transient' : 'other';
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How long one read of committed offsets may take (ms); a later tick tries again. */
 export const COMMITTED_READ_TIMEOUT_MS = 5000;
@@ -47,6 +62,8 @@ export class Commits<M extends ConsumedMessage> {
   private reading = false;
   /** Bumped by reset(): an answer to a read made before it is ignored. */
   private generation = 0;
+  /** Commits made again after a stale member epoch's refusal (KIP-848). */
+  staleRetries = 0;
 
   constructor(
     private readonly port: ConsumerPort,
@@ -83,25 +100,38 @@ export class Commits<M extends ConsumedMessage> {
   }
 
   /**
-   * Commits `offsets`: 'committed' and true, or they go again next time. A refusal while the group
+   * Commits `offsets`: 'committed' and true, or they go again next time. One refused for a stale
+   * member epoch is made again (STALE_RETRIES), then counts as transient. A refusal while the group
    * rebalances is silent when periodic, else a 'warning', as is a transient one; any other is an
    * 'error' (a 'warning' without a listener), or thrown by the final commit.
    */
   async commit(offsets: PartitionOffset[], kind: CommitKind): Promise<boolean> {
-    try {
-      await this.port.commit(offsets, kind);
-      this.hooks.emit('committed', withoutRecords(offsets));
-      return true;
-    } catch (err) {
-      this.dispatch.ledger.notCommitted(offsets);
-      const error = toKafkaError(err, kind === 'revoke' ? 'commit on revoke' : 'commit');
-      const refusal = this.port.refusal(err);
-      if (refusal === 'rebalancing' && kind === 'periodic') return false;
-      if (refusal !== 'other') this.hooks.emit('warning', error);
-      else if (kind === 'final') throw error;
-      else this.hooks.emit(this.hooks.hasErrorListener() ? 'error' : 'warning', error);
-      return false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.port.commit(offsets, kind);
+        this.hooks.emit('committed', withoutRecords(offsets));
+        return true;
+      } catch (err) {
+        const refusal = this.port.refusal(err);
+        if (refusal === 'stale' && attempt < STALE_RETRIES && (kind !== 'periodic' || this.hooks.running())) {
+          this.staleRetries++;
+          await sleep(STALE_RETRY_MS);
+          continue;
+        }
+        return this.refused(offsets, kind, err, refusal === 'stale' ? 'transient' : refusal);
+      }
     }
+  }
+
+  /** A commit refused for good: its offsets go again next time; said as commit() says. */
+  private refused(offsets: PartitionOffset[], kind: CommitKind, err: unknown, refusal: Refusal): boolean {
+    this.dispatch.ledger.notCommitted(offsets);
+    const error = toKafkaError(err, kind === 'revoke' ? 'commit on revoke' : 'commit');
+    if (refusal === 'rebalancing' && kind === 'periodic') return false;
+    if (refusal !== 'other') this.hooks.emit('warning', error);
+    else if (kind === 'final') throw error;
+    else this.hooks.emit(this.hooks.hasErrorListener() ? 'error' : 'warning', error);
+    return false;
   }
 
   /** Reads the group's commits of the partitions the resequencer awaits, one read at a time (a failure is a 'warning'). */

@@ -207,7 +207,7 @@ export class Delivery<M extends ConsumedMessage> {
   metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
     return {
       held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight,
-      records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts },
+      records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts, staleRetries: this.commits.staleRetries },
     };
   }
 

@@ -14,8 +14,11 @@ export interface TopicPartition {
 /** Why a commit is made: periodic (made again next time), on revoke (the next owner reads again), or the last before a stop. */
 export type CommitKind = 'periodic' | 'revoke' | 'final';
 
-/** What a refused commit's error says: the group rebalances, a failure for a while only, or anything else. */
-export type Refusal = 'rebalancing' | 'transient' | 'other';
+/**
+ * What a refused commit's error says: the group rebalances, a failure for a while only, the member's
+ * epoch moved on before the commit reached the broker (KIP-848: the same commit is made again), or anything else.
+ */
+export type Refusal = 'rebalancing' | 'transient' | 'stale' | 'other';
 
 export interface ConsumerPort {
   /** What the client is, for messages. */

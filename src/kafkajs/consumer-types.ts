@@ -13,6 +13,11 @@ export interface KafkaJsConsumerOptions extends DeliveryOptions {
    * reads the group's committed offsets and records, that consumer having no committed(). connect() connects it; the application disconnects it.
    */
   readonly admin?: KafkaJsAdminClient;
+  /**
+   * The group protocol the consumer joins with, when the application wants it checked: 'consumer' (KIP-848) is refused with
+   * KafkaJS 2.x's consumer (it has none); with Confluent's, connect() refuses a value its configuration's 'group.protocol' does not give.
+   */
+  readonly groupProtocol?: 'classic' | 'consumer';
 }
 
 /** A message as the KafkaJS API hands it over (the fields read here; the others are passed on). */

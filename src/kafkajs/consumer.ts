@@ -55,8 +55,13 @@ export class KafkaJsDynamicConsumer extends OrderedConsumer<Consumed, KafkaJsEac
       if (this.options.admin !== undefined) {
         throw new InvalidOptionError('options.admin', 'absent', this.options.admin, "options.admin is for KafkaJS 2.x's consumer: Confluent's reads the group's committed offsets itself");
       }
-      this.host = new ConfluentHost(consumer);
+      this.host = new ConfluentHost(consumer, this.options.groupProtocol);
     } else {
+      if (this.options.groupProtocol === 'consumer') {
+        throw new InvalidOptionError('options.groupProtocol', "'classic' or absent with KafkaJS 2.x's consumer", 'consumer',
+          "options.groupProtocol 'consumer' (KIP-848): KafkaJS 2.x's consumer has no such protocol (it joins with JoinGroup and SyncGroup only); " +
+          "use DynamicConsumer or Confluent's KafkaJS-compatible consumer with 'group.protocol': 'consumer' in its configuration");
+      }
       if (this.options.admin === undefined) {
         throw new InvalidOptionError('options.admin', 'a KafkaJS admin client (kafka.admin())', undefined,
           "options.admin is required with KafkaJS's consumer: it has no committed(), so the group's committed offsets and handled records are read with a KafkaJS admin client's fetchOffsets() (kafka.admin())");

@@ -3,6 +3,7 @@
 // emitted before it assigns or unassigns (sometimes twice): on revoke, that client's commitSync() commits before the partitions go.
 
 import { InvalidOptionError, StateError, toKafkaError } from '../core/errors';
+import type { GroupProtocol } from '../core/group-protocol';
 import type { PartitionOffset } from '../delivery/dispatch';
 import type { CommittedOffset } from '../delivery/records';
 import { ConsumerHost, type HostEvents, type TopicPartition } from './consumer-host';
@@ -30,7 +31,8 @@ export class ConfluentHost extends ConsumerHost {
     else if (err?.code === ERR__REVOKE_PARTITIONS) this.events?.revoked(partitions);
   };
 
-  constructor(private readonly consumer: ConfluentConsumerLike) {
+  /** `groupProtocol`: what the application expects the consumer to join with (its configuration's 'group.protocol' must say so). */
+  constructor(private readonly consumer: ConfluentConsumerLike, private readonly groupProtocol?: GroupProtocol) {
     super();
   }
 
@@ -48,6 +50,12 @@ export class ConfluentHost extends ConsumerHost {
       await this.consumer.disconnect().catch(() => undefined);
       if (!client || typeof client.on !== 'function') throw new StateError("the consumer has no internal client after connect() (not Confluent's KafkaJS consumer?)");
       throw new InvalidOptionError("the consumer's kafkaJS.autoCommit", 'false (or enable.auto.commit false): offsets are committed here, only below what was handled', autoCommit ?? 'absent (librdkafka commits by itself by default)');
+    }
+    const protocol = String(client.globalConfig?.['group.protocol'] ?? 'classic').toLowerCase();
+    if (this.groupProtocol !== undefined && protocol !== this.groupProtocol) {
+      await this.consumer.disconnect().catch(() => undefined);
+      throw new InvalidOptionError('options.groupProtocol', `'${protocol}', the consumer's 'group.protocol'`, this.groupProtocol,
+        `options.groupProtocol '${this.groupProtocol}': the consumer joins with '${protocol}' (set 'group.protocol' in its configuration, beside kafkaJS: {...})`);
     }
     this.client = client;
     this.events = events;

@@ -4,6 +4,7 @@
 
 import { toKafkaError } from '../core/errors';
 import { partitionsByTopic } from '../core/partition-key';
+import { commitRefusal } from '../delivery/commits';
 import type { PartitionOffset } from '../delivery/dispatch';
 import type { ConsumerPort, Refusal, TopicPartition } from '../delivery/port';
 import type { CommittedOffset } from '../delivery/records';
@@ -15,6 +16,20 @@ export function transientCommitError(err: unknown, depth = 0): boolean {
   const e = err as { needsRejoin?: unknown; rebalanceInProgress?: unknown; canRetry?: unknown; errors?: unknown };
   if (e.needsRejoin === true || e.rebalanceInProgress === true || e.canRetry === true) return true;
   return Array.isArray(e.errors) && e.errors.some((x) => transientCommitError(x, depth + 1));
+}
+
+/** Kafka's code of a protocol error in @platformatic/kafka's error (or one it gathers), the first found, or undefined. */
+export function protocolCode(err: unknown, depth = 0): number | undefined {
+  if (err === null || typeof err !== 'object' || depth > 4) return undefined;
+  const e = err as { apiCode?: unknown; errors?: unknown; response?: { errorCode?: unknown } };
+  if (typeof e.apiCode === 'number' && e.apiCode !== 0) return e.apiCode;
+  if (Array.isArray(e.errors)) {
+    for (const x of e.errors) {
+      const code = protocolCode(x, depth + 1);
+      if (code !== undefined) return code;
+    }
+  }
+  return undefined;
 }
 
 export class PlatformaticPort implements ConsumerPort {
@@ -47,6 +62,10 @@ export class PlatformaticPort implements ConsumerPort {
   }
 
   refusal(error: unknown): Refusal {
+    // KIP-848's epochs first (its STALE_MEMBER_EPOCH is not marked retriable there): judged as for every client.
+    const code = protocolCode(error);
+    const judged = commitRefusal(code);
+    if (judged === 'stale' || judged === 'rebalancing') return judged;
     return transientCommitError(error) ? 'transient' : 'other';
   }
 

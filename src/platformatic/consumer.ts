@@ -5,6 +5,7 @@ import { OrderedConsumer } from '../delivery/ordered-consumer';
 import { checkConcurrency, checkTopics } from '../delivery/options';
 import type { TopicPartition } from '../delivery/port';
 import { keyOf, ORDER_VALUE, orderValueAmong } from '../delivery/message-order';
+import { partitionKey } from '../core/partition-key';
 import { PlatformaticPort } from './consumer-port';
 import type {
   PlatformaticConsumed, PlatformaticConsumerLike, PlatformaticConsumerOptions, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig,
@@ -35,8 +36,17 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
   private readonly onData = (m: PlatformaticConsumedMessage) => this.read(m);
   private readonly onStreamError = (err: unknown) => this.delivery.fail(toKafkaError(err, 'stream'));
   private readonly onRebalance = () => this.delivery.assignment.rebalancing();
-  private readonly onJoin = (payload: { assignments?: ReadonlyArray<{ topic: string; partitions: number[] }> } | undefined) =>
+  private readonly onJoin = (payload: { assignments?: ReadonlyArray<{ topic: string; partitions: number[] }>; generationId?: unknown } | undefined) => {
+    // KIP-848's join (groupProtocol 'consumer') carries no generation: its changes come with heartbeats, without a join event.
+    if (payload !== undefined && !('generationId' in payload)) this.incremental = true;
     this.sync(payload?.assignments ?? this.consumer.assignments ?? []);
+  };
+  /** Under KIP-848, after a heartbeat's answer: the assignment it changed (revoked partitions too), to the engine. */
+  private readonly onHeartbeat = () => {
+    if (this.incremental && this.delivery.phase === 'running' && this.changed(this.consumer.assignments ?? [])) this.sync(this.consumer.assignments ?? []);
+  };
+  /** The group runs KIP-848's protocol (seen at its join). */
+  private incremental = false;
 
   constructor(consumer: PlatformaticConsumerLike, options: PlatformaticConsumerOptions = {}) {
     super();
@@ -47,6 +57,8 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     this.options = resolveKafkaJsConsumerOptions(options);
     // The resolver is wrapKafkaJsConsumer's: its option of KafkaJS's own consumer has no use here.
     if (this.options.admin !== undefined) throw InvalidOptionError.unknown('options.admin', PLATFORMATIC_OPTIONS);
+    // The protocol is the consumer's own option (groupProtocol: 'consumer' in new Consumer({...})).
+    if (this.options.groupProtocol !== undefined) throw InvalidOptionError.unknown('options.groupProtocol', PLATFORMATIC_OPTIONS);
     if (this.options.groupOrder === 'wait') {
       throw new InvalidOptionError('options.groupOrder', "'auto' or 'flag' (@platformatic/kafka commits no metadata: there are no handled records to wait for)", 'wait');
     }
@@ -101,6 +113,7 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     this.delivery.run(concurrency);
     this.consumer.on('consumer:group:rebalance', this.onRebalance);
     this.consumer.on('consumer:group:join', this.onJoin);
+    this.consumer.on('consumer:heartbeat:end', this.onHeartbeat);
     let stream: PlatformaticStreamLike;
     try {
       stream = await this.consumer.consume({ mode: 'committed', ...consume, topics, autocommit: false });
@@ -137,9 +150,23 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     this.delivery.assignment.joined(list);
   }
 
+  /** Whether `assignments` differ from the partitions the engine owns. */
+  private changed(assignments: ReadonlyArray<{ topic: string; partitions: number[] }>): boolean {
+    const owned = this.delivery.assignment;
+    let n = 0;
+    for (const { topic, partitions } of assignments) {
+      for (const partition of partitions) {
+        if (!owned.has(partitionKey(topic, partition))) return true;
+        n++;
+      }
+    }
+    return n !== owned.owned.size;
+  }
+
   private unlisten(): void {
     this.consumer.removeListener('consumer:group:rebalance', this.onRebalance);
     this.consumer.removeListener('consumer:group:join', this.onJoin);
+    this.consumer.removeListener('consumer:heartbeat:end', this.onHeartbeat);
   }
 }
 

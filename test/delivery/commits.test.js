@@ -104,3 +104,35 @@ t.test("without an 'error' listener another refusal is a 'warning' (an 'error' e
   await commits.commit(OFFSETS, 'periodic');
   t.same(events, ['warning']);
 });
+
+/** A port whose first `refusals` commits are refused with `code`, then taken; `calls` counts its commits. */
+function refusingPort(makePort, code, refusals) {
+  let calls = 0;
+  const port = makePort(code);
+  const commit = port.commit.bind(port);
+  const ok = makePort(null);
+  port.commit = (offsets, kind) => (++calls <= refusals ? commit(offsets, kind) : ok.commit(offsets, kind));
+  return { port, calls: () => calls };
+}
+
+t.test('KIP-848: a commit refused for a stale member epoch is made again, silently, until the group takes it', async (t) => {
+  t.equal(E.ERR_STALE_MEMBER_EPOCH, 113, "Kafka's STALE_MEMBER_EPOCH (librdkafka 2.12 makes no application commit again on it)");
+  for (const [name, makePort] of PORTS) {
+    for (const kind of ['periodic', 'revoke', 'final']) {
+      const { port, calls } = refusingPort(makePort, E.ERR_STALE_MEMBER_EPOCH, 2);
+      t.same(await commitOutcome(port, kind), { events: ['committed'], again: 0, threw: false }, `${name}, ${kind}: committed on the third try`);
+      t.equal(calls(), 3, `${name}, ${kind}: made three times`);
+    }
+  }
+});
+
+t.test("KIP-848: a member epoch stale for good is a 'warning' (made again next time), never an 'error'", async (t) => {
+  const { port, calls } = refusingPort(rdkafkaPort, E.ERR_STALE_MEMBER_EPOCH, Infinity);
+  t.same(await commitOutcome(port, 'final'), { events: ['warning'], again: 1, threw: false }, 'on stop: not thrown');
+  t.ok(calls() > 1 && calls() <= 10, `a bounded number of tries (${calls()})`);
+});
+
+t.test('KIP-848: a fenced member epoch is a refusal while the group rebalances', async (t) => {
+  t.equal(E.ERR_FENCED_MEMBER_EPOCH, 110, "Kafka's FENCED_MEMBER_EPOCH");
+  t.same(await commitOutcome(rdkafkaPort(E.ERR_FENCED_MEMBER_EPOCH), 'periodic'), { events: [], again: 1, threw: false });
+});

@@ -141,6 +141,35 @@ t.test('revoke on a client that waits: calls under way end, then the commit (rev
   t.same(port.commits.length, 1, 'the stop commits nothing of a partition gone');
 });
 
+t.test('revoke on a client that waits, its commit refused for a stale member epoch (KIP-848): made again, and only then the client lets go', async (t) => {
+  const port = standInPort();
+  let refusals = 2;
+  const commit = port.commit;
+  // Kafka's STALE_MEMBER_EPOCH, 113: the epoch catches up with the next heartbeat's answer.
+  port.commit = async function (offsets, kind) {
+    if (refusals-- > 0) throw Object.assign(new Error('Broker: The member epoch is stale'), { code: 113 });
+    return commit.call(this, offsets, kind);
+  };
+  port.refusal = (err) => (err.code === 113 ? 'stale' : 'other');
+  const e = engine(port);
+  await e.d.connect(async () => {});
+  e.d.run(1);
+  e.d.assignment.assigned([{ topic: TOPIC, partition: 0 }]);
+  e.d.assignment.admit(message(0, 0));
+  let letGo = 0;
+  let committedWhenLetGo;
+  e.d.assignment.revoked([{ topic: TOPIC, partition: 0 }], () => {
+    letGo++;
+    committedWhenLetGo = port.commits.length;
+  });
+  await waitFor(() => letGo === 1);
+  t.same(port.commits, [{ kind: 'revoke', offsets: ['t:0@1'] }], 'committed on the third try');
+  t.equal(committedWhenLetGo, 1, 'before the client let the partition go');
+  t.notOk(e.events.includes('warning'), 'no warning');
+  t.equal(e.d.metrics().rejoins.staleRetries, 2, 'made again twice');
+  await e.d.stop(1000);
+});
+
 t.test('revoke on a client that does not wait: committed before revoked() returns', async (t) => {
   const port = standInPort();
   const e = engine(port);

@@ -5,7 +5,9 @@
 // Node 22 (this file, run as a child with KDP_PLATFORMATIC_CHILD set; test/lib/platformatic.js),
 // with handlers that await timers and turns of the event loop, 16 calls at once in key order:
 //   - one consumer;
-//   - a group of two, the second joining once the first has handled a third of the messages.
+//   - a group of two, the second joining once the first has handled a third of the messages,
+//     under the classic group protocol and under KIP-848's (@platformatic/kafka's groupProtocol
+//     'consumer': the broker assigns, and a change comes in a heartbeat without a join event).
 // What was produced comes from the delivery reports (which producer, key, place in its key);
 // the child reports every handler call in the order they began. Each producer's key must be
 // handled in the order sent: a message handled after a later one of its key, or before its
@@ -30,7 +32,7 @@ async function child() {
   const { platformatic, reportResult } = require('../lib/platformatic');
   const { wrapPlatformaticConsumer } = require('../..');
   const { Consumer } = await platformatic();
-  const { brokers, topic, group, messages, members } = JSON.parse(process.env.KDP_PLATFORMATIC_CHILD);
+  const { brokers, topic, group, messages, members, groupProtocol } = JSON.parse(process.env.KDP_PLATFORMATIC_CHILD);
   const log = []; // [who, id, flagged ? reason : '']
   const seen = new Uint8Array(messages);
   let distinct = 0;
@@ -39,10 +41,14 @@ async function child() {
   const started = Date.now();
   const make = (who) => {
     const consumer = new Consumer({
-      groupId: group, clientId: `kdp-test-${who}`, bootstrapBrokers: brokers.split(','), sessionTimeout: 10000, heartbeatInterval: 500, rebalanceTimeout: 15000, maxWaitTime: 200,
+      groupId: group, clientId: `kdp-test-${who}`, bootstrapBrokers: brokers.split(','), maxWaitTime: 200,
+      // Under KIP-848 the session and heartbeat are the broker's (the client's defaults stand, and rebalanceTimeout must not be below them).
+      ...(groupProtocol === 'consumer' ? { groupProtocol } : { sessionTimeout: 10000, heartbeatInterval: 500, rebalanceTimeout: 15000 }),
     });
     const dc = wrapPlatformaticConsumer(consumer, { commitIntervalMs: 200, resequencer: { maxWaitMs: 5000 } });
-    dc.on('error', (err) => errors.push(`${who}: ${err.message}`));
+    // With the protocol errors a response gathered (their ids: Kafka's error names).
+    const ids = (e) => (Array.isArray(e?.errors) ? ` [${e.errors.map((x) => x.apiId ?? x.message).join(', ')}]` : '');
+    dc.on('error', (err) => errors.push(`${who}: ${err.message}${ids(err.cause)}`));
     dc.on('stopped', (err) => err && errors.push(`${who} stopped: ${err.message}`));
     for (const type of ['assigned', 'revoked']) dc.on(type, (list) => events.push(`${Date.now() - started} ms: ${'AB'[who]} ${type} ${list.map((tp) => tp.partition)}`));
     const handler = async (m, info) => {
@@ -91,9 +97,11 @@ function parent() {
   const PARTITIONS = 6;
   const KEYS = 2000;
   const RATE = 4000; // msg/s per producer: consumed while produced
+  // Under KIP-848 a member joins in about one broker heartbeat interval (5 s): a production that lasts longer than that.
+  const RATE_KIP848 = 1200;
 
   /** One producer's messages: ids base .. base+count-1, 40% on the hot key, values K.value(id, keyId, place in this producer's key). */
-  async function produce(topic, base, count, keys, seed, sent) {
+  async function produce(topic, base, count, keys, seed, sent, rate) {
     const p = new DynamicProducer({
       'bootstrap.servers': K.brokers(), 'enable.idempotence': true, 'linger.ms': 5, 'compression.codec': 'lz4', dr_msg_cb: true, log_level: 3,
     }, { acks: 'all', partitioner: 'murmur2_random' }, { metadataRefreshMs: 5000, horizon: { messages: 2000 }, ...K.clientOptions() });
@@ -113,7 +121,7 @@ function parent() {
       const keyId = rand() < 0.4 ? KEYS : stream.next();
       if (!p.produce(topic, K.value(base + i, keyId, perKey[keyId]++), keys[keyId])) await new Promise((resolve) => p.once('drain', resolve));
       if ((i + 1) % 500 === 0) {
-        const ahead = started + ((i + 1) * 1000) / RATE - Date.now();
+        const ahead = started + ((i + 1) * 1000) / rate - Date.now();
         await new Promise((resolve) => (ahead > 0 ? setTimeout(resolve, ahead) : setImmediate(resolve)));
       }
     }
@@ -160,20 +168,21 @@ function parent() {
     return out;
   }
 
-  for (const members of [1, 2]) {
-    t.test(`@platformatic/kafka's consumer, wrapped: ${members === 1 ? 'one consumer' : 'a group of two, the second joining mid-run'} (${MESSAGES} messages of ${PRODUCERS} producers)`,
+  for (const [members, groupProtocol] of [[1, 'classic'], [2, 'classic'], [2, 'consumer']]) {
+    t.test(`@platformatic/kafka's consumer, wrapped: ${members === 1 ? 'one consumer' : 'a group of two, the second joining mid-run'}, group protocol ${groupProtocol} (${MESSAGES} messages of ${PRODUCERS} producers)`,
       { ...K.needsCluster(), skip: K.needsCluster().skip ?? platformaticSkip(), timeout: 180000 }, async (t) => {
         const total = K.lap();
-        const topic = K.topicName(`platformatic-${members}`);
+        const topic = K.topicName(`platformatic-${members}-${groupProtocol}`);
         const replication = Math.min(3, K.brokers().split(',').length);
         await K.createTopic(topic, PARTITIONS, replication, { 'min.insync.replicas': String(Math.min(2, replication)) });
         const salt = Math.random().toString(36).slice(2, 6);
         const keys = Array.from({ length: KEYS }, (_, i) => `k${i}-${salt}`);
         keys.push(`hot-${salt}`);
         const sent = new Array(MESSAGES);
-        const env = { KDP_PLATFORMATIC_CHILD: JSON.stringify({ brokers: K.brokers(), topic, group: `${topic}-group`, messages: MESSAGES, members }) };
+        const env = { KDP_PLATFORMATIC_CHILD: JSON.stringify({ brokers: K.brokers(), topic, group: `${topic}-group`, messages: MESSAGES, members, groupProtocol }) };
         const consumed = runPlatformatic(__filename, { env, timeout: 170000 });
-        const produced = await Promise.all(Array.from({ length: PRODUCERS }, (_, i) => produce(topic, i * PER_PRODUCER, PER_PRODUCER, keys, 0x51 + i * 7 + members, sent)));
+        const produced = await Promise.all(Array.from({ length: PRODUCERS }, (_, i) => produce(topic, i * PER_PRODUCER, PER_PRODUCER, keys, 0x51 + i * 7 + members, sent,
+          groupProtocol === 'consumer' ? RATE_KIP848 : RATE)));
         const { result } = await consumed;
         const delivered = sent.filter((m) => m !== undefined).length;
         const hotPartitions = [0, 1].map((p) => new Set(sent.filter((m) => m && m.producer === p && m.keyId === KEYS).map((m) => m.partition)).size);
@@ -189,7 +198,7 @@ function parent() {
         t.same(c.unexplained, [], 'no unexplained order violation');
         if (members === 1) t.equal(c.violations, 0, 'one consumer: no violation at all');
         else t.ok(result.handled[1] > 0, `the second member handled messages (${result.handled[1]})`);
-        t.comment(`platformatic-consumer (${members}): ${total()} ms`);
+        t.comment(`platformatic-consumer (${members}, ${groupProtocol}): ${total()} ms`);
       });
   }
 }

@@ -228,12 +228,63 @@ t.test('a join: partitions leaving are committed and forgotten, a kept partition
   t.equal(consumer.committed(2), 6, 'partition 2 too');
 });
 
+t.test("KIP-848 (groupProtocol 'consumer'): changes come with heartbeats, no join event; a stale member epoch's refusal is made again", async (t) => {
+  // As @platformatic/kafka 2.12's consumer under that protocol (consumer.js): its join event carries no generation
+  // nor assignment; a revocation emits 'consumer:group:rebalance' before the assignment changes, an addition nothing;
+  // each heartbeat's answer ends with 'consumer:heartbeat:end'. OffsetCommit refused: a ResponseError gathering
+  // ProtocolErrors (apiCode 113, STALE_MEMBER_EPOCH, canRetry false).
+  const consumer = new FakeConsumer([0, 1]);
+  consumer.consume = async function (options) {
+    this.consumeOptions = options;
+    this.emit('consumer:group:join', { groupId: 'g', memberId: 'm' });
+    this.assignments = [{ topic: TOPIC, partitions: [0, 1] }];
+    this.emit('consumer:heartbeat:end');
+    return this.stream;
+  };
+  let stale = 0;
+  const commit = consumer.commit.bind(consumer);
+  consumer.commit = async (request) => {
+    if (stale-- > 0) {
+      throw Object.assign(new Error('Received response with error while executing API OffsetCommit(v9)'),
+        { errors: [Object.assign(new Error('The member epoch is stale.'), { apiId: 'STALE_MEMBER_EPOCH', apiCode: 113, canRetry: false })] });
+    }
+    return commit(request);
+  };
+  const dc = wrapPlatformaticConsumer(consumer);
+  const events = [];
+  dc.on('revoked', (list) => events.push(`revoked ${list.map((tp) => tp.partition)}`));
+  dc.on('assigned', (list) => events.push(`assigned ${list.map((tp) => tp.partition)}`));
+  dc.on('warning', (err) => events.push(`warning ${err.message}`));
+  dc.on('error', (err) => events.push(`error ${err.message}`));
+  await dc.run({ topics: [TOPIC], handler: () => {} });
+  t.same(events, ['assigned 0,1'], "the first heartbeat's assignment");
+  consumer.stream.emit('data', message(0, 0, 'a'));
+  consumer.stream.emit('data', message(1, 0, 'b'));
+  stale = 1;
+  // Partition 1 is revoked: the event, then the assignment changes, then a heartbeat.
+  consumer.emit('consumer:group:rebalance', { groupId: 'g' });
+  consumer.assignments = [{ topic: TOPIC, partitions: [0] }];
+  consumer.emit('consumer:heartbeat:end');
+  await sleep(400);
+  t.same(events, ['assigned 0,1', 'revoked 1'], 'partition 1 revoked at the heartbeat, no warning nor error');
+  t.equal(consumer.committed(1), 1, 'committed as it left, the stale refusal made again');
+  // Partition 2 comes, without any event but the heartbeat's end.
+  consumer.assignments = [{ topic: TOPIC, partitions: [0, 2] }];
+  consumer.emit('consumer:heartbeat:end');
+  t.same(events.slice(2), ['assigned 2'], 'partition 2 assigned at the heartbeat');
+  await dc.stop();
+  t.equal(consumer.committed(0), 1, 'partition 0 committed at stop');
+  t.equal(consumer.listenerCount('consumer:heartbeat:end'), 0, 'the heartbeat listener left after stop()');
+});
+
 t.test('refused at the edge', async (t) => {
   t.throws(() => wrapPlatformaticConsumer({}), { name: 'InvalidArgTypeError' }, 'not a consumer');
   t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { groupOrder: 'wait' }), InvalidOptionError, "groupOrder 'wait': no records to wait for");
   t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { admin: { connect() {}, fetchOffsets() {} } }), { code: 'KDP_INVALID_OPTION', message: /options\.admin/ },
     "admin (KafkaJS's consumer's option) is not taken silently");
   t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { maxPending: 0 }), InvalidOptionError, 'maxPending 0');
+  t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { groupProtocol: 'consumer' }), { code: 'KDP_INVALID_OPTION', message: /options\.groupProtocol/ },
+    "groupProtocol: the consumer's own option, not the wrapper's");
   t.throws(() => wrapPlatformaticConsumer(new FakeConsumer([0]), { nope: 1 }), InvalidOptionError, 'an unknown option');
   const dc = wrapPlatformaticConsumer(new FakeConsumer([0]));
   await t.rejects(dc.run({ topics: [TOPIC], handler: () => {}, consume: { autocommit: true } }), InvalidOptionError, 'autocommit true');

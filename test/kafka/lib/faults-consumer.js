@@ -4,7 +4,8 @@
 // appended at once to a log file (faults-values.js RECORD bytes, synchronous write), so that
 // after a SIGKILL the file holds everything this process handled. Protocol over IPC:
 //   parent → { type: 'start', topic, group, bootstrap, maxWaitMs, sessionTimeoutMs, logFile,
-//              concurrency?, handlerMs? (each call then waits 0 to 2 * handlerMs ms after its record) }
+//              concurrency?, handlerMs? (each call then waits 0 to 2 * handlerMs ms after its record),
+//              groupProtocol? ('consumer': KIP-848, whose session timeout is the brokers' (scripts/kafka.sh)) }
 //   worker → { type: 'assigned', partitions } on each assignment
 //   worker → { type: 'revoked', partitions: [{ partition, committed }] } on each revoke (its last commit of each)
 //   worker → { type: 'progress', handled, held } every 250 ms
@@ -25,8 +26,10 @@ async function run(o) {
     'group.id': o.group,
     'auto.offset.reset': 'earliest',
     'fetch.wait.max.ms': 50,
-    'session.timeout.ms': o.sessionTimeoutMs,
-    'heartbeat.interval.ms': Math.min(3000, Math.floor(o.sessionTimeoutMs / 4)),
+    ...(o.groupProtocol === 'consumer' ? { 'group.protocol': 'consumer' } : {
+      'session.timeout.ms': o.sessionTimeoutMs,
+      'heartbeat.interval.ms': Math.min(3000, Math.floor(o.sessionTimeoutMs / 4)),
+    }),
     'log_level': 2,
   }, {}, { commitIntervalMs: 200, concurrency: o.concurrency ?? 1, resequencer: { maxWaitMs: o.maxWaitMs, maxBufferedMessages: 1000000 } });
   const errors = [];

@@ -54,7 +54,7 @@ class Scenario {
    * sessionTimeoutMs (45,000), concurrency and handlerMs (consumers': calls at once, and how
    * long each waits, 0 to twice that), mergeByTime (the members' logs read as one, by when each
    * call started: members that handle a key side by side), flagRule(record, ctx) → allowed
-   * (default: none allowed).
+   * (default: none allowed), groupProtocol (consumers': 'classic' or 'consumer', KIP-848).
    */
   constructor(t, o) {
     this.t = t;
@@ -146,6 +146,7 @@ class Scenario {
       child.on('message', (m) => {
         if (m.type === 'assigned') {
           c.assigned.push(m.partitions);
+          c.assignedAt ??= Date.now();
           assigned();
         } else if (m.type === 'revoked') {
           for (const { partition, committed } of m.partitions) c.gaveUp.set(partition, committed);
@@ -161,7 +162,7 @@ class Scenario {
     });
     child.send({
       type: 'start', topic: this.topic, group: this.group, bootstrap: this.bootstrap, maxWaitMs: this.o.maxWaitMs,
-      sessionTimeoutMs: this.o.sessionTimeoutMs, logFile, concurrency: this.o.concurrency, handlerMs: this.o.handlerMs,
+      sessionTimeoutMs: this.o.sessionTimeoutMs, logFile, concurrency: this.o.concurrency, handlerMs: this.o.handlerMs, groupProtocol: this.o.groupProtocol,
     });
     this.consumers.push(c);
     await isAssigned;
