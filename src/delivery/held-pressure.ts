@@ -20,8 +20,7 @@ export class HeldPressure {
 
   constructor(
     private readonly port: ConsumerPort,
-    /** Held messages: pausing starts at `high`, resuming at `low`. */
-    private readonly high: number,
+    /** Held messages at or below which every paused partition goes on (pausing starts at twice that, delivery.ts). */
     private readonly low: number,
     private readonly held: () => number,
     private readonly heldOf: (topic: string, partition: number) => number,
@@ -30,7 +29,7 @@ export class HeldPressure {
     private readonly mayGo: (tp: TopicPartition) => boolean,
   ) {}
 
-  /** A message of `topic` [`partition`] was read (call it only once `held()` reached `high`). */
+  /** A message of `topic` [`partition`] was read, with half of maxBufferedMessages held or more. */
   read(topic: string, partition: number): void {
     if (this.port.pause === undefined) return;
     const name = partitionKey(topic, partition);
