@@ -13,7 +13,29 @@
 // `kdp1:` records (no `known`, no `told`, marked messages one by one) are still read.
 
 import { Buffer } from 'node:buffer';
-import type { HandledRecord } from './handled-record';
+
+/** What a member has handled of one partition, as of one commit. */
+export interface HandledRecord {
+  /** The committed offset: every message below it is handled. */
+  readonly offset: number;
+  /** Offsets in [offset, end) were read; nothing is known from end on. */
+  readonly end: number;
+  /**
+   * Offsets in [offset, known) not in `unhandled` are handled; from known to end only marked
+   * messages are told, by sequence. Absent: end (a record whose offsets are all told).
+   */
+  readonly known?: number;
+  /** Offsets in [offset, known) unhandled, ascending (offset itself first when known > offset). */
+  readonly unhandled: readonly number[];
+  /**
+   * Per producer whose marked messages were read here: its id (16 hex digits), the highest
+   * sequence read, and the highest told (`told`, absent: `read`): of its sequences up to told,
+   * those not in `marked` are handled (or never written); above told, nothing is known.
+   */
+  readonly producers: ReadonlyArray<{ readonly id: string; readonly read: number; readonly told?: number }>;
+  /** Unhandled marked messages read here, up to their producer's told: its index in `producers` and their sequence (each once). */
+  readonly marked: ReadonlyArray<{ readonly producer: number; readonly sequence: number }>;
+}
 
 /** The record's text starts so; `kdp1:` is the format before it, still read. */
 export const RECORD_PREFIX = 'kdp2:';
