@@ -71,6 +71,7 @@ const args = flags(__filename, {
   only: { type: 'string', choices: ['static', 'dynamic'], help: 'run one side' },
   'producer-options': { type: 'string', arg: 'JSON', help: 'options for the dynamic producers, over the defaults (e.g. {"hotRun":200,"balanceTolerance":0.2})' },
   'consumer-options': { type: 'string', arg: 'JSON', help: 'options for the dynamic consumers, over the run\'s (e.g. {"groupOrder":"wait"})' },
+  'group-protocol': { type: 'string', choices: ['classic', 'consumer'], default: 'classic', help: "both sides' consumer group protocol: classic (cooperative-sticky) or consumer (KIP-848, the broker assigns)" },
   'handler-ms': { type: 'number', arg: 'MS', min: 0.001, max: 60000, help: 'each consumer\'s handler awaits a timer of N ms per message (I/O-like) instead of the capacity delay (--capacity is then not used; slow-consumer: consumer 0\'s N doubles), with --concurrency calls at once' },
   concurrency: {
     type: 'number', integer: true, min: 1, max: 65536, default: 1,
@@ -131,6 +132,7 @@ function options() {
     concurrency: args.concurrency,
     producerOptions: args['producer-options'] === undefined ? {} : JSON.parse(args['producer-options']),
     consumerOptions: args['consumer-options'] === undefined ? {} : JSON.parse(args['consumer-options']),
+    groupProtocol: args['group-protocol'],
   };
 }
 
@@ -252,7 +254,7 @@ async function runSide(side, scenario, o, brokers, stamp) {
   for (let w = 0; w < o.consumerProcs; w++) {
     const count = Math.floor(o.consumers / o.consumerProcs) + (w < o.consumers % o.consumerProcs ? 1 : 0);
     const cw = worker('consumer.js', { UV_THREADPOOL_SIZE: '16' });
-    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs, commitMs: o.commitMs, handlerMs: o.handlerMs, concurrency: o.concurrency, consumerOptions: o.consumerOptions });
+    cw.send({ cmd: 'start', side, brokers, topic, group, first, count, delayMs, fetchWaitMs: o.fetchWaitMs, commitMs: o.commitMs, handlerMs: o.handlerMs, concurrency: o.concurrency, consumerOptions: o.consumerOptions, groupProtocol: o.groupProtocol });
     consumerWorkers.push(cw);
     first += count;
   }

@@ -141,7 +141,8 @@ async function start(msg) {
   const base = {
     'metadata.broker.list': msg.brokers,
     'group.id': msg.group,
-    'partition.assignment.strategy': 'cooperative-sticky',
+    // Classic groups assign cooperatively; under KIP-848 the broker assigns (and refuses a client's strategy).
+    ...(msg.groupProtocol === 'consumer' ? { 'group.protocol': 'consumer' } : { 'partition.assignment.strategy': 'cooperative-sticky' }),
     'log_level': 3,
     // Brokers answer a fetch once this much is there or fetch.wait.max.ms passed: with the
     // default of 1 byte, six consumers on a trickle of small messages send fetches by the thousand.
