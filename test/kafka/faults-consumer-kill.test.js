@@ -22,19 +22,17 @@
 
 const t = require('tap');
 const fs = require('node:fs');
-const { Scenario, size } = require('./lib/faults');
+const { Scenario, size, PROTOCOLS, underProtocol } = require('./lib/faults');
 const K = require('./lib/kafka');
 const F = require('./lib/faults-values');
 
 const PER_PRODUCER = size(15_000, 10);
 const RATE = 400;
 
-const PROTOCOLS = (process.env.KDP_GROUP_PROTOCOLS || 'classic,consumer').split(',');
-
 for (const groupProtocol of PROTOCOLS) {
   t.test(`a consumer process SIGKILLed mid-stream, group protocol ${groupProtocol} (2 producer processes x ${PER_PRODUCER})`, { ...K.needsCluster(), timeout: 900000 }, async (t) => {
     const s = new Scenario(t, {
-      name: groupProtocol === 'classic' ? 'consumer-kill' : `consumer-kill-${groupProtocol}`,
+      name: underProtocol('consumer-kill', groupProtocol),
       groupProtocol,
       maxWaitMs: 10000,
       sessionTimeoutMs: 6000,

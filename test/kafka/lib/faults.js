@@ -401,4 +401,10 @@ if (require.main === module && process.argv[2] === '--summary') {
   if (s) console.log(s.line);
 }
 
-module.exports = { Scenario, needsProxy, summaryLine, size, LONG, SUMMARY, TRANSIENT_CONNECTION_ERRORS };
+/** The group protocols each scenario runs under: KDP_GROUP_PROTOCOLS (default both: 'classic,consumer', KIP-848). */
+const PROTOCOLS = (process.env.KDP_GROUP_PROTOCOLS || 'classic,consumer').split(',');
+
+/** A scenario's name under a protocol: as it was on classic, with the protocol after it otherwise. */
+const underProtocol = (name, groupProtocol) => (groupProtocol === 'classic' ? name : `${name}-${groupProtocol}`);
+
+module.exports = { Scenario, needsProxy, summaryLine, size, LONG, SUMMARY, TRANSIENT_CONNECTION_ERRORS, PROTOCOLS, underProtocol };
