@@ -14,7 +14,7 @@ import { partitionKey } from '../core/partition-key';
 import { type KafkaError, toKafkaError } from '../core/errors';
 import type { Commits } from './commits';
 import type { Dispatcher } from './dispatch';
-import type { HandledRecords } from './records';
+import type { CommittedOffset, HandledRecords } from './records';
 import type { ConsumedMessage } from './resequencer';
 import type { AssignmentEvents, ConsumerPort, TopicPartition } from './port';
 
@@ -64,6 +64,13 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   private readonly states = new Map<string, Array<Owned<M> | undefined>>();
   /** Partitions whose messages wait (their records being read, or their restart after a join). */
   private readonly waits = new Map<string, Promise<void>>();
+  /**
+   * Per partition that left, the offset and record this consumer would have committed for it
+   * then: its commit may not have landed (a lost assignment: the coordinator out of reach, a
+   * KIP-848 member fenced), and when the partition comes back with nothing committed past it,
+   * what it handled is not handed out again.
+   */
+  private readonly left = new Map<string, { offset: number; metadata: string }>();
   /** Since when an eager group rejoins (0: it does not). */
   private rejoiningSince = 0;
   /** Joins so far: work of an earlier one that is still under way gives way. */
@@ -281,8 +288,9 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
    */
   private inherit(partitions: TopicPartition[]): Promise<void> {
     const generation = this.hooks.generation();
-    return this.commits.committedOf(partitions).then((offsets) => {
+    return this.commits.committedOf(partitions).then((read) => {
       if (!this.hooks.running() || generation !== this.hooks.generation()) return;
+      const offsets = read.map((c) => this.orLeft(c));
       for (const { topic, partition, offset, error } of offsets) {
         const state = this.stateOf({ topic, partition });
         if (!error && typeof offset === 'number' && Number.isSafeInteger(offset) && offset > 0 && state !== undefined) state.floor = state.next = offset;
@@ -317,12 +325,30 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
 
   /** Partitions leave: what is held or waits of them is dropped (read again by their next owner). */
   private forget(partitions: TopicPartition[]): void {
+    const records = this.records;
+    if (records !== undefined) {
+      for (const { topic, partition } of partitions) {
+        const offset = this.dispatch.ledger.safeOffset(topic, partition);
+        if (offset !== undefined) this.left.set(partitionKey(topic, partition), { offset, metadata: records.textOf(topic, partition, offset) });
+      }
+    }
     for (const tp of partitions) this.disown(tp);
     this.dispatch.forget(partitions);
   }
 
+  /** A partition's committed offset as read, or what this consumer had handled of it when it left, when that is further on. */
+  private orLeft(c: CommittedOffset): CommittedOffset {
+    const name = partitionKey(c.topic, c.partition);
+    const mine = this.left.get(name);
+    if (mine === undefined) return c;
+    this.left.delete(name);
+    const offset = typeof c.offset === 'number' && Number.isSafeInteger(c.offset) ? c.offset : -1;
+    return !c.error && offset <= mine.offset ? { topic: c.topic, partition: c.partition, offset: mine.offset, metadata: mine.metadata } : c;
+  }
+
   /** The run ended: nothing is owned. */
   clear(): void {
+    this.left.clear();
     this.dispatch.forget([...this.owned.values(), ...this.revoking.values()]);
     this.owned.clear();
     this.revoking.clear();

@@ -183,6 +183,51 @@ t.test('revoke on a client that does not wait: committed before revoked() return
   await e.d.stop(1000);
 });
 
+t.test('a partition lost and given back with nothing committed past it: what this consumer handled is not handed out again', async (t) => {
+  // Its revoke's commit never lands (the coordinator out of reach; a KIP-848 member fenced), so
+  // the group's committed offset is still 0 when the partition comes back to it.
+  const port = standInPort({ carriesRecords: true, committed: [{ topic: TOPIC, partition: 0, offset: 0, metadata: '' }] });
+  port.commit = async () => { throw Object.assign(new Error('coordinator not available'), { code: 15 }); };
+  const e = engine(port);
+  e.events.length = 0;
+  await e.d.connect(async () => {});
+  e.d.run(4);
+  e.d.assignment.assigned([{ topic: TOPIC, partition: 0 }]);
+  await waitFor(() => e.d.assignment.mayRead({ topic: TOPIC, partition: 0 }));
+  for (const o of [0, 1, 2, 3, 4]) e.d.assignment.admit(message(0, o));
+  await waitFor(() => e.calls.length === 5);
+  e.d.assignment.revoked([{ topic: TOPIC, partition: 0 }]);
+  e.d.assignment.assigned([{ topic: TOPIC, partition: 0 }]);
+  await waitFor(() => e.d.assignment.mayRead({ topic: TOPIC, partition: 0 }));
+  // The client fetches again from the committed offset, 0.
+  for (const o of [0, 1, 2, 3, 4, 5, 6]) e.d.assignment.admit(message(0, o));
+  await waitFor(() => e.calls.length >= 7);
+  await tick();
+  t.same(e.calls, ['0:0', '0:1', '0:2', '0:3', '0:4', '0:5', '0:6'], 'offsets 0-4 once, then what is new');
+  await e.d.stop(1000).catch(() => undefined);
+});
+
+t.test('a partition that comes back after another member committed past it: that commit is read, not this consumer\'s memory', async (t) => {
+  const port = standInPort({ carriesRecords: true });
+  const e = engine(port);
+  await e.d.connect(async () => {});
+  e.d.run(4);
+  port.committed = async () => [];
+  e.d.assignment.assigned([{ topic: TOPIC, partition: 0 }]);
+  await waitFor(() => e.d.assignment.mayRead({ topic: TOPIC, partition: 0 }));
+  for (const o of [0, 1]) e.d.assignment.admit(message(0, o));
+  await waitFor(() => e.calls.length === 2);
+  e.d.assignment.revoked([{ topic: TOPIC, partition: 0 }]);
+  // Meanwhile another member handled up to 8 (no record of ours: only its offset counts).
+  port.committed = async () => [{ topic: TOPIC, partition: 0, offset: 8, metadata: '' }];
+  e.d.assignment.assigned([{ topic: TOPIC, partition: 0 }]);
+  await waitFor(() => e.d.assignment.mayRead({ topic: TOPIC, partition: 0 }));
+  for (const o of [8, 9]) e.d.assignment.admit(message(0, o));
+  await waitFor(() => e.calls.length >= 4);
+  t.same(e.calls, ['0:0', '0:1', '0:8', '0:9']);
+  await e.d.stop(1000).catch(() => undefined);
+});
+
 t.test("an eager group's rejoin, 'keep': what the client reads again of a partition kept is dropped", async (t) => {
   const port = standInPort({ rejoin: 'keep' });
   const e = engine(port);
