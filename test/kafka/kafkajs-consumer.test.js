@@ -139,7 +139,7 @@ async function committedOf(admin, group, topic) {
     out[partition] = Number(offset);
     if (metadata === null || metadata === '') continue;
     // A handled record, with the NUL the librdkafka-based clients write after it.
-    if (metadata.startsWith('kdp1:') && metadata.endsWith('\0')) metadataSeen.records++;
+    if (metadata.startsWith('kdp2:') && metadata.endsWith('\0')) metadataSeen.records++;
     else metadataSeen.other.push(metadata);
   }
   return out;
