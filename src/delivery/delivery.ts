@@ -113,8 +113,8 @@ export class Delivery<M extends ConsumedMessage> {
       released: () => this.pressure.full(),
     });
     const most = this.resequencer.options.maxBufferedMessages;
-    this.heldHigh = most >= 8 ? Math.floor(most / 2) : Number.POSITIVE_INFINITY;
-    this.heldPressure = new HeldPressure(port, Math.floor(most / 4), () => this.resequencer.held,
+    this.heldHigh = most >= 8 ? Math.floor(most / 4) : Number.POSITIVE_INFINITY;
+    this.heldPressure = new HeldPressure(port, Math.floor(most / 8), () => this.resequencer.held,
       (topic, partition) => this.resequencer.heldIn(topic, partition), () => this.assignment.owned.size, (tp) => this.assignment.mayRead(tp));
     this.assignment = new Assignment(port, this.dispatch, this.commits, this.records, options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs, {
       running,

@@ -1,9 +1,9 @@
 // Backpressure on what the resequencer holds (delivery.ts), per partition: a group catching up on
 // a backlog reads a spread key's messages long before their predecessors are handled on other
 // members, and would hold them until maxBufferedMessages released some flagged 'capacity'. Once
-// half of that many are held, a partition read from that holds at least its share of them is
-// paused; a paused one goes on once it holds less than half its share, or a quarter or fewer
-// are held in all. A producer's messages reach a partition in sequence order, so the next one
+// a quarter of that many are held (the rest is room for what the client fetched before a pause
+// took hold), a partition read from that holds at least its share of them is paused; a paused
+// one goes on once it holds less than half its share, or an eighth or fewer are held in all. A producer's messages reach a partition in sequence order, so the next one
 // its chain needs is never past a pause on a partition that holds its later ones: what the
 // held messages wait for is read, or on a partition that holds none and goes on
 // (docs/ordering.md, "A group catching up on a backlog"). Clients whose port cannot pause keep
@@ -29,7 +29,7 @@ export class HeldPressure {
     private readonly mayGo: (tp: TopicPartition) => boolean,
   ) {}
 
-  /** A message of `topic` [`partition`] was read, with half of maxBufferedMessages held or more. */
+  /** A message of `topic` [`partition`] was read, with a quarter of maxBufferedMessages held or more. */
   read(topic: string, partition: number): void {
     if (this.port.pause === undefined) return;
     const name = partitionKey(topic, partition);
