@@ -95,10 +95,10 @@ async function produce(p) {
 }
 
 /** One run: `members` consumers of a fresh group read the backlog; its figures. */
-let runs = 0;
+let runCount = 0;
 
 async function run(brokers, members, round) {
-  const group = `${TOPIC}-${members}-${round}-${runs++}`;
+  const group = `${TOPIC}-${members}-${round}-${runCount++}`;
   const extra = args['consumer-options'] ? JSON.parse(args['consumer-options']) : {};
   const consumers = Array.from({ length: members }, () => new DynamicConsumer(
     { 'metadata.broker.list': brokers, 'group.id': group, 'auto.offset.reset': 'earliest', log_level: 3,
