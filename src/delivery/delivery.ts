@@ -67,8 +67,6 @@ export class Delivery<M extends ConsumedMessage> {
   readonly pressure: Backpressure;
   /** Backpressure per partition: those that hold many messages for their predecessors are paused. */
   private readonly heldPressure: HeldPressure;
-  /** Held messages from which a partition read may be paused. */
-  private readonly heldHigh: number;
   /** Why the run ends, when it failed. */
   failure: HandlerError | KafkaError | undefined;
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
@@ -112,9 +110,7 @@ export class Delivery<M extends ConsumedMessage> {
       hasErrorListener: () => hooks.listenerCount('error') > 0,
       released: () => this.pressure.full(),
     });
-    const most = this.resequencer.options.maxBufferedMessages;
-    this.heldHigh = most >= 8 ? Math.floor(most / 4) : Number.POSITIVE_INFINITY;
-    this.heldPressure = new HeldPressure(port, Math.floor(most / 8), () => this.resequencer.held,
+    this.heldPressure = new HeldPressure(port, this.resequencer.options.maxBufferedMessages, () => this.resequencer.held,
       (topic, partition) => this.resequencer.heldIn(topic, partition), () => this.assignment.owned.size, (tp) => this.assignment.mayRead(tp));
     this.assignment = new Assignment(port, this.dispatch, this.commits, this.records, options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs, {
       running,
@@ -133,7 +129,7 @@ export class Delivery<M extends ConsumedMessage> {
   /** A message read, of a partition owned and not waiting: through the resequencer to the handler. */
   offer(m: M): void {
     this.dispatch.offer(m);
-    if (this.resequencer.held >= this.heldHigh) this.heldPressure.read(m.topic, m.partition);
+    if (this.resequencer.held >= this.heldPressure.high) this.heldPressure.read(m.topic, m.partition);
     this.pressure.full();
   }
 
