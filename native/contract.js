@@ -113,6 +113,12 @@ const enums = [
     ['FLUSH', 1, 'rd_kafka_flush()'],
     ['CLOSE', 2, 'the consumer closed, the handle destroyed'],
     ['COMMITTED', 3, 'rd_kafka_committed()'],
+    ['TXN_INIT', 4, 'rd_kafka_init_transactions()'],
+    ['TXN_BEGIN', 5, 'rd_kafka_begin_transaction()'],
+    ['TXN_COMMIT', 6, 'rd_kafka_commit_transaction()'],
+    ['TXN_ABORT', 7, 'rd_kafka_abort_transaction()'],
+    ['TXN_OFFSETS', 8, 'rd_kafka_send_offsets_to_transaction()'],
+    ['SEEK', 9, 'rd_kafka_seek_partitions()'],
   ]],
 ];
 
@@ -161,6 +167,12 @@ const functions = [
     'commits offsets, each with its metadata (bytes, or none); a synchronous one serves its EVENT_COMMITTED within'],
   ['committed', '(handle: object, topics: string[], partitions: Int32Array, timeoutMs: number, cb: (err: NativeError | null, offsets?: NativePartition[]) => void): void',
     'the committed offsets, with their metadata (JOB_COMMITTED)'],
+  ['transaction', '(handle: object, job: number, timeoutMs: number, cb: (err: NativeError | null) => void): void',
+    "a producer's transactional call (JOB_TXN_INIT, _BEGIN, _COMMIT, _ABORT) on the thread pool"],
+  ['sendOffsets', '(handle: object, consumer: object | null, groupId: string, topics: string[], partitions: Int32Array, offsets: Float64Array, metadata: Array<Uint8Array | undefined>, timeoutMs: number, cb: (err: NativeError | null) => void): void',
+    "offsets (each with its metadata) into the open transaction (JOB_TXN_OFFSETS): the group's metadata of `consumer`, a native consumer handle (KIP-447: generation and member id), else of `groupId` alone"],
+  ['seek', '(handle: object, topics: string[], partitions: Int32Array, offsets: Float64Array, timeoutMs: number, cb: (err: NativeError | null) => void): void',
+    "a consumer's partitions read again from the offsets (JOB_SEEK)"],
   ['protocol', '(handle: object): string', "the rebalance protocol: 'NONE', 'EAGER' or 'COOPERATIVE'"],
   ['logs', '(handle: object): void', "a consumer's log events to onEvent, read without waiting"],
 ];

@@ -130,7 +130,9 @@ function generateTs(contract) {
     for (const [prop, type, pdoc] of props) lines.push(`  /** ${text(pdoc)} */`, `  ${prop}: ${type};`);
     lines.push('}');
   }
-  lines.push('', "/** An error the addon made: librdkafka's code and its text. */", 'export interface NativeError extends Error {', '  code: number;', '}');
+  lines.push('', "/** An error the addon made: librdkafka's code and its text. */", 'export interface NativeError extends Error {', '  code: number;',
+    "  /** A transaction's call: librdkafka's classes of the error (rd_kafka_error_t), under node-rdkafka's names. */",
+    '  isRetriable?: boolean;', '  isTxnRequiresAbort?: boolean;', '  isFatal?: boolean;', '}');
   lines.push('', "/** The addon's functions (native/src/addon.c exports them from native/src/contract.h's list). */", 'export interface NativeAddon {');
   for (const [name, signature, doc] of contract.functions) lines.push(`  /** ${text(doc)} */`, `  ${name}${signature};`);
   lines.push('}', '');

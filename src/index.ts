@@ -4,7 +4,7 @@ export { murmur2, partitionForKey, partitionForKeys, PARTITIONERS, UNDECIDED } f
 export type { PartitionerName } from './core/hash';
 export type { Key } from './core/key';
 export { KdpError, InvalidArgTypeError, OutOfRangeError, InvalidValueError, InvalidOptionError } from './core/errors';
-export type { ErrorCode } from './core/errors';
+export type { ErrorCode, TransactionErrorKind } from './core/errors';
 export { DynamicPartitioner } from './partitioner/partitioner';
 export { allowedPartitions } from './partitioner/allowed';
 export type { HotKey } from './partitioner/hot-keys';
@@ -18,7 +18,7 @@ export type { DynamicProducerOptions, DeliveryReport, Value, Headers, ProducerLi
 export { ORDER_HEADER, decodeOrderHeader, encodeOrderHeader } from './partitioner/headers';
 export type { OrderHeader, OrderKind } from './partitioner/headers';
 export type { ProducerMetrics, TopicMetrics } from './producer/metrics';
-export { KafkaError, StateError, UndeliveredError, BatchError, HandlerError, CallbackError, TopicCapacityError, InternalError } from './core/errors';
+export { KafkaError, StateError, UndeliveredError, BatchError, HandlerError, CallbackError, TopicCapacityError, TransactionError, InternalError } from './core/errors';
 export { createKafkaJsPartitioner } from './kafkajs/partitioner';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './kafkajs/partitioner';
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './core/abi';

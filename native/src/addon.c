@@ -4,7 +4,7 @@
 //   events.c   every event sent to onEvent (librdkafka's queue and its consumer callbacks)
 //   hurry.c    the thread that sends sendBatch() messages without linger.ms
 //   handle.c   a handle's life: create, wake-ups, keepAlive, outq, topic handles
-//   jobs.c     the calls on libuv's thread pool: metadata, flush, close, committed
+//   jobs.c     the calls on libuv's thread pool: metadata, flush, close, committed, transactions, seek
 //   produce.c  a producer: produce (many messages per call) and poll (delivery reports in bulk)
 //   consume.c  a consumer: consume, subscribe, assignment, pause, commit, protocol, logs
 // and here: version, errstr and contract.

@@ -64,6 +64,12 @@
 #define KDP_JOB_FLUSH 1 /* rd_kafka_flush() */
 #define KDP_JOB_CLOSE 2 /* the consumer closed, the handle destroyed */
 #define KDP_JOB_COMMITTED 3 /* rd_kafka_committed() */
+#define KDP_JOB_TXN_INIT 4 /* rd_kafka_init_transactions() */
+#define KDP_JOB_TXN_BEGIN 5 /* rd_kafka_begin_transaction() */
+#define KDP_JOB_TXN_COMMIT 6 /* rd_kafka_commit_transaction() */
+#define KDP_JOB_TXN_ABORT 7 /* rd_kafka_abort_transaction() */
+#define KDP_JOB_TXN_OFFSETS 8 /* rd_kafka_send_offsets_to_transaction() */
+#define KDP_JOB_SEEK 9 /* rd_kafka_seek_partitions() */
 
 /* A partition of a list (rebalance, commit result, committed offsets). Its property names. */
 #define KDP_PARTITION_TOPIC "topic"
@@ -98,6 +104,9 @@
   X("pause", kdp_pause) \
   X("commit", kdp_commit) \
   X("committed", kdp_committed) \
+  X("transaction", kdp_transaction) \
+  X("sendOffsets", kdp_send_offsets) \
+  X("seek", kdp_seek) \
   X("protocol", kdp_protocol) \
   X("logs", kdp_logs)
 napi_value kdp_version(napi_env env, napi_callback_info info); /* the version of the librdkafka the addon runs on */
@@ -118,6 +127,9 @@ napi_value kdp_assignment(napi_env env, napi_callback_info info); /* assigns or 
 napi_value kdp_pause(napi_env env, napi_callback_info info); /* pauses or resumes partitions */
 napi_value kdp_commit(napi_env env, napi_callback_info info); /* commits offsets, each with its metadata (bytes, or none); a synchronous one serves its EVENT_COMMITTED within */
 napi_value kdp_committed(napi_env env, napi_callback_info info); /* the committed offsets, with their metadata (JOB_COMMITTED) */
+napi_value kdp_transaction(napi_env env, napi_callback_info info); /* a producer's transactional call (JOB_TXN_INIT, _BEGIN, _COMMIT, _ABORT) on the thread pool */
+napi_value kdp_send_offsets(napi_env env, napi_callback_info info); /* offsets (each with its metadata) into the open transaction (JOB_TXN_OFFSETS): the group's metadata of `consumer`, a native consumer handle (KIP-447: generation and member id), else of `groupId` alone */
+napi_value kdp_seek(napi_env env, napi_callback_info info); /* a consumer's partitions read again from the offsets (JOB_SEEK) */
 napi_value kdp_protocol(napi_env env, napi_callback_info info); /* the rebalance protocol: 'NONE', 'EAGER' or 'COOPERATIVE' */
 napi_value kdp_logs(napi_env env, napi_callback_info info); /* a consumer's log events to onEvent, read without waiting */
 
@@ -168,6 +180,12 @@ napi_value kdp_logs(napi_env env, napi_callback_info info); /* a consumer's log 
   X("JOB_METADATA", KDP_JOB_METADATA) \
   X("JOB_FLUSH", KDP_JOB_FLUSH) \
   X("JOB_CLOSE", KDP_JOB_CLOSE) \
-  X("JOB_COMMITTED", KDP_JOB_COMMITTED)
+  X("JOB_COMMITTED", KDP_JOB_COMMITTED) \
+  X("JOB_TXN_INIT", KDP_JOB_TXN_INIT) \
+  X("JOB_TXN_BEGIN", KDP_JOB_TXN_BEGIN) \
+  X("JOB_TXN_COMMIT", KDP_JOB_TXN_COMMIT) \
+  X("JOB_TXN_ABORT", KDP_JOB_TXN_ABORT) \
+  X("JOB_TXN_OFFSETS", KDP_JOB_TXN_OFFSETS) \
+  X("JOB_SEEK", KDP_JOB_SEEK)
 
 #endif

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'KDP_HANDLER_ERROR'
   | 'KDP_CALLBACK_ERROR'
   | 'KDP_TOPIC_CAPACITY'
+  | 'KDP_TRANSACTION'
   | 'KDP_INTERNAL';
 
 const BRAND = Symbol('kafka-dynamic-partitioner.error');
@@ -223,6 +224,25 @@ export class TopicCapacityError extends KdpError {
   constructor(readonly topic: string, readonly maxTopics: number) {
     super(`topic ${JSON.stringify(topic)} is partitioned without hot-key detection: all ${maxTopics} topic slots (options.maxTopics) are busy`);
     this.name = 'TopicCapacityError';
+  }
+}
+
+/**
+ * What a transactional call's failure leaves to do, as librdkafka classifies it
+ * (rd_kafka_error_is_retriable, _txn_requires_abort, _is_fatal):
+ *   'retriable'  the same call may be made again;
+ *   'abortable'  the transaction cannot commit: abortTransaction(), then begin the next;
+ *   'fatal'      the producer can go on no more (fenced: another instance took its transactional.id);
+ *                disconnect it and make a new one.
+ */
+export type TransactionErrorKind = 'retriable' | 'abortable' | 'fatal';
+
+/** A transactional call failed: `kind` says what to do (TransactionErrorKind), `librdkafkaCode` is librdkafka's code. */
+export class TransactionError extends KdpError {
+  readonly code = 'KDP_TRANSACTION' as const;
+  constructor(message: string, readonly kind: TransactionErrorKind, readonly librdkafkaCode: number | undefined, override readonly cause?: unknown) {
+    super(message);
+    this.name = 'TransactionError';
   }
 }
 

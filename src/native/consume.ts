@@ -121,7 +121,7 @@ class BatchMessage implements NativeMessage {
 }
 
 /** A list of partitions as the addon takes it: names, partitions and (optionally) offsets. */
-function columns(list: readonly TopicPartition[], withOffsets: boolean): [string[], Int32Array, Float64Array | undefined] {
+export function columns(list: readonly TopicPartition[], withOffsets: boolean): [string[], Int32Array, Float64Array | undefined] {
   const topics = list.map((p) => p.topic);
   const partitions = Int32Array.from(list, (p) => p.partition);
   const offsets = withOffsets ? Float64Array.from(list, (p) => p.offset ?? -1001) : undefined;
@@ -134,7 +134,7 @@ function columns(list: readonly TopicPartition[], withOffsets: boolean): [string
  * commit's metadata less its last byte (src/common.cc), so a member of the group on it
  * reads this one whole.
  */
-function metadataOf(list: readonly TopicPartition[]): Array<Uint8Array | undefined> | undefined {
+export function metadataOf(list: readonly TopicPartition[]): Array<Uint8Array | undefined> | undefined {
   return list.some((p) => p.metadata !== undefined)
     ? list.map((p) => (typeof p.metadata === 'string' ? Buffer.from(`${p.metadata}\0`, 'latin1') : p.metadata))
     : undefined;
@@ -370,6 +370,22 @@ export class NativeConsumer extends EventEmitter {
     }
     const [topics, partitions] = columns(list, false);
     this.handle.job((done) => this.addon.committed(current, topics, partitions, timeoutMs, done), cb);
+  }
+
+  /** Reads `list`'s partitions again from their offsets (rd_kafka_seek_partitions, on the thread pool): after an aborted transaction. */
+  seekPartitions(list: TopicPartition[], timeoutMs: number, cb: (err: any) => void): void {
+    const current = this.handle.current;
+    if (current === undefined) {
+      setImmediate(() => cb(notConnected('consumer')));
+      return;
+    }
+    const [topics, partitions, offsets] = columns(list, true);
+    this.handle.job((done) => this.addon.seek(current, topics, partitions, offsets!, timeoutMs, done), cb);
+  }
+
+  /** The addon's handle, whose group metadata (generation, member id) a native producer sends offsets to a transaction with. */
+  get groupHandle(): object {
+    return this.handle.live;
   }
 
   /** Leaves the group and closes the handle (on the thread pool), once the calls there are done. */

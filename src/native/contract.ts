@@ -108,6 +108,18 @@ export const JOB_FLUSH = 1;
 export const JOB_CLOSE = 2;
 /** rd_kafka_committed() */
 export const JOB_COMMITTED = 3;
+/** rd_kafka_init_transactions() */
+export const JOB_TXN_INIT = 4;
+/** rd_kafka_begin_transaction() */
+export const JOB_TXN_BEGIN = 5;
+/** rd_kafka_commit_transaction() */
+export const JOB_TXN_COMMIT = 6;
+/** rd_kafka_abort_transaction() */
+export const JOB_TXN_ABORT = 7;
+/** rd_kafka_send_offsets_to_transaction() */
+export const JOB_TXN_OFFSETS = 8;
+/** rd_kafka_seek_partitions() */
+export const JOB_SEEK = 9;
 
 /** An event as onEvent receives it: its kind, then its arguments. */
 export type NativeEvent =
@@ -147,6 +159,10 @@ export interface NativeBatch {
 /** An error the addon made: librdkafka's code and its text. */
 export interface NativeError extends Error {
   code: number;
+  /** A transaction's call: librdkafka's classes of the error (rd_kafka_error_t), under node-rdkafka's names. */
+  isRetriable?: boolean;
+  isTxnRequiresAbort?: boolean;
+  isFatal?: boolean;
 }
 
 /** The addon's functions (native/src/addon.c exports them from native/src/contract.h's list). */
@@ -187,6 +203,12 @@ export interface NativeAddon {
   commit(handle: object, topics: string[], partitions: Int32Array, offsets: Float64Array, metadata: Array<Uint8Array | undefined> | undefined, async: boolean): void;
   /** the committed offsets, with their metadata (JOB_COMMITTED) */
   committed(handle: object, topics: string[], partitions: Int32Array, timeoutMs: number, cb: (err: NativeError | null, offsets?: NativePartition[]) => void): void;
+  /** a producer's transactional call (JOB_TXN_INIT, _BEGIN, _COMMIT, _ABORT) on the thread pool */
+  transaction(handle: object, job: number, timeoutMs: number, cb: (err: NativeError | null) => void): void;
+  /** offsets (each with its metadata) into the open transaction (JOB_TXN_OFFSETS): the group's metadata of `consumer`, a native consumer handle (KIP-447: generation and member id), else of `groupId` alone */
+  sendOffsets(handle: object, consumer: object | null, groupId: string, topics: string[], partitions: Int32Array, offsets: Float64Array, metadata: Array<Uint8Array | undefined>, timeoutMs: number, cb: (err: NativeError | null) => void): void;
+  /** a consumer's partitions read again from the offsets (JOB_SEEK) */
+  seek(handle: object, topics: string[], partitions: Int32Array, offsets: Float64Array, timeoutMs: number, cb: (err: NativeError | null) => void): void;
   /** the rebalance protocol: 'NONE', 'EAGER' or 'COOPERATIVE' */
   protocol(handle: object): string;
   /** a consumer's log events to onEvent, read without waiting */

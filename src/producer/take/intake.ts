@@ -40,6 +40,8 @@ export class Intake {
   private readonly placement: Placement;
   private readonly native: NativeClient | undefined;
   private readonly error: (err: unknown) => void;
+  /** Why messages are refused though the producer is connected: a transactional producer outside a transaction (transactions.ts). */
+  outside: string | undefined;
   /** On the native engine: the opaque of the send() being placed, whose promise is its group's (take/send-promise.ts). */
   private readonly current: CurrentSend | undefined;
 
@@ -52,6 +54,7 @@ export class Intake {
     this.native = parts.native;
     this.error = parts.error;
     this.current = parts.native !== undefined ? new CurrentSend() : undefined;
+    this.outside = undefined;
   }
 
   /** DynamicProducer.produce(). */
@@ -171,6 +174,7 @@ export class Intake {
   private check(topic: unknown, value: unknown, key: unknown, headers: unknown, timestamp: unknown): void {
     const phase = this.state.phase;
     if (phase !== 'connected') throw new StateError(phase === 'stopping' || phase === 'stopped' ? 'this producer is disconnecting' : 'connect() first');
+    if (this.outside !== undefined) throw new StateError(this.outside);
     checkMessage(topic, value, key, headers, timestamp, this.highLevel);
   }
 
@@ -180,6 +184,7 @@ export class Intake {
     if (phase !== 'connected') {
       throw new StateError(phase === 'stopped' ? 'this producer was disconnected' : phase === 'stopping' ? 'this producer is disconnecting' : 'connect() first');
     }
+    if (this.outside !== undefined) throw new StateError(this.outside);
     return this.placement.enqueue(topic, value, key, headers, timestamp, pending);
   }
 }

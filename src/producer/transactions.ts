@@ -1,0 +1,244 @@
+// DynamicProducer's transactions (KIP-98; KIP-447's fencing through the consumer group's metadata), under
+// node-rdkafka's names: on the native engine's one handle, or node-rdkafka's own Producer (engine 'client', a
+// wrapped producer). One call at a time, each allowed only where librdkafka's state machine allows it:
+//
+//   uninitialized → initTransactions → ready → beginTransaction → open → commitTransaction / abortTransaction → ready
+//                                                                  open (must abort): abortTransaction only
+//   any → fatal (fenced: nothing more)
+//
+// Messages are taken only while a transaction is open (take/intake.ts reads `outside`). A commit or an abort
+// first hands over every message the producer still holds (the caller's `handOver`), so that each one is in
+// the transaction it was produced in: delivered with its commit, or failed with its abort, never silently lost.
+
+import { StateError, TransactionError, type TransactionErrorKind, checkTimeout } from '../core/errors';
+
+/** librdkafka's codes the messages below name. */
+const ERR__FENCED = -144;
+const ERR_PRODUCER_FENCED = 90;
+const ERR_INVALID_PRODUCER_EPOCH = 47;
+
+type Callback = (err: any) => void;
+
+/** The transactional calls of the client underneath: node-rdkafka's Producer, or the native engine's (src/native/produce.ts). */
+export interface TransactionalClient {
+  initTransactions(timeoutMs: number, cb: Callback): void;
+  beginTransaction(cb: Callback): void;
+  commitTransaction(timeoutMs: number, cb: Callback): void;
+  abortTransaction(timeoutMs: number, cb: Callback): void;
+  sendOffsetsToTransaction(offsets: TransactionOffset[], consumer: unknown, timeoutMs: number, cb: Callback): void;
+}
+
+/** An offset sent to a transaction: the next message to read of a partition, with the metadata committed with it. */
+export interface TransactionOffset {
+  topic: string;
+  partition: number;
+  offset: number;
+  metadata?: string;
+}
+
+/**
+ * A consumer whose offsets go to a transaction (DynamicConsumer): its client (the native engine's consumer, or
+ * node-rdkafka's KafkaConsumer), and its safe offsets, each with its handled record.
+ */
+export interface TransactionSource {
+  readonly engine: 'native' | 'client';
+  readonly client: object;
+  transactionOffsets(): TransactionOffset[];
+}
+
+/** Whether `value` is a TransactionSource (a DynamicConsumer). */
+export function isTransactionSource(value: unknown): value is TransactionSource {
+  return typeof value === 'object' && value !== null && typeof (value as TransactionSource).transactionOffsets === 'function';
+}
+
+type State = 'uninitialized' | 'ready' | 'open' | 'fatal';
+
+/** Why messages are not taken, by state (undefined: they are). */
+const OUTSIDE: Record<State, string | undefined> = {
+  uninitialized: 'this producer has transactional.id: call initTransactions() and beginTransaction() before producing',
+  ready: 'no transaction is open: call beginTransaction() before producing (this producer has transactional.id)',
+  open: undefined,
+  fatal: 'this producer was fenced or failed for good (a TransactionError of kind "fatal"): disconnect it and make a new one',
+};
+
+export interface TransactionHooks {
+  /** Whether the producer is connected (a transactional call needs it). */
+  connected(): boolean;
+  /** Every message the producer holds is handed to librdkafka (within `timeoutMs`): before a commit or an abort. */
+  handOver(timeoutMs: number): Promise<void>;
+  /** Messages are taken (undefined) or refused with this reason. */
+  outside(reason: string | undefined): void;
+  /** Reads the delivery reports librdkafka has (after a commit or an abort). */
+  poll(): void;
+}
+
+export class Transactions {
+  private state: State = 'uninitialized';
+  /** The open transaction failed in a way only an abort mends. */
+  private mustAbort = false;
+  /** The call under way (one at a time). */
+  private busy: string | undefined;
+  /** The consumer whose `transaction` option names this producer (one at most). */
+  private owner: object | undefined;
+  /** Commits made, and their durations (ms), for metrics. */
+  readonly commits = { committed: 0, aborted: 0, lastCommitMs: 0 };
+
+  constructor(
+    private readonly client: TransactionalClient,
+    private readonly hooks: TransactionHooks,
+  ) {
+    hooks.outside(OUTSIDE.uninitialized);
+  }
+
+  /** Whether a transaction is open (and may still commit). */
+  get open(): boolean {
+    return this.state === 'open' && !this.mustAbort;
+  }
+
+  /** Whether initTransactions() succeeded and the producer is not fenced. */
+  get initialized(): boolean {
+    return this.state === 'ready' || this.state === 'open';
+  }
+
+  /** `consumer` commits through this producer (DynamicConsumer's `transaction` option); a second one is refused. */
+  bind(consumer: object, name: string): void {
+    if (this.owner !== undefined && this.owner !== consumer) {
+      throw new StateError(`${name}: this producer already commits the transactions of another consumer: give each consumer a transactional producer of its own (its own transactional.id)`);
+    }
+    this.owner = consumer;
+  }
+
+  unbind(consumer: object): void {
+    if (this.owner === consumer) this.owner = undefined;
+  }
+
+  initTransactions(timeoutMs: number): Promise<void> {
+    return this.call('initTransactions()', timeoutMs, ['uninitialized'], async () => {
+      await this.native((cb) => this.client.initTransactions(timeoutMs, cb), 'initTransactions()');
+      this.to('ready');
+    });
+  }
+
+  beginTransaction(): Promise<void> {
+    return this.call('beginTransaction()', 0, ['ready'], async () => {
+      await this.native((cb) => this.client.beginTransaction(cb), 'beginTransaction()');
+      this.to('open');
+    });
+  }
+
+  sendOffsetsToTransaction(offsets: TransactionOffset[], consumer: unknown, timeoutMs: number): Promise<void> {
+    return this.call('sendOffsetsToTransaction()', timeoutMs, ['open'], async () => {
+      if (offsets.length === 0) return;
+      await this.native((cb) => this.client.sendOffsetsToTransaction(offsets, consumer, timeoutMs, cb), 'sendOffsetsToTransaction()');
+    });
+  }
+
+  commitTransaction(timeoutMs: number): Promise<void> {
+    return this.call('commitTransaction()', timeoutMs, ['open'], async () => {
+      const since = performance.now();
+      // Nothing is taken while the commit is under way: librdkafka refuses a message between commit and begin.
+      this.hooks.outside('a transaction is being committed: produce after the next beginTransaction()');
+      try {
+        await this.hooks.handOver(timeoutMs);
+        await this.native((cb) => this.client.commitTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'commitTransaction()');
+      } finally {
+        this.hooks.poll();
+        this.hooks.outside(OUTSIDE[this.state]);
+      }
+      this.to('ready');
+      this.commits.committed++;
+      this.commits.lastCommitMs = performance.now() - since;
+    });
+  }
+
+  abortTransaction(timeoutMs: number): Promise<void> {
+    return this.call('abortTransaction()', timeoutMs, ['open'], async () => {
+      const since = performance.now();
+      this.hooks.outside('a transaction is being aborted: produce after the next beginTransaction()');
+      try {
+        // Handed over, each held message gets its report: purged by the abort (ERR__PURGE_QUEUE).
+        await this.hooks.handOver(timeoutMs).catch(() => undefined);
+        await this.native((cb) => this.client.abortTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'abortTransaction()');
+      } finally {
+        this.hooks.poll();
+        this.hooks.outside(OUTSIDE[this.state]);
+      }
+      this.mustAbort = false;
+      this.to('ready');
+      this.commits.aborted++;
+    }, true);
+  }
+
+  /**
+   * Runs one transactional call: refused (a StateError naming the fix) unless connected, no other
+   * call is under way and the state is one of `from`; its failure as a TransactionError.
+   */
+  private async call(name: string, timeoutMs: number, from: readonly State[], run: () => Promise<void>, aborting = false): Promise<void> {
+    checkTimeout('timeoutMs', timeoutMs);
+    if (this.state === 'fatal') throw new TransactionError(`${name}: ${OUTSIDE.fatal}`, 'fatal', undefined);
+    if (!this.hooks.connected()) throw new StateError(`${name} before connect() (or after disconnect())`);
+    if (this.busy !== undefined) throw new StateError(`${name} while ${this.busy} is under way: transactional calls go one at a time`);
+    if (!from.includes(this.state)) throw new StateError(`${name} ${name === 'initTransactions()' ? 'was called already' : misplaced(this.state)}`);
+    if (this.mustAbort && !aborting) {
+      throw new TransactionError(`${name}: the open transaction failed and cannot commit: call abortTransaction(), then beginTransaction()`, 'abortable', undefined);
+    }
+    this.busy = name;
+    try {
+      await run();
+    } finally {
+      this.busy = undefined;
+    }
+  }
+
+  /** A call of the client, its failure classified; a fatal or abortable one changes the state. */
+  private native(call: (cb: Callback) => void, name: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      try {
+        call((err) => (err ? reject(this.failed(err, name)) : resolve()));
+      } catch (err) {
+        reject(this.failed(err, name));
+      }
+    });
+  }
+
+  private failed(err: any, name: string): TransactionError {
+    const kind = kindOf(err, this.state === 'open');
+    if (kind === 'fatal') this.to('fatal');
+    else if (kind === 'abortable' && this.state === 'open') this.mustAbort = true;
+    const code = typeof err?.code === 'number' ? err.code : undefined;
+    const message = typeof err?.message === 'string' ? err.message : String(err);
+    return new TransactionError(`${name}: ${message}${fenced(code) ? ' (fenced: another producer took this transactional.id, or the group moved on)' : ''}: ${WHAT_TO_DO[kind]}`, kind, code, err);
+  }
+
+  private to(state: State): void {
+    this.state = state;
+    this.hooks.outside(OUTSIDE[state]);
+  }
+}
+
+const WHAT_TO_DO: Record<TransactionErrorKind, string> = {
+  retriable: 'the call may be made again',
+  abortable: 'call abortTransaction(), then beginTransaction() (what the transaction held is not written)',
+  fatal: 'this producer can go on no more: disconnect it and make a new one',
+};
+
+/** librdkafka's class of a transactional call's error; one it does not class is abortable inside a transaction, else retriable. */
+export function kindOf(err: any, inTransaction: boolean): TransactionErrorKind {
+  if (err?.isFatal === true) return 'fatal';
+  if (err?.isTxnRequiresAbort === true) return 'abortable';
+  if (err?.isRetriable === true) return 'retriable';
+  return inTransaction ? 'abortable' : 'retriable';
+}
+
+function fenced(code: number | undefined): boolean {
+  return code === ERR__FENCED || code === ERR_PRODUCER_FENCED || code === ERR_INVALID_PRODUCER_EPOCH;
+}
+
+function misplaced(state: State): string {
+  switch (state) {
+    case 'uninitialized': return 'before initTransactions()';
+    case 'ready': return 'while no transaction is open: call beginTransaction() first';
+    case 'open': return 'while a transaction is open: commitTransaction() or abortTransaction() first';
+    default: return 'after a fatal error';
+  }
+}
