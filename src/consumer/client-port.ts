@@ -10,6 +10,8 @@ import type { CommittedOffset } from '../delivery/records';
 
 /** An asynchronous commit unanswered this long (ms) no longer holds the next one back: answers come with the client's polls. */
 const COMMIT_STUCK_MS = 1000;
+/** How long a seek may take (ms). */
+const SEEK_TIMEOUT_MS = 10_000;
 
 export interface TopicPartitionOffset {
   topic: string;
@@ -61,6 +63,18 @@ export class ClientPort implements ConsumerPort {
         else resolve(offsets ?? []);
       });
     });
+  }
+
+  /** Reads partitions again from `offsets`: the native engine's in one call, node-rdkafka's one partition at a time. */
+  seek(offsets: PartitionOffset[]): Promise<void> {
+    const list = offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset }));
+    const client = this.client as unknown as { seekPartitions?: (list: TopicPartitionOffset[], timeoutMs: number, cb: (err: unknown) => void) => void };
+    if (typeof client.seekPartitions === 'function') {
+      return new Promise((resolve, reject) => client.seekPartitions!(list, SEEK_TIMEOUT_MS, (err) => (err ? reject(err) : resolve())));
+    }
+    return Promise.all(list.map((tp) => new Promise<void>((resolve, reject) => {
+      this.client.seek(tp, SEEK_TIMEOUT_MS, (err: unknown) => (err ? reject(err) : resolve()));
+    }))).then(() => undefined);
   }
 
   refusal(error: unknown): Refusal {

@@ -4,6 +4,7 @@
 import type * as Kafka from 'node-rdkafka';
 import type { DeliveryOptions } from '../delivery/options';
 import type { HandledInfo } from '../delivery/dispatch';
+import type { DynamicProducer } from '../producer/producer';
 
 /** The engine's options (src/delivery/options.ts; groupOrder 'wait' on the native engine only), and those of its fetching. */
 export interface DynamicConsumerOptions extends DeliveryOptions {
@@ -26,6 +27,12 @@ export interface DynamicConsumerOptions extends DeliveryOptions {
   readonly revokeTimeoutMs?: number;
   /** At most this many messages per runBatches() handler call (default 100). */
   readonly handlerBatchSize?: number;
+  /**
+   * Exactly once (consume-transform-produce): what the handlers produce through `producer` (a DynamicProducer
+   * with transactional.id, of this consumer only, on its engine) and the offsets of the messages they handled
+   * commit together, every `intervalMs` (default: commitIntervalMs), in one transaction (docs/exactly-once.md).
+   */
+  readonly transaction?: { readonly producer: DynamicProducer; readonly intervalMs?: number };
 }
 
 export type MessageHandler = (message: Kafka.Message, info: HandledInfo) => void | Promise<void>;

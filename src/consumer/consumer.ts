@@ -1,5 +1,6 @@
 // DynamicConsumer: node-rdkafka's KafkaConsumer (or the native engine's) → the ordered-delivery engine (src/delivery/delivery.ts) → the
-// application. Its own: its client (consumer-client.ts), port (client-port.ts), fetch loop and its throttle (fetch-throttle.ts), and rebalances.
+// application. Its own: its client (consumer-client.ts), port (client-port.ts), fetch loop and its throttle (fetch-throttle.ts), and rebalances;
+// with the `transaction` option, its commits go into a DynamicProducer's transactions (transaction-sink.ts).
 
 import type * as Kafka from 'node-rdkafka';
 import type { KafkaLibrary } from '../core/library';
@@ -17,6 +18,10 @@ import { makeConsumerClient } from './consumer-client';
 import { ClientPort, type TopicPartitionOffset } from './client-port';
 import { FetchThrottle } from './fetch-throttle';
 import { InvalidArgTypeError, StateError, toKafkaError } from '../core/errors';
+import type { TransactionCounts } from '../delivery/transacted';
+import type { DynamicProducer } from '../producer/producer';
+import type { TransactionOffset, TransactionSource } from '../producer/transactions';
+import { ProducerTransactions } from './transaction-sink';
 
 export { CONSUMER_DEFAULTS };
 export type { HandledInfo };
@@ -27,7 +32,7 @@ type Message = Kafka.Message & ConsumedMessage;
 /**
  * A consumer of node-rdkafka's API. stop() disconnects it (one not running just disconnects); it may then connect() and run() again.
  */
-export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []> {
+export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []> implements TransactionSource {
   readonly client: Kafka.KafkaConsumer;
   /** The client under the consumer: the native batch engine, or the client library's KafkaConsumer. */
   readonly engine: 'native' | 'client';
@@ -42,6 +47,10 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
   private fetchedNothing = true;
   /** Settles the promise run() returned. */
   private runEnd: { resolve: () => void; reject: (err: Error) => void } | undefined;
+  /** options.transaction: the producer whose transactions the commits go into. */
+  private readonly transactions: ProducerTransactions | undefined;
+  /** A run's transaction is being opened (run() is refused meanwhile). */
+  private opening = false;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
@@ -61,7 +70,10 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     this.library = made.library;
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     const port = new ClientPort(this.client, this.engine === 'native', () => this.throttle.paused, (err) => this.emit('warning', err));
-    this.deliver(port, { ...this.options, groupOrder: this.groupOrder, afterStop: 'idle' }, {
+    const transaction = this.options.transaction;
+    this.transactions = transaction === undefined ? undefined
+      : new ProducerTransactions(transaction.producer as DynamicProducer, transaction.intervalMs ?? this.options.commitIntervalMs, this);
+    this.deliver(port, { ...this.options, groupOrder: this.groupOrder, afterStop: 'idle', transaction: this.transactions }, {
       handle: (message, info) => this.handler!(message, info),
       handleBatch: (messages, infos) => this.batchHandler!(messages, infos),
       handlerError: (error, message) => this.emit('handlerError', error, message),
@@ -103,11 +115,33 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
 
   private start(topics: string[], handler: MessageHandler | undefined, batchHandler: BatchHandler | undefined): Promise<void> {
     checkTopics(topics, 'topics');
+    this.checkRun();
+    const transactions = this.transactions;
+    if (transactions === undefined) return this.begin(topics, handler, batchHandler);
+    // The handlers produce inside a transaction from their first call.
+    this.opening = true;
+    return transactions.open().finally(() => { this.opening = false; }).then(() => {
+      try {
+        this.checkRun();
+        return this.begin(topics, handler, batchHandler);
+      } catch (err) {
+        transactions.close();
+        throw err;
+      }
+    });
+  }
+
+  /** A StateError unless a run may begin. */
+  private checkRun(): void {
+    if (this.opening) throw new StateError('run() while an earlier run() opens its transaction');
     const phase = this.delivery.phase;
     if (phase === 'idle') throw new StateError('run() before connect()');
     if (phase === 'connecting') throw new StateError('run() before connect() resolved');
     if (phase !== 'connected') throw new StateError(`run() while ${phase}`);
     if (!this.client.isConnected()) throw new StateError('run() while the client is disconnected');
+  }
+
+  private begin(topics: string[], handler: MessageHandler | undefined, batchHandler: BatchHandler | undefined): Promise<void> {
     try {
       this.client.subscribe(topics);
     } catch (err: any) {
@@ -141,9 +175,21 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     });
   }
 
-  /** Messages held by the resequencer, waiting for a call and in calls, and the handled records' costs (null on engine 'client'). */
-  override metrics(): { engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
+  /**
+   * Messages held by the resequencer, waiting for a call and in calls, the handled records' costs (null on engine 'client'),
+   * and the transactions' counts (null without the `transaction` option).
+   */
+  override metrics(): { engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null } {
     return { engine: this.engine, ...this.delivery.metrics() };
+  }
+
+  /**
+   * The offsets this consumer may commit now (below every message held or unhandled), each with its handled record:
+   * what DynamicProducer.sendOffsetsToTransaction(undefined, consumer) sends. @internal
+   */
+  transactionOffsets(): TransactionOffset[] {
+    const partitions = [...this.delivery.assignment.owned.values(), ...this.delivery.assignment.revoking.values()];
+    return this.delivery.commits.offsetsOf(partitions, false);
   }
 
   /** Incremental rebalancing (cooperative, and KIP-848's, which librdkafka reports as COOPERATIVE): only the partitions that move are touched. */
@@ -176,6 +222,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     this.runEnd = undefined;
     this.handler = undefined;
     this.batchHandler = undefined;
+    this.transactions?.close();
     this.emit('stopped');
     if (failure) runEnd?.reject(failure);
     else if (commitError !== undefined) runEnd?.reject(commitError as Error);

@@ -360,7 +360,15 @@ export interface ResolvedConsumerOptions {
   readonly resequencer?: ResolvedResequencerOptions;
   readonly kafka?: KafkaLibrary;
   readonly engine: 'auto' | 'native' | 'client';
+  /** Exactly once: the producer whose transactions the commits go into (a DynamicProducer, checked by the consumer). */
+  readonly transaction?: { readonly producer: object; readonly intervalMs?: number };
 }
+
+/** A consumer's `transaction` option: the producer is checked further by the consumer (transactional.id, its engine). */
+const TRANSACTION_SCHEMA = object<{ producer: object; intervalMs?: number }>({
+  producer: custom<object>('a DynamicProducer with transactional.id', (v) => typeof v === 'object' && v !== null && 'transactionsOf' in v).require(),
+  intervalMs: integer(1, MAX_TIMER_MS),
+});
 
 // Every bound is setTimeout's (a larger delay fires at once); 0 allowed for the two that turn retries off.
 const CONSUMER_FIELDS: Fields = {
@@ -379,7 +387,7 @@ const CONSUMER_FIELDS: Fields = {
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);
 
-const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA, engine: ENGINE });
+const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA, engine: ENGINE, transaction: TRANSACTION_SCHEMA });
 
 export function resolveConsumerOptions(options: unknown): ResolvedConsumerOptions {
   return resolve(CONSUMER_SCHEMA, options);

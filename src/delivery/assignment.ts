@@ -77,6 +77,8 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   private joins = 0;
   /** rejoin 'keep' (else 'restart'): what the client reads again is dropped here, kept partitions keep what they hold. */
   private readonly keepsReads: boolean;
+  /** The commits go into a producer's transaction (transacted.ts). */
+  transactional = false;
   readonly counts: Omit<RejoinCounts, 'staleRetries'> = { rebalancing: 0, committed: 0, refused: 0, lastCommitMs: 0, joins: 0, lastJoinMs: 0, belowCommitted: 0 };
 
   constructor(
@@ -123,6 +125,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
       if (m.offset < state.floor) this.counts.belowCommitted++;
     } else {
       if (this.keepsReads) state.next = m.offset + 1;
+      if (state.first < 0) state.first = m.offset;
       this.hooks.offer(m);
     }
     return true;
@@ -255,6 +258,45 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     this.wait(kept, restarted);
   }
 
+  /**
+   * After an aborted transaction: every partition owned is read again from its committed offset (where
+   * nothing is committed, from the first offset taken of it), what it held dropped; its record read back.
+   * Resolves once they are read again. Calls are not under way (the transaction's barrier).
+   */
+  rewind(): Promise<void> {
+    const partitions = [...this.owned.values()];
+    if (partitions.length === 0 || !this.hooks.running()) return Promise.resolve();
+    const joins = this.joins;
+    const firsts = new Map<string, number>();
+    for (const tp of partitions) firsts.set(partitionKey(tp.topic, tp.partition), this.stateOf(tp)?.first ?? -1);
+    this.dispatch.drop(partitions);
+    this.dispatch.forget(partitions);
+    this.dispatch.assign(partitions);
+    const rewound = this.commits.committedOf(partitions).then(async (read) => {
+      if (this.joins !== joins || !this.hooks.running()) return;
+      const seeks: Array<{ topic: string; partition: number; offset: number }> = [];
+      for (const c of read) {
+        const committed = !c.error && typeof c.offset === 'number' && Number.isSafeInteger(c.offset) && c.offset >= 0 ? c.offset : -1;
+        const offset = committed >= 0 ? committed : firsts.get(partitionKey(c.topic, c.partition)) ?? -1;
+        if (offset >= 0) seeks.push({ topic: c.topic, partition: c.partition, offset });
+      }
+      if (seeks.length > 0) await this.port.seek!(seeks);
+      for (const tp of partitions) {
+        const state = this.stateOf(tp);
+        if (state === undefined) continue;
+        // What was read before the seek comes again after it.
+        if (state.early !== undefined) state.early = [];
+        state.floor = state.next = 0;
+        state.first = -1;
+      }
+      if (this.records !== undefined) await this.inherit(partitions);
+    });
+    this.wait(partitions, rewound.catch((err) => {
+      if (this.hooks.running()) this.hooks.emit('warning', toKafkaError(err, 'rewind after an aborted transaction'));
+    }));
+    return rewound;
+  }
+
   /** Messages of `partitions` wait for `until`; then what was read meanwhile goes, and the client fetches them again. */
   private wait(partitions: TopicPartition[], until: Promise<void>): void {
     this.port.pause?.(partitions);
@@ -306,7 +348,7 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
     this.owned.set(partitionKey(tp.topic, tp.partition), tp);
     let states = this.states.get(tp.topic);
     if (states === undefined) this.states.set(tp.topic, (states = []));
-    states[tp.partition] = { early: undefined, floor: 0, next: 0 };
+    states[tp.partition] = { early: undefined, floor: 0, next: 0, first: -1 };
   }
 
   private disown(tp: TopicPartition): void {
@@ -326,7 +368,8 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
   /** Partitions leave: what is held or waits of them is dropped (read again by their next owner). */
   private forget(partitions: TopicPartition[]): void {
     const records = this.records;
-    if (records !== undefined) {
+    // In a transaction, what was handled counts only once its commit lands: nothing is remembered before.
+    if (records !== undefined && !this.transactional) {
       for (const { topic, partition } of partitions) {
         const offset = this.dispatch.ledger.safeOffset(topic, partition);
         if (offset !== undefined) this.left.set(partitionKey(topic, partition), { offset, metadata: records.textOf(topic, partition, offset) });
@@ -367,4 +410,6 @@ interface Owned<M> {
   floor: number;
   /** The offset below which a message read is dropped: the floor, or (rejoin 'keep') past the last read. */
   next: number;
+  /** The first offset taken since it came here (or was read again): where a rewind goes when nothing is committed (-1: none). */
+  first: number;
 }

@@ -9,6 +9,7 @@ import type { Dispatcher, PartitionOffset } from './dispatch';
 import type { CommittedOffset, HandledRecords } from './records';
 import type { ConsumedMessage, Resequencer } from './resequencer';
 import type { CommitKind, ConsumerPort, Refusal, TopicPartition } from './port';
+import type { Transacted } from './transacted';
 
 /** Kafka's codes (librdkafka's alike) of the group's refusals of a commit while it rebalances. */
 const REBALANCING = new Set([
@@ -64,6 +65,8 @@ export class Commits<M extends ConsumedMessage> {
   private generation = 0;
   /** Commits made again after a stale member epoch's refusal (KIP-848). */
   staleRetries = 0;
+  /** With a consumer's `transaction` option: every commit goes into the producer's transaction (transacted.ts). */
+  transacted: Transacted | undefined;
 
   constructor(
     private readonly port: ConsumerPort,
@@ -106,6 +109,11 @@ export class Commits<M extends ConsumedMessage> {
    * 'error' (a 'warning' without a listener), or thrown by the final commit.
    */
   async commit(offsets: PartitionOffset[], kind: CommitKind): Promise<boolean> {
+    if (this.transacted !== undefined) {
+      const committed = await this.transacted.end(offsets, kind);
+      if (committed !== undefined) this.hooks.emit('committed', withoutRecords(committed));
+      return committed !== undefined;
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         await this.port.commit(offsets, kind);

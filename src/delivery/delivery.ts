@@ -13,7 +13,9 @@ import { Assignment, type RejoinCounts } from './assignment';
 import { Backpressure } from './backpressure';
 import { Commits } from './commits';
 import { Dispatcher, type HandledInfo, type Ordering } from './dispatch';
-import type { ConsumerPort, TopicPartition } from './port';
+import { InternalError } from '../core/errors';
+import type { ConsumerPort, TopicPartition, TransactionSink } from './port';
+import { Transacted, type TransactionCounts } from './transacted';
 import { HeldPressure } from './held-pressure';
 import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
 import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
@@ -36,6 +38,8 @@ export interface DeliverySettings {
   readonly afterStop: 'idle' | 'stopped';
   /** Reading is held while this many released messages wait for the handler (backpressure.ts). */
   readonly maxPending: number;
+  /** Exactly once: commits go into this producer's transaction, with what the handlers produced (transacted.ts). */
+  readonly transaction?: TransactionSink;
 }
 
 /** What the engine asks of the adapter that owns it, besides its port. */
@@ -74,6 +78,8 @@ export class Delivery<M extends ConsumedMessage> {
   private timers: NodeJS.Timeout[] = [];
   /** The timer of a commit soon after a marked message was handled. */
   private soonTimer: NodeJS.Timeout | undefined;
+  /** With a transaction: a handler call failed since the transaction's last end (it aborts). */
+  private failedCall = false;
 
   constructor(
     readonly port: ConsumerPort,
@@ -88,7 +94,10 @@ export class Delivery<M extends ConsumedMessage> {
       handleBatch: hooks.handleBatch,
       owns: (tp) => this.assignment.has(tp),
       // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
-      handlerError: hooks.handlerError,
+      handlerError: (error, message) => {
+        this.failedCall = true;
+        hooks.handlerError(error, message);
+      },
       fail: (error) => this.fail(error),
       progress: () => {
         this.pressure.progress();
@@ -120,6 +129,34 @@ export class Delivery<M extends ConsumedMessage> {
       offer: (m) => this.offer(m),
       released: () => this.pressure.full(),
     });
+    if (options.transaction !== undefined) this.transact(options.transaction);
+  }
+
+  /** Every commit into `sink`'s transaction (transacted.ts). */
+  private transact(sink: TransactionSink): void {
+    if (this.port.seek === undefined) throw new InternalError(`${this.port.name}: a transaction needs a port that seeks`);
+    this.assignment.transactional = true;
+    const warn = (error: KafkaError): void => {
+      this.hooks.emit('warning', error);
+    };
+    this.commits.transacted = new Transacted(sink, {
+      barrier: (act) => this.barrier(act, this.options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs),
+      moved: () => this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], true),
+      takeFailedCall: () => {
+        const failed = this.failedCall;
+        this.failedCall = false;
+        return failed;
+      },
+      callsUnderWay: () => this.dispatch.inFlight > 0,
+      failing: () => this.failure !== undefined,
+      rewind: () => this.assignment.rewind(),
+      notCommitted: (offsets) => this.dispatch.ledger.notCommitted(offsets),
+      fatal: (error) => {
+        if (this.hooks.listenerCount('error') > 0) this.hooks.emit('error', error);
+        this.fail(error);
+      },
+      warn,
+    });
   }
 
   get phase(): Phase {
@@ -144,7 +181,8 @@ export class Delivery<M extends ConsumedMessage> {
     this.dispatch.begin(concurrency, batchLimit);
     this.life.to('running');
     const owned = (): Iterable<TopicPartition> => this.assignment.owned.values();
-    this.timers.push(setInterval(() => this.commits.commitHandled(owned), this.options.commitIntervalMs));
+    this.failedCall = false;
+    this.timers.push(setInterval(() => this.commits.commitHandled(owned), this.commits.transacted?.intervalMs ?? this.options.commitIntervalMs));
     this.timers.push(setInterval(() => this.commits.readCommitted(), this.records !== undefined && this.options.groupOrder === 'wait' ? RECORD_READ_MS : COMMITTED_READ_MS));
     this.timers.push(setInterval(() => this.accept(this.resequencer.expire()), Math.max(10, Math.min(1000, this.resequencer.options.maxWaitMs / 4))));
   }
@@ -177,7 +215,8 @@ export class Delivery<M extends ConsumedMessage> {
 
   /** A marked message was handled: with groupOrder 'wait' another member may wait for it, so commit soon (soonDelay()). */
   private commitSoon(): void {
-    if (this.options.groupOrder !== 'wait' || this.records === undefined || this.soonTimer !== undefined || this.life.phase !== 'running') return;
+    // In a transaction, commits keep to its interval: each one holds every handler call back.
+    if (this.options.groupOrder !== 'wait' || this.records === undefined || this.soonTimer !== undefined || this.life.phase !== 'running' || this.commits.transacted !== undefined) return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = undefined;
       this.commits.commitHandled(() => this.assignment.owned.values());
@@ -200,10 +239,12 @@ export class Delivery<M extends ConsumedMessage> {
   }
 
   /** Messages held by the resequencer, waiting for a handler call and in calls; the records' costs; the rejoins. */
-  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
+  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null } {
+    const transacted = this.commits.transacted;
     return {
       held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight,
       records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts, staleRetries: this.commits.staleRetries },
+      transactions: transacted === undefined ? null : { ...transacted.counts },
     };
   }
 

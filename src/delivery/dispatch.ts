@@ -49,7 +49,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Set while starting calls: a call that ends at once does not start more from inside. */
   private pumping = false;
   /** No call starts (Delivery.barrier(): close() until open()). */
-  private closed = false;
+  private closed = 0;
   /** Bumped by halt(): no call started before it changes anything but its partition's unhandled offsets. */
   private generation = 0;
   /** Partitions leaving (drop()) until forgotten: what is released of them is marked unhandled, never handed out. */
@@ -98,13 +98,14 @@ export class Dispatcher<M extends ConsumedMessage> {
     while (this.busy && !gaveUp() && Date.now() < deadline) await delay(5);
   }
 
-  /** No call starts until open(); the calls under way go on (callsEnded() waits for them). */
+  /** No call starts until as many open(); the calls under way go on (callsEnded() waits for them). */
   close(): void {
-    this.closed = true;
+    this.closed++;
   }
 
   open(): void {
-    this.closed = false;
+    if (--this.closed > 0) return;
+    this.closed = 0;
     this.pump();
   }
 
@@ -148,7 +149,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   offer(message: M): void {
     const released = this.resequencer.read(message);
     if (released !== null) this.accept(released, message);
-    else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && !this.closed && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
+    else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && this.closed === 0 && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
     else this.accept([goesAsIs(message)], message);
   }
 
@@ -186,7 +187,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   }
 
   private pump(): void {
-    if (this.pumping || this.closed) return;
+    if (this.pumping || this.closed > 0) return;
     this.pumping = true;
     try {
       while (this.running < this.concurrency) {

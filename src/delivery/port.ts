@@ -37,6 +37,8 @@ export interface ConsumerPort {
   /** The group's committed offsets (and metadata) of `partitions`. */
   committed(partitions: TopicPartition[], timeoutMs: number): Promise<CommittedOffset[]>;
   refusal(error: unknown): Refusal;
+  /** Reads partitions again from the offsets given (after an aborted transaction), where the client can. */
+  seek?(offsets: PartitionOffset[]): Promise<void>;
   /** Stops (or starts again) fetching `partitions`, where the client can: while their previous owner's record is read. */
   pause?(partitions: TopicPartition[]): void;
   resume?(partitions: TopicPartition[]): void;
@@ -57,4 +59,22 @@ export interface AssignmentEvents {
   rebalancing(): void;
   /** The group was joined (again): `partitions` are this consumer's now, and only they. */
   joined(partitions: TopicPartition[]): void;
+}
+
+/** What a failed transaction commit leaves to do (TransactionErrorKind): call again, abort and go on, or nothing more. */
+export type TransactionFailure = 'retriable' | 'abortable' | 'fatal';
+
+/**
+ * Exactly once (a consumer's `transaction` option): the consumer's commits go into a producer's
+ * transaction, with what its handlers produced through that producer (transacted.ts).
+ */
+export interface TransactionSink {
+  /** How often the open transaction commits (ms). */
+  readonly intervalMs: number;
+  /** Sends `offsets` (each with its record) to the open transaction and commits it; `next`: then begins the next. */
+  commit(offsets: PartitionOffset[], next: boolean): Promise<void>;
+  /** Aborts the open transaction; `next`: then begins the next. */
+  abort(next: boolean): Promise<void>;
+  /** What a failure of commit() or abort() is. */
+  failure(error: unknown): TransactionFailure;
 }

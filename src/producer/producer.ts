@@ -468,6 +468,11 @@ export class DynamicProducer extends EventEmitter {
     return this.transactional('abortTransaction()').abortTransaction(timeoutMs);
   }
 
+  /** The engine messages go through: 'native' (the addon's librdkafka handles) or 'client' (the client library's produce()). */
+  get engine(): 'native' | 'client' {
+    return this.adapter.native !== undefined ? 'native' : 'client';
+  }
+
   /** This producer's transactions, for a consumer's `transaction` option (undefined without transactional.id). @internal */
   get transactionsOf(): Transactions | undefined {
     return this.transactions;
@@ -529,6 +534,6 @@ export class DynamicProducer extends EventEmitter {
   /** Per-topic rates, per-partition load and imbalance, hot keys and queue depths; `engine`: 'native' or 'client'. */
   metrics(): ProducerMetrics {
     const snapshot = this.metrics$.snapshot(this.metadata.topics, this.partitioner, this.delivery.inflight, this.placement.held());
-    return { ...snapshot, engine: this.adapter.native !== undefined ? 'native' : 'client' };
+    return { ...snapshot, engine: this.engine };
   }
 }

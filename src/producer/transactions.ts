@@ -95,6 +95,11 @@ export class Transactions {
     return this.state === 'open' && !this.mustAbort;
   }
 
+  /** Whether a transaction is open, may it commit or must it abort. */
+  get inside(): boolean {
+    return this.state === 'open';
+  }
+
   /** Whether initTransactions() succeeded and the producer is not fenced. */
   get initialized(): boolean {
     return this.state === 'ready' || this.state === 'open';

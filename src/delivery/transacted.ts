@@ -1,0 +1,147 @@
+// A consumer's commits made in a producer's transaction (its `transaction` option: exactly once). Each is made
+// behind the engine's barrier: no handler call starts and those under way end, so that the transaction holds
+// what the handlers produced and, for the same messages, their offsets (with their handled records) — every
+// offset that moved, on every partition, whichever commit (periodic, on revoke, the last) asked for it.
+//
+// A commit that fails for a while is made again; one the transaction cannot survive (abortable), and any
+// transaction in which a handler call failed (what the failed call produced is in it) or whose calls did
+// not end within the barrier's wait (revokeTimeoutMs: what they produce cannot be told apart), is aborted: every
+// partition is then read again from its committed offset (rewind), and what was handled since is handled
+// again. A fatal failure (the producer fenced) ends the run. The last commit of a failed run aborts.
+
+import { toKafkaError, type KafkaError } from '../core/errors';
+import { partitionKey } from '../core/partition-key';
+import type { PartitionOffset } from './dispatch-types';
+import type { CommitKind, TransactionSink } from './port';
+
+/** How often a commit that failed for a while is made again, and how long apart (ms). */
+const RETRIES = 3;
+const RETRY_MS = 100;
+
+/** What the transactions did (metrics().transactions). */
+export interface TransactionCounts {
+  committed: number;
+  aborted: number;
+  /** Aborts because a handler call failed in the transaction. */
+  abortedForHandlers: number;
+  /** Commits made again after a failure for a while. */
+  retried: number;
+  /** The last commit's duration, barrier included (ms). */
+  lastCommitMs: number;
+}
+
+export interface TransactedHooks {
+  /** Runs `act` once no handler call is under way, none starting until it settles (Delivery.barrier). */
+  barrier<T>(act: () => Promise<T>): Promise<T>;
+  /** Every offset to commit that moved, of the partitions this consumer commits. */
+  moved(): PartitionOffset[];
+  /** A handler call failed since the last call of this (what it produced may be in the transaction). */
+  takeFailedCall(): boolean;
+  /** Handler calls are still under way (the barrier gave up waiting): what they produce cannot be told apart. */
+  callsUnderWay(): boolean;
+  /** The run failed: its last transaction aborts. */
+  failing(): boolean;
+  /** Every partition owned is read again from its committed offset (after an abort). */
+  rewind(): Promise<void>;
+  /** The offsets did not commit: they go again (their ledger says so). */
+  notCommitted(offsets: PartitionOffset[]): void;
+  /** A failure the run cannot go on after (fenced): it stops with it. */
+  fatal(error: KafkaError): void;
+  warn(error: KafkaError): void;
+}
+
+export class Transacted {
+  readonly counts: TransactionCounts = { committed: 0, aborted: 0, abortedForHandlers: 0, retried: 0, lastCommitMs: 0 };
+  /** The transaction's ends, one after another. */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly sink: TransactionSink,
+    private readonly hooks: TransactedHooks,
+  ) {}
+
+  get intervalMs(): number {
+    return this.sink.intervalMs;
+  }
+
+  /**
+   * Ends the open transaction with `offsets` and every other that moved: the offsets committed, or undefined.
+   * A failure is said as Commits says its own (a 'warning'; thrown by the last commit), a fatal one ends the run.
+   */
+  end(offsets: PartitionOffset[], kind: CommitKind): Promise<PartitionOffset[] | undefined> {
+    const run = this.turn.then(() => this.hooks.barrier(() => this.endNow(offsets, kind)));
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  private async endNow(given: PartitionOffset[], kind: CommitKind): Promise<PartitionOffset[] | undefined> {
+    const since = performance.now();
+    const last = kind === 'final';
+    const offsets = merged(given, this.hooks.moved());
+    if (this.hooks.takeFailedCall() || this.hooks.callsUnderWay() || (last && this.hooks.failing())) {
+      if (!this.hooks.failing()) this.counts.abortedForHandlers++;
+      await this.abort(offsets, last);
+      return undefined;
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.sink.commit(offsets, !last);
+        this.counts.committed++;
+        this.counts.lastCommitMs = performance.now() - since;
+        return offsets;
+      } catch (err) {
+        const failure = this.sink.failure(err);
+        if (failure === 'retriable' && attempt < RETRIES) {
+          this.counts.retried++;
+          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+          continue;
+        }
+        const error = toKafkaError(err, 'transaction commit');
+        if (failure === 'fatal') return this.fatal(offsets, error, last);
+        this.hooks.warn(error);
+        await this.abort(offsets, last);
+        if (last) throw error;
+        return undefined;
+      }
+    }
+  }
+
+  /** Aborts the open transaction (the next begins unless `last`) and, while the run goes on, reads every partition again. */
+  private async abort(offsets: PartitionOffset[], last: boolean): Promise<void> {
+    this.hooks.notCommitted(offsets);
+    try {
+      await this.sink.abort(!last);
+      this.counts.aborted++;
+    } catch (err) {
+      const error = toKafkaError(err, 'transaction abort');
+      if (this.sink.failure(err) === 'fatal' || last) {
+        this.fatal(offsets, error, last);
+        return;
+      }
+      this.hooks.warn(error);
+    }
+    if (last) return;
+    try {
+      await this.hooks.rewind();
+    } catch (err) {
+      // Read on from where it was, what the abort took back would never be handled again: the run stops.
+      this.hooks.fatal(toKafkaError(err, 'rewind after an aborted transaction'));
+    }
+  }
+
+  private fatal(offsets: PartitionOffset[], error: KafkaError, last: boolean): undefined {
+    this.hooks.notCommitted(offsets);
+    if (last) throw error;
+    this.hooks.fatal(error);
+    return undefined;
+  }
+}
+
+/** `given` and `moved`, one offset per partition: the one read last (moved) where both have one. */
+function merged(given: PartitionOffset[], moved: PartitionOffset[]): PartitionOffset[] {
+  if (given.length === 0) return moved;
+  const out = new Map<string, PartitionOffset>();
+  for (const o of given) out.set(partitionKey(o.topic, o.partition), o);
+  for (const o of moved) out.set(partitionKey(o.topic, o.partition), o);
+  return [...out.values()];
+}
