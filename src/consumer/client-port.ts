@@ -3,6 +3,7 @@
 
 import type * as Kafka from 'node-rdkafka';
 import { toKafkaError } from '../core/errors';
+import { partitionKey } from '../core/partition-key';
 import { commitRefusal } from '../delivery/commits';
 import type { PartitionOffset } from '../delivery/dispatch';
 import type { CommitKind, ConsumerPort, Refusal, TopicPartition } from '../delivery/port';
@@ -23,6 +24,9 @@ export class ClientPort implements ConsumerPort {
   readonly name = 'node-rdkafka';
   readonly rejoin = 'restart' as const;
   readonly commitStuckMs = COMMIT_STUCK_MS;
+  /** Seeks made so far, and the count at each partition's last (partitionKey): a fetch begun before a seek of its partition holds messages of before it. */
+  seeks = 0;
+  private readonly seekedAt = new Map<string, number>();
   /** The periodic commits awaiting their 'offset.commit' answers, oldest first. */
   private readonly answers: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
 
@@ -66,15 +70,23 @@ export class ClientPort implements ConsumerPort {
   }
 
   /** Reads partitions again from `offsets`: the native engine's in one call, node-rdkafka's one partition at a time. */
-  seek(offsets: PartitionOffset[]): Promise<void> {
+  async seek(offsets: PartitionOffset[]): Promise<void> {
     const list = offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset }));
     const client = this.client as unknown as { seekPartitions?: (list: TopicPartitionOffset[], timeoutMs: number, cb: (err: unknown) => void) => void };
     if (typeof client.seekPartitions === 'function') {
-      return new Promise((resolve, reject) => client.seekPartitions!(list, SEEK_TIMEOUT_MS, (err) => (err ? reject(err) : resolve())));
+      await new Promise<void>((resolve, reject) => client.seekPartitions!(list, SEEK_TIMEOUT_MS, (err) => (err ? reject(err) : resolve())));
+    } else {
+      await Promise.all(list.map((tp) => new Promise<void>((resolve, reject) => {
+        this.client.seek(tp, SEEK_TIMEOUT_MS, (err: unknown) => (err ? reject(err) : resolve()));
+      })));
     }
-    return Promise.all(list.map((tp) => new Promise<void>((resolve, reject) => {
-      this.client.seek(tp, SEEK_TIMEOUT_MS, (err: unknown) => (err ? reject(err) : resolve()));
-    }))).then(() => undefined);
+    this.seeks++;
+    for (const { topic, partition } of list) this.seekedAt.set(partitionKey(topic, partition), this.seeks);
+  }
+
+  /** Whether `m` was read by a fetch begun when `since` seeks were made, before a later seek of its partition. */
+  stale(m: TopicPartition, since: number): boolean {
+    return (this.seekedAt.get(partitionKey(m.topic, m.partition)) ?? 0) > since;
   }
 
   refusal(error: unknown): Refusal {

@@ -49,6 +49,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
   private runEnd: { resolve: () => void; reject: (err: Error) => void } | undefined;
   /** options.transaction: the producer whose transactions the commits go into. */
   private readonly transactions: ProducerTransactions | undefined;
+  private readonly port: ClientPort;
   /** A run's transaction is being opened (run() is refused meanwhile). */
   private opening = false;
 
@@ -70,6 +71,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     this.library = made.library;
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
     const port = new ClientPort(this.client, this.engine === 'native', () => this.throttle.paused, (err) => this.emit('warning', err));
+    this.port = port;
     const transaction = this.options.transaction;
     this.transactions = transaction === undefined ? undefined
       : new ProducerTransactions(transaction.producer as DynamicProducer, transaction.intervalMs ?? this.options.commitIntervalMs, this);
@@ -162,6 +164,8 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     // messages, holding the first back on a slow stream: so calls take what is queued at once, and after finding nothing wait for one.
     const wait = this.fetchedNothing;
     this.client.setDefaultConsumeTimeout(wait ? this.options.fetchTimeoutMs : 0);
+    // A seek (a transaction's rewind) during the call: what it read of the partitions sought is of before it.
+    const seeks = this.port.seeks;
     this.client.consume(wait ? 1 : this.options.batchSize, (err, messages) => {
       if (this.delivery.phase !== 'running') return; // stopping: read again from the committed offsets
       if (err) {
@@ -169,7 +173,9 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
         this.emit('error', toKafkaError(err, 'consume'));
       } else {
         this.fetchedNothing = messages.length === 0;
-        for (const m of messages) this.delivery.assignment.admit(m as Message);
+        const port = this.port;
+        if (seeks === port.seeks) for (const m of messages) this.delivery.assignment.admit(m as Message);
+        else for (const m of messages) if (!port.stale(m, seeks)) this.delivery.assignment.admit(m as Message);
       }
       setImmediate(() => this.fetch());
     });

@@ -141,7 +141,11 @@ export class Delivery<M extends ConsumedMessage> {
     };
     this.commits.transacted = new Transacted(sink, {
       barrier: (act) => this.barrier(act, this.options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs),
-      moved: () => this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], true),
+      offsets: () => {
+        const shortened = this.records?.shortened ?? 0;
+        const offsets = this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], false);
+        return { offsets, exact: (this.records?.shortened ?? 0) === shortened };
+      },
       takeFailedCall: () => {
         const failed = this.failedCall;
         this.failedCall = false;

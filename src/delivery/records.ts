@@ -66,6 +66,11 @@ export class HandledRecords<M extends ConsumedMessage> {
     private readonly maxChars = RECORD_MAX_CHARS,
   ) {}
 
+  /** Records shortened so far (a transaction commits none: transacted.ts). */
+  get shortened(): number {
+    return this.counts.tooLarge;
+  }
+
   /** The text to commit with `offset` for a partition this consumer owns: its record, shortened when it would not fit (fitRecord()). */
   textOf(topic: string, partition: number, offset: number): string {
     const began = performance.now();

@@ -3,6 +3,13 @@
 // what the handlers produced and, for the same messages, their offsets (with their handled records) — every
 // offset that moved, on every partition, whichever commit (periodic, on revoke, the last) asked for it.
 //
+// A transaction commits only offsets that say exactly what was handled: with handled records, none shortened
+// (a message handled above its partition's offset and left out of the record would be handled, and its output
+// written, again after a restart). While one would be, a periodic commit waits for a later interval (up to
+// DEFER_MAX_MS), a commit on revoke or the last one aborts instead. Without handled records (a port that
+// carries none) the offsets alone are committed: what was handled above them is handled again after an
+// abort, a crash or a rebalance (docs/exactly-once.md).
+//
 // A commit that fails for a while is made again; one the transaction cannot survive (abortable), and any
 // transaction in which a handler call failed (what the failed call produced is in it) or whose calls did
 // not end within the barrier's wait (revokeTimeoutMs: what they produce cannot be told apart), is aborted: every
@@ -14,6 +21,8 @@ import { partitionKey } from '../core/partition-key';
 import type { PartitionOffset } from './dispatch-types';
 import type { CommitKind, TransactionSink } from './port';
 
+/** How long periodic commits may wait for offsets that say exactly what was handled before the transaction aborts (ms). */
+const DEFER_MAX_MS = 10_000;
 /** How often a commit that failed for a while is made again, and how long apart (ms). */
 const RETRIES = 3;
 const RETRY_MS = 100;
@@ -26,6 +35,10 @@ export interface TransactionCounts {
   abortedForHandlers: number;
   /** Commits made again after a failure for a while. */
   retried: number;
+  /** Periodic commits put off: a record would have been shortened. */
+  deferred: number;
+  /** Aborts because a record would have been shortened at a commit that could not wait (revoke, the last, DEFER_MAX_MS). */
+  abortedInexact: number;
   /** The last commit's duration, barrier included (ms). */
   lastCommitMs: number;
 }
@@ -33,8 +46,8 @@ export interface TransactionCounts {
 export interface TransactedHooks {
   /** Runs `act` once no handler call is under way, none starting until it settles (Delivery.barrier). */
   barrier<T>(act: () => Promise<T>): Promise<T>;
-  /** Every offset to commit that moved, of the partitions this consumer commits. */
-  moved(): PartitionOffset[];
+  /** The offsets of every partition this consumer commits, and whether they say exactly what was handled. */
+  offsets(): { offsets: PartitionOffset[]; exact: boolean };
   /** A handler call failed since the last call of this (what it produced may be in the transaction). */
   takeFailedCall(): boolean;
   /** Handler calls are still under way (the barrier gave up waiting): what they produce cannot be told apart. */
@@ -51,7 +64,9 @@ export interface TransactedHooks {
 }
 
 export class Transacted {
-  readonly counts: TransactionCounts = { committed: 0, aborted: 0, abortedForHandlers: 0, retried: 0, lastCommitMs: 0 };
+  readonly counts: TransactionCounts = { committed: 0, aborted: 0, abortedForHandlers: 0, retried: 0, deferred: 0, abortedInexact: 0, lastCommitMs: 0 };
+  /** Since when the open transaction's commits were put off (0: they were not). */
+  private deferredSince = 0;
   /** The transaction's ends, one after another. */
   private turn: Promise<unknown> = Promise.resolve();
 
@@ -77,15 +92,29 @@ export class Transacted {
   private async endNow(given: PartitionOffset[], kind: CommitKind): Promise<PartitionOffset[] | undefined> {
     const since = performance.now();
     const last = kind === 'final';
-    const offsets = merged(given, this.hooks.moved());
+    const read = this.hooks.offsets();
+    const offsets = merged(given, read.offsets);
     if (this.hooks.takeFailedCall() || this.hooks.callsUnderWay() || (last && this.hooks.failing())) {
       if (!this.hooks.failing()) this.counts.abortedForHandlers++;
+      await this.abort(offsets, last);
+      return undefined;
+    }
+    if (!read.exact) {
+      const now = Date.now();
+      if (this.deferredSince === 0) this.deferredSince = now;
+      if (kind === 'periodic' && now - this.deferredSince < DEFER_MAX_MS) {
+        this.counts.deferred++;
+        this.hooks.notCommitted(offsets);
+        return undefined;
+      }
+      this.counts.abortedInexact++;
       await this.abort(offsets, last);
       return undefined;
     }
     for (let attempt = 0; ; attempt++) {
       try {
         await this.sink.commit(offsets, !last);
+        this.deferredSince = 0;
         this.counts.committed++;
         this.counts.lastCommitMs = performance.now() - since;
         return offsets;
@@ -109,6 +138,7 @@ export class Transacted {
   /** Aborts the open transaction (the next begins unless `last`) and, while the run goes on, reads every partition again. */
   private async abort(offsets: PartitionOffset[], last: boolean): Promise<void> {
     this.hooks.notCommitted(offsets);
+    this.deferredSince = 0;
     try {
       await this.sink.abort(!last);
       this.counts.aborted++;
@@ -137,11 +167,11 @@ export class Transacted {
   }
 }
 
-/** `given` and `moved`, one offset per partition: the one read last (moved) where both have one. */
-function merged(given: PartitionOffset[], moved: PartitionOffset[]): PartitionOffset[] {
-  if (given.length === 0) return moved;
+/** `given` (of partitions that may have left) and `read`, one offset per partition: the one read last where both have one. */
+function merged(given: PartitionOffset[], read: PartitionOffset[]): PartitionOffset[] {
+  if (given.length === 0) return read;
   const out = new Map<string, PartitionOffset>();
   for (const o of given) out.set(partitionKey(o.topic, o.partition), o);
-  for (const o of moved) out.set(partitionKey(o.topic, o.partition), o);
+  for (const o of read) out.set(partitionKey(o.topic, o.partition), o);
   return [...out.values()];
 }

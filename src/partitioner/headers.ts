@@ -211,6 +211,26 @@ export class OrderChains {
     }
   }
 
+  /** The chains as the last checkpoint() left them (a transaction's commit), for rollback() (its abort). */
+  private kept: { chain: Float64Array; at: Int32Array } | undefined;
+
+  /** The chains now are those of what was written: a transaction committed (or a transactional producer began). */
+  checkpoint(): void {
+    if (this.kept === undefined) this.kept = { chain: new Float64Array(this.chain.length), at: new Int32Array(this.at.length) };
+    this.kept.chain.set(this.chain);
+    this.kept.at.set(this.at);
+  }
+
+  /**
+   * A transaction aborted: its marked messages are never read, so each key's chain goes on from
+   * its last message written (the checkpoint), not from one of them a consumer would wait for.
+   */
+  rollback(): void {
+    if (this.kept === undefined) return;
+    this.chain.set(this.kept.chain);
+    this.at.set(this.kept.at);
+  }
+
   /**
    * Whether header() gives OrderFields (for the native engine, which writes their text itself)
    * rather than `{ 'kdp-order': text }` objects (for a client library's produce(), and spread

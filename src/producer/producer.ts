@@ -202,6 +202,8 @@ export class DynamicProducer extends EventEmitter {
       handOver: (timeoutMs) => this.handOverHeld(Date.now() + timeoutMs),
       outside: (reason) => { this.intake.outside = reason; },
       poll: () => this.poll(),
+      written: () => this.orders.checkpoint(),
+      aborted: () => this.orders.rollback(),
     }) : undefined;
     this.metrics$ = new Metrics();
     adapter.listen(outcomes, delivery, {

@@ -70,6 +70,10 @@ export interface TransactionHooks {
   outside(reason: string | undefined): void;
   /** Reads the delivery reports librdkafka has (after a commit or an abort). */
   poll(): void;
+  /** What was produced is written for good (initialized, or a commit): spread keys' chains go on from here. */
+  written(): void;
+  /** A transaction aborted: spread keys' chains go back to what was written. */
+  aborted(): void;
 }
 
 export class Transactions {
@@ -120,6 +124,7 @@ export class Transactions {
   initTransactions(timeoutMs: number): Promise<void> {
     return this.call('initTransactions()', timeoutMs, ['uninitialized'], async () => {
       await this.native((cb) => this.client.initTransactions(timeoutMs, cb), 'initTransactions()');
+      this.hooks.written();
       this.to('ready');
     });
   }
@@ -150,6 +155,7 @@ export class Transactions {
         this.hooks.poll();
         this.hooks.outside(OUTSIDE[this.state]);
       }
+      this.hooks.written();
       this.to('ready');
       this.commits.committed++;
       this.commits.lastCommitMs = performance.now() - since;
@@ -168,6 +174,7 @@ export class Transactions {
         this.hooks.poll();
         this.hooks.outside(OUTSIDE[this.state]);
       }
+      this.hooks.aborted();
       this.mustAbort = false;
       this.to('ready');
       this.commits.aborted++;

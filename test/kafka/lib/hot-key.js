@@ -20,7 +20,7 @@ const Kafka = require('../../lib/clients').kafka();
  * Produces `count` messages to `topic`. Options: keys (background keys, 10,000), hotShare
  * (a number or (id) => number, 0.4), ratePerSec (0: as fast as back-pressure allows), seed,
  * salt (of the key names: random unless given; given, every run names and places the keys alike),
- * producerOptions, globalConfig, onConnect(producer, { keys, hotId }), onProgress(sent) every 1,000 messages
+ * idBase (added to the values' ids: producers of one topic apart), producerOptions, globalConfig, onConnect(producer, { keys, hotId }), onProgress(sent) every 1,000 messages
  * (may return a promise), stop(sent) (true: no more messages after these), onDelivery(parsedValue, report).
  * Resolves with { keys, hotId, keyOf, perKey, partitionOf, hot, sent, deliveries, errors, ms }
  * (sent: how many of the `count` were produced, fewer when stop() said so).
@@ -57,9 +57,10 @@ async function produceHot(topic, count, o = {}) {
       return;
     }
     const v = K.parseValue(report.value);
-    if (v === null || v.id >= count) return;
+    const id = v === null ? -1 : v.id - (o.idBase ?? 0);
+    if (id < 0 || id >= count) return;
     deliveries++;
-    partitionOf[v.id] = report.partition;
+    partitionOf[id] = report.partition;
     if (o.onDelivery) o.onDelivery(v, report);
   });
   const producerErrors = [];

@@ -257,13 +257,15 @@ function parseValue(b) {
  * value(id, keyId, its number within the key, counted in perKey). Waits for 'drain' when a
  * message is held; every 1,000 messages keeps to o.ratePerSec (when > 0: sleeps while ahead
  * of it, else yields a turn) and awaits o.onProgress(sent), then stops there if o.stop(sent)
- * is true; every 20,000 it yields a turn. Resolves with the number of messages produced.
+ * is true; every 20,000 it yields a turn. o.idBase (default 0) is added to each value's id
+ * (producers of one topic apart). Resolves with the number of messages produced.
  */
 async function produceMessages(p, topic, count, { keys, nextKey, keyOf, perKey, started }, o = {}) {
+  const idBase = o.idBase ?? 0;
   for (let id = 0; id < count; id++) {
     const keyId = nextKey(id);
     keyOf[id] = keyId;
-    if (!p.produce(topic, value(id, keyId, perKey[keyId]++), keys[keyId])) await once(p, 'drain');
+    if (!p.produce(topic, value(idBase + id, keyId, perKey[keyId]++), keys[keyId])) await once(p, 'drain');
     if ((id + 1) % 1000 === 0) {
       if (o.ratePerSec > 0) {
         const ahead = started + ((id + 1) * 1000) / o.ratePerSec - Date.now();
