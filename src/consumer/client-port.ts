@@ -3,7 +3,6 @@
 
 import type * as Kafka from 'node-rdkafka';
 import { toKafkaError } from '../core/errors';
-import { partitionKey } from '../core/partition-key';
 import { commitRefusal } from '../delivery/commits';
 import type { PartitionOffset } from '../delivery/dispatch';
 import type { CommitKind, ConsumerPort, Refusal, TopicPartition } from '../delivery/port';
@@ -24,9 +23,6 @@ export class ClientPort implements ConsumerPort {
   readonly name = 'node-rdkafka';
   readonly rejoin = 'restart' as const;
   readonly commitStuckMs = COMMIT_STUCK_MS;
-  /** Seeks made so far, and the count at each partition's last (partitionKey): a fetch begun before a seek of its partition holds messages of before it. */
-  seeks = 0;
-  private readonly seekedAt = new Map<string, number>();
   /** The periodic commits awaiting their 'offset.commit' answers, oldest first. */
   private readonly answers: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
 
@@ -36,6 +32,11 @@ export class ClientPort implements ConsumerPort {
     /** The partitions are paused for the handler (fetch-throttle.ts): they stay paused. */
     private readonly held: () => boolean,
     private readonly warn: (err: Error) => void,
+    /**
+     * Runs `act` while no consume call is under way (DynamicConsumer holds its fetch loop): a call begun
+     * before a seek could return messages of before it, a call begun after returns only what follows it.
+     */
+    private readonly betweenFetches: <T>(act: () => Promise<T>) => Promise<T>,
   ) {
     (client as any).on('offset.commit', (err: unknown) => this.answered(err));
   }
@@ -70,23 +71,18 @@ export class ClientPort implements ConsumerPort {
   }
 
   /** Reads partitions again from `offsets`: the native engine's in one call, node-rdkafka's one partition at a time. */
-  async seek(offsets: PartitionOffset[]): Promise<void> {
+  seek(offsets: PartitionOffset[]): Promise<void> {
     const list = offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset }));
     const client = this.client as unknown as { seekPartitions?: (list: TopicPartitionOffset[], timeoutMs: number, cb: (err: unknown) => void) => void };
-    if (typeof client.seekPartitions === 'function') {
-      await new Promise<void>((resolve, reject) => client.seekPartitions!(list, SEEK_TIMEOUT_MS, (err) => (err ? reject(err) : resolve())));
-    } else {
+    return this.betweenFetches(async () => {
+      if (typeof client.seekPartitions === 'function') {
+        await new Promise<void>((resolve, reject) => client.seekPartitions!(list, SEEK_TIMEOUT_MS, (err) => (err ? reject(err) : resolve())));
+        return;
+      }
       await Promise.all(list.map((tp) => new Promise<void>((resolve, reject) => {
         this.client.seek(tp, SEEK_TIMEOUT_MS, (err: unknown) => (err ? reject(err) : resolve()));
       })));
-    }
-    this.seeks++;
-    for (const { topic, partition } of list) this.seekedAt.set(partitionKey(topic, partition), this.seeks);
-  }
-
-  /** Whether `m` was read by a fetch begun when `since` seeks were made, before a later seek of its partition. */
-  stale(m: TopicPartition, since: number): boolean {
-    return (this.seekedAt.get(partitionKey(m.topic, m.partition)) ?? 0) > since;
+    });
   }
 
   refusal(error: unknown): Refusal {

@@ -49,7 +49,10 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
   private runEnd: { resolve: () => void; reject: (err: Error) => void } | undefined;
   /** options.transaction: the producer whose transactions the commits go into. */
   private readonly transactions: ProducerTransactions | undefined;
-  private readonly port: ClientPort;
+  /** A consume call is under way. */
+  private fetching = false;
+  /** Holds of the fetch loop (betweenFetches()): no consume call starts while there are some. */
+  private fetchHolds = 0;
   /** A run's transaction is being opened (run() is refused meanwhile). */
   private opening = false;
 
@@ -70,8 +73,8 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     this.groupProtocol = made.groupProtocol;
     this.library = made.library;
     this.client.on('event.error', (err) => this.emit('error', toKafkaError(err, 'librdkafka')));
-    const port = new ClientPort(this.client, this.engine === 'native', () => this.throttle.paused, (err) => this.emit('warning', err));
-    this.port = port;
+    const port = new ClientPort(this.client, this.engine === 'native', () => this.throttle.paused, (err) => this.emit('warning', err),
+      (act) => this.betweenFetches(act));
     const transaction = this.options.transaction;
     this.transactions = transaction === undefined ? undefined
       : new ProducerTransactions(transaction.producer as DynamicProducer, transaction.intervalMs ?? this.options.commitIntervalMs, this);
@@ -157,25 +160,34 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     return done;
   }
 
+  /** Runs `act` once no consume call is under way, none starting until it settles: a seek's. */
+  private async betweenFetches<T>(act: () => Promise<T>): Promise<T> {
+    this.fetchHolds++;
+    try {
+      while (this.fetching) await new Promise((resolve) => setTimeout(resolve, 1));
+      return await act();
+    } finally {
+      if (--this.fetchHolds === 0) setImmediate(() => this.fetch());
+    }
+  }
+
   private fetch(): void {
-    if (this.delivery.phase !== 'running') return;
+    if (this.delivery.phase !== 'running' || this.fetchHolds > 0 || this.fetching) return;
     if (this.throttle.waits(this.delivery.pressure)) return;
     // Also while paused: a consume call serves rebalance callbacks and keeps max.poll.interval.ms. consume(n) waits for each of its n
     // messages, holding the first back on a slow stream: so calls take what is queued at once, and after finding nothing wait for one.
     const wait = this.fetchedNothing;
     this.client.setDefaultConsumeTimeout(wait ? this.options.fetchTimeoutMs : 0);
-    // A seek (a transaction's rewind) during the call: what it read of the partitions sought is of before it.
-    const seeks = this.port.seeks;
+    this.fetching = true;
     this.client.consume(wait ? 1 : this.options.batchSize, (err, messages) => {
+      this.fetching = false;
       if (this.delivery.phase !== 'running') return; // stopping: read again from the committed offsets
       if (err) {
         this.fetchedNothing = true;
         this.emit('error', toKafkaError(err, 'consume'));
       } else {
         this.fetchedNothing = messages.length === 0;
-        const port = this.port;
-        if (seeks === port.seeks) for (const m of messages) this.delivery.assignment.admit(m as Message);
-        else for (const m of messages) if (!port.stale(m, seeks)) this.delivery.assignment.admit(m as Message);
+        for (const m of messages) this.delivery.assignment.admit(m as Message);
       }
       setImmediate(() => this.fetch());
     });

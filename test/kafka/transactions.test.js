@@ -71,6 +71,8 @@ for (const groupProtocol of PROTOCOLS) {
       startProcessor({ ...base, transactionalId: `${group}-b` }),
     ];
     await Promise.all(processors.map((p) => p.ready));
+    for (const p of processors) t.equal(p.failed, null, `processor started${p.failed ? `: ${p.failed}` : ''}`);
+    if (processors.some((p) => p.failed !== null)) return;
     const total = 2 * PER_PRODUCER;
     const salt = Math.random().toString(36).slice(2, 6);
     const produced = [0, 1].map((i) => produceHot(input, PER_PRODUCER, {
