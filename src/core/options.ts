@@ -256,12 +256,8 @@ function producerResolver<T>(fields: Fields): (options: unknown) => { producer: 
   };
 }
 
-const resolveProducer = producerResolver<ProducerSettings>(PRODUCER_FIELDS);
-
 /** DynamicProducer's options: its own settings, defaults filled in, and the partitioner's options as given. */
-export function resolveProducerOptions(options: unknown): { producer: ProducerSettings; partitioner: Record<string, unknown> } {
-  return resolveProducer(options);
-}
+export const resolveProducerOptions = producerResolver<ProducerSettings>(PRODUCER_FIELDS);
 
 // KafkaJS adapter ---------------------------------------------------------------------------
 
@@ -364,12 +360,6 @@ export interface ResolvedConsumerOptions {
   readonly transaction?: { readonly producer: object; readonly intervalMs?: number };
 }
 
-/** A consumer's `transaction` option: the producer is checked further by the consumer (transactional.id, its engine). */
-const TRANSACTION_SCHEMA = object<{ producer: object; intervalMs?: number }>({
-  producer: custom<object>('a DynamicProducer with transactional.id', (v) => typeof v === 'object' && v !== null && 'transactionsOf' in v).require(),
-  intervalMs: integer(1, MAX_TIMER_MS),
-});
-
 // Every bound is setTimeout's (a larger delay fires at once); 0 allowed for the two that turn retries off.
 const CONSUMER_FIELDS: Fields = {
   commitIntervalMs: integer(1, MAX_TIMER_MS).default(250),
@@ -387,7 +377,10 @@ const CONSUMER_FIELDS: Fields = {
 
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);
 
-const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA, engine: ENGINE, transaction: TRANSACTION_SCHEMA });
+// `transaction.producer` is checked further by the consumer (transactional.id, its engine).
+const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA, engine: ENGINE, transaction: object({
+  producer: custom<object>('a DynamicProducer with transactional.id', (v) => typeof v === 'object' && v !== null && 'transactionsOf' in v).require(),
+  intervalMs: integer(1, MAX_TIMER_MS) }) });
 
 export function resolveConsumerOptions(options: unknown): ResolvedConsumerOptions {
   return resolve(CONSUMER_SCHEMA, options);

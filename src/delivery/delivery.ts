@@ -6,7 +6,7 @@
 //
 //   idle → connecting → connected → running → stopping → idle (may run again) or stopped (for good)
 
-import { type HandlerError, type KafkaError, timeoutError, toKafkaError } from '../core/errors';
+import { type HandlerError, type KafkaError, type TransactionError, timeoutError, toKafkaError } from '../core/errors';
 import { Lifecycle, type Phase } from '../core/lifecycle';
 import { CONSUMER_DEFAULTS } from '../core/options';
 import { Assignment, type RejoinCounts } from './assignment';
@@ -57,7 +57,7 @@ export interface DeliveryHooks<M> {
   /** The client's run is about to end (after the last commit). */
   ending?(): void;
   /** The run ended (the client's too): `failure` is why, if it failed; `commitError`, why its last commit or the client's end failed. */
-  ended(failure: HandlerError | KafkaError | undefined, commitError: unknown): void;
+  ended(failure: HandlerError | KafkaError | TransactionError | undefined, commitError: unknown): void;
 }
 
 export class Delivery<M extends ConsumedMessage> {
@@ -72,7 +72,7 @@ export class Delivery<M extends ConsumedMessage> {
   /** Backpressure per partition: those that hold many messages for their predecessors are paused. */
   private readonly heldPressure: HeldPressure;
   /** Why the run ends, when it failed. */
-  failure: HandlerError | KafkaError | undefined;
+  failure: HandlerError | KafkaError | TransactionError | undefined;
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
   private generation = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -136,7 +136,7 @@ export class Delivery<M extends ConsumedMessage> {
   private transact(sink: TransactionSink): void {
     if (this.port.seek === undefined) throw new InternalError(`${this.port.name}: a transaction needs a port that seeks`);
     this.assignment.transactional = true;
-    const warn = (error: KafkaError): void => {
+    const warn = (error: KafkaError | TransactionError): void => {
       this.hooks.emit('warning', error);
     };
     this.commits.transacted = new Transacted(sink, {
@@ -204,7 +204,7 @@ export class Delivery<M extends ConsumedMessage> {
   }
 
   /** The run fails for good (a message's handler, or the client): it stops, committing below what is unhandled. */
-  fail(error: HandlerError | KafkaError): void {
+  fail(error: HandlerError | KafkaError | TransactionError): void {
     if (this.life.phase !== 'running') return;
     this.failure = error;
     this.stop(0).catch(() => undefined); // a failed final commit was reported already
@@ -248,7 +248,7 @@ export class Delivery<M extends ConsumedMessage> {
     return {
       held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight,
       records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts, staleRetries: this.commits.staleRetries },
-      transactions: transacted === undefined ? null : { ...transacted.counts },
+      transactions: transacted === undefined ? null : transacted.counts,
     };
   }
 

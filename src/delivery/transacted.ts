@@ -16,7 +16,7 @@
 // partition is then read again from its committed offset (rewind), and what was handled since is handled
 // again. A fatal failure (the producer fenced) ends the run. The last commit of a failed run aborts.
 
-import { toKafkaError, type KafkaError } from '../core/errors';
+import { type KafkaError, TransactionError, toKafkaError } from '../core/errors';
 import { partitionKey } from '../core/partition-key';
 import type { PartitionOffset } from './dispatch-types';
 import type { CommitKind, TransactionSink } from './port';
@@ -39,9 +39,14 @@ export interface TransactionCounts {
   deferred: number;
   /** Aborts because a record would have been shortened at a commit that could not wait (revoke, the last, DEFER_MAX_MS). */
   abortedInexact: number;
-  /** The last commit's duration, barrier included (ms). */
+  /** The last commit's duration, barrier included (ms), and the median and 99th percentile of the last COMMIT_TIMES. */
   lastCommitMs: number;
+  commitMsP50: number;
+  commitMsP99: number;
 }
+
+/** How many commits' durations the percentiles are of. */
+const COMMIT_TIMES = 1024;
 
 export interface TransactedHooks {
   /** Runs `act` once no handler call is under way, none starting until it settles (Delivery.barrier). */
@@ -59,12 +64,14 @@ export interface TransactedHooks {
   /** The offsets did not commit: they go again (their ledger says so). */
   notCommitted(offsets: PartitionOffset[]): void;
   /** A failure the run cannot go on after (fenced): it stops with it. */
-  fatal(error: KafkaError): void;
-  warn(error: KafkaError): void;
+  fatal(error: KafkaError | TransactionError): void;
+  warn(error: KafkaError | TransactionError): void;
 }
 
 export class Transacted {
-  readonly counts: TransactionCounts = { committed: 0, aborted: 0, abortedForHandlers: 0, retried: 0, deferred: 0, abortedInexact: 0, lastCommitMs: 0 };
+  private readonly counts$ = { committed: 0, aborted: 0, abortedForHandlers: 0, retried: 0, deferred: 0, abortedInexact: 0, lastCommitMs: 0 };
+  /** The last COMMIT_TIMES commits' durations (ms), a ring. */
+  private readonly times = new Float64Array(COMMIT_TIMES);
   /** Since when the open transaction's commits were put off (0: they were not). */
   private deferredSince = 0;
   /** The transaction's ends, one after another. */
@@ -74,6 +81,14 @@ export class Transacted {
     private readonly sink: TransactionSink,
     private readonly hooks: TransactedHooks,
   ) {}
+
+  /** What the transactions did, with the percentiles of their commits' durations. */
+  get counts(): TransactionCounts {
+    const n = Math.min(this.counts$.committed, COMMIT_TIMES);
+    const sorted = this.times.slice(0, n).sort();
+    const at = (q: number): number => (n === 0 ? 0 : sorted[Math.min(n - 1, Math.floor(q * n))]);
+    return { ...this.counts$, commitMsP50: at(0.5), commitMsP99: at(0.99) };
+  }
 
   get intervalMs(): number {
     return this.sink.intervalMs;
@@ -95,7 +110,7 @@ export class Transacted {
     const read = this.hooks.offsets();
     const offsets = merged(given, read.offsets);
     if (this.hooks.takeFailedCall() || this.hooks.callsUnderWay() || (last && this.hooks.failing())) {
-      if (!this.hooks.failing()) this.counts.abortedForHandlers++;
+      if (!this.hooks.failing()) this.counts$.abortedForHandlers++;
       await this.abort(offsets, last);
       return undefined;
     }
@@ -103,11 +118,11 @@ export class Transacted {
       const now = Date.now();
       if (this.deferredSince === 0) this.deferredSince = now;
       if (kind === 'periodic' && now - this.deferredSince < DEFER_MAX_MS) {
-        this.counts.deferred++;
+        this.counts$.deferred++;
         this.hooks.notCommitted(offsets);
         return undefined;
       }
-      this.counts.abortedInexact++;
+      this.counts$.abortedInexact++;
       await this.abort(offsets, last);
       return undefined;
     }
@@ -115,17 +130,19 @@ export class Transacted {
       try {
         await this.sink.commit(offsets, !last);
         this.deferredSince = 0;
-        this.counts.committed++;
-        this.counts.lastCommitMs = performance.now() - since;
+        const took = performance.now() - since;
+        this.times[this.counts$.committed % COMMIT_TIMES] = took;
+        this.counts$.committed++;
+        this.counts$.lastCommitMs = took;
         return offsets;
       } catch (err) {
         const failure = this.sink.failure(err);
         if (failure === 'retriable' && attempt < RETRIES) {
-          this.counts.retried++;
+          this.counts$.retried++;
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
           continue;
         }
-        const error = toKafkaError(err, 'transaction commit');
+        const error = errorOf(err, 'transaction commit');
         if (failure === 'fatal') return this.fatal(offsets, error, last);
         this.hooks.warn(error);
         await this.abort(offsets, last);
@@ -141,9 +158,9 @@ export class Transacted {
     this.deferredSince = 0;
     try {
       await this.sink.abort(!last);
-      this.counts.aborted++;
+      this.counts$.aborted++;
     } catch (err) {
-      const error = toKafkaError(err, 'transaction abort');
+      const error = errorOf(err, 'transaction abort');
       if (this.sink.failure(err) === 'fatal' || last) {
         this.fatal(offsets, error, last);
         return;
@@ -159,12 +176,17 @@ export class Transacted {
     }
   }
 
-  private fatal(offsets: PartitionOffset[], error: KafkaError, last: boolean): undefined {
+  private fatal(offsets: PartitionOffset[], error: KafkaError | TransactionError, last: boolean): undefined {
     this.hooks.notCommitted(offsets);
     if (last) throw error;
     this.hooks.fatal(error);
     return undefined;
   }
+}
+
+/** The producer's TransactionError as it is (its `kind` says what happened), anything else as a KafkaError. */
+function errorOf(err: unknown, context: string): KafkaError | TransactionError {
+  return err instanceof TransactionError ? err : toKafkaError(err, context);
 }
 
 /** `given` (of partitions that may have left) and `read`, one offset per partition: the one read last where both have one. */

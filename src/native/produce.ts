@@ -26,9 +26,9 @@ import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config';
 import type { Key } from '../core/key';
 import { emitClientEvent } from './addon';
-import { columns, metadataOf } from './consume';
-import { EVENT_DELIVERY_FAILED, EVENT_STATS, JOB_TXN_ABORT, JOB_TXN_BEGIN, JOB_TXN_COMMIT, JOB_TXN_INIT, type NativeAddon, type NativeEvent } from './contract';
-import { NativeHandle, notConnected } from './handle';
+import { EVENT_DELIVERY_FAILED, EVENT_STATS, type NativeAddon, type NativeEvent } from './contract';
+import { NativeHandle } from './handle';
+import { NativeTransactions } from './produce-transactions';
 import { type BatchOwner, HandleBatch, type SlotTaker } from './produce-batch';
 import type { RowHeaders } from './produce-rows';
 import { Slots } from './slots';
@@ -74,6 +74,8 @@ export class NativeClient extends EventEmitter implements BatchOwner {
 
   /** A message's opaque, topic, key and size from produce() to its report, under its id (slots.ts). */
   readonly slots: Slots;
+  /** With transactional.id (one handle): node-rdkafka's transactional calls on it (produce-transactions.ts). */
+  readonly transactions: NativeTransactions;
 
   // Delivery reports, read in bulk.
   private readonly rIds = new Int32Array(REPORTS);
@@ -110,6 +112,7 @@ export class NativeClient extends EventEmitter implements BatchOwner {
       for (const batch of this.batches) batch.handle.close(() => {});
       throw err;
     }
+    this.transactions = new NativeTransactions(addon, this.batches[0].handle, this);
   }
 
   /**
@@ -234,72 +237,9 @@ export class NativeClient extends EventEmitter implements BatchOwner {
     wait();
   }
 
-  // Transactions (a producer with transactional.id has one handle), as node-rdkafka's Producer names them; each
-  // call's error carries librdkafka's classes of it (NativeError). A commit or abort hands over what is batched first.
-
-  initTransactions(timeoutMs: number, cb: (err: any) => void): void {
-    this.transact(JOB_TXN_INIT, timeoutMs, false, cb);
-  }
-
-  beginTransaction(cb: (err: any) => void): void {
-    this.transact(JOB_TXN_BEGIN, 0, false, cb);
-  }
-
-  commitTransaction(timeoutMs: number, cb: (err: any) => void): void {
-    this.transact(JOB_TXN_COMMIT, timeoutMs, true, cb);
-  }
-
-  abortTransaction(timeoutMs: number, cb: (err: any) => void): void {
-    this.transact(JOB_TXN_ABORT, timeoutMs, true, cb);
-  }
-
-  /**
-   * Offsets (each with its metadata) into the open transaction, with the group metadata of
-   * `consumer`: a native consumer's handle (its generation and member id, KIP-447), or, for a
-   * consumer of another client, `groupId` alone (the broker then checks no generation).
-   */
-  sendOffsetsToTransaction(offsets: Array<{ topic: string; partition: number; offset: number; metadata?: string | Buffer }>, consumer: { handle: object | null; groupId: string }, timeoutMs: number, cb: (err: any) => void): void {
-    const { handle } = this.batches[0];
-    const current = handle.current;
-    if (current === undefined) {
-      setImmediate(() => cb(notConnected('producer')));
-      return;
-    }
-    const [topics, partitions, offs] = columns(offsets, true);
-    const metadata = metadataOf(offsets) ?? offsets.map(() => undefined);
-    try {
-      handle.job((done) => this.addon.sendOffsets(current, consumer.handle, consumer.groupId, topics, partitions, offs!, metadata, timeoutMs, done), cb);
-    } catch (err) {
-      setImmediate(() => cb(err));
-    }
-  }
-
-  private transact(job: number, timeoutMs: number, handOver: boolean, cb: (err: any) => void): void {
-    const { handle } = this.batches[0];
-    const run = (): void => {
-      const current = handle.current;
-      if (current === undefined) cb(notConnected('producer'));
-      else handle.job((done) => this.addon.transaction(current, job, timeoutMs, done), (err) => {
-        // The reports of the messages the commit flushed (or the abort purged) are there to read.
-        this.poll();
-        cb(err);
-      });
-    };
-    if (!handOver) {
-      run();
-      return;
-    }
+  /** Hands what is batched to librdkafka (a full queue stops a batch: `batched` counts what is left). */
+  submitAll(): void {
     for (const batch of this.batches) batch.submit();
-    const deadline = Date.now() + timeoutMs;
-    const wait = (): void => {
-      if (this.batched === 0) run();
-      else if (Date.now() > deadline) cb(Object.assign(new Error('Local: Timed out'), { code: -185 }));
-      else {
-        this.poll();
-        setTimeout(wait, RETRY_MS);
-      }
-    };
-    wait();
   }
 
   /** Reads the delivery reports (and statistics, errors, logs) librdkafka has, and retries a stopped batch. */

@@ -17,11 +17,10 @@
 //   settle/     and back: outcomes.ts (what a report or a refusal does), delivery.ts (the accounting),
 //               opaque.ts (what a message's opaque settles, read in one place), send-groups.ts (send()
 //               calls settled in groups on the native engine).
-// Beside it: transactions.ts (initTransactions ... abortTransaction, with transactional.id),
+// Beside it: transactions.ts (its base class: initTransactions ... abortTransaction, with transactional.id),
 // wrap.ts (wrapProducer: this class over an application's producer), types.ts,
 // connect-options.ts, statistics.ts (queue depths into penalties), stream.ts, metrics.ts.
 
-import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import { DynamicPartitioner } from '../partitioner/partitioner';
 import { DynamicPartitionerOptions, PARTITIONER_OPTION_NAMES, PRODUCER_DEFAULTS, PRODUCER_OPTION_NAMES, ProducerSettings, resolveProducerOptions } from '../core/options';
@@ -31,7 +30,7 @@ import { ProgressGate, type TopicProgress } from './hold/progress';
 import { OrderChains, newProducerId } from '../partitioner/headers';
 import { splitConfig, basePartitioner, checkNotOptions, Config, LIBRDKAFKA_DEFAULT_PARTITIONER } from '../core/config';
 import { InvalidArgTypeError, KafkaError, StateError, UndeliveredError, checkTimeout } from '../core/errors';
-import { type TransactionalClient, type TransactionOffset, Transactions, isTransactionSource } from './transactions';
+import { type TransactionalClient, TransactionCalls, Transactions } from './transactions';
 import { delay } from '../core/time';
 import { Metrics, ProducerMetrics, registerOrClose, relayPartitionerEvents } from './metrics';
 import type { NativeProducer } from './hand-over/client-fields';
@@ -70,7 +69,7 @@ export declare interface DynamicProducer {
   on(event: string, listener: (...args: any[]) => void): this;
 }
 
-export class DynamicProducer extends EventEmitter {
+export class DynamicProducer extends TransactionCalls {
   /** The node-rdkafka-style producer underneath. */
   readonly client: ProducerLike;
   readonly partitioner: DynamicPartitioner;
@@ -96,8 +95,6 @@ export class DynamicProducer extends EventEmitter {
   private readonly outcomes: Outcomes;
   private readonly placement: Placement;
   private readonly intake: Intake;
-  /** With transactional.id: the transactions (transactions.ts); undefined without. */
-  private readonly transactions: Transactions | undefined;
   /**
    * idle → connecting → connected → stopping → stopped (src/core/lifecycle.ts), never running;
    * 'connected' from construction for a wrapped client connected already. disconnect() stops it
@@ -196,15 +193,14 @@ export class DynamicProducer extends EventEmitter {
       native: adapter.native, error: (err) => this.emit('error', err),
     });
     this.polling = new Polling(this.client, () => this.poll(), () => delivery.inflight);
-    const transactionalId = (existing ? existing.globalConfig : globalConfig)?.['transactional.id'];
-    this.transactions = transactionalId !== undefined && transactionalId !== '' ? new Transactions(this.client as unknown as TransactionalClient, {
+    this.transactions = Transactions.of((adapter.native?.transactions ?? this.client) as unknown as TransactionalClient, adapter.native !== undefined, existing ? existing.globalConfig : globalConfig, {
       connected: () => this.state.phase === 'connected' && this.client.isConnected?.() !== false,
       handOver: (timeoutMs) => this.handOverHeld(Date.now() + timeoutMs),
       outside: (reason) => { this.intake.outside = reason; },
       poll: () => this.poll(),
       written: () => this.orders.checkpoint(),
       aborted: () => this.orders.rollback(),
-    }) : undefined;
+    });
     this.metrics$ = new Metrics();
     adapter.listen(outcomes, delivery, {
       stats: (event) => this.statistics(event),
@@ -322,22 +318,15 @@ export class DynamicProducer extends EventEmitter {
   }
 
   /**
-   * The size of each table and the option that bounds what is held, for bench/soak/tables.js
-   * (read at sampling time, never on the message path): the spread keys' order chains open and
-   * their slots (OrderChains.openChains()), the topics known, the keys with messages held for a
-   * handoff, and the send() calls handed over whose report has not come.
+   * The size of each table and the option that bounds what is held, for bench/soak/tables.js (read at sampling
+   * time, never on the message path): the spread keys' order chains open and their slots (OrderChains.openChains()),
+   * the topics known, the keys with messages held for a handoff, the send() calls handed over whose report has not come.
    * @internal
    */
   tableSizes(): { orderChains: number; orderChainSlots: number; topics: number; handoffKeys: number; unconfirmed: number; maxQueued: number } {
-    const chains = this.orders.openChains();
-    return {
-      orderChains: chains.open,
-      orderChainSlots: chains.slots,
-      topics: this.metadata.topics.size,
-      handoffKeys: this.handoffs?.keys ?? 0,
-      unconfirmed: this.delivery.unconfirmedCount,
-      maxQueued: this.options.maxQueued,
-    };
+    const { open, slots } = this.orders.openChains();
+    const { delivery, options } = this;
+    return { orderChains: open, orderChainSlots: slots, topics: this.metadata.topics.size, handoffKeys: this.handoffs?.keys ?? 0, unconfirmed: delivery.unconfirmedCount, maxQueued: options.maxQueued };
   }
 
   private poll(): void {
@@ -390,94 +379,9 @@ export class DynamicProducer extends EventEmitter {
     }
   }
 
-  /** The transactions of a producer with transactional.id; a StateError naming the fix without. */
-  private transactional(call: string): Transactions {
-    if (this.transactions === undefined) {
-      throw new StateError(`${call} needs a transactional producer: set globalConfig['transactional.id'] (unique per producing instance)`);
-    }
-    return this.transactions;
-  }
-
-  /**
-   * Makes this producer transactional with the cluster (librdkafka's init_transactions: fences
-   * an earlier producer of the same transactional.id, and ends what it left open). Once, after
-   * connect(). Rejects with a TransactionError whose `kind` says what to do (TransactionErrorKind),
-   * or a StateError for a call out of place.
-   */
-  async initTransactions(timeoutMs = 30_000): Promise<void> {
-    return this.transactional('initTransactions()').initTransactions(timeoutMs);
-  }
-
-  /** Opens a transaction: what is produced from now until its commit or abort is in it. */
-  async beginTransaction(): Promise<void> {
-    return this.transactional('beginTransaction()').beginTransaction();
-  }
-
-  /**
-   * Sends consumed offsets to the open transaction: they commit with it (KIP-447: fenced through
-   * the consumer group's generation and member id). `consumer`: a DynamicConsumer (`offsets`
-   * undefined: its safe offsets, each with its handled record) or node-rdkafka's KafkaConsumer
-   * (whose group id alone goes on the native engine: the broker then checks no generation).
-   */
-  async sendOffsetsToTransaction(offsets: TransactionOffset[] | undefined, consumer: object, timeoutMs = 30_000): Promise<void> {
-    const transactions = this.transactional('sendOffsetsToTransaction()');
-    const { list, group } = this.offsetsFor(offsets, consumer);
-    return transactions.sendOffsetsToTransaction(list, group, timeoutMs);
-  }
-
-  /** The offsets and the consumer argument of the client underneath, checked. */
-  private offsetsFor(offsets: TransactionOffset[] | undefined, consumer: object): { list: TransactionOffset[]; group: unknown } {
-    const source = isTransactionSource(consumer) ? consumer : undefined;
-    const client = (source?.client ?? consumer) as { globalConfig?: Record<string, unknown>; groupHandle?: object; getClient?: unknown };
-    if (typeof client !== 'object' || client === null) throw new InvalidArgTypeError('consumer', 'a DynamicConsumer or a node-rdkafka KafkaConsumer', consumer);
-    let list = offsets;
-    if (list === undefined) {
-      if (source === undefined) throw new InvalidArgTypeError('offsets', 'an array of { topic, partition, offset } (undefined only with a DynamicConsumer)', offsets);
-      list = source.transactionOffsets();
-    }
-    if (!Array.isArray(list)) throw new InvalidArgTypeError('offsets', 'an array of { topic, partition, offset, metadata? }', list);
-    for (let i = 0; i < list.length; i++) {
-      const o = list[i];
-      if (typeof o !== 'object' || o === null || typeof o.topic !== 'string' || !Number.isInteger(o.partition) || o.partition < 0 || !Number.isSafeInteger(o.offset) || o.offset < 0) {
-        throw new InvalidArgTypeError(`offsets[${i}]`, 'an object { topic, partition, offset } (an offset of 0 or more: the next to read)', o);
-      }
-      if (o.metadata !== undefined && typeof o.metadata !== 'string') throw new InvalidArgTypeError(`offsets[${i}].metadata`, 'a string', o.metadata);
-    }
-    if (this.adapter.native === undefined) {
-      // node-rdkafka's own call: its KafkaConsumer only (it reads the group's metadata from its handle).
-      if (typeof client.getClient !== 'function') {
-        throw new StateError("sendOffsetsToTransaction(): this producer runs on engine 'client', which needs a node-rdkafka KafkaConsumer: run the consumer on engine 'client' too, or both on the native engine");
-      }
-      return { list, group: client };
-    }
-    if (client.groupHandle !== undefined) return { list, group: { handle: client.groupHandle, groupId: '' } };
-    const groupId = client.globalConfig?.['group.id'];
-    if (typeof groupId !== 'string' || groupId === '') throw new InvalidArgTypeError('consumer', "a consumer of a group (globalConfig['group.id'])", consumer);
-    return { list, group: { handle: null, groupId } };
-  }
-
-  /**
-   * Hands over every message this producer holds, then commits the open transaction: its
-   * messages become visible to read_committed readers, with the offsets sent to it. Rejects with
-   * a TransactionError: 'retriable' (call it again), 'abortable' (abortTransaction()), 'fatal'.
-   */
-  async commitTransaction(timeoutMs = 30_000): Promise<void> {
-    return this.transactional('commitTransaction()').commitTransaction(timeoutMs);
-  }
-
-  /** Aborts the open transaction: its messages are not written (their send() promises reject), its offsets not committed. */
-  async abortTransaction(timeoutMs = 30_000): Promise<void> {
-    return this.transactional('abortTransaction()').abortTransaction(timeoutMs);
-  }
-
   /** The engine messages go through: 'native' (the addon's librdkafka handles) or 'client' (the client library's produce()). */
   get engine(): 'native' | 'client' {
     return this.adapter.native !== undefined ? 'native' : 'client';
-  }
-
-  /** This producer's transactions, for a consumer's `transaction` option (undefined without transactional.id). @internal */
-  get transactionsOf(): Transactions | undefined {
-    return this.transactions;
   }
 
   /**

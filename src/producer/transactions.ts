@@ -10,7 +10,8 @@
 // first hands over every message the producer still holds (the caller's `handOver`), so that each one is in
 // the transaction it was produced in: delivered with its commit, or failed with its abort, never silently lost.
 
-import { StateError, TransactionError, type TransactionErrorKind, checkTimeout } from '../core/errors';
+import { EventEmitter } from 'node:events';
+import { InvalidArgTypeError, StateError, TransactionError, type TransactionErrorKind, checkTimeout } from '../core/errors';
 
 /** librdkafka's codes the messages below name. */
 const ERR__FENCED = -144;
@@ -89,6 +90,8 @@ export class Transactions {
 
   constructor(
     private readonly client: TransactionalClient,
+    /** The native engine's client (else node-rdkafka's Producer): what sendOffsetsToTransaction() takes as its consumer. */
+    private readonly native: boolean,
     private readonly hooks: TransactionHooks,
   ) {
     hooks.outside(OUTSIDE.uninitialized);
@@ -97,6 +100,12 @@ export class Transactions {
   /** Whether a transaction is open (and may still commit). */
   get open(): boolean {
     return this.state === 'open' && !this.mustAbort;
+  }
+
+  /** A producer's transactions: undefined without `config['transactional.id']`. */
+  static of(client: TransactionalClient, native: boolean, config: Record<string, unknown> | undefined, hooks: TransactionHooks): Transactions | undefined {
+    const id = config?.['transactional.id'];
+    return id === undefined || id === '' ? undefined : new Transactions(client, native, hooks);
   }
 
   /** Whether a transaction is open, may it commit or must it abort. */
@@ -123,7 +132,7 @@ export class Transactions {
 
   initTransactions(timeoutMs: number): Promise<void> {
     return this.call('initTransactions()', timeoutMs, ['uninitialized'], async () => {
-      await this.native((cb) => this.client.initTransactions(timeoutMs, cb), 'initTransactions()');
+      await this.run((cb) => this.client.initTransactions(timeoutMs, cb), 'initTransactions()');
       this.hooks.written();
       this.to('ready');
     });
@@ -131,15 +140,16 @@ export class Transactions {
 
   beginTransaction(): Promise<void> {
     return this.call('beginTransaction()', 0, ['ready'], async () => {
-      await this.native((cb) => this.client.beginTransaction(cb), 'beginTransaction()');
+      await this.run((cb) => this.client.beginTransaction(cb), 'beginTransaction()');
       this.to('open');
     });
   }
 
-  sendOffsetsToTransaction(offsets: TransactionOffset[], consumer: unknown, timeoutMs: number): Promise<void> {
+  async sendOffsetsToTransaction(offsets: TransactionOffset[] | undefined, consumer: object, timeoutMs: number): Promise<void> {
+    const { list, group } = offsetsFor(offsets, consumer, this.native);
     return this.call('sendOffsetsToTransaction()', timeoutMs, ['open'], async () => {
-      if (offsets.length === 0) return;
-      await this.native((cb) => this.client.sendOffsetsToTransaction(offsets, consumer, timeoutMs, cb), 'sendOffsetsToTransaction()');
+      if (list.length === 0) return;
+      await this.run((cb) => this.client.sendOffsetsToTransaction(list, group, timeoutMs, cb), 'sendOffsetsToTransaction()');
     });
   }
 
@@ -150,7 +160,7 @@ export class Transactions {
       this.hooks.outside('a transaction is being committed: produce after the next beginTransaction()');
       try {
         await this.hooks.handOver(timeoutMs);
-        await this.native((cb) => this.client.commitTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'commitTransaction()');
+        await this.run((cb) => this.client.commitTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'commitTransaction()');
       } finally {
         this.hooks.poll();
         this.hooks.outside(OUTSIDE[this.state]);
@@ -169,7 +179,7 @@ export class Transactions {
       try {
         // Handed over, each held message gets its report: purged by the abort (ERR__PURGE_QUEUE).
         await this.hooks.handOver(timeoutMs).catch(() => undefined);
-        await this.native((cb) => this.client.abortTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'abortTransaction()');
+        await this.run((cb) => this.client.abortTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'abortTransaction()');
       } finally {
         this.hooks.poll();
         this.hooks.outside(OUTSIDE[this.state]);
@@ -203,7 +213,7 @@ export class Transactions {
   }
 
   /** A call of the client, its failure classified; a fatal or abortable one changes the state. */
-  private native(call: (cb: Callback) => void, name: string): Promise<void> {
+  private run(call: (cb: Callback) => void, name: string): Promise<void> {
     return new Promise((resolve, reject) => {
       try {
         call((err) => (err ? reject(this.failed(err, name)) : resolve()));
@@ -226,6 +236,84 @@ export class Transactions {
     this.state = state;
     this.hooks.outside(OUTSIDE[state]);
   }
+}
+
+/** DynamicProducer's transactional calls (its base class), over its Transactions (set by its constructor). */
+export abstract class TransactionCalls extends EventEmitter {
+  /** With transactional.id: the transactions; undefined without. */
+  protected transactions: Transactions | undefined;
+
+  /** This producer's transactions, for a consumer's `transaction` option (undefined without transactional.id). @internal */
+  get transactionsOf(): Transactions | undefined {
+    return this.transactions;
+  }
+
+  /** `act` on the transactions of a producer with transactional.id; without, a StateError naming the setting. */
+  private transactional(call: string, act: (transactions: Transactions) => Promise<void>): Promise<void> {
+    const t = this.transactions;
+    return t !== undefined ? act(t) : Promise.reject(new StateError(`${call} needs globalConfig['transactional.id'] (unique per producing instance)`));
+  }
+
+  // Transactions under node-rdkafka's names (transactions.ts, docs/exactly-once.md): each rejects with a TransactionError
+  // whose `kind` says what to do, or a StateError for a call out of place.
+
+  /** Once, after connect(): fences an earlier producer of this transactional.id and ends what it left open. */
+  initTransactions(timeoutMs = 30_000): Promise<void> {
+    return this.transactional('initTransactions()', (t) => t.initTransactions(timeoutMs));
+  }
+
+  /** Opens a transaction: what is produced until its commit or abort is in it. */
+  beginTransaction(): Promise<void> {
+    return this.transactional('beginTransaction()', (t) => t.beginTransaction());
+  }
+
+  /** Consumed offsets into the open transaction: of a DynamicConsumer (`offsets` undefined: its own, with records) or a KafkaConsumer. */
+  sendOffsetsToTransaction(offsets: TransactionOffset[] | undefined, consumer: object, timeoutMs = 30_000): Promise<void> {
+    return this.transactional('sendOffsetsToTransaction()', (t) => t.sendOffsetsToTransaction(offsets, consumer, timeoutMs));
+  }
+
+  /** Hands over every message held here, then commits them, with the offsets sent, for read_committed readers. */
+  commitTransaction(timeoutMs = 30_000): Promise<void> {
+    return this.transactional('commitTransaction()', (t) => t.commitTransaction(timeoutMs));
+  }
+
+  /** Aborts the open transaction: its messages are not written (their send() promises reject), its offsets not committed. */
+  abortTransaction(timeoutMs = 30_000): Promise<void> {
+    return this.transactional('abortTransaction()', (t) => t.abortTransaction(timeoutMs));
+  }
+}
+
+/**
+ * The offsets (checked) and the consumer argument of the client's call: on the native engine a native consumer's
+ * handle (KIP-447's group metadata), or a group id alone; on node-rdkafka's Producer its own KafkaConsumer.
+ */
+function offsetsFor(offsets: TransactionOffset[] | undefined, consumer: object, native: boolean): { list: TransactionOffset[]; group: unknown } {
+  const source = isTransactionSource(consumer) ? consumer : undefined;
+  const client = (source?.client ?? consumer) as { globalConfig?: Record<string, unknown>; groupHandle?: object; getClient?: unknown } | null;
+  if (typeof client !== 'object' || client === null) throw new InvalidArgTypeError('consumer', 'a DynamicConsumer or a node-rdkafka KafkaConsumer', consumer);
+  let list = offsets;
+  if (list === undefined) {
+    if (source === undefined) throw new InvalidArgTypeError('offsets', 'an array of { topic, partition, offset } (undefined only with a DynamicConsumer)', offsets);
+    list = source.transactionOffsets();
+  }
+  if (!Array.isArray(list)) throw new InvalidArgTypeError('offsets', 'an array of { topic, partition, offset, metadata? }', list);
+  for (let i = 0; i < list.length; i++) {
+    const o = list[i];
+    if (typeof o !== 'object' || o === null || typeof o.topic !== 'string' || !Number.isInteger(o.partition) || o.partition < 0 || !Number.isSafeInteger(o.offset) || o.offset < 0) {
+      throw new InvalidArgTypeError(`offsets[${i}]`, 'an object { topic, partition, offset } (an offset of 0 or more: the next to read)', o);
+    }
+    if (o.metadata !== undefined && typeof o.metadata !== 'string') throw new InvalidArgTypeError(`offsets[${i}].metadata`, 'a string', o.metadata);
+  }
+  if (!native) {
+    if (typeof client.getClient !== 'function') {
+      throw new StateError("sendOffsetsToTransaction(): this producer runs on engine 'client', which needs a node-rdkafka KafkaConsumer: run the consumer on engine 'client' too, or both on the native engine");
+    }
+    return { list, group: client };
+  }
+  if (client.groupHandle !== undefined) return { list, group: { handle: client.groupHandle, groupId: '' } };
+  const groupId = client.globalConfig?.['group.id'];
+  if (typeof groupId !== 'string' || groupId === '') throw new InvalidArgTypeError('consumer', "a consumer of a group (globalConfig['group.id'])", consumer);
+  return { list, group: { handle: null, groupId } };
 }
 
 const WHAT_TO_DO: Record<TransactionErrorKind, string> = {

@@ -24,7 +24,8 @@ const t = require('tap');
 const path = require('node:path');
 const { fork } = require('node:child_process');
 const K = require('./lib/kafka');
-const { produceHot, consumer, until } = require('./lib/hot-key');
+const { produceHot, consumer, until, offsetsOf } = require('./lib/hot-key');
+const { DynamicProducer, DynamicConsumer } = require('../..');
 const { size, PROTOCOLS } = require('./lib/faults');
 
 const PER_PRODUCER = size(12_000, 10);
@@ -82,9 +83,9 @@ for (const groupProtocol of PROTOCOLS) {
     let killedHandled = 0;
     let killedFlagged = 0;
 
-    // Processor A SIGKILLed mid-transaction at 30%, started again with its transactional.id.
-    t.ok(await until(() => handled() >= total * 0.3, 300000), 'the processors handled 30%');
+    // Processor A SIGKILLed mid-transaction at 30% (once it has handled some: a member may join late), started again with its transactional.id.
     const a = processors[0];
+    t.ok(await until(() => handled() >= total * 0.3 && a.handled >= total * 0.05, 300000), 'the processors handled 30%, A 5% of it');
     killedHandled += a.handled;
     killedFlagged += a.metrics?.flagged ?? 0;
     a.child.kill('SIGKILL');
@@ -176,5 +177,52 @@ for (const groupProtocol of PROTOCOLS) {
     t.ok(flaggedInput <= Math.ceil(hotInputs * 0.01), `at most 1% of the spread key flagged by the processors (${flaggedInput} of ${hotInputs})`);
     t.ok(flaggedHot <= Math.ceil(hotRead * 0.01), `at most 1% of the spread key flagged by the reader (${flaggedHot} of ${hotRead})`);
     t.ok(transactions.every((x) => x && x.committed > 0), 'both processors committed transactions');
+    const { committed, ends } = await offsetsOf(group, input, PARTITIONS);
+    t.same(committed, ends, "the group's committed offsets (sent in the transactions) are at the end of every input partition");
   });
 }
+
+t.test('fenced: a second producer of the same transactional.id ends the first, and the run of the consumer it served', { ...K.needsCluster(), timeout: 120000 }, async (t) => {
+  const topic = K.topicName('fence');
+  await K.createTopic(topic, 2, Math.min(3, K.brokers().split(',').length));
+  const id = `fence-${topic}`;
+  const make = () => new DynamicProducer({ 'bootstrap.servers': K.brokers(), 'transactional.id': id, log_level: 2 }, {}, {});
+  const first = make();
+  const second = make();
+  t.teardown(() => Promise.all([first, second].map((p) => p.disconnect().catch(() => undefined))));
+  for (const p of [first, second]) p.on('error', () => {});
+  await first.connect();
+  await first.initTransactions();
+  await first.beginTransaction();
+  await first.send(topic, Buffer.from('zombie'), 'k');
+  await second.connect();
+  await second.initTransactions();
+  const failed = await first.commitTransaction(10000).then(() => null, (err) => err);
+  t.ok(failed !== null, 'the first commit fails');
+  t.equal(failed?.code, 'KDP_TRANSACTION', 'with a TransactionError');
+  t.equal(failed?.kind, 'fatal', "of kind 'fatal'");
+  t.match(failed?.message, /fenced|disconnect it/, 'saying what happened and what to do');
+  t.throws(() => first.produce(topic, Buffer.from('x'), 'k'), { code: 'KDP_STATE', message: /fenced or failed for good/ }, 'produce() refused after');
+  await t.rejects(first.beginTransaction(), { code: 'KDP_TRANSACTION', kind: 'fatal' }, 'every transactional call too');
+
+  // The same through a consumer's transaction option: the run ends with the fatal error.
+  const seed = new DynamicProducer({ 'bootstrap.servers': K.brokers(), log_level: 2 }, {}, {});
+  t.teardown(() => seed.disconnect().catch(() => undefined));
+  await seed.connect();
+  for (let i = 0; i < 50; i++) await seed.send(topic, Buffer.from(String(i)), `k${i}`);
+  const c = new DynamicConsumer({ 'bootstrap.servers': K.brokers(), 'group.id': `${id}-group`, 'auto.offset.reset': 'earliest', log_level: 2 }, {}, { transaction: { producer: second, intervalMs: 100 } });
+  c.on('error', () => {});
+  await c.connect();
+  let handled = 0;
+  const ended = c.run([topic], async () => { handled++; }).then(() => null, (err) => err);
+  t.ok(await until(() => handled >= 50, 60000), 'the consumer handled the messages');
+  const third = make();
+  t.teardown(() => third.disconnect().catch(() => undefined));
+  third.on('error', () => {});
+  await third.connect();
+  await third.initTransactions();
+  await seed.send(topic, Buffer.from('after'), 'k');
+  const failure = await ended;
+  t.equal(failure?.code, 'KDP_TRANSACTION', 'the run rejects with the TransactionError');
+  t.equal(failure?.kind, 'fatal', 'fatal: the producer was fenced');
+});
