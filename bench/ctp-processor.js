@@ -6,8 +6,11 @@
 //                   awaits send() with --await-send;
 //   at-least-once   the same pipeline without transactions: an idempotent DynamicProducer, the handler awaits send();
 //   kafkajs         KafkaJS 2.2.4's consume-transform-produce: eachBatch, one transaction per batch (send, sendOffsets,
-//                   commit), each key's messages in order, up to `concurrency` keys at once.
-// Talks to its parent over IPC: { type: 'ready' }, then { type: 'done', handled, commits } after { type: 'stop' }.
+//                   commit), three partitions at once, each key's messages in order, `concurrency` / 3 keys of a batch
+//                   at once (as many handler calls at once as a DynamicConsumer's). A key spread over partitions is
+//                   handled per partition, its order across them not restored.
+// Talks to its parent over IPC: { type: 'ready' }, { type: 'progress', handled, seen } every 5 ms (seen: messages whose
+// handling began), then { type: 'done', handled, commits } after { type: 'stop' }.
 
 const { DynamicProducer, DynamicConsumer } = require('..');
 
@@ -29,8 +32,10 @@ async function dynamic(o) {
   consumer.on('error', () => {});
   await consumer.connect();
   let handled = 0;
+  let seen = 0;
   const awaitSend = !transactional || o.awaitSend;
   const run = consumer.run([o.input], async (m) => {
+    seen++;
     await transform();
     if (awaitSend) await producer.send(o.output, m.value, m.key);
     else producer.produce(o.output, m.value, m.key);
@@ -38,6 +43,7 @@ async function dynamic(o) {
   });
   return {
     handled: () => handled,
+    seen: () => seen,
     stop: async () => {
       await consumer.stop();
       await run;
@@ -57,6 +63,7 @@ async function kafkajs(o) {
   await consumer.connect();
   await consumer.subscribe({ topic: o.input, fromBeginning: true });
   let handled = 0;
+  let seen = 0;
   const times = [];
   await consumer.run({
     autoCommit: false,
@@ -74,9 +81,11 @@ async function kafkajs(o) {
       const lanes = [...byKey.values()];
       const out = [];
       let next = 0;
-      await Promise.all(Array.from({ length: Math.min(o.concurrency, lanes.length) }, async () => {
+      // Three partitions at once: each of their batches gets a third of the handler calls.
+      await Promise.all(Array.from({ length: Math.min(Math.ceil(o.concurrency / 3), lanes.length) }, async () => {
         while (next < lanes.length) {
           for (const m of lanes[next++]) {
+            seen++;
             await transform();
             out.push({ key: m.key, value: m.value });
           }
@@ -101,6 +110,7 @@ async function kafkajs(o) {
   });
   return {
     handled: () => handled,
+    seen: () => seen,
     stop: async () => {
       await consumer.disconnect();
       await producer.disconnect();
@@ -115,7 +125,7 @@ process.once('message', async (o) => {
   try {
     const p = o.mode === 'kafkajs' ? await kafkajs(o) : await dynamic(o);
     process.send({ type: 'ready' });
-    const timer = setInterval(() => process.send({ type: 'progress', handled: p.handled() }), 500);
+    const timer = setInterval(() => process.send({ type: 'progress', handled: p.handled(), seen: p.seen() }), 5);
     process.once('message', async () => {
       clearInterval(timer);
       const commits = await p.stop();

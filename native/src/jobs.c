@@ -166,6 +166,18 @@ static void start(napi_env env, kdp_handle *h, int kind, int timeout, napi_value
   napi_queue_async_work(env, job->work);
 }
 
+/* A job of `kind` on `list` (and `group`), both the job's from here; its timeout and callback are arguments. */
+static napi_value start_list_job(napi_env env, kdp_handle *h, int kind, rd_kafka_topic_partition_list_t *list,
+                                 rd_kafka_consumer_group_metadata_t *group, napi_value timeout, napi_value cb) {
+  int32_t ms = 0;
+  napi_get_value_int32(env, timeout, &ms);
+  job_t *job = calloc(1, sizeof *job);
+  job->list = list;
+  job->group = group;
+  start(env, h, kind, ms, cb, job);
+  return NULL;
+}
+
 /* (handle, timeoutMs, cb[, topic]) for metadata, flush and close. */
 static napi_value start_handle_job(napi_env env, napi_callback_info info, int kind) {
   size_t argc;
@@ -205,12 +217,7 @@ napi_value kdp_committed(napi_env env, napi_callback_info info) {
   if (h == NULL) return NULL;
   rd_kafka_topic_partition_list_t *list = kdp_partitions(env, argv[1], argv[2], NULL, NULL);
   if (list == NULL) return NULL;
-  int32_t timeout = 0;
-  napi_get_value_int32(env, argv[3], &timeout);
-  job_t *job = calloc(1, sizeof *job);
-  job->list = list;
-  start(env, h, KDP_JOB_COMMITTED, timeout, argv[4], job);
-  return NULL;
+  return start_list_job(env, h, KDP_JOB_COMMITTED, list, NULL, argv[3], argv[4]);
 }
 
 /* transaction(handle, job, timeoutMs, cb): JOB_TXN_INIT, _BEGIN, _COMMIT or _ABORT of a producer. */
@@ -256,13 +263,7 @@ napi_value kdp_send_offsets(napi_env env, napi_callback_info info) {
     rd_kafka_consumer_group_metadata_destroy(group);
     return NULL;
   }
-  int32_t timeout = 0;
-  napi_get_value_int32(env, argv[7], &timeout);
-  job_t *job = calloc(1, sizeof *job);
-  job->list = list;
-  job->group = group;
-  start(env, h, KDP_JOB_TXN_OFFSETS, timeout, argv[8], job);
-  return NULL;
+  return start_list_job(env, h, KDP_JOB_TXN_OFFSETS, list, group, argv[7], argv[8]);
 }
 
 /* seek(handle, topics[], partitions, offsets, timeoutMs, cb): a consumer's partitions read again from the offsets. */
@@ -272,10 +273,5 @@ napi_value kdp_seek(napi_env env, napi_callback_info info) {
   if (h == NULL) return NULL;
   rd_kafka_topic_partition_list_t *list = kdp_partitions(env, argv[1], argv[2], argv[3], NULL);
   if (list == NULL) return NULL;
-  int32_t timeout = 0;
-  napi_get_value_int32(env, argv[4], &timeout);
-  job_t *job = calloc(1, sizeof *job);
-  job->list = list;
-  start(env, h, KDP_JOB_SEEK, timeout, argv[5], job);
-  return NULL;
+  return start_list_job(env, h, KDP_JOB_SEEK, list, NULL, argv[4], argv[5]);
 }

@@ -77,6 +77,9 @@ t.test('a commit delivers what the transaction holds; an abort fails it (send() 
   await p.send(TOPIC, Buffer.from('after'), 'k');
   await p.commitTransaction(10_000);
   t.pass('a transaction after an abort commits');
+  await p.beginTransaction();
+  await p.disconnect();
+  await t.rejects(p.commitTransaction(), { code: 'KDP_STATE', message: /after disconnect/ }, 'a call on a disconnected producer');
 });
 
 t.test('sendOffsetsToTransaction: offsets checked at the edge; a node-rdkafka-style consumer of a group', async (t) => {
