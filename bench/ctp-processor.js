@@ -16,6 +16,9 @@ const { DynamicProducer, DynamicConsumer } = require('..');
 
 const transform = () => new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 2));
 
+/** What a processor counted: messages whose handling began (`seen`), and handled (written; KafkaJS: committed). */
+const counts = { handled: 0, seen: 0 };
+
 async function dynamic(o) {
   const transactional = o.mode === 'transactions';
   const producer = new DynamicProducer({
@@ -31,19 +34,15 @@ async function dynamic(o) {
   });
   consumer.on('error', () => {});
   await consumer.connect();
-  let handled = 0;
-  let seen = 0;
   const awaitSend = !transactional || o.awaitSend;
   const run = consumer.run([o.input], async (m) => {
-    seen++;
+    counts.seen++;
     await transform();
     if (awaitSend) await producer.send(o.output, m.value, m.key);
     else producer.produce(o.output, m.value, m.key);
-    handled++;
+    counts.handled++;
   });
   return {
-    handled: () => handled,
-    seen: () => seen,
     stop: async () => {
       await consumer.stop();
       await run;
@@ -62,9 +61,9 @@ async function kafkajs(o) {
   const consumer = kafka.consumer({ groupId: o.group, readUncommitted: false });
   await consumer.connect();
   await consumer.subscribe({ topic: o.input, fromBeginning: true });
-  let handled = 0;
-  let seen = 0;
   const times = [];
+  // One transaction at a time on the producer: the batches of three partitions take turns for it.
+  let turn = Promise.resolve();
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
@@ -85,32 +84,35 @@ async function kafkajs(o) {
       await Promise.all(Array.from({ length: Math.min(Math.ceil(o.concurrency / 3), lanes.length) }, async () => {
         while (next < lanes.length) {
           for (const m of lanes[next++]) {
-            seen++;
+            counts.seen++;
             await transform();
             out.push({ key: m.key, value: m.value });
           }
         }
       }));
-      const since = performance.now();
-      const transaction = await producer.transaction();
-      try {
-        await transaction.send({ topic: o.output, messages: out });
-        const last = batch.messages[batch.messages.length - 1].offset;
-        await transaction.sendOffsets({ consumerGroupId: o.group, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(BigInt(last) + 1n) }] }] });
-        await transaction.commit();
-      } catch (err) {
-        await transaction.abort();
-        throw err;
-      }
-      times.push(performance.now() - since);
+      const commit = async () => {
+        const since = performance.now();
+        const transaction = await producer.transaction();
+        try {
+          await transaction.send({ topic: o.output, messages: out });
+          const last = batch.messages[batch.messages.length - 1].offset;
+          await transaction.sendOffsets({ consumerGroupId: o.group, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(BigInt(last) + 1n) }] }] });
+          await transaction.commit();
+        } catch (err) {
+          await transaction.abort();
+          throw err;
+        }
+        times.push(performance.now() - since);
+      };
+      const mine = turn.then(commit);
+      turn = mine.catch(() => undefined);
+      await mine;
       for (const m of batch.messages) resolveOffset(m.offset);
-      handled += batch.messages.length;
+      counts.handled += batch.messages.length;
       await heartbeat();
     },
   });
   return {
-    handled: () => handled,
-    seen: () => seen,
     stop: async () => {
       await consumer.disconnect();
       await producer.disconnect();
@@ -122,17 +124,19 @@ async function kafkajs(o) {
 }
 
 process.once('message', async (o) => {
+  // From the start: a client may begin handling before its run() resolves.
+  const timer = setInterval(() => process.send({ type: 'progress', ...counts }), 5);
   try {
     const p = o.mode === 'kafkajs' ? await kafkajs(o) : await dynamic(o);
     process.send({ type: 'ready' });
-    const timer = setInterval(() => process.send({ type: 'progress', handled: p.handled(), seen: p.seen() }), 5);
     process.once('message', async () => {
       clearInterval(timer);
       const commits = await p.stop();
-      process.send({ type: 'done', handled: p.handled(), commits });
+      process.send({ type: 'done', handled: counts.handled, commits });
       process.disconnect();
     });
   } catch (err) {
+    clearInterval(timer);
     process.send({ type: 'failed', stack: String(err && err.stack) });
     process.disconnect();
   }

@@ -65,18 +65,17 @@ async function fill(topic) {
   }));
 }
 
-/** The group's committed offsets and the ends of `topic`'s partitions. */
-async function progress(group, topic) {
+/** A reader of `group`'s committed offsets and of `topic`'s ends, made once per row: read(), close(). */
+async function progressReader(group, topic) {
   const c = new Kafka.KafkaConsumer({ 'bootstrap.servers': args.brokers, 'group.id': group, log_level: 3 }, {});
   await new Promise((resolve, reject) => c.connect({ timeout: 10000 }, (err) => (err ? reject(err) : resolve())));
-  try {
-    const tps = Array.from({ length: args.partitions }, (_, partition) => ({ topic, partition }));
-    const committed = await new Promise((resolve, reject) => c.committed(tps, 10000, (err, x) => (err ? reject(err) : resolve(x))));
-    const ends = await Promise.all(tps.map(({ partition }) => new Promise((resolve, reject) => c.queryWatermarkOffsets(topic, partition, 10000, (err, w) => (err ? reject(err) : resolve(w.highOffset))))));
-    return { committed: committed.map((x) => (typeof x.offset === 'number' ? x.offset : -1)), ends };
-  } finally {
-    await new Promise((resolve) => c.disconnect(() => resolve()));
-  }
+  const tps = Array.from({ length: args.partitions }, (_, partition) => ({ topic, partition }));
+  const ends = await Promise.all(tps.map(({ partition }) => new Promise((resolve, reject) => c.queryWatermarkOffsets(topic, partition, 10000, (err, w) => (err ? reject(err) : resolve(w.highOffset))))));
+  return {
+    /** Whether the group's committed offsets reached the end of every partition (the backlog is written: the ends stay). */
+    done: () => new Promise((resolve, reject) => c.committed(tps, 10000, (err, x) => (err ? reject(err) : resolve(x.every((o, i) => typeof o.offset === 'number' && o.offset >= ends[i]))))),
+    close: () => new Promise((resolve) => c.disconnect(() => resolve())),
+  };
 }
 
 async function row(name, input, round) {
@@ -104,17 +103,18 @@ async function row(name, input, round) {
     });
     return c;
   });
-  await Promise.all(children.map((c) => c.ready));
-  while (children.every((c) => c.seen === 0) && Date.now() - started < 120_000) await sleep(5);
+  while (children.every((c) => c.seen === 0) && Date.now() - started < 120_000) await sleep(2);
   const first = Date.now();
+  await Promise.all(children.map((c) => c.ready));
   let ms = NaN;
+  const reader = await progressReader(group, input);
   for (const deadline = Date.now() + 30 * 60_000; Date.now() < deadline; await sleep(100)) {
-    const { committed, ends } = await progress(group, input);
-    if (committed.every((o, i) => o >= ends[i])) {
+    if (await reader.done()) {
       ms = Date.now() - first;
       break;
     }
   }
+  await reader.close();
   for (const c of children) c.child.send({ type: 'stop' });
   await Promise.all(children.map((c) => c.exited));
   const commits = children.map((c) => c.report?.commits).filter(Boolean);
