@@ -47,18 +47,30 @@ export class ProducerTransactions implements TransactionSink {
     this.transactions.unbind(this.consumer);
   }
 
+  hold(): void {
+    this.transactions.hold();
+  }
+
+  release(): void {
+    this.transactions.release();
+  }
+
+  async begin(): Promise<void> {
+    if (!this.transactions.inside) await this.producer.beginTransaction();
+  }
+
   async commit(offsets: PartitionOffset[], next: boolean): Promise<void> {
     // Committed already, then the next begin failed for a while: only the begin is made again.
     if (this.transactions.inside) {
       if (offsets.length > 0) await this.producer.sendOffsetsToTransaction(offsets as Array<PartitionOffset & { metadata?: string }>, this.consumer, CALL_TIMEOUT_MS);
       await this.producer.commitTransaction(CALL_TIMEOUT_MS);
     }
-    if (next) await this.producer.beginTransaction();
+    if (next) await this.begin();
   }
 
   async abort(next: boolean): Promise<void> {
     if (this.transactions.inside) await this.producer.abortTransaction(CALL_TIMEOUT_MS);
-    if (next) await this.producer.beginTransaction();
+    if (next) await this.begin();
   }
 
   failure(error: unknown): TransactionFailure {

@@ -140,7 +140,7 @@ export class Delivery<M extends ConsumedMessage> {
       this.hooks.emit('warning', error);
     };
     this.commits.transacted = new Transacted(sink, {
-      barrier: (act) => this.barrier(act, this.options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs),
+      barrier: (act, first) => this.barrier(act, this.options.revokeTimeoutMs ?? CONSUMER_DEFAULTS.revokeTimeoutMs, first),
       offsets: () => {
         const shortened = this.records?.shortened ?? 0;
         const offsets = this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], false);
@@ -228,13 +228,15 @@ export class Delivery<M extends ConsumedMessage> {
   }
 
   /**
-   * A barrier: no handler call starts, those under way end (up to `timeoutMs`), then `act` runs,
+   * A barrier: no handler call starts, `first` runs, those under way end (up to `timeoutMs`), then `act` runs,
    * the safe offsets covering every call made; calls start again once it settles. For work that
    * must see the ledger still: a transaction's commit, a dead-letter write.
    */
-  async barrier<T>(act: () => T | Promise<T>, timeoutMs = 30_000): Promise<T> {
+  async barrier<T>(act: () => T | Promise<T>, timeoutMs = 30_000, first?: () => Promise<void>): Promise<T> {
     this.dispatch.close();
     try {
+      // Before the calls under way are waited for, what lets them end (a transaction's abort fails what they await).
+      if (first !== undefined) await first();
       await this.dispatch.callsEnded(timeoutMs);
       return await act();
     } finally {

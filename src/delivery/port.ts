@@ -71,10 +71,15 @@ export type TransactionFailure = 'retriable' | 'abortable' | 'fatal';
 export interface TransactionSink {
   /** How often the open transaction commits (ms). */
   readonly intervalMs: number;
+  /** From now until release(), what handlers produce waits for the next transaction (the calls go on meanwhile). */
+  hold(): void;
+  release(): void;
   /** Sends `offsets` (each with its record) to the open transaction and commits it; `next`: then begins the next. */
   commit(offsets: PartitionOffset[], next: boolean): Promise<void>;
   /** Aborts the open transaction; `next`: then begins the next. */
   abort(next: boolean): Promise<void>;
+  /** Begins a transaction, unless one is open. */
+  begin(): Promise<void>;
   /** What a failure of commit() or abort() is. */
   failure(error: unknown): TransactionFailure;
 }

@@ -49,8 +49,8 @@ export interface TransactionCounts {
 const COMMIT_TIMES = 1024;
 
 export interface TransactedHooks {
-  /** Runs `act` once no handler call is under way, none starting until it settles (Delivery.barrier). */
-  barrier<T>(act: () => Promise<T>): Promise<T>;
+  /** Runs `act` once no handler call is under way, none starting until it settles (Delivery.barrier); `first` before the wait. */
+  barrier<T>(act: () => Promise<T>, first?: () => Promise<void>): Promise<T>;
   /** The offsets of every partition this consumer commits, and whether they say exactly what was handled. */
   offsets(): { offsets: PartitionOffset[]; exact: boolean };
   /** A handler call failed since the last call of this (what it produced may be in the transaction). */
@@ -99,7 +99,7 @@ export class Transacted {
    * A failure is said as Commits says its own (a 'warning'; thrown by the last commit), a fatal one ends the run.
    */
   end(offsets: PartitionOffset[], kind: CommitKind): Promise<PartitionOffset[] | undefined> {
-    const run = this.turn.then(() => this.hooks.barrier(() => this.endNow(offsets, kind)));
+    const run = this.turn.then(() => this.endNow(offsets, kind));
     this.turn = run.catch(() => undefined);
     return run;
   }
@@ -107,28 +107,38 @@ export class Transacted {
   private async endNow(given: PartitionOffset[], kind: CommitKind): Promise<PartitionOffset[] | undefined> {
     const since = performance.now();
     const last = kind === 'final';
-    const read = this.hooks.offsets();
-    const offsets = merged(given, read.offsets);
-    if (this.hooks.takeFailedCall() || this.hooks.callsUnderWay() || (last && this.hooks.failing())) {
-      if (!this.hooks.failing()) this.counts$.abortedForHandlers++;
-      await this.abort(offsets, last);
-      return undefined;
-    }
-    if (!read.exact) {
-      const now = Date.now();
-      if (this.deferredSince === 0) this.deferredSince = now;
-      if (kind === 'periodic' && now - this.deferredSince < DEFER_MAX_MS) {
-        this.counts$.deferred++;
-        this.hooks.notCommitted(offsets);
-        return undefined;
+    // Behind the barrier, what was handled and what its calls produced are this transaction's; the calls that
+    // start after it produce for the next (the sink holds their messages), going on while this one commits.
+    const cut = await this.hooks.barrier(async (): Promise<{ offsets: PartitionOffset[]; go: boolean }> => {
+      const read = this.hooks.offsets();
+      const offsets = merged(given, read.offsets);
+      if (this.hooks.takeFailedCall() || this.hooks.callsUnderWay() || (last && this.hooks.failing())) {
+        if (!this.hooks.failing()) this.counts$.abortedForHandlers++;
+        await this.abort(offsets, last);
+        return { offsets, go: false };
       }
-      this.counts$.abortedInexact++;
-      await this.abort(offsets, last);
-      return undefined;
-    }
+      if (!read.exact) {
+        const now = Date.now();
+        if (this.deferredSince === 0) this.deferredSince = now;
+        if (kind === 'periodic' && now - this.deferredSince < DEFER_MAX_MS) {
+          this.counts$.deferred++;
+          this.hooks.notCommitted(offsets);
+          return { offsets, go: false };
+        }
+        this.counts$.abortedInexact++;
+        await this.abort(offsets, last);
+        return { offsets, go: false };
+      }
+      this.sink.hold();
+      return { offsets, go: true };
+    });
+    if (!cut.go) return undefined;
+    const { offsets } = cut;
     for (let attempt = 0; ; attempt++) {
       try {
+        // Held meanwhile: a retry commits this transaction still without what the new calls produced.
         await this.sink.commit(offsets, !last);
+        this.sink.release();
         this.deferredSince = 0;
         const took = performance.now() - since;
         this.times[this.counts$.committed % COMMIT_TIMES] = took;
@@ -143,12 +153,48 @@ export class Transacted {
           continue;
         }
         const error = errorOf(err, 'transaction commit');
-        if (failure === 'fatal') return this.fatal(offsets, error, last);
+        if (failure === 'fatal') {
+          this.sink.release();
+          return this.fatal(offsets, error, last);
+        }
         this.hooks.warn(error);
-        await this.abort(offsets, last);
+        await this.abortUnderWay(offsets, last);
         if (last) throw error;
         return undefined;
       }
+    }
+  }
+
+  /**
+   * A commit failed while calls went on: no call starts; what they produced, held, goes into the doomed transaction,
+   * which the abort then throws away with everything else of it (their calls fail or end); once they have, every
+   * partition is read again and the next transaction begins. Their failures were this transaction's.
+   */
+  private async abortUnderWay(offsets: PartitionOffset[], last: boolean): Promise<void> {
+    this.hooks.notCommitted(offsets);
+    this.deferredSince = 0;
+    let failed: KafkaError | TransactionError | undefined;
+    await this.hooks.barrier(async () => {
+      this.hooks.takeFailedCall();
+      if (failed !== undefined || last) return;
+      try {
+        await this.hooks.rewind();
+        await this.sink.begin();
+      } catch (err) {
+        this.hooks.fatal(errorOf(err, 'rewind after an aborted transaction'));
+      }
+    }, async () => {
+      this.sink.release();
+      try {
+        await this.sink.abort(false);
+        this.counts$.aborted++;
+      } catch (err) {
+        failed = errorOf(err, 'transaction abort');
+      }
+    });
+    if (failed !== undefined) {
+      if (this.sink.failure(failed) === 'fatal' || last) this.fatal(offsets, failed, last);
+      else this.hooks.warn(failed);
     }
   }
 

@@ -197,6 +197,10 @@ export class DynamicProducer extends TransactionCalls {
       connected: () => this.state.phase === 'connected' && this.client.isConnected?.() !== false,
       handOver: (timeoutMs) => this.handOverHeld(Date.now() + timeoutMs),
       outside: (reason) => { this.intake.outside = reason; },
+      hold: (on) => {
+        if (on) this.room.hold();
+        else if (this.room.release() > 0) this.emit('drain');
+      },
       poll: () => this.poll(),
       written: () => this.orders.checkpoint(),
       aborted: () => this.orders.rollback(),
@@ -368,10 +372,10 @@ export class DynamicProducer extends TransactionCalls {
     this.gate?.open(true);
     try {
       this.handoffs?.recheck();
-      while (this.placement.held() > 0 || this.room.waiting > 0) {
+      while (this.placement.held() > 0 || this.room.owed > 0) {
         if (Date.now() > deadline) throw new UndeliveredError(`flush timed out with ${this.placement.held()} messages still held`, this.placement.held() + this.delivery.inflight);
         await delay(5);
-        if (this.backlog.holding || this.room.waiting > 0) this.backlog.drain();
+        if (this.backlog.holding || this.room.owed > 0) this.backlog.drain();
         else this.poll();
       }
     } finally {

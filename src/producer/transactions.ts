@@ -69,6 +69,8 @@ export interface TransactionHooks {
   handOver(timeoutMs: number): Promise<void>;
   /** Messages are taken (undefined) or refused with this reason. */
   outside(reason: string | undefined): void;
+  /** New messages wait (`true`, counted) for the next transaction, or go (`false`, the last of the holds). */
+  hold(on: boolean): void;
   /** Reads the delivery reports librdkafka has (after a commit or an abort). */
   poll(): void;
   /** What was produced is written for good (initialized, or a commit): spread keys' chains go on from here. */
@@ -106,6 +108,19 @@ export class Transactions {
   static of(client: TransactionalClient, native: boolean, config: Record<string, unknown> | undefined, hooks: TransactionHooks): Transactions | undefined {
     const id = config?.['transactional.id'];
     return id === undefined || id === '' ? undefined : new Transactions(client, native, hooks);
+  }
+
+  /**
+   * A consumer's transaction ends (its `transaction` option): from now until release(), new messages wait, for the
+   * next transaction, while the handler calls that produce them go on during the commit. @internal
+   */
+  hold(): void {
+    this.hooks.hold(true);
+  }
+
+  /** Ends a hold(): what waited goes, into the transaction then open (refused if none is). @internal */
+  release(): void {
+    this.hooks.hold(false);
   }
 
   /** Whether a transaction is open, may it commit or must it abort. */
@@ -156,10 +171,11 @@ export class Transactions {
   commitTransaction(timeoutMs: number): Promise<void> {
     return this.call('commitTransaction()', timeoutMs, ['open'], async () => {
       const since = performance.now();
-      // Nothing is taken while the commit is under way: librdkafka refuses a message between commit and begin.
-      this.hooks.outside('a transaction is being committed: produce after the next beginTransaction()');
       try {
+        // What was taken before goes in this transaction; nothing is taken while the commit is under way (librdkafka refuses
+        // a message between commit and begin), unless a consumer's transaction holds new messages for the next (hold()).
         await this.hooks.handOver(timeoutMs);
+        this.hooks.outside('a transaction is being committed: produce after the next beginTransaction()');
         await this.run((cb) => this.client.commitTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'commitTransaction()');
       } finally {
         this.hooks.poll();
@@ -175,10 +191,10 @@ export class Transactions {
   abortTransaction(timeoutMs: number): Promise<void> {
     return this.call('abortTransaction()', timeoutMs, ['open'], async () => {
       const since = performance.now();
-      this.hooks.outside('a transaction is being aborted: produce after the next beginTransaction()');
       try {
         // Handed over, each held message gets its report: purged by the abort (ERR__PURGE_QUEUE).
         await this.hooks.handOver(timeoutMs).catch(() => undefined);
+        this.hooks.outside('a transaction is being aborted: produce after the next beginTransaction()');
         await this.run((cb) => this.client.abortTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'abortTransaction()');
       } finally {
         this.hooks.poll();

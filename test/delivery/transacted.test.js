@@ -42,7 +42,11 @@ function standInSink(committed, failures = []) {
       if (failure) throw failure;
       for (const { partition, offset } of offsets) committed.set(partition, offset);
     },
-    async abort(next) { this.log.push(`abort${next ? '' : ' (last)'}`); },
+    async abort(next) { this.log.push(`abort${next ? ' and begin' : ''}`); },
+    async begin() { this.log.push('begin'); },
+    holds: 0,
+    hold() { this.holds++; },
+    release() { this.holds--; },
     failure: (error) => error.kind,
   };
 }
@@ -99,6 +103,7 @@ t.test('a periodic commit waits for the calls under way, and commits every parti
   t.equal(e.d.metrics().transactions.committed, 1, 'counted');
   await e.d.stop(1000);
   t.same(e.sink.log.slice(1), ['commit 0@3,1@2 (last)'], 'the last commit, without beginning a next transaction');
+  t.equal(e.sink.holds, 0, 'every hold of new messages during a commit was let go');
 });
 
 t.test('a transaction in which a handler call failed aborts: every partition is read again from its committed offset', async (t) => {
@@ -111,7 +116,7 @@ t.test('a transaction in which a handler call failed aborts: every partition is 
   await waitFor(() => e.events.includes('handlerError'));
   e.d.commits.commitHandled(owned(e.d));
   await waitFor(() => e.port.seeks.length === 1);
-  t.same(e.sink.log, ['abort'], 'aborted, not committed (what the failed call produced is in it), and the next begun');
+  t.same(e.sink.log, ['abort and begin'], 'aborted, not committed (what the failed call produced is in it), and the next begun');
   t.same(e.port.seeks[0], ['0@0', '1@10'], 'partition 0 from its committed offset, 1 (nothing committed) from the first offset taken of it');
   await waitFor(() => e.port.resumed.length >= 2);
   t.same(e.d.metrics().transactions, { committed: 0, aborted: 1, abortedForHandlers: 1, retried: 0, deferred: 0, abortedInexact: 0, lastCommitMs: 0, commitMsP50: 0, commitMsP99: 0 }, 'counted');
@@ -139,7 +144,8 @@ t.test('a commit that fails for a while is made again; an abortable failure abor
   e.d.assignment.admit(message(0, 1));
   e.d.commits.commitHandled(owned(e.d));
   await waitFor(() => e.port.seeks.length === 1);
-  t.same(e.sink.log.slice(2), ['commit 0@2 failed abortable', 'abort'], 'aborted');
+  t.same(e.sink.log.slice(2), ['commit 0@2 failed abortable', 'abort', 'begin'], 'aborted (what calls produced meanwhile with it), then the next begun once they ended');
+  t.equal(e.sink.holds, 0, "the new calls' messages held during the commit were let go");
   t.same(e.port.seeks[0], ['0@1'], 'read again from the offset the first transaction committed');
   t.ok(e.events.includes('warning'), 'the abortable failure is a warning');
   t.equal(e.d.phase, 'running', 'the run goes on');
@@ -154,7 +160,7 @@ t.test('a fatal failure (fenced) ends the run with it; the last transaction abor
   e.d.commits.commitHandled(owned(e.d));
   await waitFor(() => e.stopped() !== undefined);
   t.match(e.stopped().message, /fenced/, 'the run failed with the fatal error');
-  t.same(e.sink.log, ['commit 0@1 failed fatal', 'abort (last)'], 'nothing committed: the last transaction aborts');
+  t.same(e.sink.log, ['commit 0@1 failed fatal', 'abort'], 'nothing committed: the last transaction aborts');
   t.ok(e.events.includes('error'), "an 'error' to its listener");
 });
 
@@ -164,7 +170,33 @@ t.test('a handler failure that ends the run: its last transaction aborts, nothin
   for (const o of [0, 1]) e.d.assignment.admit(message(0, o));
   await waitFor(() => e.stopped() !== undefined);
   t.equal(e.stopped().code, 'KDP_HANDLER_ERROR', 'the run failed on the handler');
-  t.same(e.sink.log, ['abort (last)'], 'the last transaction aborted (offset 0 is handled again next run, with its output)');
+  t.same(e.sink.log, ['abort'], 'the last transaction aborted, none begun (offset 0 is handled again next run, with its output)');
+});
+
+t.test('handler calls go on while a transaction commits; what they produce is held for the next', async (t) => {
+  const e = engine();
+  await running(e, [0]);
+  let open;
+  const gate = new Promise((resolve) => { open = resolve; });
+  const commit = e.sink.commit.bind(e.sink);
+  e.sink.commit = async (offsets, next) => {
+    e.sink.log.push(`holding ${e.sink.holds}`);
+    await gate;
+    return commit(offsets, next);
+  };
+  e.d.assignment.admit(message(0, 0));
+  e.d.commits.commitHandled(owned(e.d));
+  await waitFor(() => e.sink.log.length === 1);
+  t.same(e.sink.log, ['holding 1'], "the commit began with new messages held (the producer's hold)");
+  e.d.assignment.admit(message(0, 1));
+  await waitFor(() => e.calls.length === 2);
+  t.pass('a call started while the commit was under way');
+  open();
+  await waitFor(() => e.sink.log.length === 2);
+  t.same(e.sink.log[1], 'commit 0@1', "the transaction's offsets are those of before the call that started during it");
+  await waitFor(() => e.sink.holds === 0);
+  t.pass('released once it committed and the next began');
+  await e.d.stop(1000);
 });
 
 t.test('barriers nest: calls start again only when the outer one ends', async (t) => {

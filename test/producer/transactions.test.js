@@ -82,6 +82,27 @@ t.test('a commit delivers what the transaction holds; an abort fails it (send() 
   await t.rejects(p.commitTransaction(), { code: 'KDP_STATE', message: /after disconnect/ }, 'a call on a disconnected producer');
 });
 
+t.test("a consumer's hold: messages produced while a transaction commits wait for the next, then go in it", async (t) => {
+  const p = await producer(t);
+  await p.initTransactions(10_000);
+  await p.beginTransaction();
+  const first = p.send(TOPIC, Buffer.from('before'), 'k');
+  p.transactionsOf.hold();
+  const during = [];
+  t.equal(p.produce(TOPIC, Buffer.from('during-1'), 'k'), false, 'produce() during the hold: held (false), a drain follows');
+  during.push(p.send(TOPIC, Buffer.from('during-2'), 'k'));
+  const drained = new Promise((resolve) => p.once('drain', resolve));
+  await p.commitTransaction(10_000);
+  t.ok((await first).offset >= 0, 'what was taken before the hold is in the committed transaction');
+  await p.beginTransaction();
+  p.transactionsOf.release();
+  await drained;
+  t.pass("'drain' once the held messages went");
+  await p.commitTransaction(10_000);
+  const [report] = await Promise.all(during);
+  t.ok(report.offset > 0, 'the held send() went in the next transaction and was delivered');
+});
+
 t.test('sendOffsetsToTransaction: offsets checked at the edge; a node-rdkafka-style consumer of a group', async (t) => {
   const p = await producer(t);
   await p.initTransactions(10_000);

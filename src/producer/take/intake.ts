@@ -59,8 +59,8 @@ export class Intake {
 
   /** DynamicProducer.produce(). */
   produce(topic: string, value: Value, key: Key | null | undefined, headers: Headers | undefined, timestamp: number | null | undefined): boolean {
-    if (this.room.waiting > 0) {
-      // send() calls are waiting for room: this message goes behind them, in call order.
+    if (this.room.waiting > 0 || this.room.holding) {
+      // send() calls are waiting for room (or a transaction ends): this message goes behind them, in call order.
       this.check(topic, value, key, headers, timestamp);
       this.room.wait(() => {
         try {
@@ -174,7 +174,8 @@ export class Intake {
   private check(topic: unknown, value: unknown, key: unknown, headers: unknown, timestamp: unknown): void {
     const phase = this.state.phase;
     if (phase !== 'connected') throw new StateError(phase === 'stopping' || phase === 'stopped' ? 'this producer is disconnecting' : 'connect() first');
-    if (this.outside !== undefined) throw new StateError(this.outside);
+    // While a transaction ends for a consumer (the room holds), a message waits for the next: refused only if none opens.
+    if (this.outside !== undefined && !this.room.holding) throw new StateError(this.outside);
     checkMessage(topic, value, key, headers, timestamp, this.highLevel);
   }
 
