@@ -32,7 +32,8 @@ async function dynamic(o) {
   const consumer = new DynamicConsumer({ 'bootstrap.servers': o.brokers, 'group.id': o.group, 'auto.offset.reset': 'earliest', 'fetch.wait.max.ms': 50, log_level: 2 }, {}, {
     concurrency: o.concurrency, ...(transactional ? { transaction: { producer, intervalMs: o.intervalMs } } : {}),
   });
-  consumer.on('error', () => {});
+  consumer.on('error', (err) => process.stderr.write(`processor: ${err.message}\n`));
+  consumer.on('warning', (err) => process.stderr.write(`processor warning: ${err.message}\n`));
   await consumer.connect();
   const awaitSend = !transactional || o.awaitSend;
   const run = consumer.run([o.input], async (m) => {

@@ -167,16 +167,27 @@ export class Transacted {
 
   /**
    * A commit failed while calls went on: no call starts; what they produced, held, goes into the doomed transaction,
-   * which the abort then throws away with everything else of it (their calls fail or end); once they have, every
-   * partition is read again and the next transaction begins. Their failures were this transaction's.
+   * which the abort throws away (what their calls awaited fails). A call made again meanwhile (handlerRetries) produces
+   * into a transaction begun at once for it, aborted in turn once every call has ended: then every partition is read
+   * again and the next transaction begins. Their failures were those transactions'.
    */
   private async abortUnderWay(offsets: PartitionOffset[], last: boolean): Promise<void> {
     this.hooks.notCommitted(offsets);
     this.deferredSince = 0;
     let failed: KafkaError | TransactionError | undefined;
+    const abort = async (next: boolean): Promise<void> => {
+      try {
+        await this.sink.abort(next);
+        this.counts$.aborted++;
+      } catch (err) {
+        failed ??= errorOf(err, 'transaction abort');
+      }
+    };
     await this.hooks.barrier(async () => {
       this.hooks.takeFailedCall();
       if (failed !== undefined || last) return;
+      await abort(false);
+      if (failed !== undefined) return;
       try {
         await this.hooks.rewind();
         await this.sink.begin();
@@ -185,12 +196,7 @@ export class Transacted {
       }
     }, async () => {
       this.sink.release();
-      try {
-        await this.sink.abort(false);
-        this.counts$.aborted++;
-      } catch (err) {
-        failed = errorOf(err, 'transaction abort');
-      }
+      await abort(!last);
     });
     if (failed !== undefined) {
       if (this.sink.failure(failed) === 'fatal' || last) this.fatal(offsets, failed, last);

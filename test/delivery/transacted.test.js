@@ -144,7 +144,8 @@ t.test('a commit that fails for a while is made again; an abortable failure abor
   e.d.assignment.admit(message(0, 1));
   e.d.commits.commitHandled(owned(e.d));
   await waitFor(() => e.port.seeks.length === 1);
-  t.same(e.sink.log.slice(2), ['commit 0@2 failed abortable', 'abort', 'begin'], 'aborted (what calls produced meanwhile with it), then the next begun once they ended');
+  t.same(e.sink.log.slice(2), ['commit 0@2 failed abortable', 'abort and begin', 'abort', 'begin'],
+    'aborted with what calls produced meanwhile; one begun for calls made again while they end, aborted in turn; then the next');
   t.equal(e.sink.holds, 0, "the new calls' messages held during the commit were let go");
   t.same(e.port.seeks[0], ['0@1'], 'read again from the offset the first transaction committed');
   t.ok(e.events.includes('warning'), 'the abortable failure is a warning');
