@@ -154,6 +154,9 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     }
     this.handler = handler;
     this.batchHandler = batchHandler;
+    // An earlier run's consume call may have ended with its client, unanswered.
+    this.fetching = false;
+    this.fetchHolds = 0;
     this.delivery.run(this.options.concurrency, batchHandler === undefined ? 0 : this.options.handlerBatchSize);
     const done = new Promise<void>((resolve, reject) => { this.runEnd = { resolve, reject }; });
     this.fetch();

@@ -265,13 +265,21 @@ export class Assignment<M extends ConsumedMessage> implements AssignmentEvents {
    */
   rewind(): Promise<void> {
     const partitions = [...this.owned.values()];
-    if (partitions.length === 0 || !this.hooks.running()) return Promise.resolve();
+    if (!this.hooks.running()) return Promise.resolve();
+    if (partitions.length === 0) {
+      this.dispatch.forget([...this.revoking.values()]);
+      return Promise.resolve();
+    }
     const joins = this.joins;
     const firsts = new Map<string, number>();
     for (const tp of partitions) firsts.set(partitionKey(tp.topic, tp.partition), this.stateOf(tp)?.first ?? -1);
     this.dispatch.drop(partitions);
     this.dispatch.forget(partitions);
     this.dispatch.assign(partitions);
+    // Partitions leaving: what they handled in the aborted transaction must not be committed by their revoke; nothing
+    // of them is, and their next owner reads them from the offset committed last.
+    const leaving = [...this.revoking.values()];
+    if (leaving.length > 0) this.dispatch.forget(leaving);
     const rewound = this.commits.committedOf(partitions).then(async (read) => {
       if (this.joins !== joins || !this.hooks.running()) return;
       const seeks: Array<{ topic: string; partition: number; offset: number }> = [];

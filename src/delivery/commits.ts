@@ -110,7 +110,8 @@ export class Commits<M extends ConsumedMessage> {
    */
   async commit(offsets: PartitionOffset[], kind: CommitKind): Promise<boolean> {
     if (this.transacted !== undefined) {
-      const committed = await this.transacted.end(offsets, kind);
+      // The transaction's offsets are read behind its barrier, of every partition still this consumer's to commit.
+      const committed = await this.transacted.end(kind);
       if (committed !== undefined) this.hooks.emit('committed', withoutRecords(committed));
       return committed !== undefined;
     }

@@ -17,7 +17,6 @@
 // again. A fatal failure (the producer fenced) ends the run. The last commit of a failed run aborts.
 
 import { type KafkaError, TransactionError, toKafkaError } from '../core/errors';
-import { partitionKey } from '../core/partition-key';
 import type { PartitionOffset } from './dispatch-types';
 import type { CommitKind, TransactionSink } from './port';
 
@@ -95,23 +94,25 @@ export class Transacted {
   }
 
   /**
-   * Ends the open transaction with `offsets` and every other that moved: the offsets committed, or undefined.
+   * Ends the open transaction with the offsets of every partition this consumer commits (owned, and revoking), read
+   * behind the barrier: the offsets committed, or undefined.
    * A failure is said as Commits says its own (a 'warning'; thrown by the last commit), a fatal one ends the run.
    */
-  end(offsets: PartitionOffset[], kind: CommitKind): Promise<PartitionOffset[] | undefined> {
-    const run = this.turn.then(() => this.endNow(offsets, kind));
+  end(kind: CommitKind): Promise<PartitionOffset[] | undefined> {
+    const run = this.turn.then(() => this.endNow(kind));
     this.turn = run.catch(() => undefined);
     return run;
   }
 
-  private async endNow(given: PartitionOffset[], kind: CommitKind): Promise<PartitionOffset[] | undefined> {
+  private async endNow(kind: CommitKind): Promise<PartitionOffset[] | undefined> {
     const since = performance.now();
     const last = kind === 'final';
     // Behind the barrier, what was handled and what its calls produced are this transaction's; the calls that
     // start after it produce for the next (the sink holds their messages), going on while this one commits.
     const cut = await this.hooks.barrier(async (): Promise<{ offsets: PartitionOffset[]; go: boolean }> => {
+      // Read now, not as given when this end was asked for: an abort since may have taken back what they say was handled.
       const read = this.hooks.offsets();
-      const offsets = merged(given, read.offsets);
+      const offsets = read.offsets;
       if (this.hooks.takeFailedCall() || this.hooks.callsUnderWay() || (last && this.hooks.failing())) {
         if (!this.hooks.failing()) this.counts$.abortedForHandlers++;
         await this.abort(offsets, last);
@@ -239,13 +240,4 @@ export class Transacted {
 /** The producer's TransactionError as it is (its `kind` says what happened), anything else as a KafkaError. */
 function errorOf(err: unknown, context: string): KafkaError | TransactionError {
   return err instanceof TransactionError ? err : toKafkaError(err, context);
-}
-
-/** `given` (of partitions that may have left) and `read`, one offset per partition: the one read last where both have one. */
-function merged(given: PartitionOffset[], read: PartitionOffset[]): PartitionOffset[] {
-  if (given.length === 0) return read;
-  const out = new Map<string, PartitionOffset>();
-  for (const o of given) out.set(partitionKey(o.topic, o.partition), o);
-  for (const o of read) out.set(partitionKey(o.topic, o.partition), o);
-  return [...out.values()];
 }

@@ -153,6 +153,33 @@ t.test('a commit that fails for a while is made again; an abortable failure abor
   await e.d.stop(1000);
 });
 
+t.test('an abort while a partition leaves: what it handled in the aborted transaction is not committed by its revoke', async (t) => {
+  const abortable = Object.assign(new Error('generation'), { kind: 'abortable' });
+  const e = engine({ failures: [abortable] });
+  await running(e, [0, 1]);
+  e.d.assignment.admit(message(0, 0));
+  e.d.assignment.admit(message(1, 0));
+  await waitFor(() => e.calls.length === 2);
+  // A periodic commit under way (held at the coordinator) when partition 1 is revoked: the revoke's commit waits behind it.
+  let open;
+  const gate = new Promise((resolve) => { open = resolve; });
+  const commit = e.sink.commit.bind(e.sink);
+  e.sink.commit = async (offsets, next) => {
+    await gate;
+    return commit(offsets, next);
+  };
+  e.d.commits.commitHandled(owned(e.d));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  let letGo = false;
+  e.d.assignment.revoked([{ topic: TOPIC, partition: 1 }], () => { letGo = true; });
+  open();
+  await waitFor(() => letGo);
+  t.same(e.sink.log.slice(0, 3), ['commit 0@1,1@1 failed abortable', 'abort and begin', 'abort'], 'the periodic commit failed: aborted');
+  t.ok(e.port.seeks.length === 1 && e.port.seeks[0].every((x) => x.startsWith('0@')), 'partition 0 read again; partition 1, leaving, is not');
+  t.notOk(e.sink.log.some((l) => !l.includes('failed') && l.includes('1@')), "nothing of partition 1 committed by its revoke: its next owner handles it again");
+  await e.d.stop(1000);
+});
+
 t.test('a fatal failure (fenced) ends the run with it; the last transaction aborts', async (t) => {
   const fenced = Object.assign(new Error('fenced'), { kind: 'fatal', code: -144 });
   const e = engine({ failures: [fenced] });
