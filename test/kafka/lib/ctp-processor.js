@@ -40,13 +40,18 @@ async function run(o) {
   await consumer.connect();
   let handled = 0;
   let flagged = 0;
+  /** The inputs this process handled, by partition and offset: one handled again followed an aborted transaction's rewind. */
+  const seen = new Set();
   const done = consumer.run([o.input], async (m, info) => {
     if (info.outOfOrder) flagged++;
+    const where = `${m.partition}@${m.offset}`;
+    const again = seen.has(where);
+    seen.add(where);
     await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 2));
     const value = Buffer.allocUnsafe(21);
     m.value.copy(value, 0, 0, 16);
     value.writeUInt32BE((m.value.readUInt32BE(0) ^ 0xffffffff) >>> 0, 16);
-    value[20] = info.outOfOrder ? 1 : 0;
+    value[20] = (info.outOfOrder ? 1 : 0) | (again ? 2 : 0);
     await producer.send(o.output, value, m.key);
     handled++;
   });
