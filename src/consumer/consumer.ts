@@ -206,7 +206,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
 
   /**
    * The offsets this consumer may commit now (below every message held or unhandled), each with its handled record:
-   * what DynamicProducer.sendOffsetsToTransaction(undefined, consumer) sends. @internal
+   * what DynamicProducer.sendOffsetsToTransaction(undefined, consumer) sends.
    */
   transactionOffsets(): TransactionOffset[] {
     const partitions = [...this.delivery.assignment.owned.values(), ...this.delivery.assignment.revoking.values()];

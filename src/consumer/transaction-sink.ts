@@ -48,11 +48,11 @@ export class ProducerTransactions implements TransactionSink {
   }
 
   hold(): void {
-    this.transactions.hold();
+    this.transactions.holdNew();
   }
 
   release(): void {
-    this.transactions.release();
+    this.transactions.releaseHeld();
   }
 
   async begin(): Promise<void> {

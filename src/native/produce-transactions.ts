@@ -18,11 +18,16 @@ export interface BatchingClient {
 }
 
 export class NativeTransactions {
-  constructor(
-    private readonly addon: NativeAddon,
-    private readonly handle: NativeHandle,
-    private readonly client: BatchingClient,
-  ) {}
+  // Private fields, not properties: inspecting or serialising the client (which holds this) shows no cycle, nor its handle.
+  readonly #addon: NativeAddon;
+  readonly #handle: NativeHandle;
+  readonly #client: BatchingClient;
+
+  constructor(addon: NativeAddon, handle: NativeHandle, client: BatchingClient) {
+    this.#addon = addon;
+    this.#handle = handle;
+    this.#client = client;
+  }
 
   initTransactions(timeoutMs: number, cb: (err: any) => void): void {
     this.call(JOB_TXN_INIT, timeoutMs, false, cb);
@@ -46,7 +51,7 @@ export class NativeTransactions {
    * consumer of another client, `groupId` alone (the broker then checks no generation).
    */
   sendOffsetsToTransaction(offsets: Array<{ topic: string; partition: number; offset: number; metadata?: string | Buffer }>, consumer: { handle: object | null; groupId: string }, timeoutMs: number, cb: (err: any) => void): void {
-    const current = this.handle.current;
+    const current = this.#handle.current;
     if (current === undefined) {
       setImmediate(() => cb(notConnected('producer')));
       return;
@@ -54,7 +59,7 @@ export class NativeTransactions {
     const [topics, partitions, offs] = columns(offsets, true);
     const metadata = metadataOf(offsets) ?? offsets.map(() => undefined);
     try {
-      this.handle.job((done) => this.addon.sendOffsets(current, consumer.handle, consumer.groupId, topics, partitions, offs!, metadata, timeoutMs, done), cb);
+      this.#handle.job((done) => this.#addon.sendOffsets(current, consumer.handle, consumer.groupId, topics, partitions, offs!, metadata, timeoutMs, done), cb);
     } catch (err) {
       setImmediate(() => cb(err));
     }
@@ -62,11 +67,11 @@ export class NativeTransactions {
 
   private call(job: number, timeoutMs: number, handOver: boolean, cb: (err: any) => void): void {
     const run = (): void => {
-      const current = this.handle.current;
+      const current = this.#handle.current;
       if (current === undefined) cb(notConnected('producer'));
-      else this.handle.job((done) => this.addon.transaction(current, job, timeoutMs, done), (err) => {
+      else this.#handle.job((done) => this.#addon.transaction(current, job, timeoutMs, done), (err) => {
         // The reports of the messages the commit flushed (or the abort purged) are there to read.
-        this.client.poll();
+        this.#client.poll();
         cb(err);
       });
     };
@@ -74,13 +79,13 @@ export class NativeTransactions {
       run();
       return;
     }
-    this.client.submitAll();
+    this.#client.submitAll();
     const deadline = Date.now() + timeoutMs;
     const wait = (): void => {
-      if (this.client.batched === 0) run();
+      if (this.#client.batched === 0) run();
       else if (Date.now() > deadline) cb(Object.assign(new Error('Local: Timed out'), { code: -185 }));
       else {
-        this.client.poll();
+        this.#client.poll();
         setTimeout(wait, RETRY_MS);
       }
     };

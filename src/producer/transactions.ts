@@ -111,15 +111,15 @@ export class Transactions {
   }
 
   /**
-   * A consumer's transaction ends (its `transaction` option): from now until release(), new messages wait, for the
+   * A consumer's transaction ends (its `transaction` option): from now until releaseHeld(), new messages wait, for the
    * next transaction, while the handler calls that produce them go on during the commit. @internal
    */
-  hold(): void {
+  holdNew(): void {
     this.hooks.hold(true);
   }
 
-  /** Ends a hold(): what waited goes, into the transaction then open (refused if none is). @internal */
-  release(): void {
+  /** Ends a holdNew(): what waited goes, into the transaction then open (refused if none is). @internal */
+  releaseHeld(): void {
     this.hooks.hold(false);
   }
 

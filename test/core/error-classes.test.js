@@ -20,6 +20,7 @@ const ROWS = {
   HandlerError: [['t', 0, 5, 1, new Error('boom')], 'KDP_HANDLER_ERROR', Error],
   CallbackError: [['options.spreadable', new Error('boom')], 'KDP_CALLBACK_ERROR', Error],
   TopicCapacityError: [['orders', 64], 'KDP_TOPIC_CAPACITY', Error],
+  TransactionError: [['commitTransaction(): fenced', 'fatal', -144, new Error('raw')], 'KDP_TRANSACTION', Error],
   InternalError: [['WebAssembly core aborted'], 'KDP_INTERNAL', Error],
 };
 

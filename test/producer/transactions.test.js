@@ -87,7 +87,7 @@ t.test("a consumer's hold: messages produced while a transaction commits wait fo
   await p.initTransactions(10_000);
   await p.beginTransaction();
   const first = p.send(TOPIC, Buffer.from('before'), 'k');
-  p.transactionsOf.hold();
+  p.transactionsOf.holdNew();
   const during = [];
   t.equal(p.produce(TOPIC, Buffer.from('during-1'), 'k'), false, 'produce() during the hold: held (false), a drain follows');
   during.push(p.send(TOPIC, Buffer.from('during-2'), 'k'));
@@ -95,7 +95,7 @@ t.test("a consumer's hold: messages produced while a transaction commits wait fo
   await p.commitTransaction(10_000);
   t.ok((await first).offset >= 0, 'what was taken before the hold is in the committed transaction');
   await p.beginTransaction();
-  p.transactionsOf.release();
+  p.transactionsOf.releaseHeld();
   await drained;
   t.pass("'drain' once the held messages went");
   await p.commitTransaction(10_000);
