@@ -87,8 +87,6 @@ export class Transactions {
   private busy: string | undefined;
   /** The consumer whose `transaction` option names this producer (one at most). */
   private owner: object | undefined;
-  /** Commits made, and their durations (ms), for metrics. */
-  readonly commits = { committed: 0, aborted: 0, lastCommitMs: 0 };
 
   constructor(
     private readonly client: TransactionalClient,
@@ -170,41 +168,39 @@ export class Transactions {
 
   commitTransaction(timeoutMs: number): Promise<void> {
     return this.call('commitTransaction()', timeoutMs, ['open'], async () => {
-      const since = performance.now();
-      try {
-        // What was taken before goes in this transaction; nothing is taken while the commit is under way (librdkafka refuses
-        // a message between commit and begin), unless a consumer's transaction holds new messages for the next (hold()).
-        await this.hooks.handOver(timeoutMs);
-        this.hooks.outside('a transaction is being committed: produce after the next beginTransaction()');
-        await this.run((cb) => this.client.commitTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'commitTransaction()');
-      } finally {
-        this.hooks.poll();
-        this.hooks.outside(OUTSIDE[this.state]);
-      }
+      // What was taken before goes in this transaction; nothing is taken while the commit is under way (librdkafka refuses
+      // a message between commit and begin), unless a consumer's transaction holds new messages for the next (holdNew()).
+      await this.ending('commitTransaction()', timeoutMs, 'committed', false, (ms, cb) => this.client.commitTransaction(ms, cb));
       this.hooks.written();
       this.to('ready');
-      this.commits.committed++;
-      this.commits.lastCommitMs = performance.now() - since;
     });
   }
 
   abortTransaction(timeoutMs: number): Promise<void> {
     return this.call('abortTransaction()', timeoutMs, ['open'], async () => {
-      const since = performance.now();
-      try {
-        // Handed over, each held message gets its report: purged by the abort (ERR__PURGE_QUEUE).
-        await this.hooks.handOver(timeoutMs).catch(() => undefined);
-        this.hooks.outside('a transaction is being aborted: produce after the next beginTransaction()');
-        await this.run((cb) => this.client.abortTransaction(Math.max(1, timeoutMs - (performance.now() - since)), cb), 'abortTransaction()');
-      } finally {
-        this.hooks.poll();
-        this.hooks.outside(OUTSIDE[this.state]);
-      }
+      // Handed over, each held message gets its report: purged by the abort (ERR__PURGE_QUEUE).
+      await this.ending('abortTransaction()', timeoutMs, 'aborted', true, (ms, cb) => this.client.abortTransaction(ms, cb));
       this.hooks.aborted();
       this.mustAbort = false;
       this.to('ready');
-      this.commits.aborted++;
     }, true);
+  }
+
+  /**
+   * A transaction's end: every message held is handed over (`anyway`: a failure to is no failure of the end), then no
+   * new one is taken while `end` runs with what is left of `timeoutMs`; the reports it brought are read after.
+   */
+  private async ending(name: string, timeoutMs: number, doing: string, anyway: boolean, end: (ms: number, cb: Callback) => void): Promise<void> {
+    const since = performance.now();
+    try {
+      const handedOver = this.hooks.handOver(timeoutMs);
+      await (anyway ? handedOver.catch(() => undefined) : handedOver);
+      this.hooks.outside(`a transaction is being ${doing}: produce after the next beginTransaction()`);
+      await this.run((cb) => end(Math.max(1, timeoutMs - (performance.now() - since)), cb), name);
+    } finally {
+      this.hooks.poll();
+      this.hooks.outside(OUTSIDE[this.state]);
+    }
   }
 
   /**
