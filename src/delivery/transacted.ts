@@ -175,57 +175,61 @@ export class Transacted {
   private async abortUnderWay(offsets: PartitionOffset[], last: boolean): Promise<void> {
     this.hooks.notCommitted(offsets);
     this.deferredSince = 0;
-    let failed: KafkaError | TransactionError | undefined;
-    const abort = async (next: boolean): Promise<void> => {
-      try {
-        await this.sink.abort(next);
-        this.counts$.aborted++;
-      } catch (err) {
-        failed ??= errorOf(err, 'transaction abort');
-      }
-    };
+    let failed: AbortFailure | undefined;
     await this.hooks.barrier(async () => {
       this.hooks.takeFailedCall();
-      if (failed !== undefined || last) return;
-      await abort(false);
-      if (failed !== undefined) return;
-      try {
-        await this.hooks.rewind();
-        await this.sink.begin();
-      } catch (err) {
-        this.hooks.fatal(errorOf(err, 'rewind after an aborted transaction'));
-      }
+      if (last || this.fatallyFailed(failed)) return;
+      failed ??= await this.abortOnce(false);
+      // Read again even when an abort failed: what the doomed transaction handled must not count as handled.
+      if (!this.fatallyFailed(failed)) await this.rewind(() => this.sink.begin());
     }, async () => {
       this.sink.release();
-      await abort(!last);
+      failed = await this.abortOnce(!last);
     });
-    if (failed !== undefined) {
-      if (this.sink.failure(failed) === 'fatal' || last) this.fatal(offsets, failed, last);
-      else this.hooks.warn(failed);
-    }
+    if (failed !== undefined) this.failedAbort(offsets, failed, last);
   }
 
   /** Aborts the open transaction (the next begins unless `last`) and, while the run goes on, reads every partition again. */
   private async abort(offsets: PartitionOffset[], last: boolean): Promise<void> {
     this.hooks.notCommitted(offsets);
     this.deferredSince = 0;
+    const failed = await this.abortOnce(!last);
+    if (failed !== undefined && this.failedAbort(offsets, failed, last)) return;
+    if (!last) await this.rewind();
+  }
+
+  /** One abort of the sink's (`next`: then a begin), counted: its failure, if any, classified as it came. */
+  private async abortOnce(next: boolean): Promise<AbortFailure | undefined> {
     try {
-      await this.sink.abort(!last);
+      await this.sink.abort(next);
       this.counts$.aborted++;
+      return undefined;
     } catch (err) {
-      const error = errorOf(err, 'transaction abort');
-      if (this.sink.failure(err) === 'fatal' || last) {
-        this.fatal(offsets, error, last);
-        return;
-      }
-      this.hooks.warn(error);
+      return Object.assign(errorOf(err, 'transaction abort'), { [FATAL]: this.sink.failure(err) === 'fatal' });
     }
-    if (last) return;
+  }
+
+  private fatallyFailed(failed: AbortFailure | undefined): boolean {
+    return failed?.[FATAL] === true;
+  }
+
+  /** A failed abort: fatal (or the last) ends the run, and true; else a 'warning'. */
+  private failedAbort(offsets: PartitionOffset[], failed: AbortFailure, last: boolean): boolean {
+    if (this.fatallyFailed(failed) || last) {
+      this.fatal(offsets, failed, last);
+      return true;
+    }
+    this.hooks.warn(failed);
+    return false;
+  }
+
+  /** Every partition read again (then `then`); read on from where it was, what an abort took back would never be handled again: a failure stops the run. */
+  private async rewind(then?: () => Promise<void>): Promise<void> {
     try {
       await this.hooks.rewind();
+      await then?.();
     } catch (err) {
-      // Read on from where it was, what the abort took back would never be handled again: the run stops.
-      this.hooks.fatal(toKafkaError(err, 'rewind after an aborted transaction'));
+      this.hooks.fatal(errorOf(err, 'rewind after an aborted transaction'));
     }
   }
 
@@ -236,6 +240,10 @@ export class Transacted {
     return undefined;
   }
 }
+
+/** Marks an abort's failure the sink judged fatal (judged on the error as it came, before errorOf()). */
+const FATAL = Symbol('fatal');
+type AbortFailure = (KafkaError | TransactionError) & { [FATAL]?: boolean };
 
 /** The producer's TransactionError as it is (its `kind` says what happened), anything else as a KafkaError. */
 function errorOf(err: unknown, context: string): KafkaError | TransactionError {
