@@ -18,13 +18,15 @@ export type { DynamicProducerOptions, DeliveryReport, Value, Headers, ProducerLi
 export { ORDER_HEADER, decodeOrderHeader, encodeOrderHeader } from './partitioner/headers';
 export type { OrderHeader, OrderKind } from './partitioner/headers';
 export type { ProducerMetrics, TopicMetrics } from './producer/metrics';
-export { KafkaError, StateError, UndeliveredError, BatchError, HandlerError, CallbackError, TopicCapacityError, TransactionError, InternalError } from './core/errors';
+export { KafkaError, StateError, UndeliveredError, BatchError, HandlerError, CallbackError, TopicCapacityError, TransactionError, DeadLetterError, InternalError } from './core/errors';
 export { createKafkaJsPartitioner } from './kafkajs/partitioner';
 export type { KafkaJsPartitionerFactory, KafkaJsPartitioner, KafkaJsPartitionerOptions, KafkaJsPartitionerArgs } from './kafkajs/partitioner';
 export { ORDER_NONE, ORDER_ANCHOR, ORDER_SPREAD, ORDER_RETURN, ORDER_MOVED } from './core/abi';
 export { Resequencer, RESEQUENCER_DEFAULTS } from './delivery/resequencer';
 export type { ResequencerOptions, Release, ConsumedMessage } from './delivery/resequencer';
-export type { DeliveryOptions } from './delivery/options';
+export type { DeliveryOptions, DeadLetterOptions } from './delivery/options';
+export type { FailureVerdict, FailureCounts } from './delivery/failures';
+export { DEAD_LETTER_HEADERS } from './delivery/dead-letters';
 export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer/consumer';
 export type { DynamicConsumerOptions, MessageHandler, BatchHandler, HandledInfo } from './consumer/consumer';
 export { LagMonitor } from './producer/lag-monitor';

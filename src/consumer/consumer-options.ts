@@ -7,7 +7,7 @@ import type { HandledInfo } from '../delivery/dispatch';
 import type { DynamicProducer } from '../producer/producer';
 
 /** The engine's options (src/delivery/options.ts; groupOrder 'wait' on the native engine only), and those of its fetching. */
-export interface DynamicConsumerOptions extends DeliveryOptions {
+export interface DynamicConsumerOptions extends DeliveryOptions<Kafka.Message> {
   /** At most this many messages per consume call (it takes what librdkafka has queued). */
   readonly batchSize?: number;
   /**

@@ -22,6 +22,9 @@ import type { TransactionCounts } from '../delivery/transacted';
 import type { DynamicProducer } from '../producer/producer';
 import type { TransactionOffset, TransactionSource } from '../producer/transactions';
 import { ProducerTransactions } from './transaction-sink';
+import { type ConsumerDeadLetters, consumerDeadLetters } from './dead-letter-sink';
+import { checkDeadLetterTopic } from '../core/options';
+import type { FailureCounts } from '../delivery/failures';
 
 export { CONSUMER_DEFAULTS };
 export type { HandledInfo };
@@ -55,6 +58,8 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
   private fetchHolds = 0;
   /** A run's transaction is being opened (run() is refused meanwhile). */
   private opening = false;
+  /** options.deadLetter: where messages the handler keeps failing on go. */
+  private readonly deadLetters: ConsumerDeadLetters | undefined;
 
   constructor(globalConfig: Config, topicConfig: Config = {}, options: DynamicConsumerOptions = {}) {
     super();
@@ -78,7 +83,12 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     const transaction = this.options.transaction;
     this.transactions = transaction === undefined ? undefined
       : new ProducerTransactions(transaction.producer as DynamicProducer, transaction.intervalMs ?? this.options.commitIntervalMs, this);
-    this.deliver(port, { ...this.options, groupOrder: this.groupOrder, afterStop: 'idle', transaction: this.transactions }, {
+    const deadLetter = this.options.deadLetter;
+    this.deadLetters = deadLetter === undefined ? undefined : consumerDeadLetters(deadLetter, globalConfig, transaction?.producer);
+    this.deliver(port, {
+      ...this.options, groupOrder: this.groupOrder, afterStop: 'idle', transaction: this.transactions,
+      deadLetter: this.deadLetters === undefined ? undefined : { sink: this.deadLetters.sink, maxParkMs: deadLetter?.maxParkMs },
+    }, {
       handle: (message, info) => this.handler!(message, info),
       handleBatch: (messages, infos) => this.batchHandler!(messages, infos),
       handlerError: (error, message) => this.emit('handlerError', error, message),
@@ -120,6 +130,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
 
   private start(topics: string[], handler: MessageHandler | undefined, batchHandler: BatchHandler | undefined): Promise<void> {
     checkTopics(topics, 'topics');
+    checkDeadLetterTopic(this.options.deadLetter, topics);
     this.checkRun();
     const transactions = this.transactions;
     if (transactions === undefined) return this.begin(topics, handler, batchHandler);
@@ -200,7 +211,10 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
    * Messages held by the resequencer, waiting for a call and in calls, the handled records' costs (null on engine 'client'),
    * and the transactions' counts (null without the `transaction` option).
    */
-  override metrics(): { engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null } {
+  override metrics(): {
+    engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts;
+    transactions: TransactionCounts | null;
+  } {
     return { engine: this.engine, ...this.delivery.metrics() };
   }
 
@@ -244,6 +258,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     this.handler = undefined;
     this.batchHandler = undefined;
     this.transactions?.close();
+    void this.deadLetters?.close();
     this.emit('stopped');
     if (failure) runEnd?.reject(failure);
     else if (commitError !== undefined) runEnd?.reject(commitError as Error);

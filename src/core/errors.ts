@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'KDP_CALLBACK_ERROR'
   | 'KDP_TOPIC_CAPACITY'
   | 'KDP_TRANSACTION'
+  | 'KDP_DEAD_LETTER'
   | 'KDP_INTERNAL';
 
 const BRAND = Symbol('kafka-dynamic-partitioner.error');
@@ -243,6 +244,28 @@ export class TransactionError extends KdpError {
   constructor(message: string, readonly kind: TransactionErrorKind, readonly librdkafkaCode: number | undefined, override readonly cause?: unknown) {
     super(message);
     this.name = 'TransactionError';
+  }
+}
+
+/**
+ * A consumer could not write a message to its dead-letter topic (`deadLetter.topic`): emitted as a 'warning' on each failed
+ * write while the message's key stays parked, and the error a run stops with once it stayed parked `maxParkMs`. `topic`,
+ * `partition`, `offset` name the message, `handlerError` is the handler's failure that sent it there, `cause` the write's.
+ */
+export class DeadLetterError extends KdpError {
+  readonly code = 'KDP_DEAD_LETTER' as const;
+  constructor(
+    readonly deadLetterTopic: string,
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: number,
+    readonly parkedMs: number,
+    readonly handlerError: HandlerError,
+    override readonly cause: unknown,
+  ) {
+    super(`could not write ${topic} [${partition}] offset ${offset} to the dead-letter topic ${JSON.stringify(deadLetterTopic)} ` +
+      `(parked ${Math.round(parkedMs)} ms): ${cause instanceof Error ? cause.message : describe(cause)}`);
+    this.name = 'DeadLetterError';
   }
 }
 

@@ -358,6 +358,49 @@ export interface ResolvedConsumerOptions {
   readonly engine: 'auto' | 'native' | 'client';
   /** Exactly once: the producer whose transactions the commits go into (a DynamicProducer, checked by the consumer). */
   readonly transaction?: { readonly producer: object; readonly intervalMs?: number };
+  /** The backoff's cap (ms); absent: max(30,000, retryBackoffMs). */
+  readonly retryBackoffMaxMs?: number;
+  /** The application's verdict on a failed handler call (docs/consumer.md, "Handler errors"). */
+  readonly onFailure?: (message: any, error: any, attempts: number) => unknown;
+  /** The dead-letter topic, the producer that writes to it (checked by the consumer), how long a message may stay parked. */
+  readonly deadLetter?: ResolvedDeadLetter;
+}
+
+export interface ResolvedDeadLetter {
+  readonly topic: string;
+  readonly producer?: object;
+  readonly maxParkMs?: number;
+}
+
+/** What every consumer takes for its failed calls (failures.ts): the cap of the backoff, onFailure, deadLetter. */
+const FAILURE_FIELDS: Fields = {
+  retryBackoffMaxMs: integer(0, MAX_TIMER_MS),
+  onFailure: custom<(message: unknown, error: unknown, attempts: number) => unknown>("a function (message, error, attempts) => 'retry' | 'skip' | 'deadLetter' | 'stop'",
+    (v) => typeof v === 'function'),
+  deadLetter: object<ResolvedDeadLetter>({
+    topic: name('the dead-letter topic').require(),
+    producer: custom<object>('a producer (a DynamicProducer, or the client\'s own)', (v) => typeof v === 'object' && v !== null),
+    maxParkMs: integer(0, MAX_TIMER_MS),
+  }),
+};
+
+/** A cap of the backoff below its base is refused. */
+function checkBackoff(resolved: { retryBackoffMs: number; retryBackoffMaxMs?: number }, path: string): void {
+  const cap = resolved.retryBackoffMaxMs;
+  if (cap !== undefined && cap < resolved.retryBackoffMs) {
+    throw new InvalidOptionError(`${path}.retryBackoffMaxMs`, `at least ${path}.retryBackoffMs (${resolved.retryBackoffMs})`, cap);
+  }
+}
+
+/** A dead-letter topic that is one of the run's topics is refused (its letters would be read, fail and be written again). */
+export function checkDeadLetterTopic(deadLetter: ResolvedDeadLetter | undefined, topics: ReadonlyArray<string | RegExp>, path = 'options.deadLetter.topic'): void {
+  if (deadLetter === undefined) return;
+  for (const t of topics) {
+    if (t === deadLetter.topic || (t instanceof RegExp && t.test(deadLetter.topic))) {
+      throw new InvalidOptionError(path, 'a topic the consumer does not read', deadLetter.topic,
+        `${path} ${JSON.stringify(deadLetter.topic)} is a topic this consumer reads: its dead letters would be read, fail and be written again`);
+    }
+  }
 }
 
 // Every bound is setTimeout's (a larger delay fires at once); 0 allowed for the two that turn retries off.
@@ -378,9 +421,10 @@ const CONSUMER_FIELDS: Fields = {
 export const CONSUMER_DEFAULTS: Omit<ResolvedConsumerOptions, 'resequencer'> = defaultsOf(CONSUMER_FIELDS);
 
 // `transaction.producer` is checked further by the consumer (transactional.id, its engine).
-const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, kafka: KAFKA, engine: ENGINE, transaction: object({
-  producer: custom<object>('a DynamicProducer with transactional.id', (v) => typeof v === 'object' && v !== null && 'transactionsOf' in v).require(),
-  intervalMs: integer(1, MAX_TIMER_MS) }) });
+const CONSUMER_SCHEMA = object<ResolvedConsumerOptions>({ resequencer: RESEQUENCER_SCHEMA, ...CONSUMER_FIELDS, ...FAILURE_FIELDS, kafka: KAFKA, engine: ENGINE,
+  transaction: object({
+    producer: custom<object>('a DynamicProducer with transactional.id', (v) => typeof v === 'object' && v !== null && 'transactionsOf' in v).require(),
+    intervalMs: integer(1, MAX_TIMER_MS) }) }, { refine: checkBackoff });
 
 export function resolveConsumerOptions(options: unknown): ResolvedConsumerOptions {
   return resolve(CONSUMER_SCHEMA, options);
@@ -399,7 +443,8 @@ export interface KafkaJsConsumerAdmin {
  * wrapKafkaJsConsumer's options, resolved: DynamicConsumer's, less those of its own fetching,
  * and the admin client of KafkaJS 2.x's consumer (whether it is required depends on the consumer: checked there).
  */
-export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'> & {
+export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'
+  | 'retryBackoffMaxMs' | 'onFailure' | 'deadLetter'> & {
   readonly admin?: KafkaJsConsumerAdmin;
   readonly groupProtocol?: 'classic' | 'consumer';
 };
@@ -415,9 +460,10 @@ const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   retryBackoffMs: CONSUMER_FIELDS.retryBackoffMs,
   ordering: CONSUMER_FIELDS.ordering,
   groupOrder: CONSUMER_FIELDS.groupOrder,
+  ...FAILURE_FIELDS,
   admin: KAFKAJS_ADMIN,
   groupProtocol: oneOf(['classic', 'consumer'] as const),
-});
+}, { refine: checkBackoff });
 
 export function resolveKafkaJsConsumerOptions(options: unknown): ResolvedKafkaJsConsumerOptions {
   return resolve(KAFKAJS_CONSUMER_SCHEMA, options);

@@ -7,6 +7,7 @@
 //   idle → connecting → connected → running → stopping → idle (may run again) or stopped (for good)
 
 import { type HandlerError, type KafkaError, type TransactionError, timeoutError, toKafkaError } from '../core/errors';
+import type { FailedRunError, FailureCounts } from './failures';
 import { Lifecycle, type Phase } from '../core/lifecycle';
 import { CONSUMER_DEFAULTS } from '../core/options';
 import { Assignment, type RejoinCounts } from './assignment';
@@ -14,7 +15,7 @@ import { Backpressure } from './backpressure';
 import { Commits } from './commits';
 import { Dispatcher, type HandledInfo, type Ordering } from './dispatch';
 import { InternalError } from '../core/errors';
-import type { ConsumerPort, TopicPartition, TransactionSink } from './port';
+import type { ConsumerPort, DeadLetterSink, TopicPartition, TransactionSink } from './port';
 import { Transacted, type TransactionCounts } from './transacted';
 import { HeldPressure } from './held-pressure';
 import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
@@ -28,6 +29,12 @@ export interface DeliverySettings {
   readonly resequencer?: ResequencerOptions;
   readonly handlerRetries: number;
   readonly retryBackoffMs: number;
+  /** The backoff's cap (ms; failures.ts). */
+  readonly retryBackoffMaxMs?: number;
+  /** The application's verdict on a failed call, given its message as the handler got it (failures.ts). */
+  readonly onFailure?: (message: unknown, error: HandlerError, attempts: number) => unknown;
+  /** The dead-letter topic's sink, and how long a message may stay parked on writes to it that fail (ms). */
+  readonly deadLetter?: { readonly sink: DeadLetterSink<unknown>; readonly maxParkMs?: number };
   readonly commitIntervalMs: number;
   readonly ordering: Ordering;
   /** 'wait': a member waits for another's handled record (on a port that carries records). */
@@ -48,6 +55,8 @@ export interface DeliveryHooks<M> {
   handleBatch?(messages: M[], infos: HandledInfo[]): void | Promise<void>;
   /** One failed call of the handler. */
   handlerError(error: HandlerError, message: M): void;
+  /** The message as the application's callbacks get it (the handler's payload): for onFailure and 'deadLettered'. */
+  payload?(message: M): unknown;
   emit(event: string, ...args: unknown[]): boolean;
   listenerCount(event: string): number;
   /** Reading may go on: the handler caught up (backpressure.ts). */
@@ -57,7 +66,7 @@ export interface DeliveryHooks<M> {
   /** The client's run is about to end (after the last commit). */
   ending?(): void;
   /** The run ended (the client's too): `failure` is why, if it failed; `commitError`, why its last commit or the client's end failed. */
-  ended(failure: HandlerError | KafkaError | TransactionError | undefined, commitError: unknown): void;
+  ended(failure: FailedRunError | KafkaError | TransactionError | undefined, commitError: unknown): void;
 }
 
 export class Delivery<M extends ConsumedMessage> {
@@ -72,7 +81,7 @@ export class Delivery<M extends ConsumedMessage> {
   /** Backpressure per partition: those that hold many messages for their predecessors are paused. */
   private readonly heldPressure: HeldPressure;
   /** Why the run ends, when it failed. */
-  failure: HandlerError | KafkaError | TransactionError | undefined;
+  failure: FailedRunError | KafkaError | TransactionError | undefined;
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
   private generation = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -87,9 +96,17 @@ export class Delivery<M extends ConsumedMessage> {
     private readonly hooks: DeliveryHooks<M>,
   ) {
     this.life = new Lifecycle(options.afterStop);
-    this.pressure = new Backpressure(options.maxPending, () => this.dispatch.waiting, hooks.resume);
+    // Messages behind a call resting after a failure (parked) do not hold reading back, up to maxPending more.
+    this.pressure = new Backpressure(options.maxPending, () => this.dispatch.pending(options.maxPending), hooks.resume);
     this.resequencer = new Resequencer<M>(options.resequencer ?? {}, () => this.pressure.clock());
-    this.dispatch = new Dispatcher(this.resequencer, { retries: options.handlerRetries, retryBackoffMs: options.retryBackoffMs, ordering: options.ordering }, {
+    const payload = hooks.payload ?? ((m: M): unknown => m);
+    const onFailure = options.onFailure;
+    const deadLetter = options.deadLetter;
+    this.dispatch = new Dispatcher(this.resequencer, {
+      retries: options.handlerRetries, retryBackoffMs: options.retryBackoffMs, retryBackoffMaxMs: options.retryBackoffMaxMs, ordering: options.ordering,
+      onFailure: onFailure === undefined ? undefined : (m, error, attempts) => onFailure(payload(m), error, attempts),
+      deadLetterTopic: deadLetter?.sink.topic, maxParkMs: deadLetter?.maxParkMs, transactional: options.transaction !== undefined,
+    }, {
       handle: hooks.handle,
       handleBatch: hooks.handleBatch,
       owns: (tp) => this.assignment.has(tp),
@@ -104,6 +121,16 @@ export class Delivery<M extends ConsumedMessage> {
         this.heldPressure.progress();
       },
       handledMarked: () => this.commitSoon(),
+      deadLetter: deadLetter === undefined ? undefined : (messages, added) => deadLetter.sink.write(messages, added),
+      deadLettered: (messages, error) => {
+        for (const m of messages) hooks.emit('deadLettered', payload(m), error);
+        // Its offset is committed at once: a member killed now dead-letters again only what was written since the last.
+        if (this.commits.transacted === undefined && this.life.phase === 'running') this.commits.commitHandled(() => this.assignment.owned.values());
+      },
+      parked: (error) => hooks.emit('warning', error),
+      spoiled: () => {
+        this.failedCall = true;
+      },
     });
     if (port.carriesRecords) {
       // Members share what they handled (docs/ordering.md, "Order in a group").
@@ -204,7 +231,7 @@ export class Delivery<M extends ConsumedMessage> {
   }
 
   /** The run fails for good (a message's handler, or the client): it stops, committing below what is unhandled. */
-  fail(error: HandlerError | KafkaError | TransactionError): void {
+  fail(error: FailedRunError | KafkaError | TransactionError): void {
     if (this.life.phase !== 'running') return;
     this.failure = error;
     this.stop(0).catch(() => undefined); // a failed final commit was reported already
@@ -245,10 +272,10 @@ export class Delivery<M extends ConsumedMessage> {
   }
 
   /** Messages held by the resequencer, waiting for a handler call and in calls; the records' costs; the rejoins. */
-  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null } {
+  metrics(): { held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null } {
     const transacted = this.commits.transacted;
     return {
-      held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight,
+      held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, failures: { ...this.dispatch.failureCounts },
       records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts, staleRetries: this.commits.staleRetries },
       transactions: transacted === undefined ? null : transacted.counts,
     };

@@ -2,6 +2,7 @@
 // what a handler gets with a message, an offset to commit, which calls may overlap, the hooks.
 
 import type { HandlerError } from '../core/errors';
+import type { FailedRunError } from './failures';
 import type { OrderHeader } from '../partitioner/headers';
 import type { ConsumedMessage, Release } from './resequencer-types';
 
@@ -59,8 +60,8 @@ export interface DispatchHooks<M> {
   owns(key: string): boolean;
   /** One failed call of the handler (the message is handed to it again unless the retries are used up). */
   handlerError(error: HandlerError, message: M): void;
-  /** The retries are used up on a message: nothing more is handled; the consumer stops. */
-  fail(error: HandlerError): void;
+  /** The run stops on a message (its retries used up, its dead-letter writes failing too long, onFailure's answer): nothing more is handled. */
+  fail(error: FailedRunError): void;
   /** The queue got shorter. */
   progress(): void;
   /** A marked message was handled (another member may wait for it). */

@@ -1,13 +1,16 @@
 // The engine's (delivery.ts) handler scheduler: released messages go to the application's
 // handler up to `concurrency` at a time, in release order within a lane (a key or a partition,
 // by `ordering`), and two calls of one lane never overlap. A failed message is retried in
-// place, nothing of its lane going first. Its ledger (ledger.ts) keeps what is unhandled.
+// place, nothing of its lane going first, or dead-lettered, skipped or the run stopped (failed-calls.ts). Its ledger
+// (ledger.ts) keeps what is unhandled.
 
 import { goesAsIs, type Resequencer, type Release, type ConsumedMessage } from './resequencer';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
 import { PartitionCalls } from './partition-calls';
 import { OffsetLedger } from './ledger';
 import { HandlerError } from '../core/errors';
+import { FailedCalls, type FailedRunError, type FailureHooks } from './failed-calls';
+import type { FailureCounts, FailureSettings } from './failures';
 import { delay } from '../core/time';
 import { partitionKey, partitionsByTopic } from '../core/partition-key';
 import { type DispatchHooks, infoOf, isPromise, type Ordering, UNMARKED } from './dispatch-types';
@@ -20,13 +23,13 @@ export { partitionKey };
 /** What callNow()'s handler threw when it threw nothing. */
 const NOT_THROWN = Symbol('not thrown');
 
-/** How a Dispatcher retries, and which of its calls may overlap: set once, when it is made. */
-export interface DispatchSettings {
-  /** A failed call is made again this many times before the run fails. */
-  readonly retries: number;
-  /** Wait before each new attempt (ms). */
-  readonly retryBackoffMs: number;
+/** How a Dispatcher retries and judges failed calls (failures.ts), and which of its calls may overlap: set once, when it is made. */
+export interface DispatchSettings<M extends ConsumedMessage = ConsumedMessage> extends Omit<FailureSettings<M>, 'deadLetter'> {
   readonly ordering: Ordering;
+  /** The dead-letter topic, if there is one (written through hooks.deadLetter). */
+  readonly deadLetterTopic?: string;
+  /** Commits go into a transaction: a failed call's output aborts it, and its message is read again (failed-calls.ts). */
+  readonly transactional?: boolean;
 }
 
 export class Dispatcher<M extends ConsumedMessage> {
@@ -35,8 +38,8 @@ export class Dispatcher<M extends ConsumedMessage> {
   private concurrency = 1;
   /** Above 0: a call takes up to this many waiting messages of its lane, to hooks.handleBatch. */
   private batchLimit = 0;
-  private readonly retries: number;
-  private readonly retryBackoffMs: number;
+  /** Failed calls: judged, resting, dead-lettered (failed-calls.ts). */
+  private readonly failedCalls: FailedCalls<M>;
   /** The unhandled offsets, and what may be committed (ledger.ts). */
   readonly ledger: OffsetLedger<M>;
   /** Released messages waiting for a handler call, by lane. */
@@ -57,12 +60,20 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   constructor(
     readonly resequencer: Resequencer<M>,
-    settings: DispatchSettings,
-    private readonly hooks: DispatchHooks<M>,
+    settings: DispatchSettings<M>,
+    private readonly hooks: DispatchHooks<M> & FailureHooks<M>,
   ) {
-    this.retries = settings.retries;
-    this.retryBackoffMs = settings.retryBackoffMs;
     this.ordering = settings.ordering;
+    const self = this;
+    this.failedCalls = new FailedCalls<M>({
+      get generation() { return self.generation; },
+      get closed() { return self.closed > 0; },
+      owned: (task) => this.owned(task),
+      call: (task, attempts, generation) => this.call(task, attempts, generation),
+      done: (task, generation, handled) => this.done(task, generation, handled),
+      stop: (task, error) => this.stop(task, error),
+      pump: () => this.pump(),
+    }, { ...settings, deadLetter: settings.deadLetterTopic !== undefined }, hooks, settings.transactional === true, settings.deadLetterTopic, settings.ordering);
     this.ledger = new OffsetLedger((topic, partition) => resequencer.committable(topic, partition));
   }
 
@@ -77,9 +88,21 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.queue.waiting;
   }
 
-  /** Handler calls under way. */
+  /** Handler calls under way (not those resting after a failure). */
   get inFlight(): number {
-    return this.running;
+    return this.running - this.failedCalls.waitingCalls;
+  }
+
+  /** What the failure handling did (retries, dead letters, skips, parked messages). */
+  get failureCounts(): FailureCounts {
+    return this.failedCalls.counts;
+  }
+
+  /** Released messages waiting for a call, less those behind a resting call (up to `bound`): what holds reading back (maxPending). */
+  pending(bound: number): number {
+    const waiting = this.queue.waiting;
+    if (this.failedCalls.waitingCalls === 0) return waiting;
+    return waiting - Math.min(bound, this.failedCalls.blockedBehind((task) => this.queue.waitingBehind(task)));
   }
 
   /** @internal Table sizes for bench/soak/tables.js (lanes with a task, and OffsetLedger.sizes()). */
@@ -87,15 +110,25 @@ export class Dispatcher<M extends ConsumedMessage> {
     return { lanes: this.queue.laneCount, ...this.ledger.sizes() };
   }
 
-  /** The handler is working, or messages wait for it. */
+  /** The handler is working, or messages wait for it (calls resting after a failure included). */
   get busy(): boolean {
     return this.running > 0 || this.queue.waiting > 0;
   }
 
-  /** Resolves once the handler has nothing left to do, `gaveUp()` (a failed run), or after `timeoutMs`: for stop(). */
+  /** Calls are under way, or messages wait that may start: not those behind a call resting after a failure, nor while no slot frees. */
+  private get working(): boolean {
+    if (this.inFlight > 0) return true;
+    if (this.failedCalls.waitingCalls === 0) return this.queue.waiting > 0;
+    return this.queue.startable && this.running - this.failedCalls.freed < this.concurrency;
+  }
+
+  /**
+   * Resolves once the handler has nothing left to do (a call resting after a failure is not waited for: its message is
+   * read again next run), `gaveUp()` (a failed run), or after `timeoutMs`: for stop().
+   */
   async drain(timeoutMs: number, gaveUp: () => boolean): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.busy && !gaveUp() && Date.now() < deadline) await delay(5);
+    while (this.working && !gaveUp() && Date.now() < deadline) await delay(5);
   }
 
   /** No call starts until as many open(); the calls under way go on (callsEnded() waits for them). */
@@ -112,7 +145,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Resolves once no handler call is under way, or after `timeoutMs`. */
   async callsEnded(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.running > 0 && Date.now() < deadline) await delay(5);
+    while (this.inFlight > 0 && Date.now() < deadline) await delay(5);
   }
 
   /** Resolves once no handler call of `partitions` is under way, or after `timeoutMs`. */
@@ -149,7 +182,9 @@ export class Dispatcher<M extends ConsumedMessage> {
   offer(message: M): void {
     const released = this.resequencer.read(message);
     if (released !== null) this.accept(released, message);
-    else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && this.closed === 0 && this.batchLimit === 0 && this.leaving.size === 0) this.callNow(message);
+    else if (this.running === 0 && this.queue.waiting === 0 && !this.pumping && this.closed === 0 && this.batchLimit === 0 && this.leaving.size === 0 && this.failedCalls.policy.size === 0) {
+      this.callNow(message);
+    }
     else this.accept([goesAsIs(message)], message);
   }
 
@@ -190,7 +225,13 @@ export class Dispatcher<M extends ConsumedMessage> {
     if (this.pumping || this.closed > 0) return;
     this.pumping = true;
     try {
-      while (this.running < this.concurrency) {
+      while (this.running - this.failedCalls.freed < this.concurrency) {
+        // First, a call whose rest after a failure is over.
+        const again = this.failedCalls.freed > 0 ? this.failedCalls.takeAgain() : undefined;
+        if (again !== undefined) {
+          again();
+          continue;
+        }
         const task = this.queue.take(this.batchLimit);
         if (task === undefined) break;
         this.running++;
@@ -203,14 +244,17 @@ export class Dispatcher<M extends ConsumedMessage> {
           }
         }
         if (marked) this.markedCalls.add(task);
-        this.call(task, 1, this.generation);
+        // Read again after it failed (a transaction's abort): what was decided for it goes on.
+        const failure = this.failedCalls.policy.size > 0 ? this.failedCalls.policy.of(task.tp, task.release.message.offset) : undefined;
+        if (failure !== undefined) this.failedCalls.resume(task, failure, this.generation);
+        else this.call(task, 1, this.generation);
       }
     } finally {
       this.pumping = false;
     }
   }
 
-  /** One handler call of a task; a failed one is made again in place (its lane waits), up to `retries` times, then the run fails. */
+  /** One handler call of a task; a failed one is judged (failed-calls.ts): made again in place after a backoff (its lane waits), dead-lettered, skipped, or the run stops. */
   private call(task: Task<M>, attempts: number, generation: number): void {
     const group = task.group;
     let result: unknown;
@@ -242,19 +286,15 @@ export class Dispatcher<M extends ConsumedMessage> {
       this.done(task, generation, false);
       return;
     }
-    if (attempts > this.retries) {
-      // halt() takes the call back with the others under way (see done()).
-      this.halt();
-      this.end(task, false);
-      this.hooks.fail(error);
-      return;
-    }
-    const again = (): void => {
-      if (generation !== this.generation || !this.owned(task)) this.done(task, generation, false);
-      else this.call(task, attempts + 1, generation);
-    };
-    if (this.retryBackoffMs > 0) setTimeout(again, this.retryBackoffMs);
-    else queueMicrotask(again);
+    this.failedCalls.failed(task, attempts, generation, error);
+  }
+
+  /** The run stops on the task's message: nothing more is handed out, and it stays unhandled. */
+  private stop(task: Task<M>, error: FailedRunError): void {
+    // halt() takes the call back with the others under way (see done()).
+    this.halt();
+    this.end(task, false);
+    this.hooks.fail(error);
   }
 
   /**
@@ -264,6 +304,13 @@ export class Dispatcher<M extends ConsumedMessage> {
   private owned(task: Task<M>): boolean {
     if (this.hooks.owns(task.tp)) return true;
     if (task.group !== undefined) for (const t of task.group) if (this.hooks.owns(t.tp)) return true;
+    return false;
+  }
+
+  /** Whether a partition of the call's messages stays, but those `gone`. */
+  private ownedBut(task: Task<M>, gone: ReadonlySet<string>): boolean {
+    if (!gone.has(task.tp) && this.hooks.owns(task.tp)) return true;
+    if (task.group !== undefined) for (const t of task.group) if (!gone.has(t.tp) && this.hooks.owns(t.tp)) return true;
     return false;
   }
 
@@ -302,6 +349,7 @@ export class Dispatcher<M extends ConsumedMessage> {
 
   /** A task's message is handled: it leaves the unhandled ones (unless its partition was forgotten since). */
   private handled(task: Task<M>): void {
+    if (this.failedCalls.policy.size > 0) this.failedCalls.policy.forget(task.tp, task.release.message.offset);
     const marked = task.release.order !== null;
     if (this.ledger.remove(task.tp, task.unhandled, task.release.message.offset, marked) && marked) this.hooks.handledMarked?.();
   }
@@ -330,6 +378,8 @@ export class Dispatcher<M extends ConsumedMessage> {
     const takenBack: Task<M>[] | undefined = byKey && this.resequencer.waitsForRecords ? [] : undefined;
     this.dropped(this.queue.drop(gone, byKey, takenBack));
     if (takenBack !== undefined && takenBack.length > 0) this.holdAgain(takenBack);
+    // Calls resting after a failure, all of whose partitions leave (or are read again): over, unhandled.
+    this.failedCalls.cancel((task) => !this.ownedBut(task, gone), this.generation);
     this.hooks.progress();
   }
 
@@ -368,7 +418,8 @@ export class Dispatcher<M extends ConsumedMessage> {
    * stays below it; a call under way ends changing nothing but its unhandled mark.
    */
   halt(): void {
-    this.generation++;
+    const generation = this.generation++;
+    this.failedCalls.cancel(() => true, generation);
     this.dropped(this.queue.clear());
     // A marked call under way may end after the next run hands out its successor: unhandled too.
     this.dropped([...this.markedCalls]);
@@ -390,6 +441,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   /** Forgets every offset (after a stop: the next run starts from the committed offsets). */
   clear(): void {
     this.ledger.clear();
+    this.failedCalls.clear();
     this.leaving.clear();
   }
 }

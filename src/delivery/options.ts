@@ -1,10 +1,26 @@
 // What every consumer of the package takes for its ordered delivery (delivery.ts), documented
 // once and extended by each consumer's options; and the checks of what every run() takes.
 
-import { InvalidArgTypeError, InvalidOptionError } from '../core/errors';
+import { type HandlerError, InvalidArgTypeError, InvalidOptionError } from '../core/errors';
+import type { FailureVerdict } from './failures';
 import type { ResequencerOptions } from './resequencer-types';
 
-export interface DeliveryOptions {
+/** A consumer's dead-letter topic (docs/consumer.md, "Dead letters"). */
+export interface DeadLetterOptions<Producer = object> {
+  /** Where messages go that the handler keeps failing on; never a topic the consumer reads. */
+  readonly topic: string;
+  /**
+   * The producer that writes them: a DynamicProducer, or the client's own (a KafkaJS producer for wrapKafkaJsConsumer, an
+   * @platformatic/kafka Producer for wrapPlatformaticConsumer). DynamicConsumer makes one when absent; under its
+   * `transaction` option, the transaction's producer writes them.
+   */
+  readonly producer?: Producer;
+  /** How long a message may stay parked on dead-letter writes that fail before the run stops (ms; default 60,000). */
+  readonly maxParkMs?: number;
+}
+
+/** `P`: the message as the consumer's handler gets it. */
+export interface DeliveryOptions<P = any> {
   readonly resequencer?: ResequencerOptions;
   /**
    * Committed offsets are written this often (ms; default 250). Keep it short: another member
@@ -13,10 +29,22 @@ export interface DeliveryOptions {
   readonly commitIntervalMs?: number;
   /** Reading is held while this many released messages wait for the handler; it goes on at half (default 5000). */
   readonly maxPending?: number;
-  /** A message whose handler throws or rejects is handed to it again this many times before the consumer stops (default 2). */
+  /**
+   * A message whose handler throws or rejects is handed to it again this many times (default 2); then it goes to the
+   * dead-letter topic (`deadLetter`), or the run stops. `onFailure`, when given, decides instead.
+   */
   readonly handlerRetries?: number;
-  /** Wait before each new attempt (ms; default 100). */
+  /** Wait before the first new attempt (ms; default 100); each next one waits twice as long, up to `retryBackoffMaxMs`, less up to a fifth at random. */
   readonly retryBackoffMs?: number;
+  /** The longest wait between attempts (ms; default 30,000, or retryBackoffMs when larger). */
+  readonly retryBackoffMaxMs?: number;
+  /**
+   * The application's say after each failed call (`attempts` counts them): 'retry' (after the backoff), 'skip' (handled as it
+   * is), 'deadLetter' (needs `deadLetter`) or 'stop' (the run stops); a promise of one is awaited.
+   */
+  readonly onFailure?: (message: P, error: HandlerError, attempts: number) => FailureVerdict | Promise<FailureVerdict>;
+  /** Where messages go that the handler keeps failing on, so that nothing else stops. */
+  readonly deadLetter?: DeadLetterOptions;
   /**
    * Which handler calls may overlap: 'key' (the default: one call at a time per key, in release
    * order, a spread key's across its partitions; messages without a key are independent),

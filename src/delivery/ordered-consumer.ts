@@ -3,24 +3,30 @@
 // committed at, and stop(). Each client's consumer extends it and makes its engine with deliver().
 
 import { EventEmitter } from 'node:events';
-import type { HandlerError, KafkaError } from '../core/errors';
+import type { DeadLetterError, HandlerError, KafkaError } from '../core/errors';
 import { Delivery, type DeliveryHooks, type DeliverySettings } from './delivery';
 import type { PartitionOffset } from './dispatch-types';
 import type { ConsumerPort, TopicPartition } from './port';
 import type { RecordCounts } from './records';
+import type { FailureCounts } from './failures';
 import type { RejoinCounts } from './assignment';
 import type { ConsumedMessage, Resequencer } from './resequencer';
 
 /** `Payload`: what a 'handlerError' listener gets with the error; `Stopped`: what a 'stopped' listener gets. */
 export declare interface OrderedConsumer<M extends ConsumedMessage, Payload, Stopped extends unknown[]> {
-  /** One failed call of the handler (it gets the message again unless the retries are used up). */
+  /** One failed call of the handler (what becomes of the message: options.onFailure, handlerRetries, deadLetter). */
   on(event: 'handlerError', listener: (err: HandlerError, payload: Payload) => void): this;
+  /** A message was written to the dead-letter topic (acknowledged): `err` is the handler's last failure on it. */
+  on(event: 'deadLettered', listener: (payload: Payload, err: HandlerError) => void): this;
   /** The run ended: stop(), the handler's retries used up on a message, or the client's run failing for good. */
   on(event: 'stopped', listener: (...args: Stopped) => void): this;
   on(event: 'assigned' | 'revoked', listener: (partitions: TopicPartition[]) => void): this;
   on(event: 'committed', listener: (offsets: PartitionOffset[]) => void): this;
-  /** A KafkaError: a commit refused while the group rebalances or its coordinator moves, or a failed read of committed offsets. */
-  on(event: 'warning', listener: (err: KafkaError) => void): this;
+  /**
+   * A KafkaError: a commit refused while the group rebalances or its coordinator moves, or a failed read of committed offsets;
+   * a DeadLetterError: a dead-letter write failed (the message's key stays parked, written again after a backoff).
+   */
+  on(event: 'warning', listener: (err: KafkaError | DeadLetterError) => void): this;
   /** A KafkaError: a commit refused for another reason (made again next time), or the client failing. */
   on(event: 'error', listener: (err: KafkaError) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
@@ -46,7 +52,7 @@ export abstract class OrderedConsumer<M extends ConsumedMessage, Payload, Stoppe
    * Messages held by the resequencer, waiting for a handler call and in calls; the handled
    * records' costs (null where commits carry none); what an eager group's rejoins did.
    */
-  metrics(): { held: number; waiting: number; inFlight: number; records: RecordCounts | null; rejoins: RejoinCounts } {
+  metrics(): { held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts } {
     return this.delivery.metrics();
   }
 

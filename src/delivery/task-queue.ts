@@ -133,6 +133,16 @@ export class TaskQueue<M extends ConsumedMessage> {
     return this.count;
   }
 
+  /** Whether a waiting task may start now (one of no lane, or the first of an idle lane). */
+  get startable(): boolean {
+    return this.loose.size > 0 || this.ready.peek() !== undefined;
+  }
+
+  /** Waiting tasks of the lane of `task` (in a call, or resting after a failed one): 0 when it has none. */
+  waitingBehind(task: Task<M>): number {
+    return task.lane === undefined ? 0 : task.lane.tasks.size;
+  }
+
   /** Whether a lane exists (a message released now must then join its lane, even with one call at a time). */
   get laned(): boolean {
     return this.lanes.size > 0;

@@ -7,7 +7,7 @@ import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
 import type { KafkaJsConsumerAdmin } from '../core/options';
 
 /** The engine's options (src/delivery/options.ts; concurrency is run()'s partitionsConsumedConcurrently), and the admin client KafkaJS 2.x's consumer needs. */
-export interface KafkaJsConsumerOptions extends DeliveryOptions {
+export interface KafkaJsConsumerOptions extends DeliveryOptions<KafkaJsEachMessagePayload> {
   /**
    * KafkaJS 2.x's consumer only (required there, refused with Confluent's): an admin client of the same cluster (`kafka.admin()`) that
    * reads the group's committed offsets and records, that consumer having no committed(). connect() connects it; the application disconnects it.

@@ -14,7 +14,8 @@ import type {
 import type { ConsumerHost } from './consumer-host';
 import { ConfluentHost, isConfluentConsumer } from './host-confluent';
 import { KafkaJsHost, isKafkaJs2Consumer } from './host-kafkajs';
-import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
+import { checkDeadLetterTopic, resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
+import { kafkaJsDeadLetters } from './dead-letter-sink';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, toKafkaError } from '../core/errors';
 import { warnIfBothLoaded } from '../core/library';
 import { within } from '../core/time';
@@ -71,11 +72,14 @@ export class KafkaJsDynamicConsumer extends OrderedConsumer<Consumed, KafkaJsEac
     this.groupOrder = this.options.groupOrder === 'flag' ? 'flag' : 'wait';
     this.consumer = consumer;
     const payloadOf = (m: Consumed): KafkaJsEachMessagePayload => ({ topic: m.topic, partition: m.partition, message: m.message, heartbeat: NO_HEARTBEAT });
+    const deadLetter = this.options.deadLetter;
     this.deliver(this.host, {
       ...this.options, groupOrder: this.groupOrder, afterStop: this.host.runsAgain ? 'idle' : 'stopped',
+      deadLetter: deadLetter === undefined ? undefined : { sink: kafkaJsDeadLetters(deadLetter), maxParkMs: deadLetter.maxParkMs },
     }, {
       handle: (m, info) => this.eachMessage!(payloadOf(m), info),
       handlerError: (error, m) => this.emit('handlerError', error, payloadOf(m)),
+      payload: payloadOf,
       resume: () => this.wake(),
       halting: () => this.delivery.pressure.release(),
       ended: (failure) => {
@@ -117,6 +121,7 @@ export class KafkaJsDynamicConsumer extends OrderedConsumer<Consumed, KafkaJsEac
     } else if (!topicOk(topic)) {
       throw new InvalidArgTypeError('subscription.topic', 'a topic name (or a RegExp), when subscription.topics is absent', topic);
     }
+    checkDeadLetterTopic(this.options.deadLetter, topics ?? [topic!], 'options.deadLetter.topic');
     const phase = this.delivery.phase;
     if (phase !== 'connected' && phase !== 'running') throw new StateError(`subscribe() while ${phase}`);
     try {

@@ -6,7 +6,7 @@ import type { DeliveryOptions } from '../delivery/options';
 import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
 
 /** The engine's options (src/delivery/options.ts; concurrency is run()'s), groupOrder 'flag' only. */
-export interface PlatformaticConsumerOptions extends Omit<DeliveryOptions, 'groupOrder'> {
+export interface PlatformaticConsumerOptions extends Omit<DeliveryOptions<PlatformaticConsumedMessage>, 'groupOrder'> {
   /**
    * A spread key's message whose predecessor is on another member's partition, at an offset not known: handed out at once, flagged
    * `reason: 'unowned'` ('auto', the default, is 'flag'). 'wait' is refused: @platformatic/kafka commits no records (docs/consumer.md).

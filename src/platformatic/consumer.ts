@@ -11,7 +11,8 @@ import type {
   PlatformaticConsumed, PlatformaticConsumerLike, PlatformaticConsumerOptions, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig,
   PlatformaticStreamLike,
 } from './consumer-types';
-import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
+import { checkDeadLetterTopic, resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
+import { platformaticDeadLetters } from './dead-letter-sink';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, type KafkaError, StateError, toKafkaError } from '../core/errors';
 
 export type {
@@ -20,7 +21,7 @@ export type {
 
 const RUN_FIELDS = ['topics', 'handler', 'concurrency', 'consume'];
 /** The options it takes (those of wrapKafkaJsConsumer but admin). */
-const PLATFORMATIC_OPTIONS = ['resequencer', 'commitIntervalMs', 'maxPending', 'handlerRetries', 'retryBackoffMs', 'ordering', 'groupOrder'];
+const PLATFORMATIC_OPTIONS = ['resequencer', 'commitIntervalMs', 'maxPending', 'handlerRetries', 'retryBackoffMs', 'retryBackoffMaxMs', 'onFailure', 'deadLetter', 'ordering', 'groupOrder'];
 
 /**
  * @platformatic/kafka's consumer, its messages reaching the application through the engine. stop() closes the stream; the consumer
@@ -64,9 +65,14 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     }
     this.consumer = consumer;
     this.port = new PlatformaticPort(consumer);
-    this.deliver(this.port, { ...this.options, groupOrder: 'flag', afterStop: 'idle' }, {
+    const deadLetter = this.options.deadLetter;
+    this.deliver(this.port, {
+      ...this.options, groupOrder: 'flag', afterStop: 'idle',
+      deadLetter: deadLetter === undefined ? undefined : { sink: platformaticDeadLetters(deadLetter), maxParkMs: deadLetter.maxParkMs },
+    }, {
       handle: (m, info) => this.handler!(m.message, info),
       handlerError: (error, m) => this.emit('handlerError', error, m.message),
+      payload: (m) => m.message,
       resume: () => {
         if (this.delivery.phase === 'running') this.port.stream?.resume();
       },
@@ -101,6 +107,7 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     for (const key of Object.keys(config)) if (!RUN_FIELDS.includes(key)) throw InvalidOptionError.unknown(`config.${key}`, RUN_FIELDS);
     const { topics, handler, concurrency = 1, consume = {} } = config;
     checkTopics(topics, 'config.topics');
+    checkDeadLetterTopic(this.options.deadLetter, topics);
     if (typeof handler !== 'function') throw new InvalidArgTypeError('config.handler', 'a function', handler);
     checkConcurrency(concurrency, 'config.concurrency');
     if (typeof consume !== 'object' || consume === null) throw new InvalidArgTypeError('config.consume', "an object of the consumer's consume() options", consume);

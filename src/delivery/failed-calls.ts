@@ -1,0 +1,270 @@
+// The Dispatcher's (dispatch.ts) failed handler calls: each judged (failures.ts), then called again after a backoff,
+// written to the dead-letter topic, skipped, or the run stopped. While a call waits (its backoff, or a dead-letter write
+// that failed: parked), its lane waits with it and nothing else does: it holds no handler slot, no barrier or revoke
+// waits for it, and its lane's waiting messages do not count against maxPending (up to maxPending more).
+//
+// Under a transaction (transacted.ts) the failed call's output is in the open transaction, which aborts: the call rests
+// until its message is read again, then what was decided for it applies at once (after what is left of its backoff).
+
+import { DeadLetterError, type HandlerError } from '../core/errors';
+import type { Ordering } from './dispatch-types';
+import { originHeaders } from './dead-letters';
+import { type FailedRunError, type Failure, type FailureCounts, FailurePolicy, type FailureSettings, type FailureVerdict } from './failures';
+
+export type { FailedRunError };
+import type { DeadLetterHeaders } from './port';
+import type { ConsumedMessage } from './resequencer-types';
+import type { Task } from './task-queue';
+
+
+/** What the Dispatcher is to its failed calls. */
+export interface FailedCallsHost<M extends ConsumedMessage> {
+  /** Bumped by halt(): what waits from before changes nothing. */
+  readonly generation: number;
+  /** No call may start (a barrier). */
+  readonly closed: boolean;
+  owned(task: Task<M>): boolean;
+  /** Calls the handler with the task again (its `attempts`-th call). */
+  call(task: Task<M>, attempts: number, generation: number): void;
+  /** The task's call is over (`handled`: its offsets count as handled). */
+  done(task: Task<M>, generation: number, handled: boolean): void;
+  /** Nothing more is handed out; the run stops with `error` (the task unhandled). */
+  stop(task: Task<M>, error: FailedRunError): void;
+  /** Starts what may start. */
+  pump(): void;
+}
+
+/** What a consumer's failures do outside the Dispatcher: the dead-letter writes, and what is said of them. */
+export interface FailureHooks<M> {
+  /** Writes the messages to the dead-letter topic with their added headers (the consumer's DeadLetterSink). */
+  deadLetter?(messages: M[], added: DeadLetterHeaders[]): Promise<void>;
+  /** The messages were written to the dead-letter topic (acknowledged). */
+  deadLettered?(messages: M[], error: HandlerError): void;
+  /** A dead-letter write failed: the message stays parked (a warning). */
+  parked?(error: DeadLetterError): void;
+  /** Something a failed call or write did may be in the open transaction: it must abort. */
+  spoiled?(): void;
+}
+
+/** A waiting call: resting (`timer`, or none: until read again), then `act` once a slot is free. */
+interface Rest {
+  timer: NodeJS.Timeout | undefined;
+  readonly act: () => void;
+  /** It holds no handler slot meanwhile (the Dispatcher counts it apart). */
+  readonly freed: boolean;
+}
+
+export class FailedCalls<M extends ConsumedMessage> {
+  readonly policy: FailurePolicy<M>;
+  /** Calls resting after a failure. */
+  private readonly resting = new Map<Task<M>, Rest>();
+  /** Calls whose rest is over, waiting for a handler slot, in the order their rests ended. */
+  private readonly again: Array<{ task: Task<M>; act: () => void }> = [];
+  /** Of the Dispatcher's running calls, those that hold no handler slot now (resting freed, or again). */
+  freed = 0;
+
+  constructor(
+    private readonly host: FailedCallsHost<M>,
+    settings: FailureSettings<M>,
+    private readonly hooks: FailureHooks<M>,
+    /** A failed call's output is in a transaction that aborts: it waits to be read again. */
+    private readonly transactional: boolean,
+    private readonly deadLetterTopic: string | undefined,
+    private readonly ordering: Ordering,
+  ) {
+    this.policy = new FailurePolicy(settings);
+  }
+
+  get counts(): FailureCounts {
+    return this.policy.counts;
+  }
+
+  /** Calls resting, or waiting for a slot after their rest: not under way. */
+  get waitingCalls(): number {
+    return this.resting.size + this.again.length;
+  }
+
+  /** Messages waiting behind resting calls in their lanes (`behind`: a lane's). */
+  blockedBehind(behind: (task: Task<M>) => number): number {
+    if (this.resting.size === 0) return 0;
+    let n = 0;
+    for (const task of this.resting.keys()) n += behind(task);
+    return n;
+  }
+
+  /** The next call whose rest is over, to start now in a free slot (the Dispatcher's pump()). */
+  takeAgain(): (() => void) | undefined {
+    const next = this.again.shift();
+    if (next === undefined) return undefined;
+    this.freed--;
+    return next.act;
+  }
+
+  /** The task is read again (a transaction's abort) with failures remembered: what was decided applies, after its backoff. */
+  resume(task: Task<M>, failure: Failure, generation: number): void {
+    const act = (): void => this.act(task, failure, generation);
+    const wait = failure.notBefore - Date.now();
+    if (wait > 0) this.rest(task, generation, wait, act);
+    else act();
+  }
+
+  /** A handler call of `task` failed (its `attempts`-th) with `cause`. */
+  failed(task: Task<M>, attempts: number, generation: number, error: HandlerError): void {
+    let verdict: FailureVerdict | Promise<FailureVerdict>;
+    try {
+      verdict = this.policy.verdict(task.release.message, error, attempts);
+    } catch (err) {
+      this.host.stop(task, err as FailedRunError);
+      return;
+    }
+    if (typeof verdict === 'string') this.judged(task, attempts, generation, error, verdict);
+    else {
+      verdict.then((v) => this.judged(task, attempts, generation, error, v), (err: FailedRunError) => {
+        if (this.live(task, generation)) this.host.stop(task, err);
+      });
+    }
+  }
+
+  /** Whether the task's call still counts (not halted, its partitions still here); else it ends unhandled. */
+  private live(task: Task<M>, generation: number): boolean {
+    if (generation === this.host.generation && this.host.owned(task)) return true;
+    this.host.done(task, generation, false);
+    return false;
+  }
+
+  private judged(task: Task<M>, attempts: number, generation: number, error: HandlerError, verdict: FailureVerdict): void {
+    if (!this.live(task, generation)) return;
+    if (verdict === 'stop') {
+      this.host.stop(task, error);
+      return;
+    }
+    const offset = task.release.message.offset;
+    const earlier = this.policy.of(task.tp, offset);
+    const failure: Failure = { attempts, verdict, notBefore: 0, parkedSince: earlier?.parkedSince ?? 0, writes: earlier?.writes ?? 0, error };
+    if (verdict === 'retry') failure.notBefore = Date.now() + this.policy.backoff(attempts);
+    this.policy.remember(task.tp, offset, failure);
+    // What the failed call produced is in the open transaction: its abort reads the message again (resume()).
+    if (this.transactional) this.rest(task, generation, undefined, () => this.act(task, failure, generation));
+    else if (verdict === 'retry') this.rest(task, generation, failure.notBefore - Date.now(), () => this.act(task, failure, generation));
+    else this.act(task, failure, generation);
+  }
+
+  /** What was decided for the task's message, now. */
+  private act(task: Task<M>, failure: Failure, generation: number): void {
+    switch (failure.verdict) {
+      case 'retry':
+        this.policy.counts.retries++;
+        this.host.call(task, failure.attempts + 1, generation);
+        return;
+      case 'deadLetter':
+        this.write(task, failure, generation);
+        return;
+      default:
+        this.policy.counts.skipped += 1 + (task.group?.length ?? 0);
+        this.forget(task);
+        this.host.done(task, generation, true);
+    }
+  }
+
+  /** The task's messages to the dead-letter topic: handled once the write is acknowledged, else parked and written again. */
+  private write(task: Task<M>, failure: Failure, generation: number): void {
+    const tasks = task.group === undefined ? [task] : [task, ...task.group];
+    const messages = tasks.map((t) => t.release.message);
+    const added = messages.map((m) => originHeaders(m.topic, m.partition, m.offset, failure.error, failure.attempts));
+    let written: Promise<void>;
+    try {
+      written = this.hooks.deadLetter!(messages, added);
+    } catch (err) {
+      written = Promise.reject(err);
+    }
+    written.then(() => {
+      this.policy.counts.deadLettered += tasks.length;
+      this.forget(task);
+      // Handled even after a stop: the stop's last commit may then pass it.
+      this.host.done(task, generation, true);
+      this.hooks.deadLettered?.(messages, failure.error);
+    }, (err) => {
+      this.hooks.spoiled?.();
+      if (!this.live(task, generation)) return;
+      const now = Date.now();
+      const over = this.policy.parked(failure, now);
+      const { topic, partition, offset } = task.release.message;
+      const error = new DeadLetterError(this.deadLetterTopic ?? '', topic, partition, offset, now - failure.parkedSince, failure.error, err);
+      this.hooks.parked?.(error);
+      if (over) {
+        this.policy.forget(task.tp, offset);
+        this.host.stop(task, error);
+        return;
+      }
+      // The last write comes when the park's bound is reached.
+      failure.notBefore = now + Math.min(this.policy.backoff(failure.writes), this.policy.maxParkMs - (now - failure.parkedSince));
+      this.policy.remember(task.tp, offset, failure);
+      this.rest(task, generation, this.transactional ? undefined : failure.notBefore - now, () => this.write(task, failure, generation));
+    });
+  }
+
+  /** The messages of the task are done with: their failures forgotten. */
+  private forget(task: Task<M>): void {
+    this.policy.forget(task.tp, task.release.message.offset);
+    if (task.group !== undefined) for (const t of task.group) this.policy.forget(t.tp, t.release.message.offset);
+  }
+
+  /**
+   * The task's lane waits `ms` (undefined: until its message is read again), then `act` runs in a handler slot. Meanwhile it
+   * holds none where its lane keeps its order without it: a lane of its own (several calls at once), or no order to keep.
+   */
+  private rest(task: Task<M>, generation: number, ms: number | undefined, act: () => void, freed = this.frees(task)): void {
+    const rest: Rest = { timer: undefined, act, freed };
+    if (freed) this.freed++;
+    this.resting.set(task, rest);
+    if (ms !== undefined) rest.timer = setTimeout(() => this.wake(task, generation), Math.max(0, ms));
+    if (freed) this.host.pump();
+  }
+
+  /** Whether a resting task may let its handler slot go (see rest()). */
+  private frees(task: Task<M>): boolean {
+    if (task.lane !== undefined || this.ordering === 'none') return true;
+    return this.ordering === 'key' && (task.release.message.key === null || task.release.message.key === undefined);
+  }
+
+  private wake(task: Task<M>, generation: number): void {
+    const rest = this.resting.get(task);
+    if (rest === undefined) return;
+    this.resting.delete(task);
+    if (rest.freed) this.freed--;
+    if (!this.live(task, generation)) return;
+    // In the next free slot, first among what waits (its own, if it held it), unless a barrier holds every call back.
+    this.freed++;
+    this.again.push({ task, act: rest.act });
+    this.host.pump();
+  }
+
+  /**
+   * Resting or waiting calls `which` picks are over, unhandled (halt(): every one; a partition leaving or read again:
+   * theirs). Their failures are kept: read again, the message goes on from what was decided.
+   */
+  cancel(which: (task: Task<M>) => boolean, generation: number): void {
+    if (this.resting.size === 0 && this.again.length === 0) return;
+    const over: Task<M>[] = [];
+    for (const [task, rest] of this.resting) {
+      if (!which(task)) continue;
+      clearTimeout(rest.timer);
+      this.resting.delete(task);
+      if (rest.freed) this.freed--;
+      over.push(task);
+    }
+    for (let i = this.again.length - 1; i >= 0; i--) {
+      if (!which(this.again[i].task)) continue;
+      over.push(this.again[i].task);
+      this.again.splice(i, 1);
+      this.freed--;
+    }
+    for (const task of over) this.host.done(task, generation, false);
+  }
+
+  /** The run ended: nothing remembered. */
+  clear(): void {
+    this.policy.clear();
+  }
+}
+
