@@ -23,7 +23,7 @@ import type { DynamicProducer } from '../producer/producer';
 import type { TransactionOffset, TransactionSource } from '../producer/transactions';
 import { ProducerTransactions } from './transaction-sink';
 import { type ConsumerDeadLetters, consumerDeadLetters } from './dead-letter-sink';
-import { checkDeadLetterTopic } from '../core/options';
+import { checkDeadLetterTopic } from '../core/failure-options';
 import type { FailureCounts } from '../delivery/failures';
 
 export { CONSUMER_DEFAULTS };

@@ -5,7 +5,7 @@
 import type * as Kafka from 'node-rdkafka';
 import type { Config } from '../core/config';
 import { InvalidOptionError } from '../core/errors';
-import type { ResolvedDeadLetter } from '../core/options';
+import type { ResolvedDeadLetter } from '../core/failure-options';
 import { type DeadLetterProducer, isDynamicProducer, producerSink } from '../delivery/dead-letters';
 import type { DeadLetterSink } from '../delivery/port';
 import { DynamicProducer } from '../producer/producer';

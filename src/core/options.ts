@@ -6,6 +6,7 @@
 import { PARTITIONERS, PartitionerName } from './hash';
 import { InvalidOptionError } from './errors';
 import { isKafkaLibrary, type KafkaLibrary } from './library';
+import { FAILURE_FIELDS, type ResolvedFailureOptions, checkBackoff } from './failure-options';
 import { Field, Fields, MAX_TIMER_MS, boolean, checksOnly, custom, defaultsOf, integer, list, name, number, object, oneOf, resolve } from './schema';
 
 /** A half-life for the decay of counts: in messages of all topics, or in milliseconds. */
@@ -340,7 +341,7 @@ export function resolveResequencerOptions(options: unknown): ResolvedResequencer
 
 // DynamicConsumer ---------------------------------------------------------------------------
 
-export interface ResolvedConsumerOptions {
+export interface ResolvedConsumerOptions extends ResolvedFailureOptions {
   readonly commitIntervalMs: number;
   readonly batchSize: number;
   readonly maxPending: number;
@@ -358,49 +359,6 @@ export interface ResolvedConsumerOptions {
   readonly engine: 'auto' | 'native' | 'client';
   /** Exactly once: the producer whose transactions the commits go into (a DynamicProducer, checked by the consumer). */
   readonly transaction?: { readonly producer: object; readonly intervalMs?: number };
-  /** The backoff's cap (ms); absent: max(30,000, retryBackoffMs). */
-  readonly retryBackoffMaxMs?: number;
-  /** The application's verdict on a failed handler call (docs/consumer.md, "Handler errors"). */
-  readonly onFailure?: (message: any, error: any, attempts: number) => unknown;
-  /** The dead-letter topic, the producer that writes to it (checked by the consumer), how long a message may stay parked. */
-  readonly deadLetter?: ResolvedDeadLetter;
-}
-
-export interface ResolvedDeadLetter {
-  readonly topic: string;
-  readonly producer?: object;
-  readonly maxParkMs?: number;
-}
-
-/** What every consumer takes for its failed calls (failures.ts): the cap of the backoff, onFailure, deadLetter. */
-const FAILURE_FIELDS: Fields = {
-  retryBackoffMaxMs: integer(0, MAX_TIMER_MS),
-  onFailure: custom<(message: unknown, error: unknown, attempts: number) => unknown>("a function (message, error, attempts) => 'retry' | 'skip' | 'deadLetter' | 'stop'",
-    (v) => typeof v === 'function'),
-  deadLetter: object<ResolvedDeadLetter>({
-    topic: name('the dead-letter topic').require(),
-    producer: custom<object>('a producer (a DynamicProducer, or the client\'s own)', (v) => typeof v === 'object' && v !== null),
-    maxParkMs: integer(0, MAX_TIMER_MS),
-  }),
-};
-
-/** A cap of the backoff below its base is refused. */
-function checkBackoff(resolved: { retryBackoffMs: number; retryBackoffMaxMs?: number }, path: string): void {
-  const cap = resolved.retryBackoffMaxMs;
-  if (cap !== undefined && cap < resolved.retryBackoffMs) {
-    throw new InvalidOptionError(`${path}.retryBackoffMaxMs`, `at least ${path}.retryBackoffMs (${resolved.retryBackoffMs})`, cap);
-  }
-}
-
-/** A dead-letter topic that is one of the run's topics is refused (its letters would be read, fail and be written again). */
-export function checkDeadLetterTopic(deadLetter: ResolvedDeadLetter | undefined, topics: ReadonlyArray<string | RegExp>, path = 'options.deadLetter.topic'): void {
-  if (deadLetter === undefined) return;
-  for (const t of topics) {
-    if (t === deadLetter.topic || (t instanceof RegExp && t.test(deadLetter.topic))) {
-      throw new InvalidOptionError(path, 'a topic the consumer does not read', deadLetter.topic,
-        `${path} ${JSON.stringify(deadLetter.topic)} is a topic this consumer reads: its dead letters would be read, fail and be written again`);
-    }
-  }
 }
 
 // Every bound is setTimeout's (a larger delay fires at once); 0 allowed for the two that turn retries off.
@@ -443,8 +401,8 @@ export interface KafkaJsConsumerAdmin {
  * wrapKafkaJsConsumer's options, resolved: DynamicConsumer's, less those of its own fetching,
  * and the admin client of KafkaJS 2.x's consumer (whether it is required depends on the consumer: checked there).
  */
-export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'
-  | 'retryBackoffMaxMs' | 'onFailure' | 'deadLetter'> & {
+export type ResolvedKafkaJsConsumerOptions = Pick<ResolvedConsumerOptions, 'commitIntervalMs' | 'maxPending' | 'handlerRetries' | 'retryBackoffMs' | 'resequencer' | 'ordering' | 'groupOrder'>
+  & ResolvedFailureOptions & {
   readonly admin?: KafkaJsConsumerAdmin;
   readonly groupProtocol?: 'classic' | 'consumer';
 };
@@ -454,12 +412,7 @@ const KAFKAJS_ADMIN = custom<KafkaJsConsumerAdmin>('a KafkaJS admin client (kafk
 
 const KAFKAJS_CONSUMER_SCHEMA = object<ResolvedKafkaJsConsumerOptions>({
   resequencer: RESEQUENCER_SCHEMA,
-  commitIntervalMs: CONSUMER_FIELDS.commitIntervalMs,
-  maxPending: CONSUMER_FIELDS.maxPending,
-  handlerRetries: CONSUMER_FIELDS.handlerRetries,
-  retryBackoffMs: CONSUMER_FIELDS.retryBackoffMs,
-  ordering: CONSUMER_FIELDS.ordering,
-  groupOrder: CONSUMER_FIELDS.groupOrder,
+  ...Object.fromEntries(['commitIntervalMs', 'maxPending', 'handlerRetries', 'retryBackoffMs', 'ordering', 'groupOrder'].map((name) => [name, CONSUMER_FIELDS[name]])),
   ...FAILURE_FIELDS,
   admin: KAFKAJS_ADMIN,
   groupProtocol: oneOf(['classic', 'consumer'] as const),

@@ -5,7 +5,19 @@
 
 import type { HandlerError } from '../core/errors';
 import { ORDER_HEADER } from '../partitioner/headers';
-import type { DeadLetterHeaders, DeadLetterSink } from './port';
+
+/**
+ * Where a consumer's dead letters go (its `deadLetter` option), implemented per client: each message, in the client's own
+ * form, with what the engine adds (`added`: the origin headers) to its headers, to `topic`. Part of the engine's port (port.ts).
+ */
+export interface DeadLetterSink<M> {
+  readonly topic: string;
+  /** Writes each message with its added headers; resolves once every write is acknowledged, else rejects. */
+  write(messages: M[], added: DeadLetterHeaders[]): Promise<void>;
+}
+
+/** Headers a dead letter gets, as names and text values. */
+export type DeadLetterHeaders = ReadonlyArray<readonly [string, string]>;
 
 /** The headers of a dead letter: the names are the contract (docs/consumer.md, "Dead letters"); values are text. */
 export const DEAD_LETTER_HEADERS = Object.freeze({

@@ -124,8 +124,13 @@ export class Delivery<M extends ConsumedMessage> {
       deadLetter: deadLetter === undefined ? undefined : (messages, added) => deadLetter.sink.write(messages, added),
       deadLettered: (messages, error) => {
         for (const m of messages) hooks.emit('deadLettered', payload(m), error);
-        // Its offset is committed at once: a member killed now dead-letters again only what was written since the last.
-        if (this.commits.transacted === undefined && this.life.phase === 'running') this.commits.commitHandled(() => this.assignment.owned.values());
+        // Its offset is committed at once (once it counts as handled, right after this): a member killed now dead-letters
+        // again only what was written since.
+        if (this.commits.transacted === undefined) {
+          queueMicrotask(() => {
+            if (this.life.phase === 'running') this.commits.commitHandled(() => this.assignment.owned.values());
+          });
+        }
       },
       parked: (error) => hooks.emit('warning', error),
       spoiled: () => {

@@ -40,6 +40,8 @@ export class Dispatcher<M extends ConsumedMessage> {
   private batchLimit = 0;
   /** Failed calls: judged, resting, dead-lettered (failed-calls.ts). */
   private readonly failedCalls: FailedCalls<M>;
+  /** Commits go into a transaction (settings.transactional). */
+  private readonly transactional: boolean;
   /** The unhandled offsets, and what may be committed (ledger.ts). */
   readonly ledger: OffsetLedger<M>;
   /** Released messages waiting for a handler call, by lane. */
@@ -64,6 +66,7 @@ export class Dispatcher<M extends ConsumedMessage> {
     private readonly hooks: DispatchHooks<M> & FailureHooks<M>,
   ) {
     this.ordering = settings.ordering;
+    this.transactional = settings.transactional === true;
     const self = this;
     this.failedCalls = new FailedCalls<M>({
       get generation() { return self.generation; },
@@ -409,6 +412,9 @@ export class Dispatcher<M extends ConsumedMessage> {
       const tp = this.ledger.tpName(topic, partition);
       this.ledger.forget(tp);
       this.leaving.delete(tp);
+      // Read again from now on, a message counts its failures from 1; but under a transaction, a rewind's (its abort's
+      // reading again) go on from what was decided (failed-calls.ts).
+      if (!this.transactional && this.failedCalls.policy.size > 0) this.failedCalls.policy.forgetPartition(tp);
       this.resequencer.forget(topic, partition);
     }
   }

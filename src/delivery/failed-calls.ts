@@ -8,11 +8,10 @@
 
 import { DeadLetterError, type HandlerError } from '../core/errors';
 import type { Ordering } from './dispatch-types';
-import { originHeaders } from './dead-letters';
+import { type DeadLetterHeaders, originHeaders } from './dead-letters';
 import { type FailedRunError, type Failure, type FailureCounts, FailurePolicy, type FailureSettings, type FailureVerdict } from './failures';
 
 export type { FailedRunError };
-import type { DeadLetterHeaders } from './port';
 import type { ConsumedMessage } from './resequencer-types';
 import type { Task } from './task-queue';
 
@@ -180,9 +179,9 @@ export class FailedCalls<M extends ConsumedMessage> {
     written.then(() => {
       this.policy.counts.deadLettered += tasks.length;
       this.forget(task);
-      // Handled even after a stop: the stop's last commit may then pass it.
-      this.host.done(task, generation, true);
+      // Said before its key's next message is handed out; handled even after a stop (the stop's last commit may then pass it).
       this.hooks.deadLettered?.(messages, failure.error);
+      this.host.done(task, generation, true);
     }, (err) => {
       this.hooks.spoiled?.();
       if (!this.live(task, generation)) return;
@@ -213,11 +212,15 @@ export class FailedCalls<M extends ConsumedMessage> {
    * The task's lane waits `ms` (undefined: until its message is read again), then `act` runs in a handler slot. Meanwhile it
    * holds none where its lane keeps its order without it: a lane of its own (several calls at once), or no order to keep.
    */
-  private rest(task: Task<M>, generation: number, ms: number | undefined, act: () => void, freed = this.frees(task)): void {
+  private rest(task: Task<M>, generation: number, ms: number | undefined, act: () => void): void {
+    // One that waits for no time keeps its slot.
+    const freed = (ms === undefined || ms > 0) && this.frees(task);
     const rest: Rest = { timer: undefined, act, freed };
     if (freed) this.freed++;
     this.resting.set(task, rest);
-    if (ms !== undefined) rest.timer = setTimeout(() => this.wake(task, generation), Math.max(0, ms));
+    // No wait (retryBackoffMs 0): again once the microtasks of now have run, as a call that ends at once.
+    if (ms !== undefined && ms <= 0) queueMicrotask(() => this.wake(task, generation));
+    else if (ms !== undefined) rest.timer = setTimeout(() => this.wake(task, generation), ms);
     if (freed) this.host.pump();
   }
 

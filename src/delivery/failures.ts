@@ -162,6 +162,12 @@ export class FailurePolicy<M extends ConsumedMessage> {
     return now - failure.parkedSince >= this.maxParkMs;
   }
 
+  /** Partition `tp` left (or is forgotten): what failed of its messages is forgotten too. */
+  forgetPartition(tp: string): void {
+    const prefix = `${tp}\u0000`;
+    for (const name of this.failures.keys()) if (name.startsWith(prefix)) this.forget(tp, Number(name.slice(prefix.length)));
+  }
+
   /** The run ended: nothing is remembered (the next run reads from the committed offsets, counting from 1). */
   clear(): void {
     this.failures.clear();

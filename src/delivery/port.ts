@@ -84,15 +84,4 @@ export interface TransactionSink {
   failure(error: unknown): TransactionFailure;
 }
 
-/**
- * Where a consumer's dead letters go (its `deadLetter` option), implemented per client: each message, in the client's own
- * form, with what the engine adds (`added`: the origin headers, dead-letters.ts) to its headers, to `topic`.
- */
-export interface DeadLetterSink<M> {
-  readonly topic: string;
-  /** Writes each message with its added headers; resolves once every write is acknowledged, else rejects. */
-  write(messages: M[], added: DeadLetterHeaders[]): Promise<void>;
-}
-
-/** Headers a dead letter gets, as names and text values. */
-export type DeadLetterHeaders = ReadonlyArray<readonly [string, string]>;
+export type { DeadLetterHeaders, DeadLetterSink } from './dead-letters';

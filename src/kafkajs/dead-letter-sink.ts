@@ -2,7 +2,7 @@
 // (KafkaJS 2.x's or Confluent's KafkaJS producer: send({ topic, messages })) or a DynamicProducer. The application connects it.
 
 import { InvalidOptionError } from '../core/errors';
-import type { ResolvedDeadLetter } from '../core/options';
+import type { ResolvedDeadLetter } from '../core/failure-options';
 import { type DeadLetterProducer, deadLetterHeaders, isDynamicProducer, producerSink } from '../delivery/dead-letters';
 import type { DeadLetterSink } from '../delivery/port';
 import type { Consumed } from './consumer-types';

@@ -3,7 +3,7 @@
 // them back), or a DynamicProducer (Buffers only). The application connects it and closes it.
 
 import { InvalidOptionError } from '../core/errors';
-import type { ResolvedDeadLetter } from '../core/options';
+import type { ResolvedDeadLetter } from '../core/failure-options';
 import { type DeadLetterProducer, DEAD_LETTER_HEADERS, isDynamicProducer, producerSink } from '../delivery/dead-letters';
 import type { DeadLetterSink } from '../delivery/port';
 import { ORDER_HEADER } from '../partitioner/headers';

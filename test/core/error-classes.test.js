@@ -21,6 +21,7 @@ const ROWS = {
   CallbackError: [['options.spreadable', new Error('boom')], 'KDP_CALLBACK_ERROR', Error],
   TopicCapacityError: [['orders', 64], 'KDP_TOPIC_CAPACITY', Error],
   TransactionError: [['commitTransaction(): fenced', 'fatal', -144, new Error('raw')], 'KDP_TRANSACTION', Error],
+  DeadLetterError: [['dlq', 't', 0, 5, 60_000, new (require('../..').HandlerError)('t', 0, 5, 3, new Error('boom')), new Error('unknown topic')], 'KDP_DEAD_LETTER', Error],
   InternalError: [['WebAssembly core aborted'], 'KDP_INTERNAL', Error],
 };
 
