@@ -72,6 +72,9 @@ export class Dispatcher<M extends ConsumedMessage> {
       get generation() { return self.generation; },
       get closed() { return self.closed > 0; },
       owned: (task) => this.owned(task),
+      laneNow: (task) => {
+        if (this.ordering !== 'none') this.queue.laneNow(task, this.ordering === 'partition');
+      },
       call: (task, attempts, generation) => this.call(task, attempts, generation),
       done: (task, generation, handled) => this.done(task, generation, handled),
       stop: (task, error) => this.stop(task, error),

@@ -23,6 +23,8 @@ export interface FailedCallsHost<M extends ConsumedMessage> {
   /** No call may start (a barrier). */
   readonly closed: boolean;
   owned(task: Task<M>): boolean;
+  /** Gives the task a lane of its own now, where it has none and its order needs one (TaskQueue.laneNow()). */
+  laneNow(task: Task<M>): void;
   /** Calls the handler with the task again (its `attempts`-th call). */
   call(task: Task<M>, attempts: number, generation: number): void;
   /** The task's call is over (`handled`: its offsets count as handled). */
@@ -210,11 +212,13 @@ export class FailedCalls<M extends ConsumedMessage> {
 
   /**
    * The task's lane waits `ms` (undefined: until its message is read again), then `act` runs in a handler slot. Meanwhile it
-   * holds none where its lane keeps its order without it: a lane of its own (several calls at once), or no order to keep.
+   * holds none: its lane keeps its order without it (or it has no order to keep).
    */
   private rest(task: Task<M>, generation: number, ms: number | undefined, act: () => void): void {
-    // One that waits for no time keeps its slot.
-    const freed = (ms === undefined || ms > 0) && this.frees(task);
+    // One that waits for no time keeps its slot; one that waits lets it go, its lane waiting with it (made now if need be).
+    const waits = ms === undefined || ms > 0;
+    if (waits) this.host.laneNow(task);
+    const freed = waits && this.frees(task);
     const rest: Rest = { timer: undefined, act, freed };
     if (freed) this.freed++;
     this.resting.set(task, rest);

@@ -215,6 +215,28 @@ export class TaskQueue<M extends ConsumedMessage> {
     return laned === undefined ? undefined : this.ready.pop();
   }
 
+  /**
+   * `task` (in a call, of no lane: one call at a time made none) gets its lane now, busy, and every waiting task of no
+   * lane its own: what follows it in its lane waits behind it, the other lanes may start meanwhile (a call resting after
+   * a failure). From now on released messages join lanes too, until every lane is empty again.
+   */
+  laneNow(task: Task<M>, byPartition: boolean): void {
+    if (task.lane !== undefined) return;
+    const lane = this.laneOf(task.release.message, task.tp, byPartition);
+    if (lane === undefined) return;
+    lane.busy = true;
+    task.lane = lane;
+    for (const t of this.loose.takeAll()) {
+      const own = this.laneOf(t.release.message, t.tp, byPartition);
+      if (own === undefined) this.loose.push(t);
+      else {
+        t.lane = own;
+        own.tasks.push(t);
+      }
+    }
+    this.readyAgain();
+  }
+
   /** A task's call is over: its lane's next task may start. */
   finished(task: Task<M>): void {
     const lane = task.lane;

@@ -112,7 +112,7 @@ t.test('a message that keeps failing goes to the dead-letter topic after its ret
   t.same(d.failureCounts, { retries: 2, deadLettered: 1, skipped: 0, deadLetterFailures: 0, parked: 0 });
 });
 
-t.test('a resting call holds no handler slot where its lane keeps order without it', async (t) => {
+t.test('a resting call holds no handler slot: its lane waits, the others go on', async (t) => {
   // concurrency 2: key a rests 300 ms; b's and c's calls both run meanwhile.
   const { d, log } = harness({ concurrency: 2, poison: new Set([0]), retries: 1, backoff: 300, write: () => Promise.resolve(), wait: 20 });
   d.accept([release(0, 0, 'a'), release(0, 1, 'b'), release(0, 2, 'c'), release(0, 3, 'b'), release(0, 4, 'c')]);
@@ -121,13 +121,17 @@ t.test('a resting call holds no handler slot where its lane keeps order without 
   t.equal(d.inFlight, 0, 'a resting call is not under way');
   t.ok(d.busy, 'but the dispatcher is busy');
   t.ok(await until(() => log.ends.includes('dlq:0')), 'a was dead-lettered after its retry');
-  // concurrency 1: no lanes, a keyed message holds its slot (nothing else is handled meanwhile, as before).
+  // concurrency 1 (no lanes until then): the resting key gets its lane, the others go on, one call at a time, in release order.
   const one = harness({ concurrency: 1, poison: new Set([0]), retries: 1, backoff: 100, write: () => Promise.resolve(), wait: 1 });
-  one.d.accept([release(0, 0, 'a'), release(0, 1, 'b')]);
+  one.d.accept([release(0, 0, 'a'), release(0, 1, 'b'), release(0, 2, 'a'), release(0, 3, 'c'), release(1, 7, null)]);
   await tick(60);
-  t.same(one.log.ends, [], 'concurrency 1: nothing else while it rests');
-  t.ok(await until(() => one.log.ends.length === 2));
-  t.same(one.log.ends, ['dlq:0', 1]);
+  t.same(one.log.ends, [1, 3, 7], 'concurrency 1: the other keys (and a message of no key) went on while it rested, in release order');
+  t.equal(one.log.most, 1, 'one call at a time');
+  t.ok(await until(() => one.log.ends.length === 5));
+  t.same(one.log.ends.slice(3), ['dlq:0', 2], "then its key: its dead letter, its next message");
+  one.d.accept([release(0, 4, 'b'), release(0, 5, 'b')]);
+  t.ok(await until(() => one.log.ends.length === 7));
+  t.same(one.log.ends.slice(5), [4, 5], 'and on as before');
 });
 
 t.test("onFailure decides: 'deadLetter' at once, 'skip', 'retry' past handlerRetries, 'stop'; it gets the message, the error and the attempts", async (t) => {
