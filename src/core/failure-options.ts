@@ -12,6 +12,8 @@ export interface ResolvedFailureOptions {
   readonly onFailure?: (message: any, error: any, attempts: number) => unknown;
   /** The dead-letter topic, the producer that writes to it (checked by the consumer), how long a message may stay parked. */
   readonly deadLetter?: ResolvedDeadLetter;
+  /** A prom-client Registry the consumer's gauges go into (src/delivery/consumer-metrics.ts). */
+  readonly prometheus?: unknown;
 }
 
 export interface ResolvedDeadLetter {
@@ -20,7 +22,7 @@ export interface ResolvedDeadLetter {
   readonly maxParkMs?: number;
 }
 
-/** What every consumer takes for its failed calls (failures.ts): the cap of the backoff, onFailure, deadLetter. */
+/** What every consumer takes for its failed calls (failures.ts): the cap of the backoff, onFailure, deadLetter; and its gauges' Registry. */
 export const FAILURE_FIELDS: Fields = {
   retryBackoffMaxMs: integer(0, MAX_TIMER_MS),
   onFailure: custom<(message: unknown, error: unknown, attempts: number) => unknown>("a function (message, error, attempts) => 'retry' | 'skip' | 'deadLetter' | 'stop'",
@@ -30,6 +32,7 @@ export const FAILURE_FIELDS: Fields = {
     producer: custom<object>('a producer (a DynamicProducer, or the client\'s own)', (v) => typeof v === 'object' && v !== null),
     maxParkMs: integer(0, MAX_TIMER_MS),
   }),
+  prometheus: custom('a prom-client Registry', (v) => typeof v === 'object' && v !== null),
 };
 
 /** A cap of the backoff below its base is refused. */

@@ -18,6 +18,7 @@ import { InternalError } from '../core/errors';
 import type { ConsumerPort, DeadLetterSink, TopicPartition, TransactionSink } from './port';
 import { Transacted, type TransactionCounts } from './transacted';
 import { HeldPressure } from './held-pressure';
+import { registerConsumerGauges } from './consumer-metrics';
 import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
 import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
 
@@ -47,6 +48,8 @@ export interface DeliverySettings {
   readonly maxPending: number;
   /** Exactly once: commits go into this producer's transaction, with what the handlers produced (transacted.ts). */
   readonly transaction?: TransactionSink;
+  /** A prom-client Registry for the consumer's gauges (consumer-metrics.ts). */
+  readonly prometheus?: unknown;
 }
 
 /** What the engine asks of the adapter that owns it, besides its port. */
@@ -162,6 +165,7 @@ export class Delivery<M extends ConsumedMessage> {
       released: () => this.pressure.full(),
     });
     if (options.transaction !== undefined) this.transact(options.transaction);
+    if (options.prometheus !== undefined) registerConsumerGauges(options.prometheus, () => this.metrics());
   }
 
   /** Every commit into `sink`'s transaction (transacted.ts). */

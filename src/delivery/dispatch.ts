@@ -1,8 +1,7 @@
-// The engine's (delivery.ts) handler scheduler: released messages go to the application's
-// handler up to `concurrency` at a time, in release order within a lane (a key or a partition,
-// by `ordering`), and two calls of one lane never overlap. A failed message is retried in
-// place, nothing of its lane going first, or dead-lettered, skipped or the run stopped (failed-calls.ts). Its ledger
-// (ledger.ts) keeps what is unhandled.
+// The engine's (delivery.ts) handler scheduler: released messages go to the application's handler up to `concurrency` at a
+// time, in release order within a lane (a key or a partition, by `ordering`), and two calls of one lane never overlap. A
+// failed message is retried in place, nothing of its lane going first, or dead-lettered, skipped or the run stopped
+// (failed-calls.ts). Its ledger (ledger.ts) keeps what is unhandled.
 
 import { goesAsIs, type Resequencer, type Release, type ConsumedMessage } from './resequencer';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
@@ -40,8 +39,6 @@ export class Dispatcher<M extends ConsumedMessage> {
   private batchLimit = 0;
   /** Failed calls: judged, resting, dead-lettered (failed-calls.ts). */
   private readonly failedCalls: FailedCalls<M>;
-  /** Commits go into a transaction (settings.transactional). */
-  private readonly transactional: boolean;
   /** The unhandled offsets, and what may be committed (ledger.ts). */
   readonly ledger: OffsetLedger<M>;
   /** Released messages waiting for a handler call, by lane. */
@@ -66,19 +63,16 @@ export class Dispatcher<M extends ConsumedMessage> {
     private readonly hooks: DispatchHooks<M> & FailureHooks<M>,
   ) {
     this.ordering = settings.ordering;
-    this.transactional = settings.transactional === true;
     const self = this;
     this.failedCalls = new FailedCalls<M>({
       get generation() { return self.generation; },
-      get closed() { return self.closed > 0; },
       owned: (task) => this.owned(task),
-      laneNow: (task) => {
-        if (this.ordering !== 'none') this.queue.laneNow(task, this.ordering === 'partition');
-      },
+      laneNow: (task) => this.queue.laneNow(task, this.ordering === 'partition'),
       call: (task, attempts, generation) => this.call(task, attempts, generation),
       done: (task, generation, handled) => this.done(task, generation, handled),
       stop: (task, error) => this.stop(task, error),
       pump: () => this.pump(),
+      progress: () => this.hooks.progress(),
     }, { ...settings, deadLetter: settings.deadLetterTopic !== undefined }, hooks, settings.transactional === true, settings.deadLetterTopic, settings.ordering);
     this.ledger = new OffsetLedger((topic, partition) => resequencer.committable(topic, partition));
   }
@@ -417,7 +411,7 @@ export class Dispatcher<M extends ConsumedMessage> {
       this.leaving.delete(tp);
       // Read again from now on, a message counts its failures from 1; but under a transaction, a rewind's (its abort's
       // reading again) go on from what was decided (failed-calls.ts).
-      if (!this.transactional && this.failedCalls.policy.size > 0) this.failedCalls.policy.forgetPartition(tp);
+      if (!this.failedCalls.transactional && this.failedCalls.policy.size > 0) this.failedCalls.policy.forgetPartition(tp);
       this.resequencer.forget(topic, partition);
     }
   }

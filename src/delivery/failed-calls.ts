@@ -20,8 +20,6 @@ import type { Task } from './task-queue';
 export interface FailedCallsHost<M extends ConsumedMessage> {
   /** Bumped by halt(): what waits from before changes nothing. */
   readonly generation: number;
-  /** No call may start (a barrier). */
-  readonly closed: boolean;
   owned(task: Task<M>): boolean;
   /** Gives the task a lane of its own now, where it has none and its order needs one (TaskQueue.laneNow()). */
   laneNow(task: Task<M>): void;
@@ -33,6 +31,8 @@ export interface FailedCallsHost<M extends ConsumedMessage> {
   stop(task: Task<M>, error: FailedRunError): void;
   /** Starts what may start. */
   pump(): void;
+  /** What holds reading back changed (a resting lane's waiting messages no longer do). */
+  progress(): void;
 }
 
 /** What a consumer's failures do outside the Dispatcher: the dead-letter writes, and what is said of them. */
@@ -69,7 +69,7 @@ export class FailedCalls<M extends ConsumedMessage> {
     settings: FailureSettings<M>,
     private readonly hooks: FailureHooks<M>,
     /** A failed call's output is in a transaction that aborts: it waits to be read again. */
-    private readonly transactional: boolean,
+    readonly transactional: boolean,
     private readonly deadLetterTopic: string | undefined,
     private readonly ordering: Ordering,
   ) {
@@ -217,7 +217,7 @@ export class FailedCalls<M extends ConsumedMessage> {
   private rest(task: Task<M>, generation: number, ms: number | undefined, act: () => void): void {
     // One that waits for no time keeps its slot; one that waits lets it go, its lane waiting with it (made now if need be).
     const waits = ms === undefined || ms > 0;
-    if (waits) this.host.laneNow(task);
+    if (waits && this.ordering !== 'none') this.host.laneNow(task);
     const freed = waits && this.frees(task);
     const rest: Rest = { timer: undefined, act, freed };
     if (freed) this.freed++;
@@ -226,6 +226,7 @@ export class FailedCalls<M extends ConsumedMessage> {
     if (ms !== undefined && ms <= 0) queueMicrotask(() => this.wake(task, generation));
     else if (ms !== undefined) rest.timer = setTimeout(() => this.wake(task, generation), ms);
     if (freed) this.host.pump();
+    this.host.progress();
   }
 
   /** Whether a resting task may let its handler slot go (see rest()). */

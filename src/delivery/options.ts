@@ -46,6 +46,12 @@ export interface DeliveryOptions<P = any> {
   /** Where messages go that the handler keeps failing on, so that nothing else stops. */
   readonly deadLetter?: DeadLetterOptions;
   /**
+   * A prom-client Registry: the consumer's gauges go into it (`kdp_consumer_*`: held, waiting, in flight, retries, dead
+   * letters, skips, failed dead-letter writes, parked messages, transactions), read from metrics() on each scrape. One
+   * Registry per consumer.
+   */
+  readonly prometheus?: unknown;
+  /**
    * Which handler calls may overlap: 'key' (the default: one call at a time per key, in release
    * order, a spread key's across its partitions; messages without a key are independent),
    * 'partition' (one per partition, KafkaJS's model) or 'none' (any, in no order).

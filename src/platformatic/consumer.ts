@@ -22,7 +22,7 @@ export type {
 
 const RUN_FIELDS = ['topics', 'handler', 'concurrency', 'consume'];
 /** The options it takes (those of wrapKafkaJsConsumer but admin). */
-const PLATFORMATIC_OPTIONS = ['resequencer', 'commitIntervalMs', 'maxPending', 'handlerRetries', 'retryBackoffMs', 'retryBackoffMaxMs', 'onFailure', 'deadLetter', 'ordering', 'groupOrder'];
+const PLATFORMATIC_OPTIONS = ['resequencer', 'commitIntervalMs', 'maxPending', 'handlerRetries', 'retryBackoffMs', 'retryBackoffMaxMs', 'onFailure', 'deadLetter', 'prometheus', 'ordering', 'groupOrder'];
 
 /**
  * @platformatic/kafka's consumer, its messages reaching the application through the engine. stop() closes the stream; the consumer

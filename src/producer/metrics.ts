@@ -7,7 +7,7 @@ import type { EventEmitter } from 'node:events';
 import type { DynamicPartitioner } from '../partitioner/partitioner';
 import type { HotKey } from '../partitioner/hot-keys';
 import type { TrackedKeyStats } from '../partitioner/stats';
-import { InvalidOptionError } from '../core/errors';
+import { type GaugeOf, registerGauges } from '../core/prometheus';
 
 export interface TopicMetrics {
   readonly partitions: number;
@@ -114,41 +114,9 @@ export function registerOrClose(registry: unknown, read: () => ProducerMetrics, 
  * names (another producer's, not disconnected) is an InvalidOptionError, and none is left in.
  */
 export function registerPrometheus(registry: unknown, read: () => ProducerMetrics): () => void {
-  let client: any;
-  try {
-    client = require('prom-client');
-  } catch {
-    throw new InvalidOptionError('options.prometheus', 'used with the prom-client package installed (npm install prom-client)', registry);
-  }
-  if (!(registry instanceof client.Registry)) {
-    throw new InvalidOptionError('options.prometheus', 'a prom-client Registry', registry);
-  }
-  const registered: string[] = [];
-  const unregister = (): void => {
-    for (const name of registered.splice(0)) (registry as any).removeSingleMetric(name);
-  };
+  const gauges: Array<GaugeOf<ProducerMetrics>> = [];
   const gauge = (name: string, help: string, labelNames: string[], fill: (g: any, m: ProducerMetrics) => void): void => {
-    if ((registry as any).getSingleMetric(name) !== undefined) {
-      unregister();
-      throw new InvalidOptionError('options.prometheus', `a Registry without a metric named ${name}`, registry,
-        `options.prometheus: the Registry already has a metric named ${name} (another DynamicProducer's, not disconnected yet?): give each producer its own Registry`);
-    }
-    try {
-      // eslint-disable-next-line no-new
-      new client.Gauge({
-        name, help, labelNames, registers: [registry],
-        collect(this: any) {
-          this.reset();
-          fill(this, read());
-        },
-      });
-    } catch (err) {
-      // prom-client's own refusal (a plain Error): typed, and nothing of ours left behind.
-      unregister();
-      throw new InvalidOptionError('options.prometheus', 'a Registry that takes the gauge', registry,
-        `options.prometheus: the Registry refused the gauge ${name}: ${err instanceof Error ? err.message : String(err)}`, err);
-    }
-    registered.push(name);
+    gauges.push([name, help, labelNames, fill]);
   };
   gauge('kdp_messages_produced', 'Messages produced, per topic', ['topic'], (g, m) => {
     for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.produced);
@@ -181,5 +149,5 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
   gauge('kdp_held', "Messages held while librdkafka's queue is full", [], (g, m) => g.set(m.held));
   gauge('kdp_tracked_keys', 'Keys counted exactly now (hot ones and candidates)', [], (g, m) => g.set(m.trackedKeys.tracked));
   gauge('kdp_tracked_keys_refused', 'Keys not tracked because the table was full of stronger keys, since start', [], (g, m) => g.set(m.trackedKeys.refused));
-  return unregister;
+  return registerGauges(registry, 'DynamicProducer', read, gauges);
 }

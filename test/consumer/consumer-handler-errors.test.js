@@ -3,9 +3,8 @@
 // when it keeps failing the consumer stops at that message (committing only below it) and
 // run() rejects with a HandlerError; state errors leave the consumer usable.
 const t = require('tap');
-const Kafka = require('node-rdkafka');
 const { DynamicConsumer, HandlerError } = require('../..');
-const { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect } = require('../lib/mock-cluster');
+const { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect, committedOffsets } = require('../lib/mock-cluster');
 
 let producer;
 let brokers;
@@ -38,16 +37,7 @@ function consumer(group, options = {}) {
 }
 
 /** The offsets `group` has committed for `partitions` of `topic`, read by a client outside the group. */
-async function committed(group, topic, partitions) {
-  const check = new Kafka.KafkaConsumer({ 'metadata.broker.list': brokers, 'group.id': group, log_level: 3 }, {});
-  await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
-  try {
-    const list = await new Promise((r, j) => check.committed(partitions.map((partition) => ({ topic, partition })), 5000, (e, x) => (e ? j(e) : r(x))));
-    return list.map((x) => x.offset);
-  } finally {
-    await new Promise((r) => check.disconnect(r));
-  }
-}
+const committed = (group, topic, partitions) => committedOffsets(brokers, group, topic, partitions);
 
 t.test('a handler that keeps failing: retried in place, then run() rejects and the commit stays at the failed message', async (t) => {
   const topic = 'handler-keeps-failing';

@@ -6,7 +6,9 @@
 // stops with a DeadLetterError after maxParkMs, nothing committed past it; bad options refused with typed errors.
 const t = require('tap');
 const Kafka = require('node-rdkafka');
+const { Registry } = require('prom-client');
 const { DynamicProducer, DynamicConsumer, InvalidOptionError, DeadLetterError, DEAD_LETTER_HEADERS } = require('../..');
+const { committedOffsets } = require('../lib/mock-cluster');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -62,16 +64,8 @@ function headersOf(record) {
   return out;
 }
 
-async function committed(group, topic, partitions) {
-  const check = new Kafka.KafkaConsumer({ 'bootstrap.servers': brokers, 'group.id': group, log_level: 2 }, {});
-  await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
-  try {
-    const list = await new Promise((r, j) => check.committed(partitions.map((partition) => ({ topic, partition })), 5000, (e, x) => (e ? j(e) : r(x))));
-    return list.map((x) => x.offset);
-  } finally {
-    await new Promise((r) => check.disconnect(r));
-  }
-}
+/** The offsets `group` has committed for `partitions` of `topic`, read by a client outside the group. */
+const committed = (group, topic, partitions) => committedOffsets(brokers, group, topic, partitions, 2);
 
 for (const given of [false, true]) {
   t.test(`a message the handler keeps failing on goes to the dead-letter topic (${given ? 'a DynamicProducer given' : 'a producer the consumer makes'}); its key goes on after it`, async (t) => {
@@ -87,7 +81,8 @@ for (const given of [false, true]) {
       await producer.connect();
     }
     const group = `dl-group-${given}`;
-    const c = consumer(group, { handlerRetries: 2, deadLetter: { topic: dlq, ...(given ? { producer } : {}) } });
+    const registry = new Registry();
+    const c = consumer(group, { handlerRetries: 2, deadLetter: { topic: dlq, ...(given ? { producer } : {}) }, prometheus: registry });
     const events = [];
     c.on('deadLettered', (m, err) => events.push({ what: 'deadLettered', value: m.value.toString(), err }));
     await c.connect();
@@ -108,6 +103,11 @@ for (const given of [false, true]) {
     t.same(keyA, ['v0', 'v2', 'v4', 'v6', 'v8', 'v10'], "key a's messages in order, v4 dead-lettered before v6 was handled");
     t.equal(events.find((e) => e.what === 'deadLettered').err.attempts, 3);
     t.same(c.metrics().failures, { retries: 2, deadLettered: 1, skipped: 0, deadLetterFailures: 0, parked: 0 });
+    const text = await registry.metrics();
+    t.match(text, /^kdp_consumer_dead_lettered 1$/m, 'Prometheus: kdp_consumer_dead_lettered');
+    t.match(text, /^kdp_consumer_retries 2$/m, 'Prometheus: kdp_consumer_retries');
+    t.match(text, /^kdp_consumer_parked 0$/m, 'Prometheus: kdp_consumer_parked');
+    t.throws(() => consumer(`${group}-2`, { prometheus: registry }), { code: 'KDP_INVALID_OPTION', message: /already has a metric named kdp_consumer_/ }, 'one Registry per consumer');
 
     const [letter, ...more] = await readAll(dlq, 1);
     t.equal(more.length, 0, 'one dead letter');
@@ -171,6 +171,7 @@ t.test('bad options: typed errors at construction, or at run() for a dead-letter
   t.throws(() => new DynamicConsumer(config, {}, { retryBackoffMs: -1 }), InvalidOptionError, 'a backoff below 0');
   t.throws(() => new DynamicConsumer(config, {}, { retryBackoffMs: 500, retryBackoffMaxMs: 100 }), { code: 'KDP_INVALID_OPTION', message: /retryBackoffMaxMs/ }, 'a cap below the base');
   t.throws(() => new DynamicConsumer(config, {}, { onFailure: 'deadLetter' }), InvalidOptionError, 'onFailure not a function');
+  t.throws(() => new DynamicConsumer(config, {}, { prometheus: {} }), { code: 'KDP_INVALID_OPTION', message: /prom-client Registry/ }, 'prometheus not a Registry');
   const c = consumer('dl-options-run', { deadLetter: { topic: 'dl-same' } });
   await c.connect();
   t.throws(() => c.run(['dl-other', 'dl-same'], () => {}), { code: 'KDP_INVALID_OPTION', message: /is a topic this consumer reads/ }, 'the dead-letter topic among those read');

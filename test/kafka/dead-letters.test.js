@@ -303,3 +303,75 @@ t.test('a dead-letter topic that cannot be written: the poisoned keys park, the 
   await K.disconnected(client);
   t.notOk(md.topics.some((x) => x.name === missing), 'the dead-letter topic was not created');
 });
+
+t.test('under a transaction: the dead letter commits with the offsets past it and the output, exactly once', { ...K.needsCluster(), timeout: 300000 }, async (t) => {
+  const { DynamicProducer, DynamicConsumer } = require('../..');
+  const topic = K.topicName('dl-txn-in');
+  const out = K.topicName('dl-txn-out');
+  const dlq = K.topicName('dl-txn-dlq');
+  const replication = Math.min(3, K.brokers().split(',').length);
+  for (const x of [topic, out, dlq]) await K.createTopic(x, 3, replication);
+  const total = 3000;
+  const run = await produceHot(topic, total, { keys: 500, hotShare: 0, seed: 0xd20 });
+  t.equal(run.deliveries, total);
+  const poisoned = 1000;
+  const producer = new DynamicProducer({ 'bootstrap.servers': K.brokers(), 'transactional.id': `dl-txn-${topic}`, log_level: 2 }, { acks: 'all' }, {});
+  producer.on('error', () => {});
+  await producer.connect();
+  const c = new DynamicConsumer({ 'bootstrap.servers': K.brokers(), 'group.id': `dl-txn-${topic}`, 'auto.offset.reset': 'earliest', log_level: 2 }, {},
+    { concurrency: 8, retryBackoffMs: 20, handlerRetries: 1, transaction: { producer, intervalMs: 100 }, deadLetter: { topic: dlq } });
+  c.on('error', () => {});
+  await c.connect();
+  let handled = 0;
+  let lettered = 0;
+  c.on('deadLettered', () => lettered++);
+  const done = c.run([topic], async (m) => {
+    const v = K.parseValue(m.value);
+    if (v.id === poisoned) throw new Error('poison');
+    producer.produce(out, m.value, m.key);
+    handled++;
+  });
+  t.ok(await until(() => lettered >= 1 && handled >= total - 1, 120000), 'handled, and the poisoned message dead-lettered');
+  await K.sleep(500);
+  await c.stop();
+  await done;
+  const m = c.metrics();
+  t.ok(m.transactions.abortedForHandlers >= 1, `its failed calls aborted their transactions (${m.transactions.abortedForHandlers})`);
+  t.same({ retries: m.failures.retries, deadLettered: m.failures.deadLettered }, { retries: 1, deadLettered: 1 }, 'one retry (its attempts counted across the aborts), one dead letter');
+  await producer.disconnect();
+  // What read_committed readers see: the dead letter once, every other input once in the output.
+  const readCommitted = async (name) => {
+    const seen = [];
+    const reader = new (require('../lib/clients').kafka().KafkaConsumer)({
+      'metadata.broker.list': K.brokers(), 'group.id': `r-${name}-${Date.now()}`, 'enable.auto.commit': false, 'isolation.level': 'read_committed', log_level: 3,
+    }, { 'auto.offset.reset': 'earliest' });
+    await K.connected(reader);
+    reader.subscribe([name]);
+    const deadline = Date.now() + 30000;
+    let quiet = 0;
+    while (Date.now() < deadline && quiet < 6) {
+      const batch = await new Promise((resolve, reject) => reader.consume(1000, (err, x) => (err ? reject(err) : resolve(x))));
+      quiet = batch.length === 0 && seen.length > 0 ? quiet + 1 : 0;
+      for (const x of batch) seen.push(x);
+    }
+    await K.disconnected(reader);
+    return seen;
+  };
+  const letters = await readCommitted(dlq);
+  t.equal(letters.length, 1, 'one dead letter committed');
+  t.equal(K.parseValue(letters[0]?.value)?.id, poisoned, 'the poisoned message');
+  const counts = new Uint8Array(total);
+  for (const x of await readCommitted(out)) counts[K.parseValue(x.value).id]++;
+  let lost = 0;
+  let twice = 0;
+  for (let id = 0; id < total; id++) {
+    if (id === poisoned) continue;
+    if (counts[id] === 0) lost++;
+    if (counts[id] > 1) twice++;
+  }
+  t.equal(counts[poisoned], 0, 'no output of the poisoned message');
+  t.equal(lost, 0, 'every other input in the output');
+  t.equal(twice, 0, 'none twice (aborted output never read)');
+  const { committed, ends } = await offsetsOf(`dl-txn-${topic}`, topic, 3);
+  t.same(committed, ends, "the group's committed offsets (in the transactions) at the end of every partition");
+});

@@ -10,63 +10,13 @@
 
 const t = require('tap');
 const { wrapKafkaJsConsumer } = require('../..');
+const { fakeKafkaJs } = require('./lib/fake-kafkajs');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const TOPIC = 'kjs-fake';
 
 /** A stand-in of KafkaJS 2.x's consumer and of an admin client reading what it committed. */
-function fake(partitions = 2) {
-  const listeners = new Map();
-  const committed = new Map(); // partition -> { offset, metadata }
-  const consumer = {
-    events: { REBALANCING: 'consumer.rebalancing', GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash', HEARTBEAT: 'consumer.heartbeat' },
-    calls: [],
-    commits: [],
-    running: false,
-    eachBatch: null,
-    async connect() { consumer.calls.push('connect'); },
-    async disconnect() { consumer.calls.push('disconnect'); },
-    async stop() { consumer.calls.push('stop'); consumer.running = false; },
-    async subscribe(s) { consumer.calls.push(`subscribe ${s.topic}`); },
-    async run(config) {
-      consumer.calls.push(`run autoCommit=${config.autoCommit} eachBatchAutoResolve=${config.eachBatchAutoResolve}`);
-      consumer.eachBatch = config.eachBatch;
-      consumer.running = true;
-    },
-    // As KafkaJS's: nothing is committed once its run is stopped.
-    async commitOffsets(offsets) {
-      if (!consumer.running) return;
-      consumer.commits.push(offsets);
-      for (const o of offsets) committed.set(o.partition, { offset: o.offset, metadata: o.metadata ?? null });
-    },
-    on(name, listener) {
-      if (!listeners.has(name)) listeners.set(name, new Set());
-      const wrapped = (event) => listener(event);
-      listeners.get(name).add(wrapped);
-      return () => listeners.get(name).delete(wrapped);
-    },
-    emit(name, payload) {
-      for (const l of listeners.get(name) ?? []) l({ type: name, payload });
-    },
-    listening: (name) => listeners.get(name)?.size ?? 0,
-    join(list) {
-      consumer.emit(consumer.events.GROUP_JOIN, { groupId: 'g', memberAssignment: { [TOPIC]: list } });
-    },
-  };
-  const admin = {
-    async connect() {},
-    async fetchOffsets({ groupId, topics }) {
-      if (groupId !== 'g') throw new Error(`unknown group ${groupId}`);
-      return topics.map((topic) => ({
-        topic,
-        partitions: Array.from({ length: partitions }, (_, partition) => ({
-          partition, offset: committed.get(partition)?.offset ?? '-1', metadata: committed.get(partition)?.metadata ?? null,
-        })),
-      }));
-    },
-  };
-  return { consumer, admin, committed };
-}
+const fake = (partitions = 2) => fakeKafkaJs({ topic: TOPIC, partitions });
 
 function messages(from, count) {
   return Array.from({ length: count }, (_, i) => ({ key: Buffer.from(`k${from + i}`), value: Buffer.from(String(from + i)), offset: String(from + i), headers: {} }));

@@ -1,6 +1,6 @@
 'use strict';
-// wrapKafkaJsConsumer's failure options over a stand-in of KafkaJS 2.x's consumer and admin client (as in
-// consumer-kafkajs.test.js) and a stand-in of a KafkaJS producer that records what it is sent: a message the handler keeps
+// wrapKafkaJsConsumer's failure options over a stand-in of KafkaJS 2.x's consumer and admin client (lib/fake-kafkajs.js, as
+// consumer-kafkajs.test.js's) and a stand-in of a KafkaJS producer that records what it is sent: a message the handler keeps
 // failing on is sent to the dead-letter topic with its key, value, headers and origin, its key's next message handed out
 // only once that send resolved, the commit passing it, a 'deadLettered' event with eachMessage's payload; onFailure's
 // payload, attempts and verdicts; a send that keeps rejecting parks the key (warnings, other keys go on) until maxParkMs
@@ -10,60 +10,15 @@
 
 const t = require('tap');
 const { wrapKafkaJsConsumer, DEAD_LETTER_HEADERS, DeadLetterError, HandlerError, encodeOrderHeader, ORDER_ANCHOR } = require('../..');
+const { fakeKafkaJs } = require('./lib/fake-kafkajs');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const TOPIC = 'kjs-dl-in';
 const DLQ = 'kjs-dl-out';
 const PRODUCER_ID = '0123456789abcdef';
 
-/** A stand-in of KafkaJS 2.x's consumer and of an admin client reading what it committed (consumer-kafkajs.test.js's). */
-function fake(partitions = 1) {
-  const listeners = new Map();
-  const committed = new Map(); // partition -> { offset, metadata }
-  const consumer = {
-    events: { REBALANCING: 'consumer.rebalancing', GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash', HEARTBEAT: 'consumer.heartbeat' },
-    commits: [],
-    running: false,
-    eachBatch: null,
-    async connect() {},
-    async disconnect() {},
-    async stop() { consumer.running = false; },
-    async subscribe() {},
-    async run(config) {
-      consumer.eachBatch = config.eachBatch;
-      consumer.running = true;
-    },
-    // As KafkaJS's: nothing is committed once its run is stopped.
-    async commitOffsets(offsets) {
-      if (!consumer.running) return;
-      consumer.commits.push(offsets);
-      for (const o of offsets) committed.set(o.partition, { offset: o.offset, metadata: o.metadata ?? null });
-    },
-    on(name, listener) {
-      if (!listeners.has(name)) listeners.set(name, new Set());
-      const wrapped = (event) => listener(event);
-      listeners.get(name).add(wrapped);
-      return () => listeners.get(name).delete(wrapped);
-    },
-    join(list) {
-      for (const l of listeners.get(consumer.events.GROUP_JOIN) ?? []) {
-        l({ type: consumer.events.GROUP_JOIN, payload: { groupId: 'g', memberAssignment: { [TOPIC]: list } } });
-      }
-    },
-  };
-  const admin = {
-    async connect() {},
-    async fetchOffsets({ topics }) {
-      return topics.map((topic) => ({
-        topic,
-        partitions: Array.from({ length: partitions }, (_, partition) => ({
-          partition, offset: committed.get(partition)?.offset ?? '-1', metadata: committed.get(partition)?.metadata ?? null,
-        })),
-      }));
-    },
-  };
-  return { consumer, admin, committed };
-}
+/** A stand-in of KafkaJS 2.x's consumer and of an admin client reading what it committed (lib/fake-kafkajs.js). */
+const fake = (partitions = 1) => fakeKafkaJs({ topic: TOPIC, partitions });
 
 /** A stand-in of a KafkaJS producer: records each send(); `mode` 'ok' resolves it, 'hold' keeps it open (release()), 'reject' rejects it. */
 function fakeProducer() {

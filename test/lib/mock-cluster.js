@@ -79,4 +79,19 @@ async function committedAtEnds(t, brokers, group, topic, count = 4) {
   await new Promise((r) => check.disconnect(r));
 }
 
-module.exports = { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect, committedAtEnds };
+/**
+ * The offsets `group` has committed for `partitions` (numbers) of `topic`, read by a plain consumer outside the group
+ * on the cluster at `brokers` ("host:port,..."); `logLevel` is its librdkafka log_level.
+ */
+async function committedOffsets(brokers, group, topic, partitions, logLevel = 3) {
+  const check = new (kafka().KafkaConsumer)({ 'metadata.broker.list': brokers, 'group.id': group, log_level: logLevel }, {});
+  await new Promise((r, j) => check.connect({}, (e) => (e ? j(e) : r())));
+  try {
+    const list = await new Promise((r, j) => check.committed(partitions.map((partition) => ({ topic, partition })), 5000, (e, x) => (e ? j(e) : r(x))));
+    return list.map((x) => x.offset);
+  } finally {
+    await new Promise((r) => check.disconnect(r));
+  }
+}
+
+module.exports = { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect, committedAtEnds, committedOffsets };

@@ -7,65 +7,16 @@
 // refused at the edge. test/kafka/platformatic-consumer.test.js runs it against a real cluster.
 
 const t = require('tap');
-const { EventEmitter } = require('node:events');
 const { wrapPlatformaticConsumer, encodeOrderHeader, ORDER_ANCHOR, ORDER_SPREAD, HandlerError, InvalidOptionError } = require('../..');
+const { TOPIC, FakeConsumer, streamMessage } = require('./lib/fakes');
 
-const TOPIC = 't';
 const PRODUCER = '0123456789abcdef';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-class FakeStream extends EventEmitter {
-  paused = false;
-  closed = false;
-  pause() {
-    this.paused = true;
-  }
-  resume() {
-    this.paused = false;
-  }
-  async close() {
-    this.closed = true;
-  }
-}
-
-class FakeConsumer extends EventEmitter {
-  groupId = 'g';
-  assignments = null;
-  commits = [];
-  consumeOptions = null;
-  stream = new FakeStream();
-  constructor(partitions) {
-    super();
-    this.joined = [{ topic: TOPIC, partitions }];
-  }
-  async consume(options) {
-    this.consumeOptions = options;
-    this.assignments = this.joined;
-    this.emit('consumer:group:join', { groupId: 'g', assignments: this.joined });
-    return this.stream;
-  }
-  async commit({ offsets }) {
-    this.commits.push(...offsets.map((o) => ({ ...o, offset: Number(o.offset) })));
-  }
-  async listCommittedOffsets() {
-    return new Map();
-  }
-  /** The last committed offset of a partition, or -1. */
-  committed(partition) {
-    const list = this.commits.filter((c) => c.partition === partition);
-    return list.length ? list[list.length - 1].offset : -1;
-  }
-  join(partitions) {
-    this.emit('consumer:group:rebalance', { groupId: 'g' });
-    this.assignments = [{ topic: TOPIC, partitions }];
-    this.emit('consumer:group:join', { groupId: 'g', assignments: this.assignments });
-  }
-}
 
 /** A stream message; `order`: [kind, sequence, previous, afterPartition] of a spread key's header. */
 function message(partition, offset, key, order) {
   const headerEntries = order ? [[Buffer.from('kdp-order'), Buffer.from(encodeOrderHeader(order[0], PRODUCER, order[1], order[2], 2, 2, 0, order[3] ?? -1))]] : [];
-  return { topic: TOPIC, partition, offset: BigInt(offset), key: Buffer.from(key), value: Buffer.from(`${key}@${partition}/${offset}`), headerEntries, headers: new Map(headerEntries) };
+  return streamMessage(partition, offset, key, `${key}@${partition}/${offset}`, headerEntries);
 }
 
 t.test('a spread key read out of order over two partitions reaches the handler in produce order; commits stay below what waits', async (t) => {
@@ -180,7 +131,7 @@ t.test('concurrency 4 by key: a call under way keeps its key\'s next message wai
   await dc.stop();
 });
 
-t.test('a handler that throws once is called again once, after retryBackoffMs', async (t) => {
+t.test('a handler that throws once is called again once, after retryBackoffMs: only its key waits', async (t) => {
   const consumer = new FakeConsumer([0]);
   const dc = wrapPlatformaticConsumer(consumer, { retryBackoffMs: 20 });
   const failures = [];
@@ -193,10 +144,12 @@ t.test('a handler that throws once is called again once, after retryBackoffMs', 
       if (m.offset === 1n && calls.filter((o) => o === 1).length === 1) throw new Error('once');
     },
   });
-  for (let i = 0; i < 4; i++) consumer.stream.emit('data', message(0, i, `k${i}`));
-  t.same(calls, [0, 1], 'nothing after the failed message before its retry');
+  // Offset 2 has offset 1's key; 3 another.
+  for (const [i, key] of [[0, 'k0'], [1, 'k1'], [2, 'k1'], [3, 'k3']]) consumer.stream.emit('data', message(0, i, key));
+  await sleep(1);
+  t.same(calls, [0, 1, 3], "nothing of the failed message's key before its retry; another key goes on meanwhile");
   await sleep(60);
-  t.same(calls, [0, 1, 1, 2, 3], 'retried once, then the rest');
+  t.same(calls, [0, 1, 3, 1, 2], 'retried once, then its key goes on');
   t.same(failures, ['1:1'], "one 'handlerError'");
   await dc.stop();
   t.equal(consumer.committed(0), 4, 'all committed at stop');

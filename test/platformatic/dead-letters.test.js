@@ -1,6 +1,6 @@
 'use strict';
-// wrapPlatformaticConsumer's failure options over a fake @platformatic/kafka Consumer and MessagesStream (as in
-// consumer.test.js) and a fake @platformatic/kafka Producer that records what it is sent: a message the handler keeps
+// wrapPlatformaticConsumer's failure options over a fake @platformatic/kafka Consumer and MessagesStream (lib/fakes.js,
+// as consumer.test.js's) and a fake @platformatic/kafka Producer that records what it is sent: a message the handler keeps
 // failing on is sent to the dead-letter topic with its key, value, headers (a Map) and origin, its key's next message
 // handed out only once that send resolved, the commit passing it, a 'deadLettered' event with the stream's message;
 // onFailure's message, attempts and verdicts; a send that keeps rejecting parks the key (warnings, other keys go on) until
@@ -8,54 +8,12 @@
 // Several calls at once (concurrency 4): with one, a key waiting on its dead letter holds the only call, and every key waits.
 
 const t = require('tap');
-const { EventEmitter } = require('node:events');
 const { wrapPlatformaticConsumer, DEAD_LETTER_HEADERS, DeadLetterError, HandlerError, encodeOrderHeader, ORDER_ANCHOR } = require('../..');
+const { TOPIC, FakeConsumer, streamMessage } = require('./lib/fakes');
 
-const TOPIC = 't';
 const DLQ = 't-dlq';
 const PRODUCER_ID = '0123456789abcdef';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-class FakeStream extends EventEmitter {
-  paused = false;
-  closed = false;
-  pause() {
-    this.paused = true;
-  }
-  resume() {
-    this.paused = false;
-  }
-  async close() {
-    this.closed = true;
-  }
-}
-
-class FakeConsumer extends EventEmitter {
-  groupId = 'g';
-  assignments = null;
-  commits = [];
-  stream = new FakeStream();
-  constructor(partitions) {
-    super();
-    this.joined = [{ topic: TOPIC, partitions }];
-  }
-  async consume() {
-    this.assignments = this.joined;
-    this.emit('consumer:group:join', { groupId: 'g', assignments: this.joined });
-    return this.stream;
-  }
-  async commit({ offsets }) {
-    this.commits.push(...offsets.map((o) => ({ ...o, offset: Number(o.offset) })));
-  }
-  async listCommittedOffsets() {
-    return new Map();
-  }
-  /** The last committed offset of a partition, or -1. */
-  committed(partition) {
-    const list = this.commits.filter((c) => c.partition === partition);
-    return list.length ? list[list.length - 1].offset : -1;
-  }
-}
 
 /** A fake @platformatic/kafka Producer: records each send(); `mode` 'ok' resolves it, 'hold' keeps it open (holds), 'reject' rejects it. */
 function fakeProducer() {
@@ -78,7 +36,7 @@ function fakeProducer() {
 /** A stream message of partition 0; `headers`: [name, value] pairs of text. */
 function message(offset, key, headers = []) {
   const headerEntries = headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)]);
-  return { topic: TOPIC, partition: 0, offset: BigInt(offset), key: Buffer.from(key), value: Buffer.from(`${key}@${offset}`), headerEntries, headers: new Map(headerEntries) };
+  return streamMessage(0, offset, key, `${key}@${offset}`, headerEntries);
 }
 
 async function until(condition, ms = 2000) {
