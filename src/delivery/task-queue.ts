@@ -226,15 +226,25 @@ export class TaskQueue<M extends ConsumedMessage> {
     if (lane === undefined) return;
     lane.busy = true;
     task.lane = lane;
-    for (const t of this.loose.takeAll()) {
-      const own = this.laneOf(t.release.message, t.tp, byPartition);
-      if (own === undefined) this.loose.push(t);
+    this.laneLoose(byPartition);
+    this.readyAgain();
+  }
+
+  /** The waiting tasks of no lane go into their lanes (made now), each lane in release order. */
+  private laneLoose(byPartition: boolean): void {
+    const touched = new Set<Lane<M>>();
+    for (const task of this.loose.takeAll()) {
+      const lane = this.laneOf(task.release.message, task.tp, byPartition);
+      if (lane === undefined) this.loose.push(task);
       else {
-        t.lane = own;
-        own.tasks.push(t);
+        task.lane = lane;
+        lane.tasks.push(task);
+        touched.add(lane);
       }
     }
-    this.readyAgain();
+    for (const lane of touched) {
+      for (const task of lane.tasks.takeAll().sort((a, b) => a.seq - b.seq)) lane.tasks.push(task);
+    }
   }
 
   /** A task's call is over: its lane's next task may start. */
@@ -302,22 +312,8 @@ export class TaskQueue<M extends ConsumedMessage> {
       removed.push(task);
       return false;
     };
-    if (byKey) {
-      // One call at a time made no lanes: made now, to find what is behind a dropped message.
-      const touched = new Set<Lane<M>>();
-      for (const task of this.loose.takeAll()) {
-        const lane = this.laneOf(task.release.message, task.tp, false);
-        if (lane === undefined) this.loose.push(task);
-        else {
-          task.lane = lane;
-          lane.tasks.push(task);
-          touched.add(lane);
-        }
-      }
-      for (const lane of touched) {
-        for (const task of lane.tasks.takeAll().sort((a, b) => a.seq - b.seq)) lane.tasks.push(task);
-      }
-    }
+    // One call at a time made no lanes: made now, to find what is behind a dropped message.
+    if (byKey) this.laneLoose(false);
     for (const lane of this.lanes.values()) {
       const left = byKey ? new LeftOut() : undefined;
       let behind = false;

@@ -9,7 +9,8 @@
 //     broker's delivery report), the error and the attempts; written twice only where the kill fell between its write
 //     and the commit right after it (counted: at most the poisoned messages);
 //   - each poisoned key's later messages handled after its dead letter was written, and in order (the spread key's
-//     across the group, less those flagged out of order);
+//     across the group), but after a message released flagged (its predecessor waited for past maxWaitMs: what it
+//     jumped ahead of comes after it), at most 1% of the key flagged;
 //   - the group's committed offsets at the end of every partition.
 // And a dead-letter topic that does not exist and cannot be created (a producer that may not create topics): the poisoned
 // keys park, the others are all handled, the run stops with a DeadLetterError after maxParkMs, nothing committed past the
@@ -223,23 +224,49 @@ for (const groupProtocol of PROTOCOLS) {
     for (const m of all) for (const [id, ms] of m.lettered) if (!letteredAt.has(id) || ms < letteredAt.get(id)) letteredAt.set(id, ms);
     const flagged = new Set();
     for (const m of all) for (const [id, , , f] of m.handled) if (f) flagged.add(id);
+    /** Which member (index in `all`: 0 A, 1 B, 2 A again) first handled each message. */
+    const firstBy = new Int8Array(MESSAGES).fill(-1);
+    all.forEach((m, i) => { for (const [id, , ms] of m.handled) if (ms === firstHandled[id]) firstBy[id] = i; });
+    // A message released flagged (its predecessor waited for past maxWaitMs) explains what it jumped ahead of: the
+    // messages after it are in order after it only (docs/ordering.md, Limits). Counted apart, at most 1% of the key.
     for (const id of poison) {
       const key = keyOf[id];
+      const flaggedOfKey = [];
+      for (let j = id + 1; j < MESSAGES; j++) if (keyOf[j] === key && flagged.has(j)) flaggedOfKey.push(j);
+      /** Whether a flagged message of the key in (from, to] was handled before `ms` (or at it). */
+      const jumpedBefore = (from, to, ms) => flaggedOfKey.some((k) => k > from && k <= to && firstHandled[k] <= ms);
       let before = 0;
       let inversions = 0;
-      let last = 0;
+      let explained = 0;
       let laterCount = 0;
+      let last = 0;
+      let lastId = id;
       for (let j = id + 1; j < MESSAGES; j++) {
         if (keyOf[j] !== key || firstHandled[j] === 0) continue;
         laterCount++;
-        if (firstHandled[j] < (letteredAt.get(id) ?? Infinity)) before++;
-        if (firstHandled[j] < last && !flagged.has(j)) inversions++;
-        last = Math.max(last, firstHandled[j]);
+        if (firstHandled[j] < (letteredAt.get(id) ?? Infinity)) {
+          if (jumpedBefore(id, j, firstHandled[j])) explained++;
+          else {
+            if (before < 3) t.comment(`before its dead letter: ${j} by member ${firstBy[j]}, ${Math.round((letteredAt.get(id) ?? 0) - firstHandled[j])} ms before`);
+            before++;
+          }
+        }
+        if (firstHandled[j] < last) {
+          if (flagged.has(j) || jumpedBefore(j, lastId, firstHandled[j]) || flaggedOfKey.some((k) => k > j && firstHandled[k] <= firstHandled[j])) explained++;
+          else {
+            if (inversions < 3) t.comment(`inversion: ${j} by member ${firstBy[j]}, after ${lastId} by member ${firstBy[lastId]}`);
+            inversions++;
+          }
+        } else {
+          last = firstHandled[j];
+          lastId = j;
+        }
       }
       const what = key === hotId ? 'the spread key' : 'the cold key';
       t.ok(laterCount >= 3, `${what}: ${laterCount} later messages`);
-      t.equal(before, 0, `${what}: none of its later messages handled before its dead letter was written`);
-      t.equal(inversions, 0, `${what}: its later messages in order (${flagged.size} flagged in all)`);
+      t.equal(before, 0, `${what}: none of its later messages handled before its dead letter was written, but after a flagged one`);
+      t.equal(inversions, 0, `${what}: its later messages in order, but after a flagged one (${explained} so explained)`);
+      t.ok(flaggedOfKey.length <= Math.ceil(laterCount * 0.01), `${what}: at most 1% of its later messages flagged (${flaggedOfKey.length})`);
     }
     const { committed, ends } = await offsetsOf(group, topic, PARTITIONS);
     t.same(committed, ends, "the group's committed offsets at the end of every partition");

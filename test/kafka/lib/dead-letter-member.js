@@ -39,7 +39,8 @@ async function run(o) {
     ...(o.groupProtocol === 'consumer' ? { 'group.protocol': 'consumer' } : { 'session.timeout.ms': 6000 }),
     'log_level': 2,
   }, {}, {
-    concurrency: o.concurrency, resequencer: { maxWaitMs: 10000 }, handlerRetries: 2, retryBackoffMs: 50,
+    // The resequencer's default wait (30 s): a member SIGKILLed is replaced (session 6 s, a rejoin) well within it.
+    concurrency: o.concurrency, handlerRetries: 2, retryBackoffMs: 50,
     deadLetter: { topic: o.dlq, ...(producer ? { producer } : {}), ...(o.maxParkMs ? { maxParkMs: o.maxParkMs } : {}) },
   });
   const warnings = [];
