@@ -88,9 +88,9 @@ export class Dispatcher<M extends ConsumedMessage> {
     return this.queue.waiting;
   }
 
-  /** Handler calls under way (not those resting after a failure). */
+  /** Handler calls under way: not those resting after a failure (under a transaction, a retry's rest counts: failed-calls.ts). */
   get inFlight(): number {
-    return this.running - this.failedCalls.waitingCalls;
+    return this.running - this.failedCalls.notUnderWay;
   }
 
   /** What the failure handling did (retries, dead letters, skips, parked messages). */

@@ -53,6 +53,8 @@ interface Rest {
   readonly act: () => void;
   /** It holds no handler slot meanwhile (the Dispatcher counts it apart). */
   readonly freed: boolean;
+  /** It waits to be read again (no timer). */
+  readonly untimed: boolean;
 }
 
 export class FailedCalls<M extends ConsumedMessage> {
@@ -63,6 +65,8 @@ export class FailedCalls<M extends ConsumedMessage> {
   private readonly again: Array<{ task: Task<M>; act: () => void }> = [];
   /** Of the Dispatcher's running calls, those that hold no handler slot now (resting freed, or again). */
   freed = 0;
+  /** Resting calls that wait to be read again (no timer). */
+  private untimed = 0;
 
   constructor(
     private readonly host: FailedCallsHost<M>,
@@ -80,9 +84,18 @@ export class FailedCalls<M extends ConsumedMessage> {
     return this.policy.counts;
   }
 
-  /** Calls resting, or waiting for a slot after their rest: not under way. */
+  /** Calls resting, or waiting for a slot after their rest. */
   get waitingCalls(): number {
     return this.resting.size + this.again.length;
+  }
+
+  /**
+   * Of those, the calls not under way for a barrier or a revoke. Under a transaction only those that wait to be read
+   * again: a retry after its backoff is made in place within the transaction it failed in, as any call under way, so
+   * that the abort that follows comes once it has ended (what it produces goes with the doomed transaction).
+   */
+  get notUnderWay(): number {
+    return this.transactional ? this.untimed : this.resting.size + this.again.length;
   }
 
   /** Messages waiting behind resting calls in their lanes (`behind`: a lane's). */
@@ -144,9 +157,11 @@ export class FailedCalls<M extends ConsumedMessage> {
     const failure: Failure = { attempts, verdict, notBefore: 0, parkedSince: earlier?.parkedSince ?? 0, writes: earlier?.writes ?? 0, error };
     if (verdict === 'retry') failure.notBefore = Date.now() + this.policy.backoff(attempts);
     this.policy.remember(task.tp, offset, failure);
-    // What the failed call produced is in the open transaction: its abort reads the message again (resume()).
-    if (this.transactional) this.rest(task, generation, undefined, () => this.act(task, failure, generation));
-    else if (verdict === 'retry') this.rest(task, generation, failure.notBefore - Date.now(), () => this.act(task, failure, generation));
+    // A retry is made in place after its backoff (under a transaction too, which then aborts, as before). Anything else
+    // under a transaction waits for the abort that the failed call's output brings to read the message again (resume()):
+    // a dead letter or a skip goes into a transaction of its own.
+    if (verdict === 'retry') this.rest(task, generation, failure.notBefore - Date.now(), () => this.act(task, failure, generation));
+    else if (this.transactional) this.rest(task, generation, undefined, () => this.act(task, failure, generation));
     else this.act(task, failure, generation);
   }
 
@@ -219,8 +234,9 @@ export class FailedCalls<M extends ConsumedMessage> {
     const waits = ms === undefined || ms > 0;
     if (waits && this.ordering !== 'none') this.host.laneNow(task);
     const freed = waits && this.frees(task);
-    const rest: Rest = { timer: undefined, act, freed };
+    const rest: Rest = { timer: undefined, act, freed, untimed: ms === undefined };
     if (freed) this.freed++;
+    if (rest.untimed) this.untimed++;
     this.resting.set(task, rest);
     // No wait (retryBackoffMs 0): again once the microtasks of now have run, as a call that ends at once.
     if (ms !== undefined && ms <= 0) queueMicrotask(() => this.wake(task, generation));
@@ -240,6 +256,7 @@ export class FailedCalls<M extends ConsumedMessage> {
     if (rest === undefined) return;
     this.resting.delete(task);
     if (rest.freed) this.freed--;
+    if (rest.untimed) this.untimed--;
     if (!this.live(task, generation)) return;
     // In the next free slot, first among what waits (its own, if it held it), unless a barrier holds every call back.
     this.freed++;
@@ -259,6 +276,7 @@ export class FailedCalls<M extends ConsumedMessage> {
       clearTimeout(rest.timer);
       this.resting.delete(task);
       if (rest.freed) this.freed--;
+      if (rest.untimed) this.untimed--;
       over.push(task);
     }
     for (let i = this.again.length - 1; i >= 0; i--) {

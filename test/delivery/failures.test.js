@@ -220,7 +220,7 @@ t.test('a key parked maxParkMs stops the run with a DeadLetterError, nothing com
   t.notOk(log.calls.includes(2), "its key's next never ran");
 });
 
-t.test('under a transaction a failed message rests until read again (the abort), then goes on from what was decided', async (t) => {
+t.test('under a transaction a retry is made in place (the transaction then aborts); a dead letter waits for the message to be read again', async (t) => {
   const attemptsSeen = [];
   const writes = [];
   const { d, log } = harness({
@@ -235,27 +235,29 @@ t.test('under a transaction a failed message rests until read again (the abort),
     },
   });
   d.accept([release(0, 0, 'a'), release(0, 1, 'a')]);
-  t.ok(await until(() => log.errors.length === 1));
+  t.ok(await until(() => log.errors.length === 2), 'retried in place, within the transaction it failed in');
   await tick(30);
-  t.same(log.calls, [0], 'no retry in the doomed transaction');
-  t.equal(d.inFlight, 0, 'a resting call: not under way (the barrier does not wait for it)');
-  // The abort: every partition read again (Assignment.rewind(): drop, forget, then the messages again).
-  const rewind = () => {
-    d.drop([{ topic: 't', partition: 0 }]);
-    d.forget([{ topic: 't', partition: 0 }]);
-    d.assign([{ topic: 't', partition: 0 }]);
-    d.accept([release(0, 0, 'a'), release(0, 1, 'a')]);
-  };
-  rewind();
-  t.ok(await until(() => log.errors.length === 2), 'read again: called again (its retry)');
-  await tick(30);
-  t.same(attemptsSeen, [1, 2], 'the attempts go on counting across the abort');
+  t.same(attemptsSeen, [1, 2]);
   t.same(writes, [], 'not written in the doomed transaction');
-  rewind();
+  t.equal(d.inFlight, 0, 'a call waiting to be read again: not under way (the barrier does not wait for it)');
+  // The abort: every partition read again (Assignment.rewind(): drop, forget, then the messages again).
+  d.drop([{ topic: 't', partition: 0 }]);
+  d.forget([{ topic: 't', partition: 0 }]);
+  d.assign([{ topic: 't', partition: 0 }]);
+  d.accept([release(0, 0, 'a'), release(0, 1, 'a')]);
   t.ok(await until(() => log.ends.includes(1)));
   t.same(writes, [0], 'read again: written at once, the handler not called');
   t.same(log.calls.filter((o) => o === 0).length, 2);
   t.same(log.ends, ['dlq:0', 1], 'then its key went on');
+});
+
+t.test('under a transaction a retry resting for its backoff counts as under way (the barrier waits for it, as before)', async (t) => {
+  const { d, log } = harness({ transactional: true, retries: 2, backoff: 200, poison: new Set([0]) });
+  d.accept([release(0, 0, 'a')]);
+  t.ok(await until(() => log.errors.length === 1));
+  t.equal(d.inFlight, 1, 'its rest is under way');
+  d.halt();
+  t.equal(d.inFlight, 0);
 });
 
 t.test('halt() ends resting calls (not waited for by stop): their messages stay unhandled', async (t) => {
