@@ -8,8 +8,8 @@ import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
 import { PartitionCalls } from './partition-calls';
 import { OffsetLedger } from './ledger';
 import { HandlerError } from '../core/errors';
-import { FailedCalls, type FailedRunError, type FailureHooks } from './failed-calls';
-import type { FailureCounts, FailureSettings } from './failures';
+import { FailedCalls, type FailedCallsSettings, type FailedRunError, type FailureHooks } from './failed-calls';
+import type { FailureCounts } from './failures';
 import { delay } from '../core/time';
 import { partitionKey, partitionsByTopic } from '../core/partition-key';
 import { type DispatchHooks, infoOf, isPromise, type Ordering, UNMARKED } from './dispatch-types';
@@ -22,14 +22,8 @@ export { partitionKey };
 /** What callNow()'s handler threw when it threw nothing. */
 const NOT_THROWN = Symbol('not thrown');
 
-/** How a Dispatcher retries and judges failed calls (failures.ts), and which of its calls may overlap: set once, when it is made. */
-export interface DispatchSettings<M extends ConsumedMessage = ConsumedMessage> extends Omit<FailureSettings<M>, 'deadLetter'> {
-  readonly ordering: Ordering;
-  /** The dead-letter topic, if there is one (written through hooks.deadLetter). */
-  readonly deadLetterTopic?: string;
-  /** Commits go into a transaction: a failed call's output aborts it, and its message is read again (failed-calls.ts). */
-  readonly transactional?: boolean;
-}
+/** How a Dispatcher retries and judges failed calls (failed-calls.ts), and which of its calls may overlap: set once, when it is made. */
+export type DispatchSettings<M extends ConsumedMessage = ConsumedMessage> = FailedCallsSettings<M>;
 
 export class Dispatcher<M extends ConsumedMessage> {
   readonly ordering: Ordering;
@@ -73,7 +67,7 @@ export class Dispatcher<M extends ConsumedMessage> {
       stop: (task, error) => this.stop(task, error),
       pump: () => this.pump(),
       progress: () => this.hooks.progress(),
-    }, { ...settings, deadLetter: settings.deadLetterTopic !== undefined }, hooks, settings.transactional === true, settings.deadLetterTopic, settings.ordering);
+    }, settings, hooks);
     this.ledger = new OffsetLedger((topic, partition) => resequencer.committable(topic, partition));
   }
 

@@ -47,6 +47,15 @@ export interface FailureHooks<M> {
   spoiled?(): void;
 }
 
+/** How failed calls are judged, written and waited for: the Dispatcher's settings (dispatch.ts DispatchSettings). */
+export interface FailedCallsSettings<M extends ConsumedMessage> extends Omit<FailureSettings<M>, 'deadLetter'> {
+  readonly ordering: Ordering;
+  /** The dead-letter topic, if there is one (written through hooks.deadLetter). */
+  readonly deadLetterTopic?: string;
+  /** Commits go into a transaction: a failed call's output aborts it, and its message is read again. */
+  readonly transactional?: boolean;
+}
+
 /** A waiting call: resting (`timer`, or none: until read again), then `act` once a slot is free. */
 interface Rest {
   timer: NodeJS.Timeout | undefined;
@@ -68,16 +77,20 @@ export class FailedCalls<M extends ConsumedMessage> {
   /** Resting calls that wait to be read again (no timer). */
   private untimed = 0;
 
+  /** A failed call's output is in a transaction that aborts: what waits for it to be read again does not count as under way. */
+  readonly transactional: boolean;
+  private readonly deadLetterTopic: string | undefined;
+  private readonly ordering: Ordering;
+
   constructor(
     private readonly host: FailedCallsHost<M>,
-    settings: FailureSettings<M>,
+    settings: FailedCallsSettings<M>,
     private readonly hooks: FailureHooks<M>,
-    /** A failed call's output is in a transaction that aborts: it waits to be read again. */
-    readonly transactional: boolean,
-    private readonly deadLetterTopic: string | undefined,
-    private readonly ordering: Ordering,
   ) {
-    this.policy = new FailurePolicy(settings);
+    this.policy = new FailurePolicy({ ...settings, deadLetter: settings.deadLetterTopic !== undefined });
+    this.transactional = settings.transactional === true;
+    this.deadLetterTopic = settings.deadLetterTopic;
+    this.ordering = settings.ordering;
   }
 
   get counts(): FailureCounts {
