@@ -26,7 +26,7 @@
 //
 // --help lists the flags.
 
-const { flags, median, confluentInstalled, start } = require('./common');
+const { flags, median, confluentInstalled, start, spawnCounted, processesCpuNs, brokerPids, BROKER_PIDS_FLAG } = require('./common');
 
 const args = flags(__filename, {
   messages: { type: 'number', integer: true, min: 1000, default: 200000, help: 'messages per row and round' },
@@ -39,8 +39,11 @@ const args = flags(__filename, {
   partitions: { type: 'number', integer: true, min: 1, default: 12, help: 'with --brokers: partitions of the topic made for the run' },
   replication: { type: 'number', integer: true, min: 1, default: 1, help: 'with --brokers: replication factor of the topic made for the run' },
   only: { type: 'string', arg: 'ROW[,ROW]', help: 'only the rows whose names hold one of these' },
+  batch: { type: 'number', integer: true, min: 1, max: 10000, default: 500, help: 'messages per call of the batched rows (sendBatch(), @platformatic/kafka, KafkaJS)' },
+  'in-flight': { type: 'number', integer: true, min: 1, max: 1000, default: 4, help: 'calls in flight at once in the batched rows' },
   handles: { type: 'number', integer: true, min: 1, max: 16, help: "DynamicProducer's nativeHandles (default: the producer's default)" },
   'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka rows (no install into bench/.peers/)' },
+  'broker-pids': BROKER_PIDS_FLAG,
   json: { type: 'boolean', help: 'print the figures as JSON' },
   child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
   bootstrap: { type: 'string', arg: 'LIST', internal: true, help: "the @platformatic/kafka row's cluster: the mock cluster this process holds for it" },
@@ -54,12 +57,13 @@ const { peerNode, platformatic } = require('./node22');
 const MESSAGES = args.messages;
 const ROUNDS = args.rounds;
 const BROKERS = args.brokers;
+const BROKER_PIDS = brokerPids(args['broker-pids']);
 const TOPIC = args.topic ?? `bench-clients-${process.pid}`;
 const PARTITIONS = args.partitions;
 const REPLICATION = args.replication;
 const VALUE = Buffer.alloc(100, 'v');
-const BATCH = 500;
-const IN_FLIGHT = 4;
+const BATCH = args.batch;
+const IN_FLIGHT = args['in-flight'];
 const QUEUE_FULL = -184;
 const PLATFORMATIC_ROW = '@platformatic/kafka, batches';
 const PLATFORMATIC_HOOK_ROW = '@platformatic/kafka + createPlatformaticPartitioner';
@@ -104,7 +108,7 @@ const ROWS = {
       return (await Promise.all(all)).length;
     });
   },
-  /** DynamicProducer sendBatch() of 500 messages, 4 batches in flight (native engine). */
+  /** DynamicProducer sendBatch() of --batch (500) messages, --in-flight (4) calls at once (native engine). */
   async 'sendBatch()'(keyList) {
     return dynamicRow(keyList, {}, async (p) => batched(keyList, async (slice) => (await p.sendBatch(TOPIC, slice.map((key) => ({ value: VALUE, key })))).length));
   },
@@ -166,7 +170,7 @@ const ROWS = {
       return undefined; // nothing to deliver: no lost count
     }, async () => {});
   },
-  /** KafkaJS 2.2.4 send() of 500-message batches, 4 in flight, acks -1. */
+  /** KafkaJS 2.2.4 send() of --batch (500) messages, --in-flight (4) at once, acks -1. */
   async 'KafkaJS, batches'(keyList) {
     const { Kafka, logLevel, Partitioners } = require('kafkajs');
     const brokers = BROKERS ? BROKERS.split(',') : await mockBrokers();
@@ -184,7 +188,7 @@ const ROWS = {
   },
 };
 
-  /** @platformatic/kafka 2.12 (pure JS) send() of 500-message batches, 4 in flight, acks -1 (run on Node 22). */
+  /** @platformatic/kafka 2.12 (pure JS) send() of --batch (500) messages, --in-flight (4) at once, acks -1 (run on Node 22). */
 ROWS[PLATFORMATIC_ROW] = (keyList) => platformaticRow(keyList);
 
 /** The same with createPlatformaticPartitioner as its partitioner option (hot keys spread, no order headers). */
@@ -239,7 +243,9 @@ async function batched(keyList, work) {
     while (next < keyList.length) {
       const slice = keyList.slice(next, next + BATCH);
       next += BATCH;
+      const t0 = process.hrtime.bigint();
       const n = await work(slice);
+      calls.push(Number(process.hrtime.bigint() - t0) / 1e6);
       total += n;
     }
   };
@@ -253,13 +259,24 @@ const STATS_MS = 200;
 /**
  * The produce requests and messages sent so far by a librdkafka client, from its statistics
  * (`emitter`'s `event`, whose payload `parse` turns into librdkafka's JSON): next() waits for the
- * next statistics (1 s at most) and sums the brokers' `req.Produce` and the client's `txmsgs`.
+ * next statistics (1 s at most) and sums the brokers' `req.Produce` and the client's `txmsgs`,
+ * and, over every statistics so far, the brokers' `int_latency` (a message's time in librdkafka's
+ * queue before a request takes it) and `rtt` (a request's round trip), as sums and counts (each
+ * statistics' window average times its count), whose differences give a pass's means.
  */
 function requestProbe(emitter, event, parse) {
   let latest;
+  const latency = { queueSum: 0, queueCount: 0, rttSum: 0, rttCount: 0 };
   const waiting = [];
   emitter.on(event, (payload) => {
     latest = parse(payload);
+    for (const b of Object.values(latest.brokers ?? {})) {
+      if (!(b.nodeid >= 0)) continue;
+      latency.queueSum += (b.int_latency?.avg ?? 0) * (b.int_latency?.cnt ?? 0);
+      latency.queueCount += b.int_latency?.cnt ?? 0;
+      latency.rttSum += (b.rtt?.avg ?? 0) * (b.rtt?.cnt ?? 0);
+      latency.rttCount += b.rtt?.cnt ?? 0;
+    }
     for (const f of waiting.splice(0)) f();
   });
   return async () => {
@@ -273,28 +290,46 @@ function requestProbe(emitter, event, parse) {
     if (latest === undefined) return undefined;
     let produce = 0;
     for (const b of Object.values(latest.brokers ?? {})) produce += b.req?.Produce ?? 0;
-    return { produce, txmsgs: latest.txmsgs ?? 0 };
+    return { produce, txmsgs: latest.txmsgs ?? 0, ...latency };
   };
 }
 
-/** One timed pass of `run`: { seconds, cpuNs, processNs, delivered, requests, perRequest }. */
+/** The durations (ms) of the batched rows' calls in the pass under way (batched() adds them). */
+let calls = [];
+
+/** The `q`-quantile of `sorted`, or undefined for none. */
+function quantile(sorted, q) {
+  return sorted.length === 0 ? undefined : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
+}
+
+/**
+ * One timed pass of `run`: { seconds, cpuNs, processNs, brokerNs, delivered, requests, perRequest,
+ * callP50Ms, callP90Ms (the batched rows' calls), queueUs, rttUs (librdkafka's means over the pass) }.
+ */
 async function pass(run, { written, requests } = {}) {
   const w0 = written && (await written());
   const r0 = requests && (await requests());
   const cpu0 = mainCpu();
+  const broker0 = processesCpuNs(BROKER_PIDS);
   const all0 = process.cpuUsage();
+  calls = [];
   const t0 = process.hrtime.bigint();
   let delivered = await run();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpuNs = mainCpu() - cpu0;
   const all = process.cpuUsage(all0);
+  const brokerNs = processesCpuNs(BROKER_PIDS) - broker0;
   if (written) delivered = (await written()) - w0;
   const r1 = requests && (await requests());
   const produce = r0 && r1 ? r1.produce - r0.produce : undefined;
+  const sorted = calls.sort((a, b) => a - b);
   // The process's CPU: the main thread, librdkafka's threads and (on the mock cluster) the brokers'.
   return {
-    seconds, cpuNs, processNs: (all.user + all.system) * 1000, delivered,
+    seconds, cpuNs, processNs: (all.user + all.system) * 1000, brokerNs, delivered,
     requests: produce, perRequest: produce > 0 ? (r1.txmsgs - r0.txmsgs) / produce : undefined,
+    callP50Ms: quantile(sorted, 0.5), callP90Ms: quantile(sorted, 0.9),
+    queueUs: r1?.queueCount > r0?.queueCount ? (r1.queueSum - r0.queueSum) / (r1.queueCount - r0.queueCount) : undefined,
+    rttUs: r1?.rttCount > r0?.rttCount ? (r1.rttSum - r0.rttSum) / (r1.rttCount - r0.rttCount) : undefined,
   };
 }
 
@@ -382,18 +417,30 @@ async function rawRow(keyList, reports, Kafka = require('node-rdkafka')) {
   }, () => new Promise((resolve) => p.disconnect(resolve)), reports ? { requests } : { requests, written: () => written(p) });
 }
 
-/** librdkafka's own producer on the same workload size (keyless: its -K option keys every message alike). */
-function limit() {
+const LIMIT_ROW = 'rdkafka_performance (the limit)';
+const LIMIT_SPREAD_ROW = 'rdkafka_performance, every message a partition';
+/**
+ * librdkafka's own producer on the same workload size, keyless. LIMIT_ROW as it runs by default:
+ * keyless messages stick to one partition for sticky.partitioning.linger.ms (10 ms), so a produce
+ * request carries up to a whole batch of one partition. LIMIT_SPREAD_ROW with that stickiness off,
+ * each message on a partition drawn at random: the shape of a keyed workload, its messages over
+ * every partition. Its process CPU (main thread and librdkafka's) from the kernel's count of it.
+ */
+function limit(spread) {
   const bin = path.join(path.dirname(require.resolve('node-rdkafka/package.json')), 'deps/librdkafka/examples/rdkafka_performance');
   if (!fs.existsSync(bin)) return undefined;
   const target = BROKERS ? ['-b', BROKERS] : ['-X', 'test.mock.num.brokers=3'];
-  const run = spawnSync(bin, ['-P', '-t', TOPIC, '-s', '100', '-c', String(MESSAGES), '-a', '-1', ...target, '-X', 'linger.ms=5'], { encoding: 'utf8', timeout: 120000 });
+  const shape = spread ? ['-X', 'sticky.partitioning.linger.ms=0'] : [];
+  const broker0 = processesCpuNs(BROKER_PIDS);
+  const { run, cpuNs } = spawnCounted(bin, ['-P', '-t', TOPIC, '-s', '100', '-c', String(MESSAGES), '-a', '-1', ...target, '-X', 'linger.ms=5', ...shape],
+    { encoding: 'utf8', timeout: 120000 });
+  const brokerNs = processesCpuNs(BROKER_PIDS) - broker0;
   const out = `${run.stdout}\n${run.stderr}`;
   // Its summary, from its first message to the last delivery report: "% N messages produced (B bytes), D delivered (...) in T ms: ...".
   const all = [...out.matchAll(/(\d+) messages produced \(\d+ bytes\), (\d+) delivered .*? in (\d+)ms/g)].pop();
   if (!all) return undefined;
-  // One pass of its own process: cold.
-  return { cold: { seconds: Math.max(1, Number(all[3])) / 1000, cpuNs: NaN, delivered: Number(all[2]) } };
+  // One pass of its own process: cold. Its CPU includes connecting (a few ms).
+  return { cold: { seconds: Math.max(1, Number(all[3])) / 1000, cpuNs: NaN, processNs: cpuNs, brokerNs, delivered: Number(all[2]) } };
 }
 
 async function child(name) {
@@ -404,7 +451,7 @@ async function child(name) {
 }
 
 async function main() {
-  const names = ['rdkafka_performance (the limit)', ...Object.keys(ROWS)]
+  const names = [LIMIT_ROW, LIMIT_SPREAD_ROW, ...Object.keys(ROWS)]
     .filter((n) => args.only === undefined || args.only.split(',').some((o) => n.includes(o)))
     .filter((n) => n !== 'Confluent, reports' || confluentInstalled())
     .filter((n) => !PLATFORMATIC_ROWS.has(n) || !args['no-peers']);
@@ -421,7 +468,7 @@ async function main() {
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) {
       let r;
-      if (name.startsWith('rdkafka_performance')) r = limit();
+      if (name === LIMIT_ROW || name === LIMIT_SPREAD_ROW) r = limit(name === LIMIT_SPREAD_ROW);
       else if (PLATFORMATIC_ROWS.has(name) && node22 === undefined) r = undefined;
       else {
         const held = PLATFORMATIC_ROWS.has(name) && !BROKERS ? await heldMock() : undefined;
@@ -453,33 +500,47 @@ async function main() {
         msgPerSec: Math.round(rate(name, which)),
         vsRawReports: rate(name, which) / rate('node-rdkafka, reports', which),
         vsPlatformatic: rate(name, which) / rate(PLATFORMATIC_ROW, which),
-        vsLimit: rate(name, which) / rate('rdkafka_performance (the limit)', 'cold'),
+        vsLimit: rate(name, which) / rate(LIMIT_ROW, 'cold'),
+        vsLimitSpread: rate(name, which) / rate(LIMIT_SPREAD_ROW, 'cold'),
         mainCpuUsPerMsg: cpu / 1000,
         processCpuUsPerMsg: median(rs.map((r) => r.processNs / MESSAGES)) / 1000,
+        // brokerNs: NaN without --broker-pids, null once through JSON.
+        brokerCpuUsPerMsg: median(rs.filter((r) => typeof r.brokerNs === 'number').map((r) => r.brokerNs / MESSAGES)) / 1000,
         requestsPerSec: requests / seconds,
         messagesPerRequest: median(rs.map((r) => r.perRequest).filter((x) => x !== undefined)),
+        callP50Ms: median(rs.map((r) => r.callP50Ms).filter((x) => typeof x === 'number')),
+        callP90Ms: median(rs.map((r) => r.callP90Ms).filter((x) => typeof x === 'number')),
+        queueUs: median(rs.map((r) => r.queueUs).filter((x) => typeof x === 'number')),
+        rttUs: median(rs.map((r) => r.rttUs).filter((x) => typeof x === 'number')),
         lost: rs.length === 0 || rs.every((r) => r.delivered === undefined) ? '—' : Math.max(0, ...rs.map((r) => MESSAGES - r.delivered)),
       };
     }
     return row;
   });
   if (args.json) {
-    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, handles: args.handles ?? 'default', brokers: BROKERS ?? 'mock', rows }, null, 2));
+    console.log(JSON.stringify({ messages: MESSAGES, rounds: ROUNDS, handles: args.handles ?? 'default', batch: BATCH, inFlight: IN_FLIGHT, brokers: BROKERS ?? 'mock', rows }, null, 2));
     return;
   }
   const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
   const n = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
   console.log(`\n${MESSAGES} messages of 100 bytes, 25% on one key, acks all, linger.ms 5, ${BROKERS ? `brokers ${BROKERS}` : 'librdkafka mock cluster'}` +
-    `${args.handles ? `, nativeHandles ${args.handles}` : ''}; medians of ${ROUNDS} rounds; cold: each process's first pass, warm: its second`);
+    `${args.handles ? `, nativeHandles ${args.handles}` : ''}; batched rows ${BATCH} per call, ${IN_FLIGHT} in flight; medians of ${ROUNDS} rounds; cold: each process's first pass, warm: its second`);
   for (const which of ['cold', 'warm']) {
-    console.log(`\n${which}\n| client | msg/s | × @platformatic/kafka batched | × raw node-rdkafka with reports | × the limit | produce requests/s | messages/request | main-thread µs/msg | process CPU µs/msg | lost |`);
-    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    console.log(`\n${which}\n| client | msg/s | × @platformatic/kafka batched | × raw node-rdkafka with reports | × the limit | × the limit, every message a partition | produce requests/s | messages/request | main-thread µs/msg | process CPU µs/msg | brokers' CPU µs/msg | lost |`);
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const r = row[which];
       if (!Number.isFinite(r.msgPerSec)) continue;
-      console.log(`| ${row.name} | ${n(r.msgPerSec)} | ${f(r.vsPlatformatic)} | ${f(r.vsRawReports)} | ${f(r.vsLimit, 3)} | ${n(r.requestsPerSec)} | ${f(r.messagesPerRequest, 1)} | ${f(r.mainCpuUsPerMsg)} | ${f(r.processCpuUsPerMsg)} | ${r.lost} |`);
+      console.log(`| ${row.name} | ${n(r.msgPerSec)} | ${f(r.vsPlatformatic)} | ${f(r.vsRawReports)} | ${f(r.vsLimit, 3)} | ${f(r.vsLimitSpread, 3)} | ${n(r.requestsPerSec)} | ${f(r.messagesPerRequest, 1)} | ${f(r.mainCpuUsPerMsg)} | ${f(r.processCpuUsPerMsg)} | ${f(r.brokerCpuUsPerMsg)} | ${r.lost} |`);
     }
   }
+  // Where a row's time goes between the call and its report: the batched rows' calls, and librdkafka's queue and round trips.
+  const timed = rows.filter((row) => ['cold', 'warm'].some((w) => Number.isFinite(row[w].callP50Ms) || Number.isFinite(row[w].queueUs)));
+  if (timed.length === 0) return;
+  console.log('\nlatency, cold / warm: the batched rows\' calls (ms), and librdkafka\'s means over the pass (µs: a message in its queue before a request takes it, int_latency; a request\'s round trip, rtt)');
+  console.log('| client | call p50 ms | call p90 ms | in librdkafka\'s queue µs | request round trip µs |\n|---|---|---|---|---|');
+  const both = (row, field, d) => `${f(row.cold[field], d)} / ${f(row.warm[field], d)}`;
+  for (const row of timed) console.log(`| ${row.name} | ${both(row, 'callP50Ms')} | ${both(row, 'callP90Ms')} | ${both(row, 'queueUs', 0)} | ${both(row, 'rttUs', 0)} |`);
 }
 
 start(args.child, child, main);

@@ -34,7 +34,7 @@
 //
 // --help lists the flags.
 
-const { flags, median, confluentInstalled, start } = require('./common');
+const { flags, median, confluentInstalled, start, spawnCounted, processesCpuNs, brokerPids, BROKER_PIDS_FLAG } = require('./common');
 
 const args = flags(__filename, {
   messages: {
@@ -53,6 +53,7 @@ const args = flags(__filename, {
   keys: { type: 'number', integer: true, min: 0, default: 0, help: 'the messages spread evenly over this many keys in turn, no hot key (0: 25% on one key, the rest skewed over 20,000)' },
   spread: { type: 'boolean', help: "fill the topic with DynamicProducer (its hot key spread, order headers on its messages) instead of Kafka's partitioner" },
   'no-peers': { type: 'boolean', help: 'skip the @platformatic/kafka row (no install into bench/.peers/)' },
+  'broker-pids': BROKER_PIDS_FLAG,
   json: { type: 'boolean', help: 'print the figures as JSON' },
   child: { type: 'string', arg: 'ROW', internal: true, help: 'run this row and print its figures as JSON' },
   bootstrap: { type: 'string', arg: 'LIST', internal: true, help: 'the cluster the parent process filled (the mock cluster it holds)' },
@@ -64,6 +65,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { peerNode, platformatic } = require('./node22');
 
+const LIMIT_ROW = 'rdkafka_performance -C (the limit)';
 const PLATFORMATIC_ROW = '@platformatic/kafka stream (Node 22)';
 const PLATFORMATIC_WRAPPED_ROW = '@platformatic/kafka wrapped, order restored (Node 22)';
 const KAFKAJS_ROW = 'KafkaJS eachBatch';
@@ -86,6 +88,7 @@ const TOPICS = args.topic !== undefined
   ? args.topic.split(',')
   : Array.from({ length: args.brokers ? 1 : Math.ceil(MESSAGES / PER_MOCK_TOPIC) }, (_, i) => `bench-consume-${process.pid}-${i}`);
 const HANDLER_MS = args['handler-ms'];
+const BROKER_PIDS = brokerPids(args['broker-pids']);
 const CONCURRENCY = args.concurrency;
 const KEYS = args.keys;
 /** A row that reads nothing new this long (ms) stops, what it missed counted as lost. */
@@ -185,21 +188,27 @@ class Clock {
 
   assigned() {
     if (this.start === 0n) {
-      this.start = process.hrtime.bigint();
-      this.cpu = process.cpuUsage();
+      this.begin();
       this.fromAssignment = true;
     }
   }
 
   message() {
-    if (this.start === 0n) this.start = process.hrtime.bigint();
+    if (this.start === 0n) this.begin();
+  }
+
+  begin() {
+    this.start = process.hrtime.bigint();
+    this.cpu = process.cpuUsage();
+    this.broker = processesCpuNs(BROKER_PIDS);
   }
 
   seconds(end = process.hrtime.bigint()) {
-    // CPU time of the process (all its threads) from the assignment to now, when the client said when that was.
+    // CPU time of the process (all its threads) from the start (the assignment, or the first message) to now.
     if (this.cpu !== undefined) {
       const used = process.cpuUsage(this.cpu);
       this.cpuSeconds = (used.user + used.system) / 1e6;
+      this.brokerSeconds = (processesCpuNs(BROKER_PIDS) - this.broker) / 1e9;
     }
     return Number(end - this.start) / 1e9;
   }
@@ -321,7 +330,7 @@ ROWS[PLATFORMATIC_WRAPPED_ROW] = async function platformaticWrappedRow() {
 };
 
 function result(check, seconds, clock) {
-  return { seconds, cpuSeconds: clock?.cpuSeconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder, unexplained: check.unexplained, flagged: check.flagged, reasons: check.reasons };
+  return { seconds, cpuSeconds: clock?.cpuSeconds, brokerSeconds: clock?.brokerSeconds, fromAssignment: clock?.fromAssignment ?? false, read: check.count, lost: MESSAGES - check.distinct, duplicated: check.duplicated, outOfOrder: check.outOfOrder, unexplained: check.unexplained, flagged: check.flagged, reasons: check.reasons };
 }
 
 /**
@@ -440,16 +449,17 @@ async function confluentRow() {
   return result(check, seconds, clock);
 }
 
-/** librdkafka's own consumer in a group of its own, from the beginning. */
+/** librdkafka's own consumer in a group of its own, from the beginning; its CPU (the whole process's, joining the group too) from the kernel's count. */
 function limit(bootstrap) {
   const bin = path.join(path.dirname(require.resolve('node-rdkafka/package.json')), 'deps/librdkafka/examples/rdkafka_performance');
   if (!fs.existsSync(bin)) return undefined;
-  const run = spawnSync(bin, ['-C', '-G', `perf-${Date.now()}`, ...TOPICS.flatMap((t) => ['-t', t]), '-b', bootstrap, '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
+  const broker0 = processesCpuNs(BROKER_PIDS);
+  const { run, cpuNs } = spawnCounted(bin, ['-C', '-G', `perf-${Date.now()}`, ...TOPICS.flatMap((t) => ['-t', t]), '-b', bootstrap, '-c', String(MESSAGES), '-X', 'auto.offset.reset=earliest', '-u'],
     { encoding: 'utf8', timeout: 120000 });
   // With -u its last table row: "| elapsed ms | msgs | bytes | ...", timed from its first message.
   const all = [...`${run.stdout}\n${run.stderr}`.matchAll(/^\|\s*(\d+) \|\s*(\d+) \|/gm)].pop();
   if (!all) return undefined;
-  return { seconds: Math.max(1, Number(all[1])) / 1000, read: Number(all[2]), lost: MESSAGES - Number(all[2]), duplicated: 0, outOfOrder: 0, unexplained: 0, flagged: 0 };
+  return { seconds: Math.max(1, Number(all[1])) / 1000, cpuSeconds: cpuNs / 1e9, brokerSeconds: (processesCpuNs(BROKER_PIDS) - broker0) / 1e9, read: Number(all[2]), lost: MESSAGES - Number(all[2]), duplicated: 0, outOfOrder: 0, unexplained: 0, flagged: 0 };
 }
 
 /** Fills the topic: values `<index>:<key id>:<sequence>|`, placed by Kafka's partitioner (murmur2), or by DynamicProducer (--spread). Returns the bootstrap list and a close. */
@@ -538,7 +548,7 @@ function reasonsOf(reasons) {
 }
 
 async function main() {
-  const names = ['rdkafka_performance -C (the limit)', ...Object.keys(ROWS)]
+  const names = [LIMIT_ROW, ...Object.keys(ROWS)]
     .filter((n) => args.only === undefined || args.only.split(',').some((o) => n.includes(o)))
     // Its consumer does not work with librdkafka's mock cluster (its connections are closed): real clusters only.
     .filter((n) => !NODE22_ROWS.includes(n) || (!args['no-peers'] && args.brokers))
@@ -549,7 +559,7 @@ async function main() {
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) {
       let r;
-      if (name.startsWith('rdkafka_performance')) r = limit(held.bootstrap);
+      if (name === LIMIT_ROW) r = limit(held.bootstrap);
       else {
         // spawnSync blocks this thread, not librdkafka's, which serve the mock cluster meanwhile.
         if (NODE22_ROWS.includes(name) && node22 === undefined) continue;
@@ -568,10 +578,15 @@ async function main() {
   await held.close();
   const rate = (name) => median((results[name] ?? []).map((r) => MESSAGES / r.seconds));
   const base = rate('node-rdkafka consume(500) loop');
+  const theLimit = rate(LIMIT_ROW);
+  const cpuOf = (name, field = 'cpuSeconds') => median(results[name].filter((r) => Number.isFinite(r[field])).map((r) => (r[field] / MESSAGES) * 1e6));
   const rows = names.map((name) => ({
     name: results[name].every((r) => r.fromAssignment) ? name : `${name} *`,
     msgPerSec: Math.round(rate(name)),
     vsPlainLoop: rate(name) / base,
+    vsLimit: rate(name) / theLimit,
+    cpuUsPerMsg: cpuOf(name),
+    brokerCpuUsPerMsg: cpuOf(name, 'brokerSeconds'),
     lost: Math.max(0, ...results[name].map((r) => r.lost)),
     duplicated: Math.max(0, ...results[name].map((r) => r.duplicated)),
     outOfOrder: Math.max(0, ...results[name].map((r) => r.outOfOrder)),
@@ -594,16 +609,15 @@ async function main() {
   const workload = KEYS > 0 ? `${KEYS} keys in turn` : '25% on one key';
   const handler = HANDLER_MS > 0 ? `a handler awaiting ${HANDLER_MS} ms (DynamicConsumer: concurrency ${CONCURRENCY}, in key order; KafkaJS: 12 partitions at once)` : 'a no-op handler';
   console.log(`\n${MESSAGES} messages of ~100 bytes, ${workload}, ${handler}, from partition assignment (rows marked * from their first message); ${args.brokers ? `brokers ${args.brokers}` : 'librdkafka mock cluster'}; medians of ${ROUNDS} rounds`);
-  console.log('| consumer | msg/s | × the plain node-rdkafka loop | lost | duplicated | out of key order | of them unexplained | flagged |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} | ${r.unexplained} | ${r.flagged}${reasonsOf(r.reasons)} |`);
+  console.log('| consumer | msg/s | × the plain node-rdkafka loop | × the limit | process CPU µs/msg | brokers\' CPU µs/msg | lost | duplicated | out of key order | of them unexplained | flagged |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.name} | ${r.msgPerSec.toLocaleString('en-US')} | ${f(r.vsPlainLoop)} | ${f(r.vsLimit)} | ${f(r.cpuUsPerMsg)} | ${f(r.brokerCpuUsPerMsg)} | ${r.lost} | ${r.duplicated} | ${r.outOfOrder} | ${r.unexplained} | ${r.flagged}${reasonsOf(r.reasons)} |`);
   // Each wrapper's cost, against the consumer it wraps.
   for (const [wrapped, plain] of WRAPPED) {
     if (!names.includes(wrapped) || !names.includes(plain)) continue;
     // Per round, the two rows side by side (the machine's load moves between rounds), and CPU time per message.
     const paired = median(results[wrapped].map((r, i) => (results[plain][i] ? results[plain][i].seconds / r.seconds : NaN)).filter(Number.isFinite));
-    const cpu = (name) => median(results[name].filter((r) => r.cpuSeconds !== undefined).map((r) => (r.cpuSeconds / MESSAGES) * 1e6));
-    console.log(`\n${wrapped}: ${f(rate(wrapped) / rate(plain))}× ${plain} (median of the rounds' ratios ${f(paired)}×); CPU per message from assignment ${f(cpu(wrapped))} µs against ${f(cpu(plain))} µs`);
+    console.log(`\n${wrapped}: ${f(rate(wrapped) / rate(plain))}× ${plain} (median of the rounds' ratios ${f(paired)}×); CPU per message from assignment ${f(cpuOf(wrapped))} µs against ${f(cpuOf(plain))} µs`);
   }
 }
 
