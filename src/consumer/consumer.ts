@@ -86,7 +86,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
     const deadLetter = this.options.deadLetter;
     this.deadLetters = deadLetter === undefined ? undefined : consumerDeadLetters(deadLetter, globalConfig, transaction?.producer);
     this.deliver(port, {
-      ...this.options, groupOrder: this.groupOrder, afterStop: 'idle', transaction: this.transactions,
+      ...this.options, groupOrder: this.groupOrder, afterStop: 'idle', transaction: this.transactions, groupId: String(globalConfig['group.id'] ?? ''),
       deadLetter: this.deadLetters === undefined ? undefined : { sink: this.deadLetters.sink, maxParkMs: deadLetter?.maxParkMs },
     }, {
       handle: (message, info) => this.handler!(message, info),

@@ -20,6 +20,7 @@ import { Transacted, type TransactionCounts } from './transacted';
 import { HeldPressure } from './held-pressure';
 import { registerConsumerGauges } from './consumer-metrics';
 import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
+import { HandlerTracing } from './tracing';
 import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
 
 /** How often the group's committed offsets are read while the resequencer awaits some, without handled records (ms). */
@@ -50,6 +51,8 @@ export interface DeliverySettings {
   readonly transaction?: TransactionSink;
   /** A prom-client Registry for the consumer's gauges (consumer-metrics.ts). */
   readonly prometheus?: unknown;
+  /** The consumer group, when the client says (an attribute of the handler calls' spans: tracing.ts). */
+  readonly groupId?: string;
 }
 
 /** What the engine asks of the adapter that owns it, besides its port. */
@@ -92,6 +95,10 @@ export class Delivery<M extends ConsumedMessage> {
   private soonTimer: NodeJS.Timeout | undefined;
   /** With a transaction: a handler call failed since the transaction's last end (it aborts). */
   private failedCall = false;
+  /** OpenTelemetry's spans of the handler calls, from the first run with a tracer provider registered (tracing.ts). */
+  private tracing: HandlerTracing<M> | undefined;
+  /** The handler, or the handler inside a span. */
+  private handle: DeliveryHooks<M>['handle'];
 
   constructor(
     readonly port: ConsumerPort,
@@ -99,6 +106,7 @@ export class Delivery<M extends ConsumedMessage> {
     private readonly hooks: DeliveryHooks<M>,
   ) {
     this.life = new Lifecycle(options.afterStop);
+    this.handle = hooks.handle;
     // Messages behind a call resting after a failure (parked) do not hold reading back, up to maxPending more.
     this.pressure = new Backpressure(options.maxPending, () => this.dispatch.pending(options.maxPending), hooks.resume);
     this.resequencer = new Resequencer<M>(options.resequencer ?? {}, () => this.pressure.clock());
@@ -110,7 +118,7 @@ export class Delivery<M extends ConsumedMessage> {
       onFailure: onFailure === undefined ? undefined : (m, error, attempts) => onFailure(payload(m), error, attempts),
       deadLetterTopic: deadLetter?.sink.topic, maxParkMs: deadLetter?.maxParkMs, transactional: options.transaction !== undefined,
     }, {
-      handle: hooks.handle,
+      handle: (m, info) => this.handle(m, info),
       handleBatch: hooks.handleBatch,
       owns: (tp) => this.assignment.has(tp),
       // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
@@ -126,6 +134,7 @@ export class Delivery<M extends ConsumedMessage> {
       handledMarked: () => this.commitSoon(),
       deadLetter: deadLetter === undefined ? undefined : (messages, added) => deadLetter.sink.write(messages, added),
       deadLettered: (messages, error) => {
+        this.tracing?.deadLettered(messages, deadLetter?.sink.topic, error);
         for (const m of messages) hooks.emit('deadLettered', payload(m), error);
         // Its offset is committed at once (once it counts as handled, right after this): a member killed now dead-letters
         // again only what was written since.
@@ -205,6 +214,7 @@ export class Delivery<M extends ConsumedMessage> {
 
   /** A message read, of a partition owned and not waiting: through the resequencer to the handler. */
   offer(m: M): void {
+    if (this.tracing !== undefined) this.tracing.arrived(m);
     this.dispatch.offer(m);
     if (this.resequencer.held >= this.heldPressure.high) this.heldPressure.read(m.topic, m.partition);
     this.pressure.full();
@@ -218,6 +228,11 @@ export class Delivery<M extends ConsumedMessage> {
   /** The run begins: `concurrency` handler calls at once (`batchLimit` above 0: batches of a lane). */
   run(concurrency: number, batchLimit = 0): void {
     this.failure = undefined;
+    if (this.tracing === undefined) {
+      const tracing = (this.tracing = HandlerTracing.ifActive<M>(this.options.groupId));
+      const handle = this.hooks.handle;
+      if (tracing !== undefined) this.handle = (m, info) => tracing.call(m, info, handle);
+    }
     this.dispatch.begin(concurrency, batchLimit);
     this.life.to('running');
     const owned = (): Iterable<TopicPartition> => this.assignment.owned.values();

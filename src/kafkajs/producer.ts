@@ -24,6 +24,8 @@ import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 import { UNPLACED_WAIT_MS } from '../producer/place/unplaced';
 import { delay, within } from '../core/time';
 import { Lifecycle } from '../core/lifecycle';
+import type { OtelSpan } from '../core/tracing';
+import { ProducerSpans } from '../producer/take/traced-sends';
 
 /** A message as the KafkaJS API takes it (the fields read here; the others are passed on). */
 export interface KafkaJsMessage {
@@ -129,6 +131,8 @@ export class KafkaJsDynamicProducer extends EventEmitter {
    */
   private readonly life = new Lifecycle('stopped', { stopIdle: true, joinConnect: true });
   private unregister: (() => void) | undefined;
+  /** OpenTelemetry spans of the messages, from the first send with a tracer provider registered. */
+  private tracing: ProducerSpans | undefined;
 
   constructor(producer: KafkaJsProducerLike, options: KafkaJsProducerOptions = {}) {
     super();
@@ -182,8 +186,9 @@ export class KafkaJsDynamicProducer extends EventEmitter {
 
   /** The producer's send(), each message placed here: resolves with its record metadata. */
   async send(record: KafkaJsRecord): Promise<any[]> {
-    const placed = await this.place(record, 'record');
-    return this.forward(placed, () => this.producer.send(placed));
+    const spans = this.spans();
+    const placed = await this.place(record, 'record', spans);
+    return this.forward(placed, () => this.producer.send(placed), spans);
   }
 
   /** sendBatch(): each topic's messages placed here, sent as the producer's send() calls. */
@@ -193,8 +198,9 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     if (topicMessages === undefined || topicMessages === null) return [];
     if (!Array.isArray(topicMessages)) throw new InvalidArgTypeError('batch.topicMessages', 'an array of { topic, messages }', topicMessages);
     const placed: KafkaJsRecord[] = [];
-    for (let i = 0; i < topicMessages.length; i++) placed.push(await this.place({ ...rest, ...topicMessages[i] }, `batch.topicMessages[${i}]`));
-    const results = await Promise.all(placed.map((r) => this.forward(r, () => this.producer.send(r))));
+    const spans = topicMessages.map(() => this.spans());
+    for (let i = 0; i < topicMessages.length; i++) placed.push(await this.place({ ...rest, ...topicMessages[i] }, `batch.topicMessages[${i}]`, spans[i]));
+    const results = await Promise.all(placed.map((r, i) => this.forward(r, () => this.producer.send(r), spans[i])));
     return results.flat();
   }
 
@@ -225,8 +231,17 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     return this.metrics$.snapshot(this.topics, this.partitioner, this.inflight, 0);
   }
 
-  /** A copy of `record` whose messages carry the partition (and order header) chosen here. */
-  private async place(record: KafkaJsRecord, path: string): Promise<KafkaJsRecord> {
+  /**
+   * When a tracer provider is registered (OpenTelemetry, src/core/tracing.ts): a call's spans, one
+   * per message from place(), each message's trace in its headers, ended by forward().
+   */
+  private spans(): { tracing: ProducerSpans; list: OtelSpan[] } | undefined {
+    this.tracing ??= ProducerSpans.ifActive(this.partitioner, this.options.orderHeaders === 'spread');
+    return this.tracing === undefined ? undefined : { tracing: this.tracing, list: [] };
+  }
+
+  /** A copy of `record` whose messages carry the partition (and order header) chosen here; with `spans`, a span each. */
+  private async place(record: KafkaJsRecord, path: string, spans?: { tracing: ProducerSpans; list: OtelSpan[] }): Promise<KafkaJsRecord> {
     const phase = this.life.phase;
     if (phase !== 'connected') throw new StateError(phase === 'stopping' || phase === 'stopped' ? 'this producer was disconnected' : 'connect() first');
     if (typeof record !== 'object' || record === null) throw new InvalidArgTypeError(path, 'an object with topic and messages', record);
@@ -251,12 +266,18 @@ export class KafkaJsDynamicProducer extends EventEmitter {
       // A copy: the producer changes the messages it is given (partition, value, headers).
       const message: KafkaJsMessage = { ...given };
       out[i] = message;
+      const span = spans?.tracing.start(topic, message.key as string | Buffer | null | undefined);
+      if (span !== undefined) {
+        spans!.list.push(span);
+        if (message.headers?.traceparent === undefined) message.headers = { ...(message.headers ?? {}), ...Object.fromEntries(spans!.tracing.traceHeaders(span)) };
+      }
       // An explicit partition wins, as in KafkaJS's own partitioners; an unknown count leaves it to librdkafka.
       if (typeof message.partition === 'number' || n === 0) {
         dropForwarded(message);
         continue;
       }
       const p = this.partitioner.decide(topic, message.key, n);
+      if (span !== undefined) spans!.tracing.decided(span, p);
       const order = this.partitioner.decision.order;
       if (order !== ORDER_NONE && this.options.orderHeaders === 'spread') message.headers = { ...(message.headers ?? {}), ...this.orders.header(order, n, p) };
       else dropForwarded(message);
@@ -265,8 +286,8 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     return { ...record, messages: out };
   }
 
-  /** Runs the producer's send of `record`, counted per topic. */
-  private async forward(record: KafkaJsRecord, send: () => Promise<any[]>): Promise<any[]> {
+  /** Runs the producer's send of `record`, counted per topic; its messages' spans end with it. */
+  private async forward(record: KafkaJsRecord, send: () => Promise<any[]>, spans?: { tracing: ProducerSpans; list: OtelSpan[] }): Promise<any[]> {
     const counters = this.counters(record.topic);
     const count = record.messages.length;
     counters.produced += count;
@@ -274,10 +295,12 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     try {
       const result = await send();
       counters.delivered += count;
+      if (spans !== undefined) for (const span of spans.list) spans.tracing.end(span, undefined);
       return result;
     } catch (err) {
       // The producer's send() rejects on the first failed message: the call counts as failed.
       counters.failed += count;
+      if (spans !== undefined) for (const span of spans.list) spans.tracing.end(span, undefined, err);
       throw err;
     } finally {
       this.inflight -= count;

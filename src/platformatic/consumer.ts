@@ -68,7 +68,7 @@ export class PlatformaticDynamicConsumer extends OrderedConsumer<PlatformaticCon
     this.port = new PlatformaticPort(consumer);
     const deadLetter = this.options.deadLetter;
     this.deliver(this.port, {
-      ...this.options, groupOrder: 'flag', afterStop: 'idle',
+      ...this.options, groupOrder: 'flag', afterStop: 'idle', groupId: consumer.groupId,
       deadLetter: deadLetter === undefined ? undefined : { sink: platformaticDeadLetters(deadLetter), maxParkMs: deadLetter.maxParkMs },
     }, {
       handle: (m, info) => this.handler!(m.message, info),

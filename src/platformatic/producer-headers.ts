@@ -46,24 +46,41 @@ export function withoutOrderHeader(headers: PlatformaticHeaders): PlatformaticHe
  * names are strings); else as strings, in the form given (an object when none).
  */
 export function withOrderHeader(headers: PlatformaticHeaders | undefined | null, text: string, asBuffer: boolean): PlatformaticHeaders {
-  const name = asBuffer ? ORDER_NAME_BYTES : ORDER_HEADER;
+  return withHeader(headers, ORDER_HEADER, text, asBuffer, isOrderName);
+}
+
+/** Whether `headers` have an entry named `name` (a string, or its bytes). */
+export function hasHeader(headers: PlatformaticHeaders | undefined | null, name: string): boolean {
+  if (headers == null) return false;
+  if (!(headers instanceof Map)) return hasOwn.call(headers, name);
+  for (const k of headers.keys()) if (k === name || (k instanceof Uint8Array && Buffer.from(k).toString('latin1') === name)) return true;
+  return false;
+}
+
+/**
+ * A copy of `headers` with header `name` = `text`, in place of the first entry `same` finds
+ * (and without the others), else added; forms as withOrderHeader() says.
+ */
+export function withHeader(headers: PlatformaticHeaders | undefined | null, name: string, text: string, asBuffer: boolean,
+  same: (k: unknown) => boolean = (k) => k === name): PlatformaticHeaders {
+  const key = asBuffer ? Buffer.from(name, 'latin1') : name;
   const value = asBuffer ? Buffer.from(text, 'latin1') : text;
   if (!asBuffer && !(headers instanceof Map)) {
-    if (headers == null) return { [ORDER_HEADER]: text };
-    return { ...headers, [ORDER_HEADER]: text };
+    if (headers == null) return { [name]: text };
+    return { ...headers, [name]: text };
   }
   const out = new Map<unknown, unknown>();
   let placed = false;
   if (headers != null) {
     for (const [k, v] of headers instanceof Map ? headers : Object.entries(headers)) {
-      if (!isOrderName(k)) out.set(k, v);
+      if (!same(k)) out.set(k, v);
       else if (!placed) {
-        out.set(name, value);
+        out.set(key, value);
         placed = true;
       }
     }
   }
-  if (!placed) out.set(name, value);
+  if (!placed) out.set(key, value);
   return out;
 }
 

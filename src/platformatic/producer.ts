@@ -19,7 +19,9 @@ import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 import { delay, within } from '../core/time';
 import { unplacedPartition, type PlatformaticMetadataLike } from './partitioner';
-import { type PlatformaticHeaders, withOrderHeader, withoutOrderHeader, serializedKey } from './producer-headers';
+import { type PlatformaticHeaders, hasHeader, withHeader, withOrderHeader, withoutOrderHeader, serializedKey } from './producer-headers';
+import type { OtelSpan } from '../core/tracing';
+import { ProducerSpans } from '../producer/take/traced-sends';
 
 /** A message as @platformatic/kafka's send() takes it (the fields read here; the others are passed on). */
 export interface PlatformaticMessage {
@@ -106,6 +108,8 @@ export class PlatformaticDynamicProducer extends EventEmitter {
   private roundRobin = 0;
   private readonly timer: NodeJS.Timeout;
   private closing: Promise<void> | undefined;
+  /** OpenTelemetry spans of the messages, from the first send with a tracer provider registered. */
+  private tracing: ProducerSpans | undefined;
   private readonly unregister: (() => void) | undefined;
 
   constructor(producer: PlatformaticProducerLike, options: PlatformaticProducerOptions = {}) {
@@ -180,9 +184,12 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     // The topics of this send, and their messages in it.
     const sending: TopicEntry[] = [];
     let placed: PlatformaticMessage[];
+    this.tracing ??= ProducerSpans.ifActive(this.partitioner, this.settings.orderHeaders === 'spread');
+    const spans: OtelSpan[] | undefined = this.tracing === undefined ? undefined : [];
     try {
-      placed = this.place(messages, sending);
+      placed = this.place(messages, sending, spans);
     } catch (err) {
+      for (const span of spans ?? []) this.tracing!.end(span, undefined, err);
       // A key the producer's serializer refused: nothing was sent, nothing counted.
       for (const c of sending) c.sending = 0;
       throw err;
@@ -196,10 +203,12 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     try {
       const result = await this.producer.send({ ...options, messages: placed });
       for (let i = 0; i < sending.length; i++) sending[i].delivered += counts[i];
+      for (const span of spans ?? []) this.tracing!.end(span, undefined);
       return result;
     } catch (err) {
       // The producer's send() rejects as a whole: its messages count as failed.
       for (let i = 0; i < sending.length; i++) sending[i].failed += counts[i];
+      for (const span of spans ?? []) this.tracing!.end(span, undefined, err);
       throw err;
     } finally {
       this.inflight -= messages.length;
@@ -208,9 +217,10 @@ export class PlatformaticDynamicProducer extends EventEmitter {
 
   /**
    * Copies of `messages` with the partition (and order header) chosen here; counts each topic's
-   * in its entry's `sending`, and puts the entries counted in `sending`.
+   * in its entry's `sending`, and puts the entries counted in `sending`. With `spans`: a span
+   * each (OpenTelemetry), its trace in the message's headers unless it carries a `traceparent`.
    */
-  private place(messages: PlatformaticMessage[], sending: TopicEntry[]): PlatformaticMessage[] {
+  private place(messages: PlatformaticMessage[], sending: TopicEntry[], spans?: OtelSpan[]): PlatformaticMessage[] {
     const out: PlatformaticMessage[] = new Array(messages.length);
     const spread = this.settings.orderHeaders === 'spread';
     const asBuffer = this.settings.headerType === 'buffer';
@@ -227,6 +237,14 @@ export class PlatformaticDynamicProducer extends EventEmitter {
         c = this.topics.get(topic) ?? this.counters(topic);
       }
       if (c.sending++ === 0) sending.push(c);
+      let span: OtelSpan | undefined;
+      if (spans !== undefined) {
+        span = this.tracing!.start(topic, typeof message.key === 'string' || message.key instanceof Uint8Array ? message.key as string | Buffer : undefined);
+        spans.push(span);
+        if (!hasHeader(message.headers, 'traceparent')) {
+          for (const [name, text] of this.tracing!.traceHeaders(span)) message.headers = withHeader(message.headers, name, text, asBuffer);
+        }
+      }
       const headers = message.headers;
       // An explicit partition wins, as with the producer's own partitioner.
       if (typeof message.partition === 'number') {
@@ -242,6 +260,7 @@ export class PlatformaticDynamicProducer extends EventEmitter {
         continue;
       }
       const p = this.partitioner.decide(topic, key, n);
+      if (span !== undefined) this.tracing!.decided(span, p);
       const order = this.partitioner.decision.order;
       if (order !== ORDER_NONE && spread) message.headers = withOrderHeader(headers, this.orders.header(order, n, p)['kdp-order'], asBuffer);
       else if (headers != null) message.headers = withoutOrderHeader(headers);

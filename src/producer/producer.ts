@@ -50,7 +50,7 @@ import { CLIENT_DISCONNECT_MS, ClientAdapter } from './hand-over/client-adapter'
 import { HandOver } from './hand-over/hand-over';
 import { Outcomes } from './settle/outcomes';
 import { Placement } from './place/placement';
-import { Intake } from './take/intake';
+import { Intake, traceSends } from './take/intake';
 import { Room } from './take/room';
 import type { DeliveryReport, DynamicProducerOptions, Headers, OutgoingMessage, ProducerLike, Queued, Value, Waiting } from './types';
 
@@ -258,6 +258,7 @@ export class DynamicProducer extends TransactionCalls {
 
   private started(): void {
     this.metadata.start();
+    traceSends(this.intake, this.placement, this.partitioner, this.options.orderHeaders === 'spread');
     // The native engine is woken by librdkafka when reports come: nothing to poll.
     if (this.adapter.native !== undefined) return;
     if (this.options.pollIntervalMs > 0) this.polling.every(this.options.pollIntervalMs);

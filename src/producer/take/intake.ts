@@ -16,6 +16,8 @@ import { CurrentSend, SendPending, promiseOf } from './send-promise';
 import type { Room } from './room';
 import type { DeliveryReport, Headers, OutgoingMessage, Pending, Value } from '../types';
 
+export { traceSends } from './traced-sends';
+
 export interface IntakeParts {
   /** The producer's lifecycle, whose phase is read. */
   readonly state: Lifecycle;

@@ -1,0 +1,150 @@
+// OpenTelemetry, when the application uses it: `@opentelemetry/api` is an optional peer
+// dependency, loaded here once. Tracing is on for a client when that package loads and a tracer
+// provider is registered (trace.setGlobalTracerProvider(), or an SDK's start()) by the time the
+// client connects; otherwise nothing of this runs per message. The trace context travels in the
+// W3C Trace Context headers (`traceparent`, `tracestate`), written and read here whatever
+// propagator the application registered (docs/observability.md).
+
+import { Buffer } from 'node:buffer';
+
+/** The parts of `@opentelemetry/api` used here (its 1.x API). */
+export interface OtelApi {
+  trace: {
+    getTracerProvider(): { getDelegate?(): unknown; getTracer(name: string, version?: string): OtelTracer };
+    getSpan(context: unknown): OtelSpan | undefined;
+    setSpanContext(context: unknown, spanContext: OtelSpanContext): unknown;
+  };
+  context: { active(): unknown; with<T>(context: unknown, fn: () => T): T };
+  ProxyTracerProvider: new () => { getDelegate(): unknown };
+  createTraceState?(raw: string): unknown;
+  SpanKind: { PRODUCER: number; CONSUMER: number; INTERNAL: number };
+  SpanStatusCode: { ERROR: number };
+}
+
+export interface OtelSpanContext {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+  isRemote?: boolean;
+  traceState?: { serialize(): string } | unknown;
+}
+
+export interface OtelSpan {
+  spanContext(): OtelSpanContext;
+  setAttribute(name: string, value: string | number | boolean): unknown;
+  setAttributes(attributes: Record<string, string | number | boolean>): unknown;
+  addEvent(name: string, attributes?: Record<string, string | number | boolean>): unknown;
+  recordException(error: unknown): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  end(): void;
+  isRecording(): boolean;
+}
+
+export interface OtelTracer {
+  startSpan(name: string, options?: { kind?: number; attributes?: Record<string, string | number | boolean> }, context?: unknown): OtelSpan;
+}
+
+/** The instrumentation's name and version, as its tracers are asked for. */
+export const INSTRUMENTATION = 'kafka-dynamic-partitioner';
+const VERSION = '0.1.0';
+
+/** The W3C Trace Context headers (https://www.w3.org/TR/trace-context/). */
+export const TRACEPARENT = 'traceparent';
+export const TRACESTATE = 'tracestate';
+
+let loaded: OtelApi | null | undefined;
+/** The API's no-op tracer provider (a proxy's delegate until a provider is registered). */
+let noop: unknown;
+
+/** `@opentelemetry/api`, or null when it is not installed. */
+export function otelApi(): OtelApi | null {
+  if (loaded === undefined) {
+    try {
+      loaded = require('@opentelemetry/api') as OtelApi;
+    } catch {
+      loaded = null;
+    }
+  }
+  return loaded;
+}
+
+/** A tracer of this package when a tracer provider is registered, else undefined (tracing off). */
+export function activeTracer(): { api: OtelApi; tracer: OtelTracer } | undefined {
+  const api = otelApi();
+  if (api === null) return undefined;
+  const provider = api.trace.getTracerProvider();
+  // The global provider is a proxy whose delegate is the no-op provider until one is registered.
+  noop ??= new api.ProxyTracerProvider().getDelegate();
+  if (typeof provider.getDelegate === 'function' && provider.getDelegate() === noop) return undefined;
+  return { api, tracer: provider.getTracer(INSTRUMENTATION, VERSION) };
+}
+
+/** A span's context as a W3C `traceparent` value. */
+export function traceparentOf(sc: OtelSpanContext): string {
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/** A span's `tracestate`, or undefined when it has none. */
+export function tracestateOf(sc: OtelSpanContext): string | undefined {
+  const state = sc.traceState as { serialize?(): string } | undefined;
+  const text = state !== undefined && typeof state.serialize === 'function' ? state.serialize() : '';
+  return text === '' ? undefined : text;
+}
+
+/** Whether `text[from, to)` is lowercase hex digits, not all zeros (a W3C trace or span id). */
+function isId(text: string, from: number, to: number): boolean {
+  let nonZero = false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+    if (c !== 48) nonZero = true;
+  }
+  return nonZero;
+}
+
+/**
+ * The remote span context a `traceparent` (and `tracestate`) carries, or undefined for a value
+ * that is not one (the W3C rules: version 00 exactly 55 characters, a later version at least
+ * that with a dash after; version ff invalid; ids of lowercase hex, not all zeros). Parsed by
+ * hand: it runs for every message read.
+ */
+export function parseTraceparent(api: OtelApi, value: string, state: string | undefined): OtelSpanContext | undefined {
+  if (value.length < 55 || value.charCodeAt(2) !== 45 || value.charCodeAt(35) !== 45 || value.charCodeAt(52) !== 45) return undefined;
+  const version = value.slice(0, 2);
+  if (version === 'ff' || !isId(`${version}1`, 0, 3) || (version === '00' ? value.length !== 55 : value.length > 55 && value.charCodeAt(55) !== 45)) return undefined;
+  if (!isId(value, 3, 35) || !isId(value, 36, 52) || !isId(`${value.slice(53, 55)}1`, 0, 3)) return undefined;
+  const sc: OtelSpanContext = { traceId: value.slice(3, 35), spanId: value.slice(36, 52), traceFlags: Number.parseInt(value.slice(53, 55), 16), isRemote: true };
+  if (state !== undefined && state !== '' && typeof api.createTraceState === 'function') sc.traceState = api.createTraceState(state);
+  return sc;
+}
+
+/** A header's value as text: a Buffer's or byte array's as UTF-8, a string as it is, the first of a list. */
+function text(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return text(value[0]);
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
+  return undefined;
+}
+
+/**
+ * The value of header `name` (its first) among a message's headers in any shape a client gives
+ * them: node-rdkafka's array of one-name objects, a KafkaJS-style object, a Map or a list of
+ * [name, value] entries (@platformatic/kafka's; names strings or Buffers).
+ */
+export function headerText(headers: unknown, name: string): string | undefined {
+  if (headers === undefined || headers === null || typeof headers !== 'object') return undefined;
+  if (headers instanceof Map) {
+    for (const [k, v] of headers) if (text(k) === name) return text(v);
+    return undefined;
+  }
+  if (Array.isArray(headers)) {
+    for (const h of headers) {
+      if (Array.isArray(h)) {
+        if (text(h[0]) === name) return text(h[1]);
+      } else if (h !== null && typeof h === 'object' && name in h) return text((h as Record<string, unknown>)[name]);
+    }
+    return undefined;
+  }
+  return text((headers as Record<string, unknown>)[name]);
+}
