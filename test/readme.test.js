@@ -11,8 +11,10 @@
 //   - require('kafka-dynamic-partitioner') / from 'kafka-dynamic-partitioner' → the local build
 //     (build/index.js), as an installed package would resolve it;
 //   - a librdkafka bootstrap entry, 'metadata.broker.list' or 'bootstrap.servers' with any
-//     value, → 'test.mock.num.brokers': 3, librdkafka's in-process mock cluster. The pages
-//     show the addresses a user types; the mock cluster creates topics on first use.
+//     value, → the same entry naming a librdkafka mock cluster (3 brokers) this test process
+//     holds for the block: the pages show the addresses a user types; every client of a block
+//     reaches the one cluster, as it would one broker, and the mock cluster creates topics on
+//     first use.
 // A block fails when its process exits with a non-zero code or has not exited after
 // RUN_LIMIT_MS (a hang guard, not a performance limit: it is then killed).
 // ```ts blocks are type-checked with tsc against build/index.d.ts (all of them), and the
@@ -41,11 +43,23 @@ const README_MAX_LINES = 400;
 const isJs = (b) => b.lang === 'js' || b.lang === 'javascript';
 const isTs = (b) => b.lang === 'ts' || b.lang === 'typescript';
 
-/** The rewrites described above. */
-function forTest(code) {
+/** The bootstrap entries of a block (a librdkafka setting with a quoted value). */
+const BOOTSTRAP = /(['"])(metadata\.broker\.list|bootstrap\.servers)\1\s*:\s*(['"])([^'"]*)\3/g;
+
+/** The rewrites described above; `bootstrap`: the held mock cluster's list. */
+function forTest(code, bootstrap) {
   return code
     .replace(/require\((['"])kafka-dynamic-partitioner\1\)/g, `require(${JSON.stringify(BUILD)})`)
-    .replace(/(['"])(?:metadata\.broker\.list|bootstrap\.servers)\1\s*:\s*(['"])[^'"]*\2/g, "'test.mock.num.brokers': 3");
+    .replace(BOOTSTRAP, (_, _q, name) => `'${name}': '${bootstrap}'`);
+}
+
+/** A librdkafka mock cluster held by this process (node-rdkafka's): its bootstrap list, and its close. */
+async function heldCluster() {
+  const Kafka = require('node-rdkafka');
+  const holder = new Kafka.Producer({ 'test.mock.num.brokers': 3, log_level: 0 });
+  await new Promise((resolve, reject) => holder.connect({}, (err) => (err ? reject(err) : resolve())));
+  const md = await new Promise((resolve, reject) => holder.getMetadata({ timeout: 5000 }, (err, m) => (err ? reject(err) : resolve(m))));
+  return { bootstrap: md.brokers.map((b) => `${b.host}:${b.port}`).join(','), close: () => new Promise((resolve) => holder.disconnect(resolve)) };
 }
 
 /** Runs CommonJS `code` in a fresh node process: { status, signal, stdout, stderr }. */
@@ -91,13 +105,14 @@ test('the runner fails a block that throws, rejects or hangs, and passes one tha
   t.end();
 });
 
-test('the rewrites: the local build, and the mock cluster for a bootstrap list', (t) => {
+test('the rewrites: the local build, and the held mock cluster for a bootstrap list', (t) => {
   const code = forTest(
     "const k = require('kafka-dynamic-partitioner');\nnew P({ 'metadata.broker.list': 'localhost:9092', x: 1 }, { \"bootstrap.servers\": \"a:1,b:2\" });",
+    '127.0.0.1:1,127.0.0.1:2',
   );
   t.equal(
     code,
-    `const k = require(${JSON.stringify(BUILD)});\nnew P({ 'test.mock.num.brokers': 3, x: 1 }, { 'test.mock.num.brokers': 3 });`,
+    `const k = require(${JSON.stringify(BUILD)});\nnew P({ 'metadata.broker.list': '127.0.0.1:1,127.0.0.1:2', x: 1 }, { 'bootstrap.servers': '127.0.0.1:1,127.0.0.1:2' });`,
   );
   t.end();
 });
@@ -192,13 +207,16 @@ const installed = (name) => {
 
 for (const b of runnable.filter(isJs)) {
   const skip = b.needs && !installed(b.needs) ? `${b.needs} is not installed (see the README's install section)` : false;
-  test(`${b.where} runs (js)`, { skip }, (t) => {
-    const code = forTest(b.code);
-    t.notMatch(code, /metadata\.broker\.list|bootstrap\.servers|require\(['"]kafka-dynamic-partitioner/, 'rewritten');
+  test(`${b.where} runs (js)`, { skip }, async (t) => {
+    const cluster = await heldCluster();
+    t.teardown(cluster.close);
+    const code = forTest(b.code, cluster.bootstrap);
+    t.notMatch(code, /require\(['"]kafka-dynamic-partitioner/, 'rewritten: the local build');
+    t.ok([...code.matchAll(BOOTSTRAP)].every((m) => m[4] === cluster.bootstrap), 'rewritten: every bootstrap list the held cluster');
+    // spawnSync blocks this thread, not librdkafka's, which serve the held cluster meanwhile.
     const r = runNode(code);
     t.equal(r.signal, null, `finished within ${RUN_LIMIT_MS} ms`);
     t.equal(r.status, 0, `exit code 0; stderr: ${r.stderr}`);
-    t.end();
   });
 }
 

@@ -1,7 +1,9 @@
 // A consumer's gauges in a prom-client Registry (its `prometheus` option), from the engine's metrics() on each scrape
-// (delivery.ts): what waits and is under way, what failed and became of it (failures.ts), the transactions.
+// (delivery.ts): what waits and is under way, what failed and became of it (failures.ts), the transactions; and the same
+// through OpenTelemetry's meter while a run is under way, when a meter provider is registered.
 
 import { type GaugeOf, registerGauges } from '../core/prometheus';
+import { registerOtelGauges } from '../core/otel-metrics';
 import type { FailureCounts } from './failures';
 import type { TransactionCounts } from './transacted';
 
@@ -33,4 +35,9 @@ const GAUGES: ReadonlyArray<GaugeOf<ConsumerSnapshot>> = [
 /** Registers a consumer's gauges (registerGauges()); returns what takes them out again. */
 export function registerConsumerGauges(registry: unknown, read: () => ConsumerSnapshot): () => void {
   return registerGauges(registry, 'consumer', read, GAUGES);
+}
+
+/** The same gauges through OpenTelemetry's meter when a meter provider is registered (core/otel-metrics.ts); undefined without one. */
+export function registerConsumerOtel(clientId: string, read: () => ConsumerSnapshot): (() => void) | undefined {
+  return registerOtelGauges('consumer', clientId, read, GAUGES);
 }

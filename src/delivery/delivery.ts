@@ -18,7 +18,8 @@ import { InternalError } from '../core/errors';
 import type { ConsumerPort, DeadLetterSink, TopicPartition, TransactionSink } from './port';
 import { Transacted, type TransactionCounts } from './transacted';
 import { HeldPressure } from './held-pressure';
-import { registerConsumerGauges } from './consumer-metrics';
+import { randomBytes } from 'node:crypto';
+import { registerConsumerGauges, registerConsumerOtel } from './consumer-metrics';
 import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
 import { HandlerTracing } from './tracing';
 import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
@@ -99,6 +100,8 @@ export class Delivery<M extends ConsumedMessage> {
   private tracing: HandlerTracing<M> | undefined;
   /** The handler, or the handler inside a span. */
   private handle: DeliveryHooks<M>['handle'];
+  /** While a run is under way with a meter provider registered: what takes the gauges out of OpenTelemetry's meter. */
+  private otelGauges: (() => void) | undefined;
 
   constructor(
     readonly port: ConsumerPort,
@@ -233,6 +236,7 @@ export class Delivery<M extends ConsumedMessage> {
       const handle = this.hooks.handle;
       if (tracing !== undefined) this.handle = (m, info) => tracing.call(m, info, handle);
     }
+    this.otelGauges ??= registerConsumerOtel(`${this.options.groupId || 'consumer'}-${randomBytes(4).toString('hex')}`, () => this.metrics());
     this.dispatch.begin(concurrency, batchLimit);
     this.life.to('running');
     const owned = (): Iterable<TopicPartition> => this.assignment.owned.values();
@@ -348,6 +352,8 @@ export class Delivery<M extends ConsumedMessage> {
     this.assignment.clear();
     this.heldPressure.clear();
     this.dispatch.clear();
+    this.otelGauges?.();
+    this.otelGauges = undefined;
     this.life.ended();
     this.hooks.ended(this.failure, commitError);
     if (commitError !== undefined) throw commitError;

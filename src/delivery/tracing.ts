@@ -1,6 +1,6 @@
 // The engine's handler calls traced with OpenTelemetry (src/core/tracing.ts), for every consumer
 // on it (DynamicConsumer, wrapKafkaJsConsumer, wrapPlatformaticConsumer), when a tracer provider
-// is registered by the time the consumer connects: a span of kind CONSUMER around each handler
+// is registered by the time its run starts: a span of kind CONSUMER around each handler
 // call, a child of the producer's span that the message's `traceparent` names (or of the active
 // context when it has none), the handler running in its context; with the messaging conventions'
 // attributes and what the engine knows of the message: whether it carries an order header and of

@@ -153,7 +153,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
     this.kept = topicsKept(this.partitioner.options.maxTopics);
     this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(this.partitioner.options.partitioner));
     relayPartitionerEvents(this.partitioner, this);
-    this.unregister = registerOrClose(settings.prometheus, () => this.metrics(), this.partitioner);
+    this.unregister = registerOrClose(settings.prometheus, () => this.metrics(), this.partitioner, this.producerId.toString('hex'));
     warnIfBothLoaded();
   }
 

@@ -126,7 +126,7 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     this.kept = topicsKept(this.partitioner.options.maxTopics);
     this.orders = new OrderChains(this.partitioner, this.producerId, partitionerCode(settings.partitioner));
     relayPartitionerEvents(this.partitioner, this);
-    this.unregister = registerOrClose(settings.prometheus, () => this.metrics(), this.partitioner);
+    this.unregister = registerOrClose(settings.prometheus, () => this.metrics(), this.partitioner, this.producerId.toString('hex'));
     this.timer = setInterval(() => this.refresh(), settings.metadataRefreshMs);
     this.timer.unref();
   }

@@ -8,6 +8,7 @@ import type { DynamicPartitioner } from '../partitioner/partitioner';
 import type { HotKey } from '../partitioner/hot-keys';
 import type { TrackedKeyStats } from '../partitioner/stats';
 import { type GaugeOf, registerGauges } from '../core/prometheus';
+import { registerOtelGauges } from '../core/otel-metrics';
 
 export interface TopicMetrics {
   readonly partitions: number;
@@ -95,25 +96,40 @@ export function relayPartitionerEvents(partitioner: DynamicPartitioner, producer
 }
 
 /**
- * registerPrometheus() for a producer being constructed: undefined without a registry; when the
+ * The producer's gauges in a prom-client Registry (registerPrometheus(), without a registry none)
+ * and through OpenTelemetry's meter when a meter provider is registered (core/otel-metrics.ts,
+ * attributed `kdp.client.id` = `clientId`): what takes them out again, or undefined. When the
  * registry is refused, the producer's partitioner is closed before the error is thrown.
  */
-export function registerOrClose(registry: unknown, read: () => ProducerMetrics, partitioner: DynamicPartitioner): (() => void) | undefined {
-  if (registry === undefined) return undefined;
-  try {
-    return registerPrometheus(registry, read);
-  } catch (err) {
-    partitioner.close();
-    throw err;
+export function registerOrClose(registry: unknown, read: () => ProducerMetrics, partitioner: DynamicPartitioner, clientId: string): (() => void) | undefined {
+  let prometheus: (() => void) | undefined;
+  if (registry !== undefined) {
+    try {
+      prometheus = registerPrometheus(registry, read);
+    } catch (err) {
+      partitioner.close();
+      throw err;
+    }
   }
+  const otel = registerOtelGauges('producer', clientId, read, producerGauges());
+  if (otel === undefined) return prometheus;
+  return () => {
+    prometheus?.();
+    otel();
+  };
 }
 
-/**
- * Registers the producer's gauges in a prom-client Registry (prom-client is an optional peer
- * dependency); returns what takes them out again. A Registry that already has one of the
- * names (another producer's, not disconnected) is an InvalidOptionError, and none is left in.
- */
+/** A key as a label's text: a string as it is, bytes as UTF-8, none as the empty string. */
+function keyLabel(key: HotKey['key']): string {
+  return key === null ? '' : typeof key === 'string' ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('utf8');
+}
+
 export function registerPrometheus(registry: unknown, read: () => ProducerMetrics): () => void {
+  return registerGauges(registry, 'DynamicProducer', read, producerGauges());
+}
+
+/** The producer's gauges, for Prometheus and OpenTelemetry alike. */
+function producerGauges(): Array<GaugeOf<ProducerMetrics>> {
   const gauges: Array<GaugeOf<ProducerMetrics>> = [];
   const gauge = (name: string, help: string, labelNames: string[], fill: (g: any, m: ProducerMetrics) => void): void => {
     gauges.push([name, help, labelNames, fill]);
@@ -136,6 +152,12 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
   gauge('kdp_hot_keys', 'Keys spread now, per topic', ['topic'], (g, m) => {
     for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.hotKeys.length);
   });
+  gauge('kdp_hot_key_share', "Each hot key's share of its topic's recent messages", ['topic', 'key'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) for (const h of t.hotKeys) g.set({ topic, key: keyLabel(h.key) }, h.share);
+  });
+  gauge('kdp_hot_key_partitions', 'The partitions each hot key goes to now', ['topic', 'key'], (g, m) => {
+    for (const [topic, t] of Object.entries(m.topics)) for (const h of t.hotKeys) g.set({ topic, key: keyLabel(h.key) }, h.partitions);
+  });
   gauge('kdp_spread_messages', 'Messages of spread keys (marked with an order header), per topic, since the partitioner took the topic', ['topic'], (g, m) => {
     for (const [topic, t] of Object.entries(m.topics)) g.set({ topic }, t.spreadMessages);
   });
@@ -149,5 +171,5 @@ export function registerPrometheus(registry: unknown, read: () => ProducerMetric
   gauge('kdp_held', "Messages held while librdkafka's queue is full", [], (g, m) => g.set(m.held));
   gauge('kdp_tracked_keys', 'Keys counted exactly now (hot ones and candidates)', [], (g, m) => g.set(m.trackedKeys.tracked));
   gauge('kdp_tracked_keys_refused', 'Keys not tracked because the table was full of stronger keys, since start', [], (g, m) => g.set(m.trackedKeys.refused));
-  return registerGauges(registry, 'DynamicProducer', read, gauges);
+  return gauges;
 }

@@ -212,7 +212,7 @@ export class DynamicProducer extends TransactionCalls {
       unassigned: (topic) => metadata.request(topic, true),
       closed: () => this.state.phase === 'stopped',
     });
-    this.unregister = registerOrClose(this.options.prometheus, () => this.metrics(), this.partitioner);
+    this.unregister = registerOrClose(this.options.prometheus, () => this.metrics(), this.partitioner, this.producerId.toString('hex'));
     if (existing && adapter.connected) this.started();
   }
 
