@@ -10,6 +10,7 @@
 import { Buffer } from 'node:buffer';
 import { activeTracer, headerText, type OtelApi, type OtelSpan, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE } from '../core/tracing';
 import { isPromise, type HandledInfo } from './dispatch-types';
+import { HEADER_TEXT } from '../native/consume';
 import type { ConsumedMessage } from './resequencer-types';
 
 type Attributes = Record<string, string | number | boolean>;
@@ -18,6 +19,10 @@ type Attributes = Record<string, string | number | boolean>;
 interface ContextApi extends OtelApi {
   trace: OtelApi['trace'] & { setSpan(context: unknown, span: OtelSpan): unknown };
 }
+
+const TRACEPARENT_NAME = Buffer.from(TRACEPARENT, 'latin1');
+const TRACESTATE_NAME = Buffer.from(TRACESTATE, 'latin1');
+type NativeFind = { [HEADER_TEXT]?: (name: Buffer) => string | null | undefined };
 
 /** A message's headers wherever its client keeps them (@platformatic/kafka's: on the stream's message). */
 function headersOf(m: ConsumedMessage): unknown {
@@ -79,10 +84,19 @@ export class HandlerTracing<M extends ConsumedMessage> {
   /** The context a message's producer sent it in (its `traceparent`), else the active one. */
   private parentOf(m: M): unknown {
     const active = this.api.context.active();
-    const headers = headersOf(m);
-    const parent = headerText(headers, TRACEPARENT);
-    if (parent === undefined) return active;
-    const sc = parseTraceparent(this.api, parent, headerText(headers, TRACESTATE));
+    let parent: string | null | undefined;
+    let state: string | null | undefined;
+    const find = (m as NativeFind)[HEADER_TEXT];
+    // A native batch's message: found in its batch, no header list made (unless one was: it may have been changed).
+    if (find !== undefined && (parent = find.call(m, TRACEPARENT_NAME)) !== undefined) {
+      if (parent !== null) state = find.call(m, TRACESTATE_NAME);
+    } else {
+      const headers = headersOf(m);
+      parent = headerText(headers, TRACEPARENT);
+      if (parent !== undefined) state = headerText(headers, TRACESTATE);
+    }
+    if (parent === undefined || parent === null) return active;
+    const sc = parseTraceparent(this.api, parent, state ?? undefined);
     return sc === undefined ? active : this.api.trace.setSpanContext(active, sc);
   }
 

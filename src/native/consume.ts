@@ -31,6 +31,13 @@ import { ORDER_HEADER } from '../partitioner/headers';
  */
 export const ORDER_VALUE: unique symbol = Symbol('kdp.orderValue');
 
+/**
+ * A native batch's message's method that gives the value of its header named `name` (bytes) as
+ * latin1 text, or null when it has none, without making its header list (the trace headers:
+ * delivery/tracing.ts); undefined once its list was made (read that: it may have been changed).
+ */
+export const HEADER_TEXT: unique symbol = Symbol('kdp.headerText');
+
 /** librdkafka's codes a rebalance comes with (rdkafka.h). */
 const ERR__ASSIGN_PARTITIONS = -175;
 const ERR__REVOKE_PARTITIONS = -174;
@@ -107,6 +114,18 @@ class BatchMessage implements NativeMessage {
 
   set headers(list: Array<Record<string, Buffer>> | undefined) {
     this.list = list;
+  }
+
+  [HEADER_TEXT](name: Buffer): string | null | undefined {
+    if (this.list !== undefined) return undefined;
+    const { data, table } = this;
+    for (let k = this.first, end = k + this.count; k < end; k++) {
+      const e = k * HEADER_ROW_SIZE;
+      if (table[e + HEADER_ROW_NAME_LENGTH] !== name.length || data.compare(name, 0, name.length, table[e + HEADER_ROW_NAME_AT], table[e + HEADER_ROW_NAME_AT] + name.length) !== 0) continue;
+      const at = table[e + HEADER_ROW_VALUE_AT];
+      return data.toString('latin1', at, at + Math.max(0, table[e + HEADER_ROW_VALUE_LENGTH]));
+    }
+    return null;
   }
 
   /** The message as node-rdkafka's would be: its fields, and `headers` when it has some. */
