@@ -73,25 +73,19 @@ async function consumerRow(bootstrap) {
   return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, delivered: read };
 }
 
+/** `row` with the SDK's provider registered first, sampling `ratio` (registerProvider()). */
+const traced = (ratio, row) => (b) => {
+  registerProvider(ratio);
+  return row(b);
+};
+
 const ROWS = {
-  'send(), no provider': (b) => producerRow(b),
-  'send(), sampling 1 in 100': (b) => {
-    registerProvider(0.01);
-    return producerRow(b);
-  },
-  'send(), sampling every span': (b) => {
-    registerProvider();
-    return producerRow(b);
-  },
-  'DynamicConsumer, no provider': (b) => consumerRow(b),
-  'DynamicConsumer, sampling 1 in 100': (b) => {
-    registerProvider(0.01);
-    return consumerRow(b);
-  },
-  'DynamicConsumer, sampling every span': (b) => {
-    registerProvider();
-    return consumerRow(b);
-  },
+  'send(), no provider': producerRow,
+  'send(), sampling 1 in 100': traced(0.01, producerRow),
+  'send(), sampling every span': traced(1, producerRow),
+  'DynamicConsumer, no provider': consumerRow,
+  'DynamicConsumer, sampling 1 in 100': traced(0.01, consumerRow),
+  'DynamicConsumer, sampling every span': traced(1, consumerRow),
 };
 
 async function child(name) {

@@ -19,8 +19,8 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const Kafka = require('node-rdkafka');
 const { nativeBuilt } = require('../lib/native-built');
-const { bootstrapOf } = require('../lib/mock-cluster');
-const { DynamicProducer, DynamicConsumer, decodeOrderHeader, ORDER_HEADER } = require('../..');
+const { producerCluster: cluster, createTopic } = require('../lib/mock-cluster');
+const { DynamicConsumer, decodeOrderHeader, ORDER_HEADER } = require('../..');
 
 // Run directly with node as well as by tap's runner: about a minute in all.
 t.setTimeout(300_000);
@@ -31,23 +31,6 @@ const skip = !nativeBuilt() ? 'the native engine is not built here'
   : process.env.KDP_ENGINE === 'client' ? 'KDP_ENGINE=client: no handled records on the client engine' : false;
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A DynamicProducer holding a fresh mock cluster, with the cluster's bootstrap list. */
-async function cluster(t, options = {}) {
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, { partitioner: 'murmur2_random' }, options);
-  await p.connect();
-  t.teardown(() => p.disconnect());
-  return { p, brokers: await bootstrapOf(p.client) };
-}
-
-/** Creates `topic` (a warm-up message without a key) and waits until the producer knows its partitions. */
-async function createTopic(p, topic) {
-  await p.send(topic, 'warm-up', null);
-  for (let i = 0; i < 100 && !(p.metrics().topics[topic]?.partitions > 0); i++) {
-    await p.refreshMetadata(topic).catch(() => undefined);
-    await delay(20);
-  }
-}
 
 function member(brokers, group, options) {
   // A short session: the mock cluster's coordinator waits up to it for a member to rejoin.

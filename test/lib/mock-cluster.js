@@ -94,4 +94,25 @@ async function committedOffsets(brokers, group, topic, partitions, logLevel = 3)
   }
 }
 
-module.exports = { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect, committedAtEnds, committedOffsets };
+/**
+ * A DynamicProducer (with `options`) holding a fresh mock cluster of one broker, disconnected at
+ * `t`'s end, with the cluster's bootstrap list: { p, brokers }.
+ */
+async function producerCluster(t, options = {}) {
+  const { DynamicProducer } = require('../..');
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, { partitioner: 'murmur2_random' }, options);
+  await p.connect();
+  t.teardown(() => p.disconnect());
+  return { p, brokers: await bootstrapOf(p.client) };
+}
+
+/** Creates `topic` through DynamicProducer `p` (a warm-up message without a key) and waits until `p` knows its partitions. */
+async function createTopic(p, topic) {
+  await p.send(topic, 'warm-up', null);
+  for (let i = 0; i < 100 && !(p.metrics().topics[topic]?.partitions > 0); i++) {
+    await p.refreshMetadata(topic).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+module.exports = { mockProducer, partitionCount, collectReports, bootstrapOf, disconnect, committedAtEnds, committedOffsets, producerCluster, createTopic };

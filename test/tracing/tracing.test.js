@@ -13,28 +13,10 @@ const t = require('tap');
 const api = require('@opentelemetry/api');
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
 const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
-const { bootstrapOf } = require('../lib/mock-cluster');
-const { DynamicProducer, DynamicConsumer, decodeOrderHeader, ORDER_HEADER } = require('../..');
+const { producerCluster: cluster, createTopic } = require('../lib/mock-cluster');
+const { DynamicConsumer, decodeOrderHeader, ORDER_HEADER } = require('../..');
 
 t.setTimeout(180_000);
-
-const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A DynamicProducer holding a fresh mock cluster (topics of 4 partitions), and the cluster's bootstrap list. */
-async function cluster(t, options = {}) {
-  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, { partitioner: 'murmur2_random' }, options);
-  await p.connect();
-  t.teardown(() => p.disconnect());
-  return { p, brokers: await bootstrapOf(p.client) };
-}
-
-async function createTopic(p, topic) {
-  await p.send(topic, 'warm-up', null);
-  for (let i = 0; i < 100 && !(p.metrics().topics[topic]?.partitions > 0); i++) {
-    await p.refreshMetadata(topic).catch(() => undefined);
-    await delay(20);
-  }
-}
 
 /** Reads `topic` from its start with DynamicConsumer until `count` messages were handled; `handler(m, info)` runs on each call. */
 async function consume(brokers, topic, group, count, handler) {
