@@ -91,28 +91,30 @@ export function tracestateOf(sc: OtelSpanContext): string | undefined {
   return text === '' ? undefined : text;
 }
 
-/** Whether `text[from, to)` is lowercase hex digits, not all zeros (a W3C trace or span id). */
-function isId(text: string, from: number, to: number): boolean {
-  let nonZero = false;
+/** Whether `text[from, to)` is lowercase hex digits (`nonZero`: and not all zeros, as W3C ids must be). */
+function isHex(text: string, from: number, to: number, nonZero: boolean): boolean {
+  let seen = !nonZero;
   for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i);
     if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
-    if (c !== 48) nonZero = true;
+    if (c !== 48) seen = true;
   }
-  return nonZero;
+  return seen;
 }
 
 /**
  * The remote span context a `traceparent` (and `tracestate`) carries, or undefined for a value
  * that is not one (the W3C rules: version 00 exactly 55 characters, a later version at least
  * that with a dash after; version ff invalid; ids of lowercase hex, not all zeros). Parsed by
- * hand: it runs for every message read.
+ * hand, no string made to check it: it runs for every message read.
  */
 export function parseTraceparent(api: OtelApi, value: string, state: string | undefined): OtelSpanContext | undefined {
-  if (value.length < 55 || value.charCodeAt(2) !== 45 || value.charCodeAt(35) !== 45 || value.charCodeAt(52) !== 45) return undefined;
-  const version = value.slice(0, 2);
-  if (version === 'ff' || !isId(`${version}1`, 0, 3) || (version === '00' ? value.length !== 55 : value.length > 55 && value.charCodeAt(55) !== 45)) return undefined;
-  if (!isId(value, 3, 35) || !isId(value, 36, 52) || !isId(`${value.slice(53, 55)}1`, 0, 3)) return undefined;
+  const n = value.length;
+  if (n < 55 || value.charCodeAt(2) !== 45 || value.charCodeAt(35) !== 45 || value.charCodeAt(52) !== 45) return undefined;
+  if (!isHex(value, 0, 2, false) || (value.charCodeAt(0) === 102 && value.charCodeAt(1) === 102)) return undefined;
+  const v00 = value.charCodeAt(0) === 48 && value.charCodeAt(1) === 48;
+  if (v00 ? n !== 55 : n > 55 && value.charCodeAt(55) !== 45) return undefined;
+  if (!isHex(value, 3, 35, true) || !isHex(value, 36, 52, true) || !isHex(value, 53, 55, false)) return undefined;
   const sc: OtelSpanContext = { traceId: value.slice(3, 35), spanId: value.slice(36, 52), traceFlags: Number.parseInt(value.slice(53, 55), 16), isRemote: true };
   if (state !== undefined && state !== '' && typeof api.createTraceState === 'function') sc.traceState = api.createTraceState(state);
   return sc;
