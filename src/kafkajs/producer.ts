@@ -269,7 +269,11 @@ export class KafkaJsDynamicProducer extends EventEmitter {
       const span = spans?.tracing.start(topic, message.key as string | Buffer | null | undefined);
       if (span !== undefined) {
         spans!.list.push(span);
-        if (message.headers?.traceparent === undefined) message.headers = { ...(message.headers ?? {}), ...Object.fromEntries(spans!.tracing.traceHeaders(span)) };
+        const headers = message.headers;
+        // Headers that are not an object are left for KafkaJS to refuse.
+        if (headers === undefined || headers === null || (typeof headers === 'object' && headers.traceparent === undefined)) {
+          message.headers = { ...(headers ?? {}), ...Object.fromEntries(spans!.tracing.traceHeaders(span)) };
+        }
       }
       // An explicit partition wins, as in KafkaJS's own partitioners; an unknown count leaves it to librdkafka.
       if (typeof message.partition === 'number' || n === 0) {

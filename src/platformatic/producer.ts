@@ -241,7 +241,8 @@ export class PlatformaticDynamicProducer extends EventEmitter {
       if (spans !== undefined) {
         span = this.tracing!.start(topic, typeof message.key === 'string' || message.key instanceof Uint8Array ? message.key as string | Buffer : undefined);
         spans.push(span);
-        if (!hasHeader(message.headers, 'traceparent')) {
+        // Headers that are neither an object nor a Map are left for the producer to refuse.
+        if ((message.headers == null || typeof message.headers === 'object') && !hasHeader(message.headers, 'traceparent')) {
           for (const [name, text] of this.tracing!.traceHeaders(span)) message.headers = withHeader(message.headers, name, text, asBuffer);
         }
       }

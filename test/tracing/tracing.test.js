@@ -76,6 +76,10 @@ t.test('a trace from send to handler, with what the partitioner decided', async 
   // A message forwarded with a traceparent of its own keeps it.
   const forwarded = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
   const kept = await p.send('traced', 'forwarded', 'f', [{ traceparent: forwarded }]);
+  // Bad input gets the same typed error as without tracing.
+  await t.rejects(p.send('traced', 'v', 'k', { not: 'a list' }), { name: 'InvalidArgTypeError' }, 'send(): headers that are not a list');
+  t.throws(() => p.produce('traced', 'v', 'k', 'nope'), { name: 'InvalidArgTypeError' }, 'produce(): the same');
+  await t.rejects(p.sendBatch('traced', [{ value: 'v', headers: 7 }]), { name: 'InvalidArgTypeError' }, 'sendBatch(): the same');
   p.produce('traced', 'produced', 'k-produce');
   await p.flush(10_000);
   const delivered = [...(await Promise.all(reports)), ...batch, kept];

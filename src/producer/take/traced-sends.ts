@@ -47,7 +47,7 @@ interface TopicStart {
   readonly attributes: Record<string, string>;
 }
 
-/** The span a traced message's headers list (made by Tracer.headers()) stands for. */
+/** The span a traced message's headers list (made by ProducerSpans.headers()) stands for. */
 const SPAN = Symbol('kdp.span');
 type TracedHeaders = Headers & { [SPAN]?: OtelSpan };
 
@@ -111,9 +111,12 @@ export class ProducerSpans {
 
   /**
    * The caller's headers with the span's trace headers added, unless they carry a `traceparent`
-   * of their own: a new list either way, by which the placement finds the message's span.
+   * of their own: a new list either way, by which the placement finds the message's span. (A
+   * span ended before its message is placed, produce()'s held for room, is left as it ended.)
    */
   headers(span: OtelSpan, headers: Headers | undefined): Headers {
+    // Not a list: left as it is, for the intake to refuse with its typed error.
+    if (headers !== undefined && !Array.isArray(headers)) return headers;
     let out: TracedHeaders;
     if (carriesTrace(headers)) out = [...headers!];
     else {
