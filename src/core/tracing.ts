@@ -41,7 +41,7 @@ export interface OtelSpan {
 }
 
 export interface OtelTracer {
-  startSpan(name: string, options?: { kind?: number; attributes?: Record<string, string | number | boolean> }, context?: unknown): OtelSpan;
+  startSpan(name: string, options?: { kind?: number; attributes?: Record<string, string | number | boolean>; links?: Array<{ context: OtelSpanContext }> }, context?: unknown): OtelSpan;
 }
 
 /** The instrumentation's name and version, as its tracers are asked for. */

@@ -98,8 +98,9 @@ export class Delivery<M extends ConsumedMessage> {
   private failedCall = false;
   /** OpenTelemetry's spans of the handler calls, from the first run with a tracer provider registered (tracing.ts). */
   private tracing: HandlerTracing<M> | undefined;
-  /** The handler, or the handler inside a span. */
+  /** The handler and the batch handler, or each inside a span. */
   private handle: DeliveryHooks<M>['handle'];
+  private handleBatch: DeliveryHooks<M>['handleBatch'];
   /** While a run is under way with a meter provider registered: what takes the gauges out of OpenTelemetry's meter. */
   private otelGauges: (() => void) | undefined;
 
@@ -110,6 +111,7 @@ export class Delivery<M extends ConsumedMessage> {
   ) {
     this.life = new Lifecycle(options.afterStop);
     this.handle = hooks.handle;
+    this.handleBatch = hooks.handleBatch;
     // Messages behind a call resting after a failure (parked) do not hold reading back, up to maxPending more.
     this.pressure = new Backpressure(options.maxPending, () => this.dispatch.pending(options.maxPending), hooks.resume);
     this.resequencer = new Resequencer<M>(options.resequencer ?? {}, () => this.pressure.clock());
@@ -122,7 +124,7 @@ export class Delivery<M extends ConsumedMessage> {
       deadLetterTopic: deadLetter?.sink.topic, maxParkMs: deadLetter?.maxParkMs, transactional: options.transaction !== undefined,
     }, {
       handle: (m, info) => this.handle(m, info),
-      handleBatch: hooks.handleBatch,
+      handleBatch: hooks.handleBatch === undefined ? undefined : (ms, infos) => this.handleBatch!(ms, infos),
       owns: (tp) => this.assignment.has(tp),
       // Reported as 'handlerError' events, never 'error' (which kills a process that has no listener for it).
       handlerError: (error, message) => {
@@ -233,8 +235,11 @@ export class Delivery<M extends ConsumedMessage> {
     this.failure = undefined;
     if (this.tracing === undefined) {
       const tracing = (this.tracing = HandlerTracing.ifActive<M>(this.options.groupId));
-      const handle = this.hooks.handle;
-      if (tracing !== undefined) this.handle = (m, info) => tracing.call(m, info, handle);
+      const { handle, handleBatch } = this.hooks;
+      if (tracing !== undefined) {
+        this.handle = (m, info) => tracing.call(m, info, handle);
+        if (handleBatch !== undefined) this.handleBatch = (ms, infos) => tracing.callBatch(ms, infos, handleBatch);
+      }
     }
     this.otelGauges ??= registerConsumerOtel(`${this.options.groupId || 'consumer'}-${randomBytes(4).toString('hex')}`, () => this.metrics());
     this.dispatch.begin(concurrency, batchLimit);

@@ -2,13 +2,14 @@
 // on it (DynamicConsumer, wrapKafkaJsConsumer, wrapPlatformaticConsumer), when a tracer provider
 // is registered by the time its run starts: a span of kind CONSUMER around each handler
 // call, a child of the producer's span that the message's `traceparent` names (or of the active
-// context when it has none), the handler running in its context; with the messaging conventions'
+// context when it has none), the handler running in its context (a batch handler's call: one span
+// linked to its messages' producer spans); with the messaging conventions'
 // attributes and what the engine knows of the message: whether it carries an order header and of
 // which kind, whether it went out of order and why, how long it waited between being read and
 // its call (the resequencer's hold and its lane's queue), its attempt, its dead letter.
 
 import { Buffer } from 'node:buffer';
-import { activeTracer, headerText, type OtelApi, type OtelSpan, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE } from '../core/tracing';
+import { activeTracer, headerText, type OtelApi, type OtelSpan, type OtelSpanContext, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE } from '../core/tracing';
 import { isPromise, type HandledInfo } from './dispatch-types';
 import { HEADER_TEXT } from '../native/consume';
 import type { ConsumedMessage } from './resequencer-types';
@@ -84,6 +85,12 @@ export class HandlerTracing<M extends ConsumedMessage> {
   /** The context a message's producer sent it in (its `traceparent`), else the active one. */
   private parentOf(m: M): unknown {
     const active = this.api.context.active();
+    const sc = this.remoteOf(m);
+    return sc === undefined ? active : this.api.trace.setSpanContext(active, sc);
+  }
+
+  /** The span context a message's `traceparent` (and `tracestate`) carries, if it carries a valid one. */
+  private remoteOf(m: M): OtelSpanContext | undefined {
     let parent: string | null | undefined;
     let state: string | null | undefined;
     const find = (m as NativeFind)[HEADER_TEXT];
@@ -95,9 +102,7 @@ export class HandlerTracing<M extends ConsumedMessage> {
       parent = headerText(headers, TRACEPARENT);
       if (parent !== undefined) state = headerText(headers, TRACESTATE);
     }
-    if (parent === undefined || parent === null) return active;
-    const sc = parseTraceparent(this.api, parent, state ?? undefined);
-    return sc === undefined ? active : this.api.trace.setSpanContext(active, sc);
+    return parent === undefined || parent === null ? undefined : parseTraceparent(this.api, parent, state ?? undefined);
   }
 
   /**
@@ -148,6 +153,45 @@ export class HandlerTracing<M extends ConsumedMessage> {
     }
     return result.then(() => this.handled(m, span), (err) => {
       this.failed(m, span, err);
+      throw err;
+    });
+  }
+
+  /**
+   * `handleBatch(ms, infos)` (a batch handler, runBatches()) inside one CONSUMER span, a child of
+   * the active context linked to each message's producer span (the conventions' way for a batch).
+   */
+  callBatch(ms: M[], infos: HandledInfo[], handleBatch: (ms: M[], infos: HandledInfo[]) => void | Promise<void>): void | Promise<void> {
+    const first = ms[0];
+    const links: Array<{ context: OtelSpanContext }> = [];
+    for (const m of ms) {
+      const sc = this.remoteOf(m);
+      if (sc !== undefined) links.push({ context: sc });
+    }
+    const { name, attributes } = this.topicStart(first.topic);
+    const active = this.api.context.active();
+    const span = this.tracer.startSpan(name, { kind: this.api.SpanKind.CONSUMER, attributes, links }, active);
+    if (span.isRecording()) {
+      span.setAttributes({
+        'messaging.batch.message_count': ms.length,
+        'messaging.destination.partition.id': String(first.partition),
+        'kdp.attempt': ((first as Traced)[FAILED] ?? 0) + 1,
+        'kdp.order.marked': infos.some((info) => info.order !== null),
+      });
+    }
+    let result: void | Promise<void>;
+    try {
+      result = this.api.context.with(this.api.trace.setSpan(active, span), () => handleBatch(ms, infos));
+    } catch (err) {
+      this.failed(first, span, err);
+      throw err;
+    }
+    if (!isPromise(result)) {
+      span.end();
+      return result;
+    }
+    return result.then(() => span.end(), (err) => {
+      this.failed(first, span, err);
       throw err;
     });
   }

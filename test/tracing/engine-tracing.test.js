@@ -5,7 +5,8 @@
 // a message's `traceparent` makes its span a child of that producer span, in any header shape a
 // client gives (node-rdkafka's list, a KafkaJS-style object, @platformatic/kafka's Map on the
 // stream's message); a bad `traceparent` is ignored (the active context is the parent); a
-// dead-lettered message gets a PRODUCER span to the dead-letter topic, in its producer's trace.
+// dead-lettered message gets a PRODUCER span to the dead-letter topic, in its producer's trace; a
+// batch handler's call is one span linked to its messages' producer spans.
 const t = require('tap');
 const api = require('@opentelemetry/api');
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
@@ -40,8 +41,8 @@ function standInPort() {
   };
 }
 
-/** An engine (group 'g') whose handler is `handle`; the calls in order. */
-async function engine(handle = () => undefined, extra = {}) {
+/** An engine (group 'g') whose handler is `handle` (with `batch`: its batch handler, calls of up to `batch` messages); the calls in order. */
+async function engine(handle = () => undefined, extra = {}, batch = 0) {
   const calls = [];
   const d = new Delivery(standInPort(), {
     handlerRetries: 0, retryBackoffMs: 0, commitIntervalMs: 60_000, ordering: 'key', groupOrder: 'flag', maxPending: 1000, afterStop: 'idle',
@@ -51,6 +52,10 @@ async function engine(handle = () => undefined, extra = {}) {
       calls.push(m.offset);
       return handle(m, info);
     },
+    handleBatch: (ms, infos) => {
+      calls.push(ms.map((m) => m.offset));
+      return handle(ms, infos);
+    },
     handlerError: () => {},
     emit: () => true,
     listenerCount: () => 1,
@@ -58,7 +63,7 @@ async function engine(handle = () => undefined, extra = {}) {
     ended: () => {},
   });
   await d.connect(async () => {});
-  d.run(4);
+  d.run(4, batch);
   d.assignment.assigned([{ topic: TOPIC, partition: 0 }, { topic: TOPIC, partition: 1 }]);
   return { d, calls };
 }
@@ -130,5 +135,21 @@ t.test('a dead-lettered message: a PRODUCER span to the dead-letter topic, in it
   t.match(dead, { name: 'send dlq', attributes: { 'messaging.destination.name': 'dlq', 'kdp.dead_letter': true, 'kdp.dead_letter.origin': 't/0/3', 'kdp.attempt': 2 } });
   t.equal(dead.spanContext().traceId, '0af7651916cd43dd8448eb211c80319c', "in the message's trace");
   t.equal(written.length, 1, 'premise: written to the sink');
+  await d.stop(5000);
+});
+
+t.test("a batch handler's call: one span, linked to each message's producer span", async (t) => {
+  exporter.reset();
+  const { d, calls } = await engine(() => undefined, {}, 10);
+  const parent = (i) => `00-${String(i).padStart(32, 'c')}-${String(i).padStart(16, 'd')}-01`;
+  // One key: its messages go in one lane, so one call takes them together.
+  for (let i = 1; i <= 4; i++) d.assignment.admit({ topic: TOPIC, partition: 0, offset: i, key: 'same', value: null, headers: i === 3 ? [] : [{ traceparent: parent(i) }] });
+  await waitFor(() => calls.flat().length === 4 && exporter.getFinishedSpans().length === calls.length);
+  const spans = exporter.getFinishedSpans();
+  t.equal(spans.length, calls.length, `a span per call (${JSON.stringify(calls)})`);
+  const all = spans.flatMap((s) => s.links.map((l) => l.context.spanId));
+  t.same(all.sort(), [1, 2, 4].map((i) => String(i).padStart(16, 'd')), "linked to the producer spans of the messages that carry one");
+  t.ok(spans.every((s) => s.kind === api.SpanKind.CONSUMER && s.name === 'process t' && s.attributes['messaging.batch.message_count'] >= 1), 'CONSUMER spans with the batch\'s count');
+  t.equal(spans.reduce((n, s) => n + s.attributes['messaging.batch.message_count'], 0), 4, 'counting every message once');
   await d.stop(5000);
 });
