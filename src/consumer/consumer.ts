@@ -5,6 +5,7 @@
 import type * as Kafka from 'node-rdkafka';
 import type { KafkaLibrary } from '../core/library';
 import type { ConsumedMessage } from '../delivery/resequencer';
+import type { BlockedKey } from '../delivery/resequencer-types';
 import type { HandledInfo } from '../delivery/dispatch';
 import { OrderedConsumer } from '../delivery/ordered-consumer';
 import { checkTopics } from '../delivery/options';
@@ -213,7 +214,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
    */
   override metrics(): {
     engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts;
-    transactions: TransactionCounts | null;
+    transactions: TransactionCounts | null; blockedKeys: BlockedKey[];
   } {
     return { engine: this.engine, ...this.delivery.metrics() };
   }

@@ -6,6 +6,7 @@ import { type GaugeOf, registerGauges } from '../core/prometheus';
 import { registerOtelGauges } from '../core/otel-metrics';
 import type { FailureCounts } from './failures';
 import type { TransactionCounts } from './transacted';
+import type { BlockedKey } from './resequencer-types';
 
 /** What the gauges read (Delivery.metrics()). */
 export interface ConsumerSnapshot {
@@ -14,6 +15,7 @@ export interface ConsumerSnapshot {
   readonly inFlight: number;
   readonly failures: FailureCounts;
   readonly transactions: TransactionCounts | null;
+  readonly blockedKeys: readonly BlockedKey[];
 }
 
 const GAUGES: ReadonlyArray<GaugeOf<ConsumerSnapshot>> = [
@@ -25,6 +27,9 @@ const GAUGES: ReadonlyArray<GaugeOf<ConsumerSnapshot>> = [
   ['kdp_consumer_skipped', "Messages skipped on onFailure's word, since start", [], (g, m) => g.set(m.failures.skipped)],
   ['kdp_consumer_dead_letter_failures', 'Dead-letter writes that failed, since start', [], (g, m) => g.set(m.failures.deadLetterFailures)],
   ['kdp_consumer_parked', 'Messages parked now: their dead-letter write failed, their key waits', [], (g, m) => g.set(m.failures.parked)],
+  ['kdp_consumer_blocked_key_wait_ms', "The keys whose messages wait longest now (at most 20): how long, and why (predecessor, retry, parked)", ['topic', 'key', 'reason'], (g, m) => {
+    for (const b of m.blockedKeys) g.set({ topic: b.topic, key: b.key, reason: b.reason }, b.waitedMs);
+  }],
   ['kdp_consumer_transactions', "Transactions committed and aborted (the `transaction` option), since start", ['outcome'], (g, m) => {
     if (m.transactions === null) return;
     g.set({ outcome: 'committed' }, m.transactions.committed);

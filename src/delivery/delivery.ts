@@ -23,6 +23,10 @@ import { registerConsumerGauges, registerConsumerOtel } from './consumer-metrics
 import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
 import { HandlerTracing } from './tracing';
 import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
+import type { BlockedKey } from './resequencer-types';
+
+/** metrics().blockedKeys: at most this many keys, those waiting longest. */
+const BLOCKED_KEYS_SHOWN = 20;
 
 /** How often the group's committed offsets are read while the resequencer awaits some, without handled records (ms). */
 const COMMITTED_READ_MS = 200;
@@ -305,9 +309,16 @@ export class Delivery<M extends ConsumedMessage> {
   }
 
   /** Messages held by the resequencer, waiting for a handler call and in calls; the records' costs; the rejoins. */
-  metrics(): { held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null } {
+  metrics(): {
+    held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null;
+    blockedKeys: BlockedKey[];
+  } {
     const transacted = this.commits.transacted;
+    const now = Date.now();
+    // The keys waiting longest (held for a predecessor, or resting after a failed call), at most BLOCKED_KEYS_SHOWN.
+    const blockedKeys = [...this.resequencer.heldKeys(now), ...this.dispatch.restingKeys(now)].sort((a, b) => b.waitedMs - a.waitedMs).slice(0, BLOCKED_KEYS_SHOWN);
     return {
+      blockedKeys,
       held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, failures: { ...this.dispatch.failureCounts },
       records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts, staleRetries: this.commits.staleRetries },
       transactions: transacted === undefined ? null : transacted.counts,

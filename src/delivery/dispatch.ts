@@ -4,6 +4,7 @@
 // (failed-calls.ts). Its ledger (ledger.ts) keeps what is unhandled.
 
 import { goesAsIs, type Resequencer, type Release, type ConsumedMessage } from './resequencer';
+import type { BlockedKey } from './resequencer-types';
 import { type Task, TaskQueue, LeftOut, hasKey, keyLane } from './task-queue';
 import { PartitionCalls } from './partition-calls';
 import { OffsetLedger } from './ledger';
@@ -88,6 +89,11 @@ export class Dispatcher<M extends ConsumedMessage> {
   }
 
   /** What the failure handling did (retries, dead letters, skips, parked messages). */
+  /** The keys whose failed calls rest now, and why (failed-calls.ts). */
+  restingKeys(now: number): BlockedKey[] {
+    return this.failedCalls.restingKeys(now);
+  }
+
   get failureCounts(): FailureCounts {
     return this.failedCalls.counts;
   }

@@ -12,7 +12,7 @@ import { type DeadLetterHeaders, originHeaders } from './dead-letters';
 import { type FailedRunError, type Failure, type FailureCounts, FailurePolicy, type FailureSettings, type FailureVerdict } from './failures';
 
 export type { FailedRunError };
-import type { ConsumedMessage } from './resequencer-types';
+import { type BlockedKey, type ConsumedMessage, keyLabel } from './resequencer-types';
 import type { Task } from './task-queue';
 
 
@@ -64,6 +64,8 @@ interface Rest {
   readonly freed: boolean;
   /** It waits to be read again (no timer). */
   readonly untimed: boolean;
+  /** When it began (ms). */
+  readonly since: number;
 }
 
 export class FailedCalls<M extends ConsumedMessage> {
@@ -247,7 +249,7 @@ export class FailedCalls<M extends ConsumedMessage> {
     const waits = ms === undefined || ms > 0;
     if (waits && this.ordering !== 'none') this.host.laneNow(task);
     const freed = waits && this.frees(task);
-    const rest: Rest = { timer: undefined, act, freed, untimed: ms === undefined };
+    const rest: Rest = { timer: undefined, act, freed, untimed: ms === undefined, since: Date.now() };
     if (freed) this.freed++;
     if (rest.untimed) this.untimed++;
     this.resting.set(task, rest);
@@ -304,6 +306,17 @@ export class FailedCalls<M extends ConsumedMessage> {
   /** The run ended: nothing remembered. */
   clear(): void {
     this.policy.clear();
+  }
+
+  /** The keys whose failed calls rest now: after a failed write to the dead-letter topic (parked) or before a retry, with how long. */
+  restingKeys(now: number): BlockedKey[] {
+    const keys: BlockedKey[] = [];
+    for (const [task, rest] of this.resting) {
+      const m = task.release.message;
+      const parkedSince = this.policy.of(task.tp, m.offset)?.parkedSince ?? 0;
+      keys.push({ topic: m.topic, key: keyLabel(m.key), reason: parkedSince > 0 ? 'parked' : 'retry', waitedMs: now - (parkedSince > 0 ? parkedSince : rest.since) });
+    }
+    return keys;
   }
 }
 

@@ -11,6 +11,7 @@ import type { RecordCounts } from './records';
 import type { FailureCounts } from './failures';
 import type { RejoinCounts } from './assignment';
 import type { ConsumedMessage, Resequencer } from './resequencer';
+import type { BlockedKey } from './resequencer-types';
 
 /** `Payload`: what a 'handlerError' listener gets with the error; `Stopped`: what a 'stopped' listener gets. */
 export declare interface OrderedConsumer<M extends ConsumedMessage, Payload, Stopped extends unknown[]> {
@@ -50,9 +51,10 @@ export abstract class OrderedConsumer<M extends ConsumedMessage, Payload, Stoppe
 
   /**
    * Messages held by the resequencer, waiting for a handler call and in calls; the handled
-   * records' costs (null where commits carry none); what an eager group's rejoins did.
+   * records' costs (null where commits carry none); what an eager group's rejoins did; the keys
+   * whose messages wait longest now, and why (blockedKeys, at most 20).
    */
-  metrics(): { held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts } {
+  metrics(): { held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts; blockedKeys: BlockedKey[] } {
     return this.delivery.metrics();
   }
 

@@ -1,7 +1,7 @@
 // What the Resequencer (resequencer.ts) takes and gives, for every module of the consumer side:
 // a consumed message, a release (in order or not, and why not), and the Resequencer's options.
 
-import type { Buffer } from 'node:buffer';
+import { Buffer } from 'node:buffer';
 import type { OrderHeader } from '../partitioner/headers';
 
 /** A consumed message as node-rdkafka's KafkaConsumer gives it (only these fields are read). */
@@ -49,4 +49,24 @@ export interface ResequencerOptions {
   readonly maxChainIdleMs?: number;
   /** At most this many chains are remembered; past it the least recently released is forgotten (default 100,000). */
   readonly maxChains?: number;
+}
+
+/** Why a key's messages wait (metrics().blockedKeys): for a predecessor (the resequencer holds them), a failed call's retry, a dead letter that could not be written. */
+export type BlockedReason = 'predecessor' | 'retry' | 'parked';
+
+/** A key whose messages wait now, and for how long its longest-waiting one has (ms). */
+export interface BlockedKey {
+  readonly topic: string;
+  /** The key as text (a Buffer's as UTF-8; none: the empty string). */
+  readonly key: string;
+  readonly reason: BlockedReason;
+  readonly waitedMs: number;
+}
+
+/** A key as BlockedKey gives it. */
+export function keyLabel(key: unknown): string {
+  if (key === null || key === undefined) return '';
+  if (typeof key === 'string') return key;
+  if (key instanceof Uint8Array) return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('utf8');
+  return String(key);
 }

@@ -18,7 +18,7 @@
 // The waiting rule is ReleaseRule's (release-rule.ts); this class is what a consumer calls.
 
 import type { OrderHeader } from '../partitioner/headers';
-import type { ConsumedMessage, Release, ResequencerOptions } from './resequencer-types';
+import { type BlockedKey, type ConsumedMessage, keyLabel, type Release, type ResequencerOptions } from './resequencer-types';
 import { chainName, keyText, orderOf } from './message-order';
 import { type Held, inheritRecord, noteRead, type PartitionState, recordOfState } from './partition-states';
 import { ReleaseRule } from './release-rule';
@@ -56,6 +56,23 @@ export class Resequencer<M extends ConsumedMessage = ConsumedMessage> extends Re
   /** Messages of a partition held now. */
   heldIn(topic: string, partition: number): number {
     return this.topics.get(topic)?.partitions.get(partition)?.held.size ?? 0;
+  }
+
+  /** The keys whose messages the resequencer holds now (for their predecessors), each with its longest wait so far. */
+  heldKeys(now: number): BlockedKey[] {
+    const keys = new Map<string, BlockedKey>();
+    for (const t of this.topics.values()) {
+      const topic = t.name;
+      for (const state of t.partitions.values()) {
+        for (const h of state.held) {
+          const key = keyLabel(h.message.key);
+          const name = `${topic}\u0000${key}`;
+          const waitedMs = now - h.at;
+          if ((keys.get(name)?.waitedMs ?? -1) < waitedMs) keys.set(name, { topic, key, reason: 'predecessor', waitedMs });
+        }
+      }
+    }
+    return [...keys.values()];
   }
 
   /** Chains (producer and key) known now. */

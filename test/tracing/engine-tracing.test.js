@@ -80,6 +80,9 @@ t.test("a held message's span gives its wait for its predecessor", async (t) => 
   t.ok(d.assignment.admit({ topic: TOPIC, partition: 1, offset: 10, key: Buffer.from('hot'), value: Buffer.from('second'), headers: order(2, 1, ORDER_SPREAD) }));
   await delay(HOLD_MS);
   t.same(calls, [], 'premise: held');
+  const [blocked] = d.metrics().blockedKeys;
+  t.match(blocked, { topic: TOPIC, key: 'hot', reason: 'predecessor' }, 'metrics(): the key held, for its predecessor');
+  t.ok(blocked.waitedMs >= HOLD_MS - 20, `... for ${blocked.waitedMs} ms`);
   t.ok(d.assignment.admit({ topic: TOPIC, partition: 0, offset: 5, key: Buffer.from('hot'), value: Buffer.from('first'), headers: order(1, 0, ORDER_ANCHOR) }));
   await waitFor(() => calls.length === 2 && spanAt(1, 10).length === 1);
   t.same(calls, [5, 10], 'in order');
@@ -152,4 +155,25 @@ t.test("a batch handler's call: one span, linked to each message's producer span
   t.ok(spans.every((s) => s.kind === api.SpanKind.CONSUMER && s.name === 'process t' && s.attributes['messaging.batch.message_count'] >= 1), 'CONSUMER spans with the batch\'s count');
   t.equal(spans.reduce((n, s) => n + s.attributes['messaging.batch.message_count'], 0), 4, 'counting every message once');
   await d.stop(5000);
+});
+
+t.test("metrics().blockedKeys and their gauge: a key resting before its retry, a key parked on its dead letter", async (t) => {
+  const { Registry } = require('prom-client');
+  const registry = new Registry();
+  const sink = { topic: 'dlq', write: async () => { throw new Error('no broker'); } };
+  const { d } = await engine((m) => {
+    throw new Error(`poison ${m.key}`);
+  }, { handlerRetries: 1, retryBackoffMs: 60_000, retryBackoffMaxMs: 60_000, prometheus: registry });
+  d.assignment.admit({ topic: TOPIC, partition: 0, offset: 1, key: 'r', value: null });
+  await waitFor(() => d.metrics().blockedKeys.length === 1);
+  t.match(d.metrics().blockedKeys, [{ topic: TOPIC, key: 'r', reason: 'retry' }], 'resting before its retry');
+  t.match(await registry.metrics(), /^kdp_consumer_blocked_key_wait_ms\{topic="t",key="r",reason="retry"\} \d+$/m, 'its gauge');
+  await d.stop(5000);
+  const parked = await engine(() => {
+    throw new Error('poison');
+  }, { handlerRetries: 0, retryBackoffMs: 1000, retryBackoffMaxMs: 1000, deadLetter: { sink, maxParkMs: 60_000 } });
+  parked.d.assignment.admit({ topic: TOPIC, partition: 1, offset: 4, key: 'p', value: null });
+  await waitFor(() => parked.d.metrics().blockedKeys.some((b) => b.reason === 'parked'));
+  t.match(parked.d.metrics().blockedKeys, [{ topic: TOPIC, key: 'p', reason: 'parked' }], 'parked: its dead letter could not be written');
+  await parked.d.stop(5000);
 });
