@@ -140,21 +140,7 @@ export class HandlerTracing<M extends ConsumedMessage> {
     const { name, attributes } = this.topicStart(m.topic);
     const span = this.tracer.startSpan(name, { kind: this.api.SpanKind.CONSUMER, attributes }, parent);
     if (span.isRecording()) this.describe(span, m, info);
-    let result: void | Promise<void>;
-    try {
-      result = this.api.context.with(this.api.trace.setSpan(parent, span), () => handle(m, info));
-    } catch (err) {
-      this.failed(m, span, err);
-      throw err;
-    }
-    if (!isPromise(result)) {
-      this.handled(m, span);
-      return result;
-    }
-    return result.then(() => this.handled(m, span), (err) => {
-      this.failed(m, span, err);
-      throw err;
-    });
+    return this.within(span, parent, m, () => handle(m, info));
   }
 
   /**
@@ -179,11 +165,19 @@ export class HandlerTracing<M extends ConsumedMessage> {
         'kdp.order.marked': infos.some((info) => info.order !== null),
       });
     }
+    return this.within(span, active, first, () => handleBatch(ms, infos));
+  }
+
+  /**
+   * `call()` in `span`'s context (a child of `parent`), the span ended with its result: at once, or
+   * when its promise settles; a throw or a rejection counted as a failed call of `m` (its attempts).
+   */
+  private within(span: OtelSpan, parent: unknown, m: M, call: () => void | Promise<void>): void | Promise<void> {
     let result: void | Promise<void>;
     try {
-      result = this.api.context.with(this.api.trace.setSpan(active, span), () => handleBatch(ms, infos));
+      result = this.api.context.with(this.api.trace.setSpan(parent, span), call);
     } catch (err) {
-      this.failed(first, span, err);
+      this.failed(m, span, err);
       throw err;
     }
     if (!isPromise(result)) {
@@ -191,13 +185,9 @@ export class HandlerTracing<M extends ConsumedMessage> {
       return result;
     }
     return result.then(() => span.end(), (err) => {
-      this.failed(first, span, err);
+      this.failed(m, span, err);
       throw err;
     });
-  }
-
-  private handled(_m: M, span: OtelSpan): void {
-    span.end();
   }
 
   private failed(m: M, span: OtelSpan, err: unknown): void {
