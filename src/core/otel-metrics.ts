@@ -1,9 +1,10 @@
 // The gauges of core/prometheus.ts through OpenTelemetry's metrics API as well, when the
 // application registered a meter provider (metrics.setGlobalMeterProvider(), or an SDK's start())
 // by the time a client is made (a consumer: its run starts): the same definitions and the same
-// snapshot, each gauge an observable gauge named with dots (kdp_consumer_held:
-// kdp.consumer.held), its labels as attributes, plus `kdp.client.id` naming the client, all read
-// from one snapshot per collection. Without @opentelemetry/api or a provider, nothing.
+// snapshot, each gauge an observable gauge named in OpenTelemetry's manner by otelName()
+// (kdp_consumer_held: kdp.consumer.held; a producer's kdp_hot_keys: kdp.producer.hot_keys), its
+// labels as attributes, plus `kdp.client.id` naming the client, all read from one snapshot per
+// collection. Without @opentelemetry/api or a provider, nothing.
 
 import type { GaugeOf } from './prometheus';
 import { INSTRUMENTATION, otelApi } from './tracing';
