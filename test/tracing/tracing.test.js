@@ -78,6 +78,7 @@ t.test('a trace from send to handler, with what the partitioner decided', async 
   const kept = await p.send('traced', 'forwarded', 'f', [{ traceparent: forwarded }]);
   // Bad input gets the same typed error as without tracing.
   await t.rejects(p.send('traced', 'v', 'k', { not: 'a list' }), { name: 'InvalidArgTypeError' }, 'send(): headers that are not a list');
+  await t.rejects(p.send('traced', 'v', 42), { name: 'InvalidArgTypeError' }, 'send(): a key that is neither a string nor bytes');
   t.throws(() => p.produce('traced', 'v', 'k', 'nope'), { name: 'InvalidArgTypeError' }, 'produce(): the same');
   await t.rejects(p.sendBatch('traced', [{ value: 'v', headers: 7 }]), { name: 'InvalidArgTypeError' }, 'sendBatch(): the same');
   p.produce('traced', 'produced', 'k-produce');

@@ -89,7 +89,8 @@ export class ProducerSpans {
   start(topic: string, key: Key | null | undefined): OtelSpan {
     const { name, attributes } = this.topicStart(topic);
     const span = this.tracer.startSpan(name, { kind: this.api.SpanKind.PRODUCER, attributes }, this.api.context.active());
-    if (key !== null && key !== undefined && span.isRecording()) {
+    // A key of another type is left for the intake to refuse with its typed error.
+    if ((typeof key === 'string' || key instanceof Uint8Array) && span.isRecording()) {
       span.setAttribute('messaging.kafka.message.key', typeof key === 'string' ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('utf8'));
     }
     return span;
