@@ -266,7 +266,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
       // A copy: the producer changes the messages it is given (partition, value, headers).
       const message: KafkaJsMessage = { ...given };
       out[i] = message;
-      const span = spans?.tracing.start(topic, message.key as string | Buffer | null | undefined);
+      const span = spans?.tracing.start(topic, message.key);
       if (span !== undefined) {
         spans!.list.push(span);
         const headers = message.headers;

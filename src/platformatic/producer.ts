@@ -239,7 +239,7 @@ export class PlatformaticDynamicProducer extends EventEmitter {
       if (c.sending++ === 0) sending.push(c);
       let span: OtelSpan | undefined;
       if (spans !== undefined) {
-        span = this.tracing!.start(topic, typeof message.key === 'string' || message.key instanceof Uint8Array ? message.key as string | Buffer : undefined);
+        span = this.tracing!.start(topic, message.key);
         spans.push(span);
         // Headers that are neither an object nor a Map are left for the producer to refuse.
         if ((message.headers == null || typeof message.headers === 'object') && !hasHeader(message.headers, 'traceparent')) {

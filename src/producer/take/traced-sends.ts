@@ -86,10 +86,10 @@ export class ProducerSpans {
   }
 
   /** A PRODUCER span for a message to `topic`, a child of the active context. */
-  start(topic: string, key: Key | null | undefined): OtelSpan {
+  start(topic: string, key: unknown): OtelSpan {
     const { name, attributes } = this.topicStart(topic);
     const span = this.tracer.startSpan(name, { kind: this.api.SpanKind.PRODUCER, attributes }, this.api.context.active());
-    // A key of another type is left for the intake to refuse with its typed error.
+    // A key of another type gets no attribute: the intake refuses it with its typed error (a wrapper's client serializes it).
     if ((typeof key === 'string' || key instanceof Uint8Array) && span.isRecording()) {
       span.setAttribute('messaging.kafka.message.key', typeof key === 'string' ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('utf8'));
     }
