@@ -6,7 +6,7 @@ import { splitConfig, configError, type Config } from '../core/config';
 import { InvalidOptionError, StateError } from '../core/errors';
 import { type GroupProtocol, groupProtocolOf } from '../core/group-protocol';
 import { kafkaLibrary, type KafkaLibrary } from '../core/library';
-import type { ResolvedConsumerOptions } from '../core/options';
+import type { ResolvedConsumerOptions } from '../core/group-options';
 import { hideSecrets } from '../core/secrets';
 import { chosenEngine, engineAddon, nativeMissing } from '../native/addon';
 import { NativeConsumer } from '../native/consume';

@@ -13,7 +13,7 @@ import type { RecordCounts } from '../delivery/records';
 import type { RejoinCounts } from '../delivery/assignment';
 import type { DynamicConsumerOptions, MessageHandler, BatchHandler } from './consumer-options';
 import type { Config } from '../core/config';
-import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/options';
+import { CONSUMER_DEFAULTS, ResolvedConsumerOptions, resolveConsumerOptions } from '../core/group-options';
 import { type Connectable, connectClient } from '../core/connect';
 import { makeConsumerClient } from './consumer-client';
 import { ClientPort, type TopicPartitionOffset } from './client-port';

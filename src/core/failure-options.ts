@@ -1,5 +1,5 @@
 // What every consumer takes for a message its handler keeps failing on (src/delivery/failures.ts): the backoff's cap,
-// the application's onFailure, the dead-letter topic; checked with the other consumer options (options.ts).
+// the application's onFailure, the dead-letter topic; checked with the other consumer options (group-options.ts).
 
 import { InvalidOptionError } from './errors';
 import { type Fields, MAX_TIMER_MS, custom, integer, name, object } from './schema';

@@ -9,7 +9,7 @@
 import { type HandlerError, type KafkaError, type TransactionError, timeoutError, toKafkaError } from '../core/errors';
 import type { FailedRunError, FailureCounts } from './failures';
 import { Lifecycle, type Phase } from '../core/lifecycle';
-import { CONSUMER_DEFAULTS } from '../core/options';
+import { CONSUMER_DEFAULTS } from '../core/group-options';
 import { Assignment, type RejoinCounts } from './assignment';
 import { Backpressure } from './backpressure';
 import { Commits } from './commits';

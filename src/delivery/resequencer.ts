@@ -24,7 +24,7 @@ import { type Held, inheritRecord, noteRead, type PartitionState, recordOfState 
 import { ReleaseRule } from './release-rule';
 import { InvalidArgTypeError } from '../core/errors';
 import { checkKey } from '../core/key';
-import { RESEQUENCER_DEFAULTS, resolveResequencerOptions } from '../core/options';
+import { RESEQUENCER_DEFAULTS, resolveResequencerOptions } from '../core/group-options';
 import { type HandledRecord, RecordView } from './handled-record';
 
 export type { ConsumedMessage, Release, ReleaseReason, ResequencerOptions } from './resequencer-types';

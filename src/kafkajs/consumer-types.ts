@@ -4,7 +4,7 @@
 import type { ConsumedMessage } from '../delivery/resequencer';
 import type { DeliveryOptions } from '../delivery/options';
 import type { HandledInfo, PartitionOffset } from '../delivery/dispatch';
-import type { KafkaJsConsumerAdmin } from '../core/options';
+import type { KafkaJsConsumerAdmin } from '../core/group-options';
 
 /** The engine's options (src/delivery/options.ts; concurrency is run()'s partitionsConsumedConcurrently), and the admin client KafkaJS 2.x's consumer needs. */
 export interface KafkaJsConsumerOptions extends DeliveryOptions<KafkaJsEachMessagePayload> {

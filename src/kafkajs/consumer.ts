@@ -14,7 +14,7 @@ import type {
 import type { ConsumerHost } from './consumer-host';
 import { ConfluentHost, isConfluentConsumer } from './host-confluent';
 import { KafkaJsHost, isKafkaJs2Consumer } from './host-kafkajs';
-import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
+import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/group-options';
 import { checkDeadLetterTopic } from '../core/failure-options';
 import { kafkaJsDeadLetters } from './dead-letter-sink';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, KafkaError, StateError, toKafkaError } from '../core/errors';

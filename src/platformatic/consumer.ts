@@ -11,7 +11,7 @@ import type {
   PlatformaticConsumed, PlatformaticConsumerLike, PlatformaticConsumerOptions, PlatformaticConsumedMessage, PlatformaticMessageHandler, PlatformaticRunConfig,
   PlatformaticStreamLike,
 } from './consumer-types';
-import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/options';
+import { resolveKafkaJsConsumerOptions, type ResolvedKafkaJsConsumerOptions } from '../core/group-options';
 import { checkDeadLetterTopic } from '../core/failure-options';
 import { platformaticDeadLetters } from './dead-letter-sink';
 import { type HandlerError, InvalidArgTypeError, InvalidOptionError, type KafkaError, StateError, toKafkaError } from '../core/errors';

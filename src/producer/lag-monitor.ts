@@ -15,7 +15,7 @@ import { delay } from '../core/time';
 import { configError, type Config } from '../core/config';
 import { type Connectable, connectClient } from '../core/connect';
 import { hideSecrets } from '../core/secrets';
-import { resolveLagMonitorOptions } from '../core/options';
+import { resolveLagMonitorOptions } from '../core/group-options';
 
 export interface LagMonitorOptions {
   readonly groupId: string;
