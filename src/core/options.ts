@@ -190,6 +190,12 @@ export const KAFKA = custom<KafkaLibrary>('a node-rdkafka-style module (with Pro
 /** 'spread': order headers on the messages of spread keys; 'none': never. */
 const ORDER_HEADERS = oneOf(['spread', 'none'] as const).default('spread');
 
+/**
+ * Traced sends (OpenTelemetry): 'keep', a message that carries a `traceparent` of its own keeps
+ * it (a forwarded message's); 'replace', the producer span's replaces it (and its `tracestate`).
+ */
+const TRACE_HEADERS = oneOf(['keep', 'replace'] as const).default('keep');
+
 // DynamicProducer ---------------------------------------------------------------------------
 
 /** DynamicProducer's own options, resolved. */
@@ -198,6 +204,7 @@ export interface ProducerSettings {
   readonly maxQueued: number;
   readonly pollIntervalMs: number;
   readonly orderHeaders: 'spread' | 'none';
+  readonly traceHeaders: 'keep' | 'replace';
   readonly queuePenalty: boolean;
   readonly prometheus?: unknown;
   readonly producerId?: Buffer;
@@ -224,6 +231,7 @@ const PRODUCER_FIELDS: Fields = {
   maxQueued: integer(1).default(100_000),
   pollIntervalMs: integer(0, MAX_TIMER_MS).default(5),
   orderHeaders: ORDER_HEADERS,
+  traceHeaders: TRACE_HEADERS,
   queuePenalty: boolean.default(true),
   // Whether prom-client is installed, and this one of its Registries, is checked as the gauges are registered.
   prometheus: custom('a prom-client Registry', (v) => typeof v === 'object' && v !== null),
@@ -275,6 +283,7 @@ export function resolveKafkaJsOptions(options: unknown): { orderHeaders: 'spread
 /** wrapKafkaJsProducer's own options, resolved. */
 export interface KafkaJsProducerSettings {
   readonly orderHeaders: 'spread' | 'none';
+  readonly traceHeaders: 'keep' | 'replace';
   readonly metadataRefreshMs: number;
   readonly metadataTimeoutMs: number;
   readonly prometheus?: unknown;
@@ -284,6 +293,7 @@ export interface KafkaJsProducerSettings {
 
 const KAFKAJS_PRODUCER_FIELDS: Fields = {
   orderHeaders: ORDER_HEADERS,
+  traceHeaders: TRACE_HEADERS,
   metadataRefreshMs: integer(100, MAX_TIMER_MS).default(30_000),
   metadataTimeoutMs: integer(1, MAX_TIMER_MS).default(5_000),
   prometheus: PRODUCER_FIELDS.prometheus,

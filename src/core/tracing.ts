@@ -150,3 +150,32 @@ export function headerText(headers: unknown, name: string): string | undefined {
   }
   return text((headers as Record<string, unknown>)[name]);
 }
+
+/** Whether a header name (a string or bytes) is a W3C Trace Context header's. */
+function isTraceName(name: unknown): boolean {
+  const n = typeof name === 'string' ? name : name instanceof Uint8Array ? Buffer.from(name.buffer, name.byteOffset, name.byteLength).toString('latin1') : undefined;
+  return n === TRACEPARENT || n === TRACESTATE;
+}
+
+/**
+ * A copy of a message's headers without `traceparent` and `tracestate` (for a span's to replace
+ * them), in the shape given (any headerText() reads); the same headers when they have neither.
+ */
+export function withoutTraceHeaders<H>(headers: H): H {
+  if (headerText(headers, TRACEPARENT) === undefined && headerText(headers, TRACESTATE) === undefined) return headers;
+  if (headers instanceof Map) return new Map([...headers].filter(([k]) => !isTraceName(k))) as H;
+  if (Array.isArray(headers)) {
+    const out: unknown[] = [];
+    for (const h of headers) {
+      if (Array.isArray(h) || h === null || typeof h !== 'object') {
+        if (!(Array.isArray(h) && isTraceName(h[0]))) out.push(h);
+        continue;
+      }
+      const kept = Object.entries(h as Record<string, unknown>).filter(([k]) => !isTraceName(k));
+      if (kept.length > 0) out.push(Object.fromEntries(kept));
+    }
+    return out as H;
+  }
+  return Object.fromEntries(Object.entries(headers as Record<string, unknown>).filter(([k]) => !isTraceName(k))) as H;
+}
+

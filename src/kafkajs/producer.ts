@@ -67,6 +67,8 @@ export interface KafkaJsAdminLike {
 export interface KafkaJsProducerOptions extends DynamicPartitionerOptions {
   /** 'spread' (default): the order header on the messages of spread keys; 'none': never. */
   readonly orderHeaders?: 'spread' | 'none';
+  /** Traced sends: 'keep' (default), a message's own `traceparent` stays; 'replace', the producer span's replaces it. */
+  readonly traceHeaders?: 'keep' | 'replace';
   /** Partition counts are read again this often (ms; default 30000). */
   readonly metadataRefreshMs?: number;
   /** The timeout of each metadata read (ms; default 5000). */
@@ -236,7 +238,7 @@ export class KafkaJsDynamicProducer extends EventEmitter {
    * per message from place(), each message's trace in its headers, ended by forward().
    */
   private spans(): { tracing: ProducerSpans; list: OtelSpan[] } | undefined {
-    this.tracing ??= ProducerSpans.ifActive(this.partitioner, this.options.orderHeaders === 'spread');
+    this.tracing ??= ProducerSpans.ifActive(this.partitioner, this.options);
     return this.tracing === undefined ? undefined : { tracing: this.tracing, list: [] };
   }
 
@@ -266,14 +268,12 @@ export class KafkaJsDynamicProducer extends EventEmitter {
       // A copy: the producer changes the messages it is given (partition, value, headers).
       const message: KafkaJsMessage = { ...given };
       out[i] = message;
-      const span = spans?.tracing.start(topic, message.key);
+      const span = spans?.tracing.start(topic, message.key, message.headers);
       if (span !== undefined) {
         spans!.list.push(span);
-        const headers = message.headers;
         // Headers that are not an object are left for KafkaJS to refuse.
-        if (headers === undefined || headers === null || (typeof headers === 'object' && headers.traceparent === undefined)) {
-          message.headers = { ...(headers ?? {}), ...Object.fromEntries(spans!.tracing.traceHeaders(span)) };
-        }
+        const rest = message.headers == null ? {} : typeof message.headers === 'object' ? spans!.tracing.replacing(message.headers) : null;
+        if (rest !== null) message.headers = { ...rest, ...Object.fromEntries(spans!.tracing.traceHeaders(span)) };
       }
       // An explicit partition wins, as in KafkaJS's own partitioners; an unknown count leaves it to librdkafka.
       if (typeof message.partition === 'number' || n === 0) {

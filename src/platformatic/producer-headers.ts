@@ -49,14 +49,6 @@ export function withOrderHeader(headers: PlatformaticHeaders | undefined | null,
   return withHeader(headers, ORDER_HEADER, text, asBuffer, isOrderName);
 }
 
-/** Whether `headers` have an entry named `name` (a string, or its bytes). */
-export function hasHeader(headers: PlatformaticHeaders | undefined | null, name: string): boolean {
-  if (headers == null) return false;
-  if (!(headers instanceof Map)) return hasOwn.call(headers, name);
-  for (const k of headers.keys()) if (k === name || (k instanceof Uint8Array && Buffer.from(k).toString('latin1') === name)) return true;
-  return false;
-}
-
 /**
  * A copy of `headers` with header `name` = `text`, in place of the first entry `same` finds
  * (and without the others), else added; forms as withOrderHeader() says.

@@ -19,7 +19,7 @@ import { ERR__TIMED_OUT } from '../core/connect';
 import { leastRecentQuarter, topicsKept } from '../core/topic-table';
 import { delay, within } from '../core/time';
 import { unplacedPartition, type PlatformaticMetadataLike } from './partitioner';
-import { type PlatformaticHeaders, hasHeader, withHeader, withOrderHeader, withoutOrderHeader, serializedKey } from './producer-headers';
+import { type PlatformaticHeaders, withHeader, withOrderHeader, withoutOrderHeader, serializedKey } from './producer-headers';
 import type { OtelSpan } from '../core/tracing';
 import { ProducerSpans } from '../producer/take/traced-sends';
 
@@ -53,6 +53,8 @@ export interface PlatformaticProducerOptions extends Omit<DynamicPartitionerOpti
   readonly partitioner?: 'murmur2_random' | 'murmur2';
   /** 'spread' (default): the order header on the messages of spread keys; 'none': never. */
   readonly orderHeaders?: 'spread' | 'none';
+  /** Traced sends: 'keep' (default), a message's own `traceparent` stays; 'replace', the producer span's replaces it. */
+  readonly traceHeaders?: 'keep' | 'replace';
   /**
    * What the order header's name and value are handed to the producer's header serializers as:
    * 'string' (default: stringSerializers, or any serializer of strings), 'buffer' (no header
@@ -184,7 +186,7 @@ export class PlatformaticDynamicProducer extends EventEmitter {
     // The topics of this send, and their messages in it.
     const sending: TopicEntry[] = [];
     let placed: PlatformaticMessage[];
-    this.tracing ??= ProducerSpans.ifActive(this.partitioner, this.settings.orderHeaders === 'spread');
+    this.tracing ??= ProducerSpans.ifActive(this.partitioner, this.settings);
     const spans: OtelSpan[] | undefined = this.tracing === undefined ? undefined : [];
     try {
       placed = this.place(messages, sending, spans);
@@ -218,7 +220,7 @@ export class PlatformaticDynamicProducer extends EventEmitter {
   /**
    * Copies of `messages` with the partition (and order header) chosen here; counts each topic's
    * in its entry's `sending`, and puts the entries counted in `sending`. With `spans`: a span
-   * each (OpenTelemetry), its trace in the message's headers unless it carries a `traceparent`.
+   * each (OpenTelemetry), its trace in the message's headers unless it keeps a `traceparent` of its own.
    */
   private place(messages: PlatformaticMessage[], sending: TopicEntry[], spans?: OtelSpan[]): PlatformaticMessage[] {
     const out: PlatformaticMessage[] = new Array(messages.length);
@@ -239,11 +241,16 @@ export class PlatformaticDynamicProducer extends EventEmitter {
       if (c.sending++ === 0) sending.push(c);
       let span: OtelSpan | undefined;
       if (spans !== undefined) {
-        span = this.tracing!.start(topic, message.key);
+        span = this.tracing!.start(topic, message.key, message.headers);
         spans.push(span);
         // Headers that are neither an object nor a Map are left for the producer to refuse.
-        if ((message.headers == null || typeof message.headers === 'object') && !hasHeader(message.headers, 'traceparent')) {
-          for (const [name, text] of this.tracing!.traceHeaders(span)) message.headers = withHeader(message.headers, name, text, asBuffer);
+        const given = message.headers;
+        if (given == null || typeof given === 'object') {
+          const rest = given == null ? undefined : this.tracing!.replacing(given);
+          if (rest !== null) {
+            message.headers = rest;
+            for (const [name, text] of this.tracing!.traceHeaders(span)) message.headers = withHeader(message.headers, name, text, asBuffer);
+          }
         }
       }
       const headers = message.headers;

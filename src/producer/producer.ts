@@ -258,7 +258,7 @@ export class DynamicProducer extends TransactionCalls {
 
   private started(): void {
     this.metadata.start();
-    traceSends(this.intake, this.placement, this.partitioner, this.options.orderHeaders === 'spread');
+    traceSends(this.intake, this.placement, this.partitioner, this.options);
     // The native engine is woken by librdkafka when reports come: nothing to poll.
     if (this.adapter.native !== undefined) return;
     if (this.options.pollIntervalMs > 0) this.polling.every(this.options.pollIntervalMs);

@@ -50,6 +50,8 @@ export interface DynamicProducerOptions extends DynamicPartitionerOptions {
   readonly pollIntervalMs?: number;
   /** 'spread': order headers on the messages of spread keys (default); 'none': never. */
   readonly orderHeaders?: 'spread' | 'none';
+  /** Traced sends: 'keep' (default), a message's own `traceparent` stays; 'replace', the producer span's replaces it. */
+  readonly traceHeaders?: 'keep' | 'replace';
   /** Turn librdkafka's per-partition queue depth (statistics.interval.ms) into penalties (default true). */
   readonly queuePenalty?: boolean;
   /** A prom-client Registry to expose metrics in. */

@@ -8,7 +8,7 @@
 import { Buffer } from 'node:buffer';
 import { ORDER_ANCHOR, ORDER_MOVED, ORDER_NONE, ORDER_RETURN, ORDER_SPREAD } from '../../core/abi';
 import type { Key } from '../../core/key';
-import { activeTracer, type OtelApi, type OtelSpan, type OtelTracer, TRACEPARENT, TRACESTATE, traceparentOf, tracestateOf } from '../../core/tracing';
+import { activeTracer, headerText, type OtelApi, type OtelSpan, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE, traceparentOf, tracestateOf, withoutTraceHeaders } from '../../core/tracing';
 import type { DecisionRecord } from '../../partitioner/decision';
 import type { DynamicPartitioner } from '../../partitioner/partitioner';
 import type { DeliveryReport, Headers, OutgoingMessage, Pending, Value } from '../types';
@@ -34,13 +34,6 @@ const NOT_PLACED = -2;
 
 const TRACED = Symbol('kdp.traced');
 
-/** Whether `headers` (node-rdkafka's list) already carry a `traceparent`: a message forwarded keeps its own. */
-function carriesTrace(headers: Headers | undefined): boolean {
-  if (headers === undefined) return false;
-  for (const h of headers) if (h !== null && typeof h === 'object' && TRACEPARENT in h) return true;
-  return false;
-}
-
 /** What every span of one topic starts with: its name and the conventions' attributes. */
 interface TopicStart {
   readonly name: string;
@@ -58,18 +51,23 @@ const TOPICS_KEPT = 1000;
 export class ProducerSpans {
   private readonly topics = new Map<string, TopicStart>();
 
-  /** Spans when a tracer provider is registered, else undefined. `marking`: hot keys' messages carry an order header. */
-  static ifActive(partitioner: DynamicPartitioner, marking: boolean): ProducerSpans | undefined {
+  /**
+   * Spans when a tracer provider is registered, else undefined. The producer's settings:
+   * `orderHeaders`, whether hot keys' messages carry an order header; `traceHeaders`, whether a
+   * message's own `traceparent` gives way to its span's.
+   */
+  static ifActive(partitioner: DynamicPartitioner, settings: { readonly orderHeaders: 'spread' | 'none'; readonly traceHeaders: 'keep' | 'replace' }): ProducerSpans | undefined {
     const found = activeTracer();
-    return found === undefined ? undefined : new ProducerSpans(found.api, found.tracer, partitioner, marking);
+    return found === undefined ? undefined
+      : new ProducerSpans(found.api, found.tracer, partitioner, settings.orderHeaders === 'spread', settings.traceHeaders === 'replace');
   }
-
 
   constructor(
     private readonly api: OtelApi,
     private readonly tracer: OtelTracer,
     private readonly partitioner: DynamicPartitioner,
     private readonly marking: boolean,
+    private readonly replace = false,
   ) {}
 
   private topicStart(topic: string): TopicStart {
@@ -85,10 +83,16 @@ export class ProducerSpans {
     return start;
   }
 
-  /** A PRODUCER span for a message to `topic`, a child of the active context. */
-  start(topic: string, key: unknown): OtelSpan {
+  /**
+   * A PRODUCER span for a message to `topic` (its `headers` as given), a child of the active
+   * context; linked to the trace the message carried when its span's replaces it.
+   */
+  start(topic: string, key: unknown, headers?: unknown): OtelSpan {
     const { name, attributes } = this.topicStart(topic);
-    const span = this.tracer.startSpan(name, { kind: this.api.SpanKind.PRODUCER, attributes }, this.api.context.active());
+    const replaced = this.replace ? headerText(headers, TRACEPARENT) : undefined;
+    const carried = replaced === undefined ? undefined : parseTraceparent(this.api, replaced, headerText(headers, TRACESTATE));
+    const options = carried === undefined ? { kind: this.api.SpanKind.PRODUCER, attributes } : { kind: this.api.SpanKind.PRODUCER, attributes, links: [{ context: carried }] };
+    const span = this.tracer.startSpan(name, options, this.api.context.active());
     // A key of another type gets no attribute: the intake refuses it with its typed error (a wrapper's client serializes it).
     if ((typeof key === 'string' || key instanceof Uint8Array) && span.isRecording()) {
       span.setAttribute('messaging.kafka.message.key', typeof key === 'string' ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('utf8'));
@@ -96,7 +100,16 @@ export class ProducerSpans {
     return span;
   }
 
-  /** The span's trace headers, [name, value] (a message that carries a `traceparent` of its own keeps it: the caller's check). */
+  /**
+   * A message's headers (any client's shape) as its span's trace headers go in: null when it
+   * keeps the `traceparent` it carries (traceHeaders 'keep'), else without its own trace headers.
+   */
+  replacing<H>(headers: H): H | null {
+    if (!this.replace) return headerText(headers, TRACEPARENT) === undefined ? headers : null;
+    return withoutTraceHeaders(headers);
+  }
+
+  /** The span's trace headers, [name, value] (what a message carried of its own: replacing()). */
   traceHeaders(span: OtelSpan): Array<[string, string]> {
     const sc = span.spanContext();
     const state = tracestateOf(sc);
@@ -111,18 +124,19 @@ export class ProducerSpans {
   }
 
   /**
-   * The caller's headers with the span's trace headers added, unless they carry a `traceparent`
-   * of their own: a new list either way, by which the placement finds the message's span. (A
-   * span ended before its message is placed, produce()'s held for room, is left as it ended.)
+   * The caller's headers with the span's trace headers added, unless they keep a `traceparent`
+   * of their own (replacing()): a new list either way, by which the placement finds the message's
+   * span. (A span ended before its message is placed, produce()'s held for room, is left as it ended.)
    */
   headers(span: OtelSpan, headers: Headers | undefined): Headers {
     // Not a list: left as it is, for the intake to refuse with its typed error.
     if (headers !== undefined && !Array.isArray(headers)) return headers;
+    const rest = this.replacing(headers);
     let out: TracedHeaders;
-    if (carriesTrace(headers)) out = [...headers!];
+    if (rest === null) out = [...headers!];
     else {
       const ours = Object.fromEntries(this.traceHeaders(span));
-      out = headers === undefined ? [ours] : [...headers, ours];
+      out = rest === undefined ? [ours] : [...rest, ours];
     }
     out[SPAN] = span;
     return out;
@@ -178,12 +192,13 @@ export class ProducerSpans {
 /**
  * When a tracer provider is registered: `intake`'s produce(), send() and sendBatch() traced from
  * now on (once per intake), `placement` telling each message's span where it went.
- * `marking`: messages of hot keys carry an order header.
+ * `settings`: the producer's (ProducerSpans.ifActive()).
  */
-export function traceSends(intake: SendPath, placement: Placing, partitioner: DynamicPartitioner, marking: boolean): void {
+export function traceSends(intake: SendPath, placement: Placing, partitioner: DynamicPartitioner,
+  settings: { readonly orderHeaders: 'spread' | 'none'; readonly traceHeaders: 'keep' | 'replace' }): void {
   const owner = intake as SendPath & { [TRACED]?: true };
   if (owner[TRACED]) return;
-  const t = ProducerSpans.ifActive(partitioner, marking);
+  const t = ProducerSpans.ifActive(partitioner, settings);
   if (t === undefined) return;
   owner[TRACED] = true;
   const enqueue = placement.enqueue.bind(placement);
@@ -196,7 +211,7 @@ export function traceSends(intake: SendPath, placement: Placing, partitioner: Dy
   const sendBatch = intake.sendBatch.bind(intake);
   intake.produce = (topic, value, key, headers, timestamp) => {
     // No report comes back to produce(): its span covers the hand-over, and carries its trace.
-    const span = t.start(topic, key);
+    const span = t.start(topic, key, headers);
     try {
       const taken = produce(topic, value, key, t.headers(span, headers), timestamp);
       t.handedOver(span);
@@ -208,7 +223,7 @@ export function traceSends(intake: SendPath, placement: Placing, partitioner: Dy
     }
   };
   intake.send = (topic, value, key, headers, timestamp) => {
-    const span = t.start(topic, key);
+    const span = t.start(topic, key, headers);
     return send(topic, value, key, t.headers(span, headers), timestamp).then((report) => {
       t.end(span, report);
       return report;
@@ -219,7 +234,7 @@ export function traceSends(intake: SendPath, placement: Placing, partitioner: Dy
   };
   intake.sendBatch = (topic, messages) => {
     if (!Array.isArray(messages)) return sendBatch(topic, messages);
-    const spans = messages.map((m: OutgoingMessage) => (m !== null && typeof m === 'object' ? t.start(topic, m.key) : undefined));
+    const spans = messages.map((m: OutgoingMessage) => (m !== null && typeof m === 'object' ? t.start(topic, m.key, m.headers) : undefined));
     const traced = messages.map((m: OutgoingMessage, i) => (spans[i] === undefined ? m : { ...m, headers: t.headers(spans[i]!, m.headers) }));
     return sendBatch(topic, traced).then((reports) => {
       reports.forEach((report, i) => spans[i] !== undefined && t.end(spans[i]!, report));
