@@ -26,6 +26,8 @@ export { Resequencer, RESEQUENCER_DEFAULTS } from './delivery/resequencer';
 export type { ResequencerOptions, Release, ConsumedMessage } from './delivery/resequencer';
 export type { DeliveryOptions, DeadLetterOptions } from './delivery/options';
 export type { FailureVerdict, FailureCounts } from './delivery/failures';
+export type { BlockedKey, BlockedReason } from './delivery/resequencer-types';
+export type { HotKeyLag } from './delivery/hot-key-lag';
 export { DEAD_LETTER_HEADERS } from './delivery/dead-letters';
 export { DynamicConsumer, CONSUMER_DEFAULTS } from './consumer/consumer';
 export type { DynamicConsumerOptions, MessageHandler, BatchHandler, HandledInfo } from './consumer/consumer';

@@ -6,6 +6,7 @@ import type * as Kafka from 'node-rdkafka';
 import type { KafkaLibrary } from '../core/library';
 import type { ConsumedMessage } from '../delivery/resequencer';
 import type { BlockedKey } from '../delivery/resequencer-types';
+import type { HotKeyLag } from '../delivery/hot-key-lag';
 import type { HandledInfo } from '../delivery/dispatch';
 import { OrderedConsumer } from '../delivery/ordered-consumer';
 import { checkTopics } from '../delivery/options';
@@ -214,7 +215,7 @@ export class DynamicConsumer extends OrderedConsumer<Message, Kafka.Message, []>
    */
   override metrics(): {
     engine: 'native' | 'client'; held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts;
-    transactions: TransactionCounts | null; blockedKeys: BlockedKey[];
+    transactions: TransactionCounts | null; blockedKeys: BlockedKey[]; hotKeys: HotKeyLag[];
   } {
     return { engine: this.engine, ...this.delivery.metrics() };
   }

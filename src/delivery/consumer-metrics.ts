@@ -7,6 +7,7 @@ import { registerOtelGauges } from '../core/otel-metrics';
 import type { FailureCounts } from './failures';
 import type { TransactionCounts } from './transacted';
 import type { BlockedKey } from './resequencer-types';
+import type { HotKeyLag } from './hot-key-lag';
 
 /** What the gauges read (Delivery.metrics()). */
 export interface ConsumerSnapshot {
@@ -16,6 +17,7 @@ export interface ConsumerSnapshot {
   readonly failures: FailureCounts;
   readonly transactions: TransactionCounts | null;
   readonly blockedKeys: readonly BlockedKey[];
+  readonly hotKeys: readonly HotKeyLag[];
 }
 
 const GAUGES: ReadonlyArray<GaugeOf<ConsumerSnapshot>> = [
@@ -29,6 +31,12 @@ const GAUGES: ReadonlyArray<GaugeOf<ConsumerSnapshot>> = [
   ['kdp_consumer_parked', 'Messages parked now: their dead-letter write failed, their key waits', [], (g, m) => g.set(m.failures.parked)],
   ['kdp_consumer_blocked_key_wait_ms', "The keys whose messages wait longest now (at most 20): how long, and why (predecessor, retry, parked)", ['topic', 'key', 'reason'], (g, m) => {
     for (const b of m.blockedKeys) g.set({ topic: b.topic, key: b.key, reason: b.reason }, b.waitedMs);
+  }],
+  ['kdp_consumer_hot_key_lag_ms', "Each hot key's lag (the 20 lagging most): the age of its last handled message when it was handled", ['topic', 'key'], (g, m) => {
+    for (const h of m.hotKeys) if (h.lagMs !== null) g.set({ topic: h.topic, key: h.key }, h.lagMs);
+  }],
+  ['kdp_consumer_hot_key_idle_ms', "Each hot key's time since its last handled message (the same 20 keys)", ['topic', 'key'], (g, m) => {
+    for (const h of m.hotKeys) g.set({ topic: h.topic, key: h.key }, h.idleMs);
   }],
   ['kdp_consumer_transactions', "Transactions committed and aborted (the `transaction` option), since start", ['outcome'], (g, m) => {
     if (m.transactions === null) return;

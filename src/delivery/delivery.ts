@@ -24,6 +24,7 @@ import { HandledRecords, RECORD_READ_MS, type RecordCounts } from './records';
 import { HandlerTracing } from './tracing';
 import { Resequencer, type ConsumedMessage, type Release, type ResequencerOptions } from './resequencer';
 import type { BlockedKey } from './resequencer-types';
+import { type HotKeyLag, HotKeyLags } from './hot-key-lag';
 
 /** metrics().blockedKeys: at most this many keys, those waiting longest. */
 const BLOCKED_KEYS_SHOWN = 20;
@@ -91,6 +92,8 @@ export class Delivery<M extends ConsumedMessage> {
   readonly pressure: Backpressure;
   /** Backpressure per partition: those that hold many messages for their predecessors are paused. */
   private readonly heldPressure: HeldPressure;
+  /** The hot keys' lag: each key whose messages came marked, the age of its last handled one. */
+  private readonly hotKeys = new HotKeyLags();
   /** Why the run ends, when it failed. */
   failure: FailedRunError | KafkaError | TransactionError | undefined;
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
@@ -140,7 +143,10 @@ export class Delivery<M extends ConsumedMessage> {
         this.pressure.progress();
         this.heldPressure.progress();
       },
-      handledMarked: () => this.commitSoon(),
+      handledMarked: (m) => {
+        this.hotKeys.handled(m, Date.now());
+        this.commitSoon();
+      },
       deadLetter: deadLetter === undefined ? undefined : (messages, added) => deadLetter.sink.write(messages, added),
       deadLettered: (messages, error) => {
         this.tracing?.deadLettered(messages, deadLetter?.sink.topic, error);
@@ -311,14 +317,14 @@ export class Delivery<M extends ConsumedMessage> {
   /** Messages held by the resequencer, waiting for a handler call and in calls; the records' costs; the rejoins. */
   metrics(): {
     held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts; transactions: TransactionCounts | null;
-    blockedKeys: BlockedKey[];
+    blockedKeys: BlockedKey[]; hotKeys: HotKeyLag[];
   } {
     const transacted = this.commits.transacted;
     const now = Date.now();
     // The keys waiting longest (held for a predecessor, or resting after a failed call), at most BLOCKED_KEYS_SHOWN.
     const blockedKeys = [...this.resequencer.heldKeys(now), ...this.dispatch.restingKeys(now)].sort((a, b) => b.waitedMs - a.waitedMs).slice(0, BLOCKED_KEYS_SHOWN);
     return {
-      blockedKeys,
+      blockedKeys, hotKeys: this.hotKeys.list(now),
       held: this.resequencer.held, waiting: this.dispatch.waiting, inFlight: this.dispatch.inFlight, failures: { ...this.dispatch.failureCounts },
       records: this.records?.metrics() ?? null, rejoins: { ...this.assignment.counts, staleRetries: this.commits.staleRetries },
       transactions: transacted === undefined ? null : transacted.counts,

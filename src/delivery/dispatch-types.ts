@@ -64,6 +64,6 @@ export interface DispatchHooks<M> {
   fail(error: FailedRunError): void;
   /** The queue got shorter. */
   progress(): void;
-  /** A marked message was handled (another member may wait for it). */
-  handledMarked?(): void;
+  /** A marked message was handled (another member may wait for it; its key's lag, hot-key-lag.ts). */
+  handledMarked?(message: M): void;
 }

@@ -351,7 +351,7 @@ export class Dispatcher<M extends ConsumedMessage> {
   private handled(task: Task<M>): void {
     if (this.failedCalls.policy.size > 0) this.failedCalls.policy.forget(task.tp, task.release.message.offset);
     const marked = task.release.order !== null;
-    if (this.ledger.remove(task.tp, task.unhandled, task.release.message.offset, marked) && marked) this.hooks.handledMarked?.();
+    if (this.ledger.remove(task.tp, task.unhandled, task.release.message.offset, marked) && marked) this.hooks.handledMarked?.(task.release.message);
   }
 
   /** The group's committed offsets of awaited partitions: what waited for them goes (entries with an error or none skipped). */

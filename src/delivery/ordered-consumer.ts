@@ -12,6 +12,7 @@ import type { FailureCounts } from './failures';
 import type { RejoinCounts } from './assignment';
 import type { ConsumedMessage, Resequencer } from './resequencer';
 import type { BlockedKey } from './resequencer-types';
+import type { HotKeyLag } from './hot-key-lag';
 
 /** `Payload`: what a 'handlerError' listener gets with the error; `Stopped`: what a 'stopped' listener gets. */
 export declare interface OrderedConsumer<M extends ConsumedMessage, Payload, Stopped extends unknown[]> {
@@ -54,7 +55,7 @@ export abstract class OrderedConsumer<M extends ConsumedMessage, Payload, Stoppe
    * records' costs (null where commits carry none); what an eager group's rejoins did; the keys
    * whose messages wait longest now, and why (blockedKeys, at most 20).
    */
-  metrics(): { held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts; blockedKeys: BlockedKey[] } {
+  metrics(): { held: number; waiting: number; inFlight: number; failures: FailureCounts; records: RecordCounts | null; rejoins: RejoinCounts; blockedKeys: BlockedKey[]; hotKeys: HotKeyLag[] } {
     return this.delivery.metrics();
   }
 

@@ -76,3 +76,48 @@ t.test("a consumer's gauges while it runs", async (t) => {
   t.ok(ours.some((x) => x.name === 'kdp.consumer.held') && ours.some((x) => x.name === 'kdp.consumer.retries'), 'its other gauges');
   t.same((await points()).filter((x) => String(x.attributes['kdp.client.id']).startsWith('metrics-group-')), [], 'gone once its run ended');
 });
+
+t.test("a hot key's lag on the consumer side: metrics().hotKeys and its gauges", async (t) => {
+  const p = new DynamicProducer({ 'test.mock.num.brokers': 1, log_level: 3 }, {}, { warmupMessages: 50 });
+  await p.connect(30_000, { topics: ['lag'] });
+  t.teardown(() => p.disconnect());
+  // Every message written AGE_MS before it was sent (its timestamp): a consumer handles each at least that old.
+  const AGE_MS = 10_000;
+  const sentAt = Date.now();
+  await Promise.all(Array.from({ length: 2000 }, (_, i) => p.send('lag', `v${i}`, i % 5 === 0 ? `k${i % 97}` : 'DOMINANT', undefined, sentAt - AGE_MS)));
+  const c = new DynamicConsumer({ 'metadata.broker.list': await bootstrapOf(p.client), 'group.id': 'lag-group', 'auto.offset.reset': 'earliest', log_level: 3 }, {}, {});
+  await c.connect();
+  let handled = 0;
+  let marked = 0;
+  let during;
+  let snapshot;
+  let release;
+  const held = new Promise((resolve) => {
+    release = resolve;
+  });
+  const run = c.run(['lag'], async (m, info) => {
+    if (info.order !== null && m.key.toString() === 'DOMINANT') marked++;
+    if (++handled === 2000) {
+      // The previous calls ended: what they noted is there.
+      snapshot = c.metrics().hotKeys;
+      during = await points();
+      release();
+    }
+  });
+  await held;
+  const readAt = Date.now();
+  await c.stop();
+  await run;
+  t.ok(marked > 100, `premise: the dominant key's messages came marked (${marked})`);
+  const [hot, ...others] = snapshot;
+  t.same(others, [], 'one hot key: the cold keys, never marked, are not there');
+  t.match(hot, { topic: 'lag', key: 'DOMINANT' });
+  t.ok(hot.lagMs >= AGE_MS && hot.lagMs <= AGE_MS + (readAt - sentAt), `its lag (${hot.lagMs} ms): at least the age the test gave its messages, at most that plus the test's time`);
+  t.ok(hot.idleMs >= 0 && hot.idleMs <= readAt - sentAt, `since its last handled message: ${hot.idleMs} ms`);
+  t.ok(hot.handled >= marked - 1 && hot.handled <= marked, `its marked messages handled (${hot.handled}; the one collecting is still under way)`);
+  const ours = during.filter((x) => String(x.attributes['kdp.client.id']).startsWith('lag-group-'));
+  const lag = ours.filter((x) => x.name === 'kdp.consumer.hot_key_lag_ms');
+  t.same(lag.map((x) => [x.attributes.topic, x.attributes.key]), [['lag', 'DOMINANT']], 'the gauge: the hot key alone');
+  t.ok(lag[0].value >= AGE_MS, `its value (${lag[0].value}) at least the age given`);
+  t.ok(ours.some((x) => x.name === 'kdp.consumer.hot_key_idle_ms' && x.attributes.key === 'DOMINANT'), 'and its idle time');
+});
