@@ -6,6 +6,7 @@
 // propagator the application registered (docs/observability.md).
 
 import { Buffer } from 'node:buffer';
+import { headerText } from './header-value';
 
 /** The parts of `@opentelemetry/api` used here (its 1.x API). */
 export interface OtelApi {
@@ -118,37 +119,6 @@ export function parseTraceparent(api: OtelApi, value: string, state: string | un
   const sc: OtelSpanContext = { traceId: value.slice(3, 35), spanId: value.slice(36, 52), traceFlags: Number.parseInt(value.slice(53, 55), 16), isRemote: true };
   if (state !== undefined && state !== '' && typeof api.createTraceState === 'function') sc.traceState = api.createTraceState(state);
   return sc;
-}
-
-/** A header's value as text: a Buffer's or byte array's as UTF-8, a string as it is, the first of a list. */
-function text(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return text(value[0]);
-  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
-  return undefined;
-}
-
-/**
- * The value of header `name` (its first) among a message's headers in any shape a client gives
- * them: node-rdkafka's array of one-name objects, a KafkaJS-style object, a Map or a list of
- * [name, value] entries (@platformatic/kafka's; names strings or Buffers).
- */
-export function headerText(headers: unknown, name: string): string | undefined {
-  if (headers === undefined || headers === null || typeof headers !== 'object') return undefined;
-  if (headers instanceof Map) {
-    for (const [k, v] of headers) if (text(k) === name) return text(v);
-    return undefined;
-  }
-  if (Array.isArray(headers)) {
-    for (const h of headers) {
-      if (Array.isArray(h)) {
-        if (text(h[0]) === name) return text(h[1]);
-      } else if (h !== null && typeof h === 'object' && name in h) return text((h as Record<string, unknown>)[name]);
-    }
-    return undefined;
-  }
-  return text((headers as Record<string, unknown>)[name]);
 }
 
 /** Whether a header name (a string or bytes) is a W3C Trace Context header's. */

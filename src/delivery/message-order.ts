@@ -5,6 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { decodeOrderHeader, ORDER_HEADER, type OrderHeader } from '../partitioner/headers';
 import { ORDER_VALUE } from '../native/consume';
+import { headerValue } from '../core/header-value';
 
 type Key = Buffer | string | null | undefined;
 
@@ -45,34 +46,15 @@ export function chainPlace(chain: string, sequence: number): string {
 /** Where a native batch's message holds its order header's value (src/native/consume.ts). */
 export { ORDER_VALUE };
 
-/** The order header among a message's headers (node-rdkafka's array, or a KafkaJS-style object); null when none reads. */
+/** The order header among a message's headers (in any shape: core/header-value.ts); null when none reads. */
 export function orderOf(message: { readonly headers?: unknown }): OrderHeader | null {
   const found = (message as { [ORDER_VALUE]?: Buffer | null })[ORDER_VALUE];
   if (found !== undefined) return found === null ? null : decodeOrderHeader(found);
-  const headers = message.headers;
-  if (headers === undefined || headers === null || typeof headers !== 'object') return null;
-  if (Array.isArray(headers)) {
-    for (let i = 0; i < headers.length; i++) {
-      const h = headers[i];
-      if (h !== null && typeof h === 'object') {
-        const v = (h as Record<string, unknown>)[ORDER_HEADER];
-        if (v !== undefined) return decodeOrderHeader(v);
-      }
-    }
-    return null;
-  }
-  const v = (headers as Record<string, unknown>)[ORDER_HEADER];
-  return v === undefined ? null : decodeOrderHeader(Array.isArray(v) ? v[0] : v);
+  const v = headerValue(message.headers, ORDER_HEADER);
+  return v === undefined ? null : decodeOrderHeader(v);
 }
-
-const ORDER_HEADER_BYTES = Buffer.from(ORDER_HEADER);
 
 /** The order header's value among [name, value] header entries (a Buffer or string name, as @platformatic/kafka gives them), or null. */
 export function orderValueAmong(entries: ReadonlyArray<readonly [unknown, unknown]> | undefined): unknown {
-  if (entries === undefined) return null;
-  for (let i = 0; i < entries.length; i++) {
-    const name = entries[i][0];
-    if (name === ORDER_HEADER || (Buffer.isBuffer(name) && name.length === ORDER_HEADER_BYTES.length && name.equals(ORDER_HEADER_BYTES))) return entries[i][1] ?? null;
-  }
-  return null;
+  return headerValue(entries, ORDER_HEADER) ?? null;
 }

@@ -9,7 +9,8 @@
 // its call (the resequencer's hold and its lane's queue), its attempt, its dead letter.
 
 import { Buffer } from 'node:buffer';
-import { activeTracer, headerText, type OtelApi, type OtelSpan, type OtelSpanContext, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE } from '../core/tracing';
+import { headerText } from '../core/header-value';
+import { activeTracer, type OtelApi, type OtelSpan, type OtelSpanContext, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE } from '../core/tracing';
 import { isPromise, type HandledInfo } from './dispatch-types';
 import { HEADER_TEXT } from '../native/consume';
 import type { ConsumedMessage } from './resequencer-types';

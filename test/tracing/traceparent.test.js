@@ -2,10 +2,15 @@
 // The W3C Trace Context `traceparent` as read from a consumed message (src/core/tracing.ts),
 // against the rules and examples of the W3C Recommendation (https://www.w3.org/TR/trace-context/,
 // section 3.2): version 00 is exactly four fields; a later version may carry more after a dash;
-// version ff is invalid; trace-id and parent-id are lowercase hex and not all zeros.
+// version ff is invalid; trace-id and parent-id are lowercase hex and not all zeros. And a
+// header (a traceparent, the order header) found among every shape of headers a client gives
+// (src/core/header-value.ts).
 const t = require('tap');
 const api = require('@opentelemetry/api');
-const { parseTraceparent, headerText, traceparentOf } = require('../../build/core/tracing');
+const { parseTraceparent, traceparentOf } = require('../../build/core/tracing');
+const { headerText } = require('../../build/core/header-value');
+const { orderOf } = require('../../build/delivery/message-order');
+const { encodeOrderHeader, decodeOrderHeader, ORDER_HEADER, ORDER_SPREAD } = require('../..');
 
 const EXAMPLE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -36,4 +41,20 @@ t.test('a header among the shapes clients give', async (t) => {
   t.equal(headerText([['traceparent', EXAMPLE]], 'traceparent'), EXAMPLE, '[name, value] entries');
   t.equal(headerText(undefined, 'traceparent'), undefined, 'no headers');
   t.equal(headerText([{ other: 'x' }], 'traceparent'), undefined, 'not among them');
+  t.equal(headerText([['tracepar', 'x'], [Buffer.from('traceparentt'), 'y']], 'traceparent'), undefined, 'a name that only begins or ends alike is another');
+});
+
+t.test("the order header among the same shapes, as the engine reads it (its value as the client gave it, bytes or text)", async (t) => {
+  const value = encodeOrderHeader(ORDER_SPREAD, '9f86d081884c7d65', 7, 6, 3, 4, 1);
+  const want = decodeOrderHeader(value);
+  const shapes = [
+    ["node-rdkafka's list", [{ a: 'x' }, { [ORDER_HEADER]: Buffer.from(value) }]],
+    ['a KafkaJS-style object', { [ORDER_HEADER]: Buffer.from(value) }],
+    ['a KafkaJS-style object, a list of values', { [ORDER_HEADER]: [Buffer.from(value), Buffer.from('other')] }],
+    ['a Map with Buffer names', new Map([[Buffer.from(ORDER_HEADER), Buffer.from(value)]])],
+    ['[name, value] entries, text', [[ORDER_HEADER, value]]],
+  ];
+  for (const [name, headers] of shapes) t.same(orderOf({ headers }), want, name);
+  t.equal(orderOf({ headers: [{ other: 'x' }] }), null, 'none');
+  t.equal(orderOf({}), null, 'no headers');
 });

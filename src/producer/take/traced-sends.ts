@@ -8,7 +8,8 @@
 import { Buffer } from 'node:buffer';
 import { ORDER_ANCHOR, ORDER_MOVED, ORDER_NONE, ORDER_RETURN, ORDER_SPREAD } from '../../core/abi';
 import type { Key } from '../../core/key';
-import { activeTracer, headerText, type OtelApi, type OtelSpan, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE, traceparentOf, tracestateOf, withoutTraceHeaders } from '../../core/tracing';
+import { headerText } from '../../core/header-value';
+import { activeTracer, type OtelApi, type OtelSpan, type OtelTracer, parseTraceparent, TRACEPARENT, TRACESTATE, traceparentOf, tracestateOf, withoutTraceHeaders } from '../../core/tracing';
 import type { DecisionRecord } from '../../partitioner/decision';
 import type { DynamicPartitioner } from '../../partitioner/partitioner';
 import type { DeliveryReport, Headers, OutgoingMessage, Pending, Value } from '../types';
