@@ -49,6 +49,10 @@ const QUEUE_READ_MS = 200;
 export class LagMonitor extends EventEmitter {
   readonly client: Kafka.KafkaConsumer;
   private timer: NodeJS.Timeout | undefined;
+  /** The read under way: one at a time (a read may outlast the interval), shared by read()'s callers meanwhile. */
+  private reading: Promise<Lag> | undefined;
+  /** Set by stop(): a read under way then feeds nobody. */
+  private stopping = false;
   private lag: Lag = {};
   private readonly targets: DynamicPartitioner[] = [];
   /** Attached producers, which take the group's progress for their handoffs. */
@@ -92,7 +96,10 @@ export class LagMonitor extends EventEmitter {
   async start(timeoutMs = 30_000): Promise<void> {
     await connectClient(this.client as unknown as Connectable, timeoutMs);
     await this.read();
-    this.timer = setInterval(() => this.read().catch((err) => this.emit('error', err)), this.intervalMs);
+    // A tick while a read is under way is skipped: reads never overlap, nor land out of order.
+    this.timer = setInterval(() => {
+      if (this.reading === undefined) this.read().catch((err) => this.stopping || this.emit('error', err));
+    }, this.intervalMs);
     this.timer.unref();
   }
 
@@ -116,8 +123,21 @@ export class LagMonitor extends EventEmitter {
     if (partitioner !== target && this.holdHandoffsMs > 0) this.producers.push(target as DynamicProducer);
   }
 
-  /** Reads every topic's lag now (and feeds the attached partitioners); rejects with a KafkaError. */
-  async read(): Promise<Lag> {
+  /**
+   * Reads every topic's lag now (and feeds the attached partitioners); rejects with a KafkaError.
+   * While a read is under way, its answer.
+   */
+  read(): Promise<Lag> {
+    if (this.reading === undefined) {
+      const reading = this.readOnce().finally(() => {
+        if (this.reading === reading) this.reading = undefined;
+      });
+      this.reading = reading;
+    }
+    return this.reading;
+  }
+
+  private async readOnce(): Promise<Lag> {
     const metadata: any = await new Promise((resolve, reject) =>
       this.client.getMetadata({ timeout: 10_000 }, (err, m) => (err ? reject(toKafkaError(err, 'metadata')) : resolve(m))));
     if (!metadata || !Array.isArray(metadata.topics)) throw new KafkaError('a metadata answer without topics', undefined);
@@ -133,13 +153,16 @@ export class LagMonitor extends EventEmitter {
       // For the producers: NaN where the group never committed (nothing known of its consumers there).
       const dones = new Array(partitions.length).fill(NaN);
       for (const c of committed) {
-        const high: number = await new Promise((resolve, reject) =>
-          this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(toKafkaError(err, `watermarks of ${topic} [${c.partition}]`)) : resolve(w.highOffset))));
+        const { lowOffset: low, highOffset: high } = await new Promise<{ lowOffset: number; highOffset: number }>((resolve, reject) =>
+          this.client.queryWatermarkOffsets(topic, c.partition, 10_000, (err, w) => (err ? reject(toKafkaError(err, `watermarks of ${topic} [${c.partition}]`)) : resolve(w))));
         ends += high;
         const committedOnce = typeof c.offset === 'number' && c.offset >= 0;
         if (committedOnce) dones[c.partition] = c.offset;
-        lags[c.partition] = Math.max(0, high - (committedOnce ? c.offset : 0));
+        // Never committed: what the log still holds (from its start, not offset 0, once retention moved it).
+        lags[c.partition] = Math.max(0, high - (committedOnce ? c.offset : Math.max(0, low)));
       }
+      // Stopped meanwhile: the producers were told the monitor is gone; nothing more goes to them.
+      if (this.stopping) return this.lag;
       next[topic] = lags;
       if (this.producers.length > 0) this.feedProgress(topic, dones, readAt);
       const written = ends - (this.lastEnds.get(topic) ?? NaN);
@@ -160,6 +183,7 @@ export class LagMonitor extends EventEmitter {
         });
       }
     }
+    if (this.stopping) return this.lag;
     this.lag = next;
     this.emit('lag', next);
     return next;
@@ -241,8 +265,11 @@ export class LagMonitor extends EventEmitter {
     });
   }
 
+  /** Stops reading: a read under way ends first (its answer goes to nobody), then the client disconnects. */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    await this.reading?.catch(() => undefined);
     // Moves held for this group's consumers go now; their consumers wait for the rest.
     for (const p of this.producers) for (const topic of this.topics) p.consumerProgress(topic, undefined, this);
     this.lastCommitted.clear();
