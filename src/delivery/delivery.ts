@@ -144,7 +144,7 @@ export class Delivery<M extends ConsumedMessage> {
         this.heldPressure.progress();
       },
       handledMarked: (m) => {
-        this.hotKeys.handled(m, Date.now());
+        this.hotKeys.handled(m, Date.now);
         this.commitSoon();
       },
       deadLetter: deadLetter === undefined ? undefined : (messages, added) => deadLetter.sink.write(messages, added),

@@ -1,8 +1,9 @@
 // Each hot key's lag on the consumer side (metrics().hotKeys): the keys whose messages came marked (an order
 // header: a key its producer spread or moved), each with the age of its last handled message when its handler call
 // ended (that call's end − the message's timestamp: how far behind the writes of that key this consumer handles) and
-// how long ago that was. Noted by the engine for each marked message handled (dispatch.ts: handledMarked), read on
-// each metrics() call.
+// how long ago that was. The engine offers it each marked message handled (dispatch.ts: handledMarked), of which one
+// in SAMPLE_EVERY, drawn at random, is noted (a key's text and a map's lookup cost more than the rest of a message's
+// way through the engine); read on each metrics() call.
 
 import { type ConsumedMessage, keyLabel } from './resequencer-types';
 
@@ -16,10 +17,8 @@ export interface HotKeyLag {
    * (its producer's, or the broker's with LogAppendTime); null when the message had no timestamp.
    */
   readonly lagMs: number | null;
-  /** Since its last handled message (ms): grows while none of its messages is handled (blockedKeys says why, when it waits). */
+  /** Since its last handled message noted (ms): grows while none of its messages is handled (blockedKeys says why, when it waits). */
   readonly idleMs: number;
-  /** Its marked messages handled since this consumer first handled one. */
-  readonly handled: number;
 }
 
 interface Entry {
@@ -27,7 +26,6 @@ interface Entry {
   readonly key: string;
   lagMs: number | null;
   at: number;
-  handled: number;
 }
 
 /** A key is forgotten this long after its last marked message was handled (a key that cooled). */
@@ -36,6 +34,8 @@ export const HOT_KEY_IDLE_MS = 300_000;
 const MAX_KEYS = 1024;
 /** metrics().hotKeys: at most this many keys, those lagging most. */
 export const HOT_KEYS_SHOWN = 20;
+/** One marked message handled in this many (on average) is noted: a power of 2. */
+export const SAMPLE_EVERY = 16;
 
 /** A message's timestamp in ms, whatever form its client gives (node-rdkafka a number, KafkaJS a string, @platformatic/kafka a bigint). */
 function timestampOf(m: ConsumedMessage): number {
@@ -45,22 +45,38 @@ function timestampOf(m: ConsumedMessage): number {
 
 export class HotKeyLags {
   private readonly keys = new Map<string, Entry>();
+  /** A xorshift32 state: which messages are noted, at random (a fixed pattern of keys could dodge a count). */
+  private draw = 0x9e3779b9;
 
-  /** A marked message was handled `now`. */
-  handled(m: ConsumedMessage, now: number): void {
+  /** `sampleEvery`: a power of 2; 1 notes every message. */
+  constructor(private readonly sampleEvery = SAMPLE_EVERY) {}
+
+  /** A marked message was handled; `now()` is read only for one that is noted. */
+  handled(m: ConsumedMessage, now: () => number): void {
+    if (this.sampleEvery > 1) {
+      let x = this.draw;
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      this.draw = x;
+      if ((x & (this.sampleEvery - 1)) !== 0) return;
+    }
+    this.note(m, now());
+  }
+
+  private note(m: ConsumedMessage, now: number): void {
     // By the key as its gauge's label gives it: a Buffer and a string of the same text are one key.
     const key = keyLabel(m.key);
     const name = `${m.topic}\u0000${key}`;
     let e = this.keys.get(name);
     if (e === undefined) {
       if (this.keys.size >= MAX_KEYS) this.forget(now);
-      e = { topic: m.topic, key, lagMs: null, at: now, handled: 0 };
+      e = { topic: m.topic, key, lagMs: null, at: now };
       this.keys.set(name, e);
     }
     const t = timestampOf(m);
     e.lagMs = t > 0 ? Math.max(0, now - t) : null;
     e.at = now;
-    e.handled++;
   }
 
   /** The keys lagging most (at most HOT_KEYS_SHOWN), those idle past HOT_KEY_IDLE_MS forgotten. */
@@ -68,7 +84,7 @@ export class HotKeyLags {
     const out: HotKeyLag[] = [];
     for (const [name, e] of this.keys) {
       if (now - e.at > HOT_KEY_IDLE_MS) this.keys.delete(name);
-      else out.push({ topic: e.topic, key: e.key, lagMs: e.lagMs, idleMs: now - e.at, handled: e.handled });
+      else out.push({ topic: e.topic, key: e.key, lagMs: e.lagMs, idleMs: now - e.at });
     }
     return out.sort((a, b) => (b.lagMs ?? -1) - (a.lagMs ?? -1)).slice(0, HOT_KEYS_SHOWN);
   }

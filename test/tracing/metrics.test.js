@@ -114,7 +114,6 @@ t.test("a hot key's lag on the consumer side: metrics().hotKeys and its gauges",
   t.match(hot, { topic: 'lag', key: 'DOMINANT' });
   t.ok(hot.lagMs >= AGE_MS && hot.lagMs <= AGE_MS + (readAt - sentAt), `its lag (${hot.lagMs} ms): at least the age the test gave its messages, at most that plus the test's time`);
   t.ok(hot.idleMs >= 0 && hot.idleMs <= readAt - sentAt, `since its last handled message: ${hot.idleMs} ms`);
-  t.ok(hot.handled >= marked - 1 && hot.handled <= marked, `its marked messages handled (${hot.handled}; the one collecting is still under way)`);
   const ours = during.filter((x) => String(x.attributes['kdp.client.id']).startsWith('lag-group-'));
   const lag = ours.filter((x) => x.name === 'kdp.consumer.hot_key_lag_ms');
   t.same(lag.map((x) => [x.attributes.topic, x.attributes.key]), [['lag', 'DOMINANT']], 'the gauge: the hot key alone');
