@@ -60,5 +60,5 @@ t.test('one message in SAMPLE_EVERY noted, at random: no key of a rotation is mi
   // 160,000 draws at 1/16: 10,000 expected, sd about 97.
   t.ok(total > 9500 && total < 10500, `${total} of 160,000 noted (10,000 expected)`);
   for (const [key, n] of noted) t.ok(n > 400 && n < 850, `${key}: ${n} (625 expected)`);
-  t.equal(lags.list(clock).length, HOT_KEYS_SHOWN < SAMPLE_EVERY ? HOT_KEYS_SHOWN : SAMPLE_EVERY);
+  t.equal(lags.list(clock).length, Math.min(HOT_KEYS_SHOWN, SAMPLE_EVERY));
 });
