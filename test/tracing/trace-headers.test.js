@@ -9,11 +9,11 @@
 // The forwarded context is the W3C Trace Context Recommendation's example.
 const t = require('tap');
 const api = require('@opentelemetry/api');
-const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
-const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
+const { inMemoryTracing } = require('./lib/in-memory');
 const Kafka = require('node-rdkafka');
 const { producerCluster: cluster, createTopic } = require('../lib/mock-cluster');
 const { DynamicProducer, InvalidOptionError, wrapKafkaJsProducer, wrapPlatformaticProducer } = require('../..');
+const { fakeProducer } = require('../platformatic/lib/fakes');
 
 t.setTimeout(120_000);
 
@@ -21,13 +21,7 @@ const FORWARDED = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const [, FORWARDED_TRACE, FORWARDED_SPAN] = FORWARDED.split('-');
 const STATE = 'congo=t61rcWkgMzE';
 
-const exporter = new InMemorySpanExporter();
-api.trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-t.teardown(() => {
-  api.trace.disable();
-  api.context.disable();
-});
+const exporter = inMemoryTracing(t);
 
 const text = (v) => (v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('latin1') : String(v));
 
@@ -98,17 +92,7 @@ for (const headerType of ['string', 'buffer']) {
   t.test(`wrapPlatformaticProducer, headerType ${headerType}, traceHeaders replace`, async (t) => {
     exporter.reset();
     const sent = [];
-    const fake = {
-      async send(options) {
-        sent.push(...options.messages);
-        return { offsets: [] };
-      },
-      async metadata({ topics }) {
-        return { topics: new Map(topics.map((x) => [x, { partitionsCount: 2 }])) };
-      },
-      async close() {},
-    };
-    const p = wrapPlatformaticProducer(fake, { headerType, traceHeaders: 'replace' });
+    const p = wrapPlatformaticProducer(fakeProducer(sent, 2), { headerType, traceHeaders: 'replace' });
     t.teardown(() => p.close());
     // With headerType 'buffer' the caller's headers are a Map of Buffers, as the producer takes them then.
     const given = headerType === 'buffer'

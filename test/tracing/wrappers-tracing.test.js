@@ -9,18 +9,12 @@
 // in its producer's trace (the engine's spans, tracing.ts, through a stand-in KafkaJS consumer).
 const t = require('tap');
 const api = require('@opentelemetry/api');
-const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
-const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
+const { inMemoryTracing } = require('./lib/in-memory');
 const { wrapKafkaJsProducer, wrapKafkaJsConsumer, wrapPlatformaticProducer, decodeOrderHeader, ORDER_HEADER } = require('../..');
 const { fakeKafkaJs } = require('../kafkajs/lib/fake-kafkajs');
+const { fakeProducer } = require('../platformatic/lib/fakes');
 
-const exporter = new InMemorySpanExporter();
-api.trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-t.teardown(() => {
-  api.trace.disable();
-  api.context.disable();
-});
+const exporter = inMemoryTracing(t);
 
 const text = (v) => (v === undefined ? undefined : Buffer.isBuffer(v) ? v.toString('latin1') : String(v));
 const FORWARDED = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -81,17 +75,7 @@ for (const headerType of ['string', 'buffer']) {
   t.test(`wrapPlatformaticProducer, headerType ${headerType}: a span per message, its trace in the message's headers`, async (t) => {
     exporter.reset();
     const sent = [];
-    const fake = {
-      async send(options) {
-        sent.push(...options.messages);
-        return { offsets: [] };
-      },
-      async metadata({ topics }) {
-        return { topics: new Map(topics.map((x) => [x, { partitionsCount: 12 }])) };
-      },
-      async close() {},
-    };
-    const p = wrapPlatformaticProducer(fake, { headerType });
+    const p = wrapPlatformaticProducer(fakeProducer(sent, 12), { headerType });
     t.teardown(() => p.close());
     const messages = skewed(3000).map((m) => ({ topic: 't', ...m }));
     for (let i = 0; i < messages.length; i += 300) await p.send({ messages: messages.slice(i, i + 300) });

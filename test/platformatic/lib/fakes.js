@@ -1,6 +1,7 @@
 'use strict';
 // Fakes of @platformatic/kafka's Consumer and MessagesStream, and of the stream's messages, for wrapPlatformaticConsumer's
-// tests without a broker: test/platformatic/consumer.test.js and test/platformatic/dead-letters.test.js.
+// tests without a broker: test/platformatic/consumer.test.js and test/platformatic/dead-letters.test.js; and of its
+// Producer, for wrapPlatformaticProducer's spans (test/tracing/).
 
 const { EventEmitter } = require('node:events');
 
@@ -63,4 +64,18 @@ function streamMessage(partition, offset, key, value, headerEntries = []) {
   return { topic: TOPIC, partition, offset: BigInt(offset), key: Buffer.from(key), value: Buffer.from(value), headerEntries, headers: new Map(headerEntries) };
 }
 
-module.exports = { TOPIC, FakeStream, FakeConsumer, streamMessage };
+/** A Producer whose every topic has `partitions`: each message sent is pushed to `sent`. */
+function fakeProducer(sent, partitions) {
+  return {
+    async send(options) {
+      sent.push(...options.messages);
+      return { offsets: [] };
+    },
+    async metadata({ topics }) {
+      return { topics: new Map(topics.map((x) => [x, { partitionsCount: partitions }])) };
+    },
+    async close() {},
+  };
+}
+
+module.exports = { TOPIC, FakeStream, FakeConsumer, streamMessage, fakeProducer };
