@@ -491,7 +491,7 @@ async function fill() {
   const bootstrap = md.brokers.map((b) => `${b.host}:${b.port}`).join(',');
   if (args.spread) return fillSpread(bootstrap, value, p);
   for (const [index, key] of keys(MESSAGES).entries()) {
-    const topic = TOPICS[index % TOPICS.length];
+    const topic = topicOf(index);
     const message = value(index, topic, key);
     for (;;) {
       try {
@@ -504,7 +504,27 @@ async function fill() {
     }
   }
   while (delivered < MESSAGES) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!args.brokers) await checkKept(p);
   return { bootstrap, close: () => new Promise((resolve) => p.disconnect(resolve)) };
+}
+
+/**
+ * The topic of the index-th message: PER_MOCK_TOPIC messages in a row to each (their hot key,
+ * a quarter of them, on one partition of it stays under the mock cluster's 5 MB).
+ */
+const topicOf = (index) => TOPICS[Math.floor(index / PER_MOCK_TOPIC) % TOPICS.length];
+
+/**
+ * On the mock cluster, every partition still starts at offset 0: past 5 MB it drops a
+ * partition's oldest messages, which the rows would wait STALL_MS for, then count as lost.
+ */
+async function checkKept(client) {
+  for (const topic of TOPICS) {
+    for (let partition = 0; partition < 4; partition++) {
+      const { lowOffset } = await new Promise((resolve, reject) => client.queryWatermarkOffsets(topic, partition, 5000, (err, w) => (err ? reject(err) : resolve(w))));
+      if (lowOffset > 0) throw new Error(`the mock cluster dropped ${lowOffset} messages of ${topic} [${partition}] (over 5 MB in a partition)`);
+    }
+  }
 }
 
 /** With --spread: the messages DynamicProducer spread (marked with order headers). */
@@ -523,7 +543,7 @@ async function fillSpread(bootstrap, value, held) {
     if (inFlight.size >= 4) await Promise.race(inFlight);
   };
   for (const [index, key] of keys(MESSAGES).entries()) {
-    const topic = TOPICS[index % TOPICS.length];
+    const topic = topicOf(index);
     const batch = batches.get(topic);
     batch.push({ value: value(index, topic, key), key });
     if (batch.length === 1000) {
@@ -538,6 +558,7 @@ async function fillSpread(bootstrap, value, held) {
   await p.disconnect();
   if (!args.json) process.stderr.write(`filled by DynamicProducer: ${spread} of ${MESSAGES} messages spread (order headers)\n`);
   // `held` (Kafka's partitioner's producer, unused here) holds the mock cluster for the rows.
+  if (!args.brokers) await checkKept(held);
   return { bootstrap, close: () => new Promise((resolve) => held.disconnect(resolve)) };
 }
 

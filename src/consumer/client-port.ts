@@ -23,6 +23,8 @@ export class ClientPort implements ConsumerPort {
   readonly name = 'node-rdkafka';
   readonly rejoin = 'restart' as const;
   readonly commitStuckMs = COMMIT_STUCK_MS;
+  /** librdkafka sends a group's commits to its coordinator in order; the last one (commitSync) serves the answers before it. */
+  readonly commitsInOrder = true;
   /** The periodic commits awaiting their 'offset.commit' answers, oldest first. */
   private readonly answers: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
 

@@ -362,7 +362,9 @@ export class Delivery<M extends ConsumedMessage> {
       this.dispatch.halt();
       this.clearTimers();
       this.commits.reset();
-      await this.commits.idle();
+      // A client that answers a periodic commit only when polled would hold this up to its commitStuckMs: one that
+      // commits in order needs no answer first.
+      if (!this.port.commitsInOrder) await this.commits.idle();
       // Revoking partitions whose calls were waited for are still this consumer's to commit.
       const offsets = this.commits.offsetsOf([...this.assignment.owned.values(), ...this.assignment.revoking.values()], false);
       if (offsets.length > 0) await this.commits.commit(offsets, 'final').catch((err) => { commitError = err; });

@@ -32,6 +32,14 @@ export interface ConsumerPort {
   readonly rejoin: 'restart' | 'keep';
   /** A commit that outlives this (ms) no longer holds back the next one (Infinity: never). */
   readonly commitStuckMs: number;
+  /**
+   * True when a commit made while another is under way lands after it (one connection to the
+   * group's coordinator, answered in order): a stop's last commit then goes at once, without
+   * waiting for the answer to a periodic one, which such a client may give only when polled.
+   * Should the earlier one still land last (retried after a coordinator moved), its offsets are
+   * lower and its record theirs: what lies between is read again, nothing is skipped.
+   */
+  readonly commitsInOrder?: boolean;
   /** Commits offsets (with metadata where carriesRecords); a 'revoke' commit is made before this returns, where the client can. */
   commit(offsets: PartitionOffset[], kind: CommitKind): Promise<void>;
   /** The group's committed offsets (and metadata) of `partitions`. */

@@ -2,7 +2,8 @@
 // The ordered-delivery engine (src/delivery/delivery.ts) over a stand-in port: its lifecycle and
 // the last commit of a stop, the barrier, revokes (a client that waits, one that does not),
 // an eager group's rejoins (partitions kept restart, or keep what they hold), backpressure and
-// the resequencer's clock standing still, and the lifecycle's moves.
+// the resequencer's clock standing still, and the lifecycle's moves; a stop's last commit made at
+// once, a periodic one unanswered, over a port that commits in order.
 const t = require('tap');
 const { Delivery } = require('../../build/delivery/delivery');
 const { Lifecycle } = require('../../build/core/lifecycle');
@@ -333,4 +334,29 @@ t.test("the lifecycle's moves: one not in its table is a defect", async (t) => {
   t.throws(() => life.to('connecting'), InternalError, 'stopping → connecting');
   life.to('idle');
   t.equal(life.phase, 'idle');
+});
+
+t.test("stop() with a periodic commit unanswered: a port that commits in order makes the last commit at once", async (t) => {
+  for (const inOrder of [true, false]) {
+    // A port whose periodic commits are never answered (a client that answers only when polled), stuck after 400 ms.
+    const port = { ...standInPort(), commitStuckMs: 400, commitsInOrder: inOrder };
+    port.commit = function commit(offsets, kind) {
+      this.commits.push({ kind, at: Date.now() });
+      return kind === 'periodic' ? new Promise(() => {}) : Promise.resolve();
+    };
+    const { d } = engine(port);
+    await d.connect(async () => {});
+    d.run(1, 0);
+    d.assignment.assigned([{ topic: TOPIC, partition: 0 }]);
+    d.assignment.admit(message(0, 0));
+    await waitFor(() => d.safeOffset(TOPIC, 0) === 1);
+    d.commits.commitHandled(() => d.assignment.owned.values());
+    t.same(port.commits.map((c) => c.kind), ['periodic'], `premise (commitsInOrder ${inOrder}): a periodic commit under way, unanswered`);
+    const stopAt = Date.now();
+    await d.stop(5000);
+    const final = port.commits.find((c) => c.kind === 'final');
+    t.ok(final, 'the last commit made');
+    if (inOrder) t.ok(final.at - stopAt < 400, `in order: at once (${final.at - stopAt} ms), not after the periodic one's ${port.commitStuckMs} ms`);
+    else t.ok(final.at - stopAt >= 390, `not in order: after the periodic one stopped holding it back (${final.at - stopAt} ms)`);
+  }
 });
