@@ -92,8 +92,12 @@ export class Delivery<M extends ConsumedMessage> {
   readonly pressure: Backpressure;
   /** Backpressure per partition: those that hold many messages for their predecessors are paused. */
   private readonly heldPressure: HeldPressure;
-  /** The hot keys' lag: each key whose messages came marked, the age of its last handled one. */
+  /**
+   * The hot keys' lag: each key whose messages came marked, the age of its last handled one; noted once metrics are
+   * read (metrics(), a Prometheus registry, a meter), nothing per message before.
+   */
   private readonly hotKeys = new HotKeyLags();
+  private hotKeysRead = false;
   /** Why the run ends, when it failed. */
   failure: FailedRunError | KafkaError | TransactionError | undefined;
   /** Bumped when a run ends: answers and waits of an earlier run are ignored. */
@@ -144,7 +148,7 @@ export class Delivery<M extends ConsumedMessage> {
         this.heldPressure.progress();
       },
       handledMarked: (m) => {
-        this.hotKeys.handled(m, Date.now);
+        if (this.hotKeysRead) this.hotKeys.handled(m, Date.now);
         this.commitSoon();
       },
       deadLetter: deadLetter === undefined ? undefined : (messages, added) => deadLetter.sink.write(messages, added),
@@ -189,7 +193,10 @@ export class Delivery<M extends ConsumedMessage> {
       released: () => this.pressure.full(),
     });
     if (options.transaction !== undefined) this.transact(options.transaction);
-    if (options.prometheus !== undefined) registerConsumerGauges(options.prometheus, () => this.metrics());
+    if (options.prometheus !== undefined) {
+      registerConsumerGauges(options.prometheus, () => this.metrics());
+      this.hotKeysRead = true;
+    }
   }
 
   /** Every commit into `sink`'s transaction (transacted.ts). */
@@ -252,6 +259,7 @@ export class Delivery<M extends ConsumedMessage> {
       }
     }
     this.otelGauges ??= registerConsumerOtel(`${this.options.groupId || 'consumer'}-${randomBytes(4).toString('hex')}`, () => this.metrics());
+    if (this.otelGauges !== undefined) this.hotKeysRead = true;
     this.dispatch.begin(concurrency, batchLimit);
     this.life.to('running');
     const owned = (): Iterable<TopicPartition> => this.assignment.owned.values();
@@ -321,6 +329,7 @@ export class Delivery<M extends ConsumedMessage> {
   } {
     const transacted = this.commits.transacted;
     const now = Date.now();
+    this.hotKeysRead = true;
     // The keys waiting longest (held for a predecessor, or resting after a failed call), at most BLOCKED_KEYS_SHOWN.
     const blockedKeys = [...this.resequencer.heldKeys(now), ...this.dispatch.restingKeys(now)].sort((a, b) => b.waitedMs - a.waitedMs).slice(0, BLOCKED_KEYS_SHOWN);
     return {

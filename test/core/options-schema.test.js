@@ -93,6 +93,6 @@ t.test('the producer and the KafkaJS adapter hand the partitioner options on, de
 
 t.test('the defaults objects are frozen', async (t) => {
   for (const [name, d] of Object.entries({ DEFAULTS, PRODUCER_DEFAULTS, CONSUMER_DEFAULTS, RESEQUENCER_DEFAULTS })) t.ok(Object.isFrozen(d), name);
-  t.same({ ...PRODUCER_DEFAULTS }, { metadataRefreshMs: 30000, maxQueued: 100000, pollIntervalMs: 5, orderHeaders: 'spread', queuePenalty: true, engine: 'auto', nativeHandles: 2 }, 'PRODUCER_DEFAULTS: the README values');
+  t.same({ ...PRODUCER_DEFAULTS }, { metadataRefreshMs: 30000, maxQueued: 100000, pollIntervalMs: 5, orderHeaders: 'spread', traceHeaders: 'keep', queuePenalty: true, engine: 'auto', nativeHandles: 2 }, 'PRODUCER_DEFAULTS: the README values');
   t.same({ ...RESEQUENCER_DEFAULTS }, { maxBufferedMessages: 10000, maxBufferedBytes: 64 * 1024 * 1024, maxWaitMs: 30000, maxChainIdleMs: 3600000, maxChains: 100000 }, 'RESEQUENCER_DEFAULTS: the values ResequencerOptions documents');
 });
