@@ -5,8 +5,8 @@
 
 import { Buffer } from 'node:buffer';
 
-/** Whether a header's name (a string, or its bytes) is `name`. */
-function named(k: unknown, name: string): boolean {
+/** Whether a header's name (a string, or its bytes) is `name` (ASCII). */
+export function named(k: unknown, name: string): boolean {
   if (k === name) return true;
   if (!(k instanceof Uint8Array) || k.byteLength !== name.length) return false;
   for (let i = 0; i < name.length; i++) if (k[i] !== name.charCodeAt(i)) return false;

@@ -5,8 +5,7 @@
 // W3C Trace Context headers (`traceparent`, `tracestate`), written and read here whatever
 // propagator the application registered (docs/observability.md).
 
-import { Buffer } from 'node:buffer';
-import { headerText } from './header-value';
+import { headerText, named } from './header-value';
 
 /** The parts of `@opentelemetry/api` used here (its 1.x API). */
 export interface OtelApi {
@@ -122,10 +121,7 @@ export function parseTraceparent(api: OtelApi, value: string, state: string | un
 }
 
 /** Whether a header name (a string or bytes) is a W3C Trace Context header's. */
-function isTraceName(name: unknown): boolean {
-  const n = typeof name === 'string' ? name : name instanceof Uint8Array ? Buffer.from(name.buffer, name.byteOffset, name.byteLength).toString('latin1') : undefined;
-  return n === TRACEPARENT || n === TRACESTATE;
-}
+const isTraceName = (name: unknown): boolean => named(name, TRACEPARENT) || named(name, TRACESTATE);
 
 /**
  * A copy of a message's headers without `traceparent` and `tracestate` (for a span's to replace
